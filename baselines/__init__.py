@@ -1,0 +1,103 @@
+"""Analytic schedulers from the papers, behind one policy protocol (SB3's ``predict``).
+
+``make_policy("thief", env)`` or with parameters ``make_policy("thief:delta=0.2,oracle=1", env)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+from edgegym.baselines.base import Policy
+from edgegym.baselines.ekya import (
+    FixedConfigPolicy,
+    FixedResPolicy,
+    NoRetrainPolicy,
+    ThiefPolicy,
+    UniformPolicy,
+    thief_schedule,
+)
+from edgegym.baselines.random import RandomPolicy
+
+
+def _uniform(config: int, infer: float) -> Callable[..., Policy]:
+    def build(env: gym.Env, **kw: Any) -> Policy:
+        return UniformPolicy(env, **{"config": config, "infer": infer, **kw})
+
+    return build
+
+
+#: Policy name -> (factory, families it applies to, one-line description).
+POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
+    "thief": (ThiefPolicy, ("continual",), "Ekya's thief scheduler (Alg. 1-2), delta=0.1"),
+    "uniform": (UniformPolicy, ("continual",), "uniform, Config 1, 50% inference"),
+    "uniform-c1-30": (_uniform(1, 0.3), ("continual",), "uniform, Config 1, 30% inference"),
+    "uniform-c1-50": (_uniform(1, 0.5), ("continual",), "uniform, Config 1, 50% inference"),
+    "uniform-c1-90": (_uniform(1, 0.9), ("continual",), "uniform, Config 1, 90% inference"),
+    "uniform-c2-30": (_uniform(2, 0.3), ("continual",), "uniform, Config 2, 30% inference"),
+    "uniform-c2-50": (_uniform(2, 0.5), ("continual",), "uniform, Config 2, 50% inference"),
+    "uniform-c2-90": (_uniform(2, 0.9), ("continual",), "uniform, Config 2, 90% inference"),
+    "ekya-fixedres": (
+        FixedResPolicy,
+        ("continual",),
+        "Ekya-FixedRes: uniform split, adaptive configs",
+    ),
+    "ekya-fixedconfig": (
+        FixedConfigPolicy,
+        ("continual",),
+        "Ekya-FixedConfig: thief shares, Config 1",
+    ),
+    "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
+    "random": (RandomPolicy, ("continual",), "uniformly random valid actions"),
+}
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name:key=value,key=value"`` into the name and keyword arguments."""
+    name, _, params = spec.partition(":")
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, params.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        kwargs[key.strip()] = _parse_value(value.strip())
+    return name.strip(), kwargs
+
+
+def make_policy(spec: str, env: gym.Env) -> Policy:
+    """Build a policy by name (with optional ``:key=value`` parameters) for ``env``."""
+    name, kwargs = parse_policy(spec)
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
+    factory = POLICIES[name][0]
+    try:
+        return factory(env, **kwargs)
+    except TypeError as exc:
+        raise ValueError(f"policy {spec!r}: {exc}") from None
+
+
+__all__ = [
+    "POLICIES",
+    "FixedConfigPolicy",
+    "FixedResPolicy",
+    "NoRetrainPolicy",
+    "Policy",
+    "RandomPolicy",
+    "ThiefPolicy",
+    "UniformPolicy",
+    "make_policy",
+    "parse_policy",
+    "thief_schedule",
+]

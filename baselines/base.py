@@ -1,0 +1,40 @@
+"""The policy protocol every baseline answers (Stable-Baselines3's ``predict``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+
+class Policy:
+    """Base class: an analytic scheduler bound to an environment.
+
+    Subclasses implement :meth:`act` on the structured state of the environment
+    (``env.unwrapped.sim_state()``) and return an action of the environment's action space;
+    :meth:`predict` wraps it in SB3's signature so one evaluator scores every policy.
+    """
+
+    name = "policy"
+
+    def __init__(self, env: gym.Env) -> None:
+        self.env = env
+        self.unwrapped = env.unwrapped
+
+    def act(self) -> np.ndarray:
+        """Action for the environment's current state."""
+        raise NotImplementedError
+
+    def reset(self, seed: int | None = None) -> None:
+        """Called by the evaluator at every episode start (stateful policies reseed here)."""
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, Any]:
+        """SB3 protocol: ``(action, state)``; the observation is not needed (structured state)."""
+        return self.act(), state

@@ -1,0 +1,355 @@
+"""Ekya's schedulers (NSDI'22 §4.2, §6.1-6.2): thief, uniform, FixedRes, FixedConfig, no-retrain.
+
+The thief (Algorithm 1) starts from a fair allocation of every inference and retraining job
+and lets each job steal Delta GPUs from every other job while the estimated window-averaged
+accuracy improves. One deviation: a victim holding less than Delta gives up what it holds (in
+Algorithm 1 the steal would go negative and stop, so with 20 jobs fairly sharing one GPU at
+Delta = 0.1 no steal could ever happen). Each candidate allocation is scored by PickConfigs (Algorithm 2): per
+stream, the most accurate inference configuration that keeps up within its share (and whose
+accuracy is at least a_MIN), and the retraining configuration that maximises the accuracy
+averaged over the rest of the window (EstimateAccuracy; configurations that cannot finish in
+the window are skipped). Estimates come from the micro-profiler (``oracle=True``: the truth).
+
+EstimateAccuracy, as implemented here (the paper gives its inputs, not its formula): with
+``d`` the time to finish the job at the retraining share and ``T`` the time left,
+``(d * acc_now * f(I) + (T - d) * acc_post * f(I + R)) / T``: after the job finishes its share
+goes to the stream's inference (the thief re-runs at every completion and reallocates).
+GPU-time is rescaled to the allocation with the same throughput curve the simulator uses.
+
+Per-stream estimates depend only on that stream's two shares, so they are memoised by
+``(stream, retraining quanta, inference quanta)``; a steal re-scores two streams, not V.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gymnasium as gym
+import numpy as np
+from edgegym.baselines.base import Policy
+
+from edgegym.envs.continual.types import ContinualSnapshot
+from edgegym.hardware.mps import share_speedup
+from edgegym.sim.state import Allocation
+
+
+def best_inference(
+    model_acc: float | np.ndarray,
+    needed: np.ndarray,
+    factor: np.ndarray,
+    share: float | np.ndarray,
+    a_min: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """PickConfigs' inference rule, vectorised over streams.
+
+    Among configurations that keep up within ``share`` and reach ``a_min``, the most accurate;
+    if none qualifies, the one with the highest delivered accuracy (frames dropped).
+
+    Args:
+        model_acc: (V,) or scalar accuracy of the deployed model.
+        needed: (V, L) share each configuration needs.
+        factor: (L,) accuracy factor of each configuration.
+        share: (V,) or scalar inference share.
+        a_min: Accuracy floor.
+
+    Returns:
+        ``(config, delivered factor, qualified)``, each (V,); ``qualified`` is False where no
+        configuration keeps up and reaches ``a_min`` (PickConfigs' pool is empty).
+    """
+    needed = np.atleast_2d(needed)
+    share = np.broadcast_to(np.asarray(share, dtype=float), needed.shape[:1])[:, None]
+    acc = np.broadcast_to(np.asarray(model_acc, dtype=float), needed.shape[:1])[:, None]
+    kept = np.minimum(1.0, share / np.maximum(needed, 1e-12))  # (V, L)
+    delivered = factor[None, :] * kept
+    fits = (needed <= share + 1e-9) & (acc * factor[None, :] >= a_min)
+    score = np.where(fits, factor[None, :] + 2.0, delivered)  # qualifying configs first
+    cfg = np.argmax(score, axis=1)
+    return cfg, delivered[np.arange(cfg.shape[0]), cfg], fits.any(axis=1)
+
+
+class StreamEstimator:
+    """EstimateAccuracy + PickConfigs for one snapshot, memoised per stream and allocation."""
+
+    def __init__(
+        self,
+        snap: ContinualSnapshot,
+        oracle: bool = False,
+        configs: Sequence[int] | None = None,
+    ) -> None:
+        self.s = snap
+        self.post = snap.true_post_acc if oracle else snap.est_post_acc  # (V, C)
+        cost = snap.true_gpu_seconds if oracle else snap.est_gpu_seconds  # (V, C)
+        c = self.post.shape[1]
+        allowed = np.zeros(c, dtype=bool)
+        allowed[list(range(c)) if configs is None else list(configs)] = True
+        # Work left per (stream, config): the job in flight is the only option for its stream.
+        work = np.where(allowed[None, :], cost, np.inf)
+        running = snap.job_cfg >= 0
+        for v in np.flatnonzero(running):
+            work[v] = np.inf
+            work[v, snap.job_cfg[v]] = snap.job_left[v]
+            target = snap.true_post_acc if oracle else self.post
+            self.post = self.post.copy() if self.post is target else self.post
+            self.post[v, snap.job_cfg[v]] = (
+                target[v, snap.job_cfg[v]] if oracle else snap.job_target_est[v]
+            )
+        work[snap.retrained] = np.inf
+        self.work = work  # (V, C) GPU-seconds left; inf = not available
+        self.can_train = np.isfinite(work).any(axis=1)  # (V,)
+        self.cache: dict[tuple[int, int, int], tuple[float, int, int]] = {}
+
+    def best(self, v: int, rq: int, iq: int) -> tuple[float, int, int]:
+        """(estimated window accuracy, retraining config or -1, inference config)."""
+        key = (v, rq, iq)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        s = self.s
+        share_i, share_r = iq * s.quantum, rq * s.quantum
+        needed = s.infer_share[v : v + 1]
+        icfg, f_now, ok_now = best_inference(
+            s.model_acc[v], needed, s.infer_factor, share_i, s.a_min
+        )
+        acc_now = float(s.model_acc[v] * f_now[0])
+        # An allocation whose inference cannot keep up at a_MIN is infeasible in PickConfigs;
+        # it is scored with a penalty of 1 so that stealing moves away from it.
+        penalty = 0.0 if ok_now[0] else 1.0
+        result = (acc_now - penalty, -1, int(icfg[0]))
+        t_left = s.time_left_s
+        if rq > 0 and self.can_train[v] and t_left > 0:
+            speed = float(share_speedup(share_r, s.share_alpha, s.multi_gpu_efficiency))
+            dur = self.work[v] / speed  # (C,)
+            ok = dur <= t_left
+            if ok.any():
+                dur = np.where(ok, dur, t_left)
+                _, f_after, _ = best_inference(
+                    self.post[v],
+                    np.broadcast_to(needed, (self.post.shape[1], needed.shape[1])),
+                    s.infer_factor,
+                    share_i + share_r,
+                    s.a_min,
+                )
+                est = (dur * acc_now + (t_left - dur) * self.post[v] * f_after) / t_left
+                est = np.where(ok, est, -np.inf)
+                c = int(np.argmax(est))
+                if est[c] > acc_now:
+                    result = (float(est[c]) - penalty, c, int(icfg[0]))
+        self.cache[key] = result
+        return result
+
+
+def fair_allocation(n_quanta: int, jobs: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Equal quanta per job; the remainder one each to the first jobs (inference jobs first)."""
+    base, extra = divmod(n_quanta, len(jobs))
+    order = sorted(range(len(jobs)), key=lambda j: (jobs[j][1], jobs[j][0]))
+    alloc = dict.fromkeys(jobs, base)
+    for j in order[:extra]:
+        alloc[jobs[j]] += 1
+    return alloc
+
+
+def thief_schedule(
+    snap: ContinualSnapshot,
+    delta: float = 0.1,
+    oracle: bool = False,
+    configs: Sequence[int] | None = None,
+) -> tuple[Allocation, float]:
+    """Algorithm 1 (thief scheduler) on a snapshot.
+
+    Args:
+        snap: Structured state of a ``ContinualLearning`` environment.
+        delta: Stealing increment Delta in GPUs (a multiple of the environment's quantum).
+        oracle: Score with the true profiles instead of the micro-profiler's estimates.
+        configs: Restrict the retraining configurations (Ekya-FixedConfig).
+
+    Returns:
+        The allocation (on the quantum grid) and its estimated mean accuracy.
+    """
+    step = int(round(delta / snap.quantum))
+    if step < 1 or abs(step * snap.quantum - delta) > 1e-9:
+        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {snap.quantum}")
+    est = StreamEstimator(snap, oracle, configs)
+    n = snap.streams
+    INF, TRAIN = 0, 1
+    jobs = [(v, INF) for v in range(n)] + [(v, TRAIN) for v in range(n) if est.can_train[v]]
+    n_quanta = int(np.floor(snap.gpus / snap.quantum + 1e-9))
+    best_alloc = fair_allocation(n_quanta, jobs)
+
+    def stream_score(alloc: dict[tuple[int, int], int], v: int) -> float:
+        return est.best(v, alloc.get((v, TRAIN), 0), alloc[(v, INF)])[0]
+
+    scores = np.array([stream_score(best_alloc, v) for v in range(n)])
+    best_total = float(scores.sum())
+    for thief in jobs:
+        for victim in jobs:
+            if thief == victim:
+                continue
+            temp = dict(best_alloc)
+            while True:
+                # Steal Delta, or what the victim has left when that is less (a victim holding
+                # less than Delta, e.g. 20 jobs sharing 1 GPU fairly, could never be robbed).
+                take = min(step, temp[victim])
+                if take <= 0:
+                    break
+                temp[victim] -= take
+                temp[thief] += take
+                touched = {thief[0], victim[0]}
+                new = {v: stream_score(temp, v) for v in touched}
+                total = best_total + sum(new[v] - scores[v] for v in touched)
+                if total > best_total + 1e-12:
+                    best_alloc = dict(temp)
+                    best_total = total
+                    for v, val in new.items():
+                        scores[v] = val
+                else:
+                    break
+    alloc = Allocation.idle(n)
+    for v in range(n):
+        rq, iq = best_alloc.get((v, TRAIN), 0), best_alloc[(v, INF)]
+        _, rcfg, icfg = est.best(v, rq, iq)
+        alloc.retrain_cfg[v] = rcfg
+        alloc.infer_cfg[v] = icfg
+        alloc.share_retrain[v] = rq * snap.quantum if rcfg >= 0 else 0.0
+        alloc.share_infer[v] = iq * snap.quantum
+    return alloc, best_total / n
+
+
+def _grid(share: np.ndarray, quantum: float) -> np.ndarray:
+    return np.floor(np.asarray(share) / quantum + 1e-9) * quantum
+
+
+def uniform_allocation(snap: ContinualSnapshot, config: int, infer_fraction: float) -> Allocation:
+    """Uniform scheduler: equal GPUs per stream, a fixed split, a fixed configuration.
+
+    A stream that is not retraining (already retrained this window) gives its whole share to
+    inference. The inference configuration follows PickConfigs' rule for the share.
+    """
+    n = snap.streams
+    per_stream = snap.gpus / n
+    training = (snap.job_cfg >= 0) | ~snap.retrained
+    share_i = _grid(np.where(training, per_stream * infer_fraction, per_stream), snap.quantum)
+    share_r = _grid(np.where(training, per_stream - share_i, 0.0), snap.quantum)
+    icfg, _, _ = best_inference(
+        snap.model_acc, snap.infer_share, snap.infer_factor, share_i, snap.a_min
+    )
+    return Allocation(
+        retrain_cfg=np.where(training, np.where(snap.job_cfg >= 0, snap.job_cfg, config), -1),
+        infer_cfg=icfg,
+        share_retrain=share_r,
+        share_infer=share_i,
+    )
+
+
+class _SnapshotPolicy(Policy):
+    def act(self) -> np.ndarray:
+        return self.unwrapped.encode_action(self.decide(self.unwrapped.sim_state()))
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        raise NotImplementedError
+
+
+class ThiefPolicy(_SnapshotPolicy):
+    """Ekya's thief scheduler, re-run at every decision epoch.
+
+    Args:
+        env: A ``ContinualLearning`` environment.
+        delta: Stealing increment Delta in GPUs (default 0.1, as in the paper).
+        oracle: Decide from the true profiles rather than the micro-profiler's estimates.
+    """
+
+    name = "thief"
+
+    def __init__(self, env: gym.Env, delta: float = 0.1, oracle: bool = False) -> None:
+        super().__init__(env)
+        self.delta = float(delta)
+        self.oracle = bool(oracle)
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        """Run Algorithm 1."""
+        return thief_schedule(snap, self.delta, self.oracle)[0]
+
+
+class FixedConfigPolicy(ThiefPolicy):
+    """Ekya-FixedConfig: the thief's allocation with the uniform baseline's configuration."""
+
+    name = "ekya-fixedconfig"
+
+    def __init__(
+        self, env: gym.Env, delta: float = 0.1, oracle: bool = False, config: int = 1
+    ) -> None:
+        super().__init__(env, delta, oracle)
+        if config not in (1, 2):
+            raise ValueError(
+                f"config must be 1 or 2 (the uniform Config 1 / Config 2), got {config}"
+            )
+        self.config = config
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        """Thief with the retraining configurations restricted to one."""
+        cfg = snap.uniform_configs[self.config - 1]
+        return thief_schedule(snap, self.delta, self.oracle, configs=[cfg])[0]
+
+
+class UniformPolicy(_SnapshotPolicy):
+    """Ekya's uniform baseline: Config 1 or 2, a fixed inference share (30/50/90%).
+
+    Args:
+        env: A ``ContinualLearning`` environment.
+        config: 1 ("high", the more accurate Pareto point) or 2 ("low").
+        infer: Fraction of each stream's GPUs given to inference while it retrains.
+    """
+
+    name = "uniform"
+
+    def __init__(self, env: gym.Env, config: int = 1, infer: float = 0.5) -> None:
+        super().__init__(env)
+        if config not in (1, 2):
+            raise ValueError(f"config must be 1 or 2, got {config}")
+        if not 0.0 <= infer <= 1.0:
+            raise ValueError(f"infer must be a fraction in [0, 1], got {infer}")
+        self.config, self.infer = int(config), float(infer)
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        """The fixed split."""
+        return uniform_allocation(snap, snap.uniform_configs[self.config - 1], self.infer)
+
+
+class FixedResPolicy(_SnapshotPolicy):
+    """Ekya-FixedRes: the uniform baseline's resource split, configurations by PickConfigs."""
+
+    name = "ekya-fixedres"
+
+    def __init__(self, env: gym.Env, infer: float = 0.5, oracle: bool = False) -> None:
+        super().__init__(env)
+        self.infer, self.oracle = float(infer), bool(oracle)
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        """Uniform shares; PickConfigs chooses retraining and inference configurations."""
+        alloc = uniform_allocation(snap, 0, self.infer)
+        est = StreamEstimator(snap, self.oracle)
+        for v in range(snap.streams):
+            rq = int(round(alloc.share_retrain[v] / snap.quantum))
+            iq = int(round(alloc.share_infer[v] / snap.quantum))
+            _, rcfg, icfg = est.best(v, rq, iq)
+            alloc.retrain_cfg[v] = rcfg
+            alloc.infer_cfg[v] = icfg
+            if rcfg < 0:
+                alloc.share_retrain[v] = 0.0
+        return alloc
+
+
+class NoRetrainPolicy(_SnapshotPolicy):
+    """Never retrain; GPUs split evenly among the inference jobs."""
+
+    name = "no-retrain"
+
+    def decide(self, snap: ContinualSnapshot) -> Allocation:
+        """Even inference shares, best inference configuration for each."""
+        share = _grid(np.full(snap.streams, snap.gpus / snap.streams), snap.quantum)
+        icfg, _, _ = best_inference(
+            snap.model_acc, snap.infer_share, snap.infer_factor, share, snap.a_min
+        )
+        alloc = Allocation.idle(snap.streams)
+        alloc.infer_cfg = icfg
+        alloc.share_infer = share
+        return alloc

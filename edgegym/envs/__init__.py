@@ -1,0 +1,22 @@
+"""Thin Gymnasium adapters over the simulation core, and the one place env ids are registered."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+#: Registered environment ids -> (entry point, family, default scenario, summary).
+ENV_IDS: dict[str, tuple[str, str, str, str]] = {
+    "edgegym/ContinualLearning-v0": (
+        "edgegym.envs.continual.env:ContinualLearningEnv",
+        "continual",
+        "ekya-cityscapes",
+        "Ekya: retraining + inference configurations and GPU shares per stream",
+    ),
+}
+
+
+def register_all() -> None:
+    """Register every edgegym id with Gymnasium (idempotent)."""
+    for env_id, (entry_point, *_rest) in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)

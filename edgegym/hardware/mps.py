@@ -1,0 +1,94 @@
+"""MPS (SM-share) helpers: projecting requested shares onto a quantum grid, share -> speed.
+
+Shares are in GPUs (1.0 = one whole GPU); Ekya allocates GPU time to jobs in quanta of
+``delta`` (its thief scheduler steals in steps of delta), which :func:`quantize_shares`
+enforces. :func:`share_speedup` is a modelling choice, not a measured curve: sub-linear (for
+``alpha < 1``) inside one GPU, and ``multi_gpu_efficiency`` per extra GPU beyond one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["quantize_shares", "share_speedup"]
+
+_EPS = 1e-9  # tolerance when converting floats to whole quanta
+
+
+def quantize_shares(
+    shares: ArrayLike, quantum: float, capacity: float = 1.0, *, as_quanta: bool = False
+) -> NDArray[np.float64] | NDArray[np.int64]:
+    """Project requested shares onto multiples of ``quantum`` that sum to at most ``capacity``.
+
+    Deterministic rule, computed in whole quanta (integers, so no float drift):
+
+    1. ``q_i = floor(shares_i / quantum)`` and ``C = floor(capacity / quantum)`` (each with a
+       1e-9 tolerance, so 0.3 / 0.1 counts as 3 quanta).
+    2. If ``sum(q) <= C`` return ``q``: feasible on-grid requests come back unchanged.
+    3. Otherwise scale to ``t_i = q_i * C / sum(q)``, take ``floor(t_i)`` (exact integer
+       division) and hand the ``C - sum(floor(t))`` leftover quanta out one each, by largest
+       fractional remainder of ``t_i``, ties to the lower index. The result sums to exactly
+       ``C`` and never exceeds ``q_i`` for any request.
+
+    Args:
+        shares: Requested shares in GPUs, shape (n,), non-negative and finite.
+        quantum: Grid step in GPUs (> 0), e.g. 0.1.
+        capacity: Total shares available in GPUs (>= 0).
+        as_quanta: Return integer quanta instead of shares.
+
+    Returns:
+        Shape (n,): ``quanta * quantum`` as float64, or the int64 quanta if ``as_quanta``.
+
+    Raises:
+        ValueError: On negative / non-finite shares, a non-positive quantum or negative capacity.
+    """
+    x = np.asarray(shares, dtype=np.float64)  # (n,)
+    if x.ndim != 1:
+        raise ValueError(f"shares must be 1-D, got shape {x.shape}")
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("shares must be finite and non-negative")
+    if not quantum > 0:
+        raise ValueError(f"quantum must be > 0, got {quantum}")
+    if not capacity >= 0:
+        raise ValueError(f"capacity must be >= 0, got {capacity}")
+
+    q = np.floor(x / quantum + _EPS).astype(np.int64)  # (n,) requested quanta
+    cap = int(np.floor(capacity / quantum + _EPS))
+    total = int(q.sum())
+    if total > cap:
+        scaled = q * cap  # (n,) numerators of t = q * cap / total
+        base = scaled // total
+        remainder = scaled % total  # fractional part of t, times `total`
+        leftover = cap - int(base.sum())
+        # Stable sort on -remainder: largest remainder first, ties keep the lower index.
+        order = np.argsort(-remainder, kind="stable")
+        base[order[:leftover]] += 1
+        q = base
+    return q if as_quanta else q * quantum
+
+
+def share_speedup(
+    share: ArrayLike, alpha: float = 1.0, multi_gpu_efficiency: float = 0.9
+) -> NDArray[np.float64]:
+    """Throughput of a job given ``share`` GPUs, relative to one whole GPU.
+
+    ``speed = min(s, 1) ** alpha + max(s - 1, 0) * multi_gpu_efficiency``.
+
+    Args:
+        share: Share(s) in GPUs, any shape, >= 0.
+        alpha: Exponent inside one GPU (1 = linear in SM share, < 1 = diminishing returns).
+        multi_gpu_efficiency: Throughput of each GPU beyond the first.
+
+    Returns:
+        Relative throughput, same shape as ``share``.
+
+    Raises:
+        ValueError: On a negative share or non-positive ``alpha``.
+    """
+    s = np.asarray(share, dtype=np.float64)
+    if np.any(s < 0):
+        raise ValueError("share must be >= 0")
+    if not alpha > 0:
+        raise ValueError(f"alpha must be > 0, got {alpha}")
+    return np.minimum(s, 1.0) ** alpha + np.maximum(s - 1.0, 0.0) * multi_gpu_efficiency

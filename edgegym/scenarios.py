@@ -1,0 +1,345 @@
+"""Scenario files: schema, validation, loading and keyword overrides.
+
+A scenario is a YAML file naming the hardware, the tenants and their models, the drift and
+configuration profiles, the window length and the objective weights. Bundled scenarios live
+in ``scenarios/`` (installed as ``edgegym.scenario_data``); any other path works too.
+Validation happens once, at load time: a bad file raises :class:`ScenarioError` with one
+message naming the file, the field and the allowed range.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from edgegym.hardware.gpus import GPUS
+from edgegym.workload.models import MODELS
+
+
+class ScenarioError(ValueError):
+    """A scenario file or override is invalid; the message names file, field and range."""
+
+
+# ----------------------------------------------------------------------------- field checks
+Check = Callable[[Any], str | None]  # returns a problem description, or None when valid
+
+
+def _num(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> Check:
+    kind = "integer" if integer else "number"
+    bracket = "(" if lo_open else "["
+
+    def check(v: Any) -> str | None:
+        ok_type = isinstance(v, int) if integer else isinstance(v, int | float)
+        if isinstance(v, bool) or not ok_type:
+            return f"must be a {kind} in {bracket}{lo}, {hi}]"
+        if v < lo or v > hi or (lo_open and v == lo):
+            return f"= {v} is out of range (allowed: {kind} in {bracket}{lo}, {hi}])"
+        return None
+
+    return check
+
+
+def _choice(options: Callable[[], list[str]] | list[str]) -> Check:
+    def check(v: Any) -> str | None:
+        opts = options() if callable(options) else options
+        if v not in opts:
+            return f"= {v!r} is not one of {', '.join(map(str, opts))}"
+        return None
+
+    return check
+
+
+def _str(v: Any) -> str | None:
+    return None if isinstance(v, str) and v else "must be a non-empty string"
+
+
+def _range_pair(lo: float, hi: float) -> Check:
+    def check(v: Any) -> str | None:
+        if (
+            not isinstance(v, list | tuple)
+            or len(v) != 2
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+        ):
+            return f"must be a pair [low, high] of numbers in [{lo}, {hi}]"
+        if not (lo <= v[0] <= v[1] <= hi):
+            return f"= {list(v)} must satisfy {lo} <= low <= high <= {hi}"
+        return None
+
+    return check
+
+
+# Field specs: name -> (check, required, default). Nested sections are validated by their own
+# spec below; lists of records by a record spec.
+_UNIT = _num(0.0, 1.0)
+HARDWARE = {
+    "gpu": (_choice(lambda: sorted(GPUS)), True, None),
+    "gpus": (_num(1, 64, integer=True), False, 1),
+    "share_quantum": (_num(0.0, 1.0, lo_open=True), False, 0.1),
+    "share_alpha": (_num(0.1, 1.0), False, 1.0),
+    "multi_gpu_efficiency": (_num(0.0, 1.0), False, 0.9),
+}
+RETRAIN_CONFIG = {
+    "name": (_str, True, None),
+    "epochs": (_num(1, 10_000, integer=True), False, 1),
+    "batch_size": (_num(1, 65_536, integer=True), False, 32),
+    "layers_retrained": (_UNIT, False, 1.0),
+    "last_layer_width": (_num(1, 1_000_000, integer=True), False, 64),
+    "data_fraction": (_num(0.0, 1.0, lo_open=True), False, 1.0),
+    "gpu_seconds": (_num(0.0, 1e7, lo_open=True), False, 1.0),
+    "quality": (_UNIT, False, 1.0),
+    "curve_rate": (_num(0.0, 100.0, lo_open=True), False, 3.0),
+}
+INFERENCE_CONFIG = {
+    "name": (_str, True, None),
+    "frame_sampling": (_num(0.0, 1.0, lo_open=True), False, 1.0),
+    "resolution": (_num(0.0, 1.0, lo_open=True), False, 1.0),
+    "share": (_num(0.0, 64.0, lo_open=True), True, None),
+    "accuracy_factor": (_UNIT, True, None),
+}
+GENERATED_DRIFT = {
+    "kind": (_choice(["generated"]), True, None),
+    "ceiling": (_range_pair(0.0, 1.0), True, None),
+    "floor_gap": (_range_pair(0.0, 1.0), True, None),
+    "drift": (_range_pair(0.0, 1.0), True, None),
+    "config_jitter": (_num(0.0, 0.5), False, 0.0),
+    "data_volume": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
+    "demand": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
+}
+OBJECTIVE = {
+    "accuracy": (_num(0.0, 100.0), False, 1.0),
+    "a_min": (_num(0.0, 100.0), False, 1.0),
+    "energy": (_num(0.0, 1.0), False, 0.0),
+}
+CONTINUAL = {
+    "name": (_str, True, None),
+    "family": (_choice(["continual"]), True, None),
+    "description": (_str, False, ""),
+    "model": (_choice(lambda: sorted(MODELS)), False, "resnet18"),
+    "streams": (_num(1, 64, integer=True), True, None),
+    "windows": (_num(1, 1000, integer=True), True, None),
+    "window_s": (_num(0.0, 1e6, lo_open=True), True, None),
+    "a_min": (_UNIT, False, 0.0),
+    "profiler_noise": (_num(0.0, 0.5), False, 0.0),
+}
+SECTIONS = {"hardware", "retrain_configs", "inference_configs", "drift", "uniform", "objective"}
+FREE = {"provenance", "notes", "paper"}
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: the raw mapping plus where it came from."""
+
+    name: str
+    data: dict[str, Any]
+    source: str
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Mapping-style access."""
+        return self.data.get(key, default)
+
+
+def _validate_record(
+    rec: Any, spec: Mapping[str, tuple[Check, bool, Any]], where: str, src: str
+) -> dict[str, Any]:
+    if not isinstance(rec, Mapping):
+        raise ScenarioError(f"{src}: {where}: must be a mapping of fields")
+    unknown = set(rec) - set(spec)
+    if unknown:
+        raise ScenarioError(
+            f"{src}: {where}.{sorted(unknown)[0]}: unknown field (allowed: {', '.join(spec)})"
+        )
+    out = {}
+    for key, (check, required, default) in spec.items():
+        if key not in rec:
+            if required:
+                raise ScenarioError(f"{src}: {where}.{key}: missing required field")
+            out[key] = copy.deepcopy(default)
+            continue
+        problem = check(rec[key])
+        if problem:
+            raise ScenarioError(f"{src}: {where}.{key} {problem}")
+        out[key] = rec[key]
+    return out
+
+
+def _validate_list(
+    items: Any, spec: Mapping[str, tuple[Check, bool, Any]], where: str, src: str
+) -> list[dict[str, Any]]:
+    if not isinstance(items, list) or not items:
+        raise ScenarioError(f"{src}: {where}: must be a non-empty list")
+    out = [_validate_record(r, spec, f"{where}[{i}]", src) for i, r in enumerate(items)]
+    names = [r["name"] for r in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ScenarioError(f"{src}: {where}: duplicate name {sorted(dup)[0]!r}")
+    return out
+
+
+def _check_shape(value: Any, shape: tuple[int, ...], where: str, src: str) -> None:
+    import numpy as np
+
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{src}: {where}: must be numbers (nested lists)") from None
+    try:
+        np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ScenarioError(
+            f"{src}: {where}: shape {list(arr.shape)} does not fit "
+            f"[streams, windows, configs] = {list(shape)}"
+        ) from None
+    if np.any(arr < 0):
+        raise ScenarioError(f"{src}: {where}: values must be >= 0")
+
+
+def validate(raw: Any, src: str) -> dict[str, Any]:
+    """Validate a scenario mapping and fill defaults; raise :class:`ScenarioError` if bad."""
+    if not isinstance(raw, Mapping):
+        raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
+    unknown = set(raw) - set(CONTINUAL) - SECTIONS - FREE
+    if unknown:
+        allowed = ", ".join([*CONTINUAL, *sorted(SECTIONS)])
+        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
+    top = {k: v for k, v in raw.items() if k in CONTINUAL}
+    data = _validate_record(top, CONTINUAL, "scenario", src)
+    data = {k.replace("scenario.", ""): v for k, v in data.items()}
+    for key in FREE & set(raw):
+        data[key] = raw[key]
+    data["hardware"] = _validate_record(raw.get("hardware"), HARDWARE, "hardware", src)
+    data["retrain_configs"] = _validate_list(
+        raw.get("retrain_configs"), RETRAIN_CONFIG, "retrain_configs", src
+    )
+    data["inference_configs"] = _validate_list(
+        raw.get("inference_configs"), INFERENCE_CONFIG, "inference_configs", src
+    )
+    data["objective"] = _validate_record(raw.get("objective", {}), OBJECTIVE, "objective", src)
+    names = [c["name"] for c in data["retrain_configs"]]
+    uniform = raw.get("uniform", {"config1": names[-1], "config2": names[0]})
+    data["uniform"] = _validate_record(
+        uniform,
+        {"config1": (_choice(names), True, None), "config2": (_choice(names), True, None)},
+        "uniform",
+        src,
+    )
+    drift = raw.get("drift")
+    if not isinstance(drift, Mapping) or drift.get("kind") not in ("generated", "table"):
+        raise ScenarioError(f"{src}: drift.kind: must be 'generated' or 'table'")
+    if drift["kind"] == "generated":
+        data["drift"] = _validate_record(drift, GENERATED_DRIFT, "drift", src)
+    else:
+        shape = (data["streams"], data["windows"], len(names))
+        allowed = {
+            "kind",
+            "start_accuracy",
+            "post_accuracy",
+            "gpu_seconds",
+            "floor",
+            "drift",
+            "demand",
+        }
+        extra = set(drift) - allowed
+        if extra:
+            raise ScenarioError(f"{src}: drift.{sorted(extra)[0]}: unknown field")
+        for key, shp, required in (
+            ("start_accuracy", shape[:1], True),
+            ("post_accuracy", shape, True),
+            ("gpu_seconds", shape, True),
+            ("floor", shape[:2], False),
+            ("drift", shape[:2], False),
+            ("demand", shape[:2], False),
+        ):
+            if key not in drift:
+                if required:
+                    raise ScenarioError(f"{src}: drift.{key}: missing required field")
+                continue
+            _check_shape(drift[key], shp, f"drift.{key}", src)
+        data["drift"] = dict(drift)
+    return data
+
+
+# ----------------------------------------------------------------------------- loading
+def _bundled_dir() -> Path:
+    return Path(str(resources.files("edgegym.scenario_data")))
+
+
+def bundled() -> list[str]:
+    """Names of the bundled scenarios."""
+    return sorted(p.stem for p in _bundled_dir().glob("*.yaml"))
+
+
+def resolve(name_or_path: str | Path) -> Path:
+    """Path of a bundled scenario name or of a scenario file."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.exists():
+            raise ScenarioError(f"{p}: scenario file not found")
+        return p
+    candidate = _bundled_dir() / f"{name_or_path}.yaml"
+    if not candidate.exists():
+        raise ScenarioError(
+            f"unknown scenario {str(name_or_path)!r}; bundled: {', '.join(bundled())} "
+            "(or give a path to a .yaml file)"
+        )
+    return candidate
+
+
+def _parse_value(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+    return value
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str) -> dict[str, Any]:
+    """Apply ``key=value`` overrides (dotted paths; bare hardware keys such as ``gpus`` work)."""
+    out = copy.deepcopy(raw)
+    for key, value in overrides.items():
+        path = key.split(".")
+        if len(path) == 1 and path[0] not in out and path[0] in HARDWARE:
+            path = ["hardware", path[0]]
+        if len(path) == 1 and path[0] not in CONTINUAL and path[0] not in SECTIONS:
+            raise ScenarioError(
+                f"{src}: override {key!r}: unknown field (allowed: "
+                f"{', '.join([*CONTINUAL, *HARDWARE, 'section.field'])})"
+            )
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ScenarioError(f"{src}: override {key!r}: {part} is not a section")
+        node[path[-1]] = _parse_value(value)
+    return out
+
+
+def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
+    """Load, override and validate a scenario.
+
+    Args:
+        name_or_path: A bundled name (see :func:`bundled`) or a path to a YAML file.
+        **overrides: Field overrides, e.g. ``gpus=4`` or ``drift.drift=[0.1, 0.2]``.
+
+    Raises:
+        ScenarioError: The file is missing, unparsable, or a field is out of range.
+    """
+    path = resolve(name_or_path)
+    src = path.name if path.parent == _bundled_dir() else str(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{src}: not valid YAML: {exc}") from None
+    if overrides:
+        raw = apply_overrides(raw if isinstance(raw, dict) else {}, overrides, src)
+    data = validate(raw, src)
+    return Scenario(name=data["name"], data=data, source=str(path))

@@ -1,0 +1,145 @@
+"""The simulation core: one engine that advances every tenant at once on numpy arrays.
+
+An :class:`Engine` holds the state (:mod:`edgegym.sim.state`), the profile of the episode and
+an executor. ``apply`` installs an allocation (starting, continuing or refusing retraining
+jobs by the rules below), ``advance`` runs it to the next event (a retraining job finishing or
+the requested horizon) in one closed-form stretch, and ``start_window`` applies data drift.
+
+Rules, in one place:
+* A retraining job starts when its tenant is given a configuration and a positive share; its
+  configuration is then fixed until it finishes (Ekya leaves running configurations alone).
+* A tenant retrains at most once per window (its data has been used); a job that has not
+  finished when its window ends is dropped.
+* When a job finishes, the retrained model replaces the deployed one at once.
+* Drift: at a window start the deployed model's accuracy becomes
+  ``max(floor, accuracy - drift)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edgegym.sim.executor import Executor
+from edgegym.sim.metrics import Metrics
+from edgegym.sim.state import Allocation, ClusterState, Segment, TenantState
+from edgegym.workload.continual import ContinualProfile
+
+_EPS = 1e-9
+
+
+@dataclass
+class Engine:
+    """Event-exact simulator of retraining and inference on pooled GPUs."""
+
+    profile: ContinualProfile
+    executor: Executor
+    cluster: ClusterState
+    window_s: float
+    tenants: TenantState = field(init=False)
+    alloc: Allocation = field(init=False)
+    window: int = field(init=False, default=0)
+    metrics: Metrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        n_streams, n_windows, _ = self.profile.shape
+        self.tenants = TenantState.fresh(self.profile.start_acc)
+        self.alloc = Allocation.idle(n_streams)
+        self.metrics = Metrics(n_streams, n_windows, self.window_s)
+        self.window = 0
+
+    # ------------------------------------------------------------------ time
+    @property
+    def n_windows(self) -> int:
+        """Retraining windows in the episode."""
+        return self.profile.shape[1]
+
+    @property
+    def window_start_s(self) -> float:
+        """Simulated time at which the current window started."""
+        return self.window * self.window_s
+
+    @property
+    def time_left_s(self) -> float:
+        """Seconds left in the current window."""
+        return max(0.0, self.window_start_s + self.window_s - self.cluster.time_s)
+
+    @property
+    def done(self) -> bool:
+        """The last window has ended."""
+        return self.window >= self.n_windows
+
+    def start_window(self, k: int) -> None:
+        """Enter window ``k``: drop unfinished jobs, apply drift to the deployed models."""
+        t = self.tenants
+        self.window = k
+        if k >= self.n_windows:
+            return
+        self.executor.start_window(k)
+        if k > 0:
+            t.model_acc = np.maximum(
+                self.profile.floor[:, k], t.model_acc - self.profile.drift[:, k]
+            )
+        t.job_cfg[:] = -1
+        t.job_left[:] = 0.0
+        t.job_total[:] = 0.0
+        t.job_target[:] = 0.0
+        t.retrained[:] = False
+        self.alloc = Allocation.idle(t.model_acc.shape[0])
+
+    # ------------------------------------------------------------ decisions
+    def apply(self, alloc: Allocation) -> Allocation:
+        """Install an allocation and return the one actually applied.
+
+        Shares must already fit the GPUs (the environment projects them). Retraining requests
+        of tenants that already retrained this window are refused (share 0); tenants with a job
+        in flight keep its configuration.
+        """
+        t, k = self.tenants, self.window
+        a = alloc.copy()
+        a.retrain_cfg = np.where(t.running, t.job_cfg, a.retrain_cfg)
+        refused = t.retrained | (a.retrain_cfg < 0)
+        a.retrain_cfg[refused] = -1
+        a.share_retrain[refused] = 0.0
+        start = (~t.running) & (a.retrain_cfg >= 0) & (a.share_retrain > 0)
+        if np.any(start):
+            idx = np.flatnonzero(start)
+            cfg = a.retrain_cfg[idx]
+            t.job_cfg[idx] = cfg
+            t.job_total[idx] = self.profile.gpu_seconds[idx, k, cfg]
+            t.job_left[idx] = t.job_total[idx]
+            t.job_target[idx] = self.profile.post_acc[idx, k, cfg]
+        # A configuration chosen with no share does not start a job: report it as none.
+        idle_request = (~t.running) & (a.retrain_cfg >= 0)
+        a.retrain_cfg[idle_request] = -1
+        self.alloc = a
+        return a
+
+    def advance(self, until_s: float) -> tuple[Segment, np.ndarray]:
+        """Run the current allocation until ``until_s`` or the first job completion.
+
+        Returns:
+            The executed segment and a (V,) bool mask of jobs that finished at its end.
+        """
+        t, c = self.tenants, self.cluster
+        speed = self.executor.retrain_speed(self.alloc)
+        active = t.running & (speed > 0)
+        with np.errstate(divide="ignore"):
+            finish = np.where(active, t.job_left / np.where(active, speed, 1.0), np.inf)
+        dt = max(0.0, min(until_s - c.time_s, float(finish.min(initial=np.inf))))
+        seg = self.executor.run(c, t, self.alloc, dt)
+        t.job_left = np.maximum(0.0, t.job_left - seg.work_done)
+        done = active & ((finish <= dt + _EPS) | (t.job_left <= _EPS * np.maximum(t.job_total, 1)))
+        self.metrics.record(self, seg)
+        c.time_s += dt
+        c.energy_j += seg.energy_j
+        if np.any(done):
+            t.model_acc = np.where(done, t.job_target, t.model_acc)
+            t.job_cfg[done] = -1
+            t.job_left[done] = 0.0
+            t.job_total[done] = 0.0
+            t.retrained |= done
+            self.metrics.retrainings += done
+            self.alloc.retrain_cfg[done] = -1
+        return seg, done

@@ -1,0 +1,81 @@
+"""Metrics computed in one place: accuracy integrals, a_MIN violations, energy, timelines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from edgegym.sim.engine import Engine
+    from edgegym.sim.state import Segment
+
+
+class Metrics:
+    """Accumulates what an episode did; ``summary()`` gives the numbers the evaluator reports.
+
+    Args:
+        n_streams: Tenants.
+        n_windows: Retraining windows.
+        window_s: Window length in seconds.
+        a_min: Accuracy floor; time below it per tenant is counted.
+        timeline: Keep one record per segment (for plots); off in training.
+    """
+
+    def __init__(self, n_streams: int, n_windows: int, window_s: float) -> None:
+        self.window_s = window_s
+        self.acc_integral = np.zeros((n_streams, n_windows))  # (V, K) accuracy-seconds
+        self.energy_j = np.zeros(n_windows)  # (K,)
+        self.tenant_energy_j = np.zeros(n_streams)  # (V,)
+        self.retrain_gpu_s = np.zeros(n_streams)  # (V,) GPU-seconds spent retraining
+        self.retrainings = np.zeros(n_streams, dtype=np.int64)  # (V,) jobs finished
+        self.a_min = 0.0
+        self.below_min_s = np.zeros(n_streams)  # (V,) seconds below a_min
+        self.timeline: list[dict[str, Any]] | None = None
+
+    def record(self, engine: Engine, seg: Segment) -> None:
+        """Add one executed segment (called by the engine before it moves time on)."""
+        k = engine.window
+        dt = seg.duration_s
+        if dt <= 0:
+            return
+        self.acc_integral[:, k] += seg.acc_integral
+        self.energy_j[k] += seg.energy_j
+        if seg.tenant_energy_j.size:
+            self.tenant_energy_j += seg.tenant_energy_j
+        self.retrain_gpu_s += (
+            np.where(engine.alloc.retrain_cfg >= 0, engine.alloc.share_retrain, 0.0) * dt
+        )
+        acc = seg.acc_integral / dt
+        self.below_min_s += np.where(acc < self.a_min - 1e-9, dt, 0.0)
+        if self.timeline is not None:
+            a = engine.alloc
+            self.timeline.append(
+                {
+                    "t0": engine.cluster.time_s,
+                    "t1": engine.cluster.time_s + dt,
+                    "window": k,
+                    "accuracy": acc.tolist(),
+                    "share_retrain": a.share_retrain.tolist(),
+                    "share_infer": a.share_infer.tolist(),
+                    "retrain_cfg": a.retrain_cfg.tolist(),
+                    "infer_cfg": a.infer_cfg.tolist(),
+                }
+            )
+
+    def window_accuracy(self) -> np.ndarray:
+        """(V, K) accuracy averaged over each window."""
+        return self.acc_integral / self.window_s
+
+    def summary(self) -> dict[str, float]:
+        """Episode-level metrics (accuracy in [0, 1], energy in joules)."""
+        wa = self.window_accuracy()
+        total_s = self.window_s * wa.shape[1]
+        return {
+            "accuracy": float(wa.mean()),
+            "min_stream_accuracy": float(wa.mean(axis=1).min()),
+            "energy_j": float(self.energy_j.sum()),
+            "retrain_gpu_s": float(self.retrain_gpu_s.sum()),
+            "retrainings": float(self.retrainings.sum()),
+            "below_a_min_frac": float(self.below_min_s.sum() / (total_s * wa.shape[0])),
+        }

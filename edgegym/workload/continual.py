@@ -1,0 +1,184 @@
+"""Data drift, retraining and inference configurations for continual learning (Ekya §3.1).
+
+Per stream ``v`` and retraining window ``k`` a :class:`ContinualProfile` holds:
+
+* ``floor[v, k]``: accuracy of the off-the-shelf (never retrained) model on the window's data;
+* ``drift[v, k]``: accuracy points the deployed model loses when window ``k`` starts;
+* ``post_acc[v, k, c]``: accuracy of the model after retraining with configuration ``c`` on the
+  window's data, and ``gpu_seconds[v, k, c]`` its cost at a full GPU;
+* ``demand[v, k]``: inference demand relative to the nominal frame rate.
+
+The deployed model's accuracy at the start of window ``k`` is
+``max(floor[v, k], acc_end[v, k-1] - drift[v, k])``. Inference accuracy is the model's accuracy
+times the inference configuration's accuracy factor, times the fraction of frames processed
+when the stream holds less GPU share than the configuration needs to keep up (frames are
+dropped, Ekya §3.1; a dropped frame counts as a miss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RetrainConfig:
+    """One retraining configuration (hyperparameters, cost and quality).
+
+    Attributes:
+        name: Identifier used in scenario files and results.
+        epochs: Training epochs.
+        batch_size: Mini-batch size.
+        layers_retrained: Fraction of the network's layers that are retrained.
+        last_layer_width: Neurons in the last layer.
+        data_fraction: Fraction of the window's data used for training.
+        gpu_seconds: Cost at a full GPU for a window of nominal data volume.
+        quality: Fraction of the window's achievable accuracy gain this configuration reaches.
+        curve_rate: Curvature of the accuracy-vs-progress curve (see :func:`progress_accuracy`).
+    """
+
+    name: str
+    epochs: int = 1
+    batch_size: int = 32
+    layers_retrained: float = 1.0
+    last_layer_width: int = 64
+    data_fraction: float = 1.0
+    gpu_seconds: float = 1.0
+    quality: float = 1.0
+    curve_rate: float = 3.0
+
+
+@dataclass(frozen=True)
+class InferenceConfig:
+    """One inference configuration (frame sampling and resolution).
+
+    Attributes:
+        name: Identifier.
+        frame_sampling: Fraction of frames analysed.
+        resolution: Input resolution relative to native.
+        share: GPU share (in GPUs) needed to keep up with a stream at nominal demand.
+        accuracy_factor: Multiplier on the model's accuracy from sampling and resolution.
+    """
+
+    name: str
+    frame_sampling: float = 1.0
+    resolution: float = 1.0
+    share: float = 0.1
+    accuracy_factor: float = 1.0
+
+
+@dataclass
+class ContinualProfile:
+    """True per-episode profile tables (what actually happens; schedulers see estimates)."""
+
+    start_acc: np.ndarray  # (V,) accuracy of the deployed model when the episode starts
+    floor: np.ndarray  # (V, K) accuracy of the never-retrained model
+    drift: np.ndarray  # (V, K) accuracy lost by the deployed model at each window start
+    post_acc: np.ndarray  # (V, K, C) accuracy after retraining with each configuration
+    gpu_seconds: np.ndarray  # (V, K, C) retraining cost at a full GPU
+    demand: np.ndarray  # (V, K) inference demand multiplier
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(streams, windows, retraining configurations)."""
+        return self.post_acc.shape  # type: ignore[return-value]
+
+
+def inference_accuracy(
+    model_acc: np.ndarray,
+    factor: np.ndarray,
+    needed_share: np.ndarray,
+    share: np.ndarray,
+) -> np.ndarray:
+    """Instantaneous inference accuracy, vectorised.
+
+    Args:
+        model_acc: Accuracy of the deployed model, any shape.
+        factor: Accuracy factor of the inference configuration, broadcastable.
+        needed_share: Share the configuration needs to keep up at the stream's demand.
+        share: Share the inference job holds.
+
+    Returns:
+        ``model_acc * factor * min(1, share / needed_share)``.
+    """
+    kept = np.minimum(1.0, share / np.maximum(needed_share, 1e-12))
+    return model_acc * factor * kept
+
+
+def progress_accuracy(
+    start: np.ndarray, post: np.ndarray, progress: np.ndarray, rate: np.ndarray
+) -> np.ndarray:
+    """Validation accuracy of a job in training after ``progress`` in [0, 1] of its work.
+
+    Concave saturating curve ``start + (post - start) * (1 - e^{-r p}) / (1 - e^{-r})``, the
+    shape Ekya's micro-profiler fits to accuracy-vs-epoch points.
+    """
+    rate = np.maximum(np.asarray(rate, dtype=float), 1e-6)
+    frac = (1.0 - np.exp(-rate * progress)) / (1.0 - np.exp(-rate))
+    return start + (post - start) * frac
+
+
+def pareto_front(cost: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
+    """Mask of configurations that no other configuration beats in both cost and accuracy."""
+    cost = np.asarray(cost, dtype=float)
+    accuracy = np.asarray(accuracy, dtype=float)
+    better_or_equal = (cost[None, :] <= cost[:, None]) & (accuracy[None, :] >= accuracy[:, None])
+    strictly = (cost[None, :] < cost[:, None]) | (accuracy[None, :] > accuracy[:, None])
+    return ~np.any(better_or_equal & strictly, axis=1)
+
+
+def _uniform(
+    rng: np.random.Generator, bounds: Sequence[float], size: tuple[int, ...]
+) -> np.ndarray:
+    lo, hi = float(bounds[0]), float(bounds[1])
+    return rng.uniform(lo, hi, size=size) if hi > lo else np.full(size, lo)
+
+
+def _table(value: object, shape: tuple[int, ...]) -> np.ndarray:
+    """Broadcast a scalar or nested list from a scenario file to ``shape``."""
+    return np.broadcast_to(np.asarray(value, dtype=float), shape).copy()
+
+
+def sample_profile(
+    drift: Mapping[str, object],
+    configs: Sequence[RetrainConfig],
+    n_streams: int,
+    n_windows: int,
+    rng: np.random.Generator,
+) -> ContinualProfile:
+    """Draw one episode's profile from a scenario's ``drift`` section.
+
+    ``kind: generated`` samples every table from the ranges in the section (see the bundled
+    Ekya scenarios); ``kind: table`` takes explicit tables (the Table 1 example) and draws
+    nothing.
+    """
+    shape2 = (n_streams, n_windows)
+    shape3 = (n_streams, n_windows, len(configs))
+    if drift["kind"] == "table":
+        post = _table(drift["post_accuracy"], shape3)
+        return ContinualProfile(
+            start_acc=_table(drift["start_accuracy"], (n_streams,)),
+            floor=_table(drift.get("floor", 0.0), shape2),
+            drift=_table(drift.get("drift", 0.0), shape2),
+            post_acc=post,
+            gpu_seconds=_table(drift["gpu_seconds"], shape3),
+            demand=_table(drift.get("demand", 1.0), shape2),
+        )
+    quality = np.array([c.quality for c in configs])
+    cost = np.array([c.gpu_seconds for c in configs])
+    ceiling = _uniform(rng, drift["ceiling"], shape2)
+    gap = _uniform(rng, drift["floor_gap"], shape2)
+    floor = ceiling - gap
+    jitter = rng.normal(0.0, float(drift.get("config_jitter", 0.0)), size=shape3)
+    post = floor[..., None] + gap[..., None] * np.clip(quality[None, None, :] + jitter, 0.0, 1.0)
+    volume = _uniform(rng, drift.get("data_volume", (1.0, 1.0)), shape2)
+    return ContinualProfile(
+        start_acc=floor[:, 0].copy(),
+        floor=floor,
+        drift=_uniform(rng, drift["drift"], shape2),
+        post_acc=post,
+        gpu_seconds=cost[None, None, :] * volume[..., None],
+        demand=_uniform(rng, drift.get("demand", (1.0, 1.0)), shape2),
+    )

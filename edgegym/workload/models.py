@@ -1,0 +1,86 @@
+"""DNN model profiles: compute, memory and latency as a function of share, clock and batch.
+
+Latencies are per-sample times on a *full reference GPU at its highest clock*; the simulator
+scales them with the share a task holds (``hardware.mps.share_speedup``), the DVFS clock
+(``PowerModel.speed_factor``) and the batch size. The numbers are public figures for the
+architectures (GFLOPs, parameter memory) with latencies synthesised from GFLOPs at a typical
+achieved throughput; edgegym's profiler replaces them with measured values where a scenario
+says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """Resource profile of one DNN.
+
+    Attributes:
+        name: Model name.
+        gflops: Forward-pass GFLOPs per sample at the native resolution.
+        memory_gb: GPU memory of weights, activations and runtime context, in GB.
+        latency_ms: Batch-1 forward latency on a full reference GPU at the top clock.
+        batch_exponent: Latency of a batch of b samples is ``latency_ms * b**batch_exponent``
+            (below 1: batching amortises fixed costs).
+        share_alpha: Throughput of a share s <= 1 of a GPU is ``s**share_alpha``.
+        memory_bound: Fraction of the runtime that does not scale with the core clock.
+        train_factor: GPU time of one training sample relative to one inference sample.
+    """
+
+    name: str
+    gflops: float
+    memory_gb: float
+    latency_ms: float
+    batch_exponent: float = 0.7
+    share_alpha: float = 1.0
+    memory_bound: float = 0.3
+    train_factor: float = 3.0
+
+    def latency_s(
+        self,
+        share: np.ndarray | float = 1.0,
+        clock_factor: np.ndarray | float = 1.0,
+        batch: np.ndarray | int = 1,
+    ) -> np.ndarray:
+        """Latency in seconds of one batch, vectorised over its arguments.
+
+        Args:
+            share: GPU share in GPUs (0 < share); shares above 1 span several GPUs.
+            clock_factor: Core clock relative to the top clock, in (0, 1].
+            batch: Batch size.
+
+        Returns:
+            Seconds per batch (``inf`` where the share is zero).
+        """
+        from edgegym.hardware.mps import share_speedup
+
+        share = np.asarray(share, dtype=float)
+        speed = share_speedup(share, alpha=self.share_alpha)
+        clock = np.asarray(clock_factor, dtype=float)
+        clock_slowdown = (1.0 - self.memory_bound) / clock + self.memory_bound
+        base = self.latency_ms * 1e-3 * np.asarray(batch, dtype=float) ** self.batch_exponent
+        with np.errstate(divide="ignore"):
+            return np.where(speed > 0, base * clock_slowdown / np.maximum(speed, 1e-12), np.inf)
+
+
+MODELS: dict[str, ModelProfile] = {
+    m.name: m
+    for m in (
+        ModelProfile("resnet18", gflops=1.82, memory_gb=1.2, latency_ms=1.6),
+        ModelProfile("resnet50", gflops=4.1, memory_gb=2.0, latency_ms=3.4),
+        ModelProfile("mobilenetv2", gflops=0.30, memory_gb=0.8, latency_ms=0.9),
+        ModelProfile("shufflenet", gflops=0.15, memory_gb=0.7, latency_ms=0.8),
+    )
+}
+
+
+def get_model(name: str) -> ModelProfile:
+    """Return the profile of a bundled model, or raise ``KeyError`` naming the valid ones."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise KeyError(f"unknown model {name!r}; valid: {', '.join(sorted(MODELS))}") from None

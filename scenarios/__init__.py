@@ -1,0 +1,1 @@
+"""Bundled scenario files (installed as ``edgegym.scenario_data``)."""
