@@ -1,1 +1,1 @@
-"""Learned agents (PPO / MaskablePPO) for every environment family. Filled in by the agents issue."""
+"""Learned agents (PPO / MaskablePPO) for every environment family (the agents issue)."""

@@ -1,20 +1,22 @@
-"""Ekya's schedulers (NSDI'22 §4.2, §6.1-6.2): thief, uniform, FixedRes, FixedConfig, no-retrain.
+"""Ekya's schedulers (NSDI'22 §4.2, §6.1-6.2): thief, uniform, FixedRes, FixedConfig, no-
+retrain.
 
 The thief (Algorithm 1) starts from a fair allocation of every inference and retraining job
 and lets each job steal Delta GPUs from every other job while the estimated window-averaged
-accuracy improves. One deviation: a victim holding less than Delta gives up what it holds (in
-Algorithm 1 the steal would go negative and stop, so with 20 jobs fairly sharing one GPU at
-Delta = 0.1 no steal could ever happen). Each candidate allocation is scored by PickConfigs (Algorithm 2): per
-stream, the most accurate inference configuration that keeps up within its share (and whose
-accuracy is at least a_MIN), and the retraining configuration that maximises the accuracy
-averaged over the rest of the window (EstimateAccuracy; configurations that cannot finish in
-the window are skipped). Estimates come from the micro-profiler (``oracle=True``: the truth).
+accuracy improves. One deviation: a victim holding less than Delta gives up what it holds
+(in Algorithm 1 the steal would go negative and stop, so with 20 jobs fairly sharing one GPU
+at Delta = 0.1 no steal could ever happen; ``partial=False`` restores the literal rule).
+Each candidate allocation is scored by PickConfigs (Algorithm 2): per stream, the most
+accurate inference configuration that keeps up within its share (and whose accuracy is at
+least a_MIN), and the retraining configuration that maximises the accuracy averaged over the
+rest of the window (EstimateAccuracy; configurations that cannot finish in the window are
+skipped). Estimates come from the micro-profiler (``oracle=True``: the truth).
 
 EstimateAccuracy, as implemented here (the paper gives its inputs, not its formula): with
-``d`` the time to finish the job at the retraining share and ``T`` the time left,
-``(d * acc_now * f(I) + (T - d) * acc_post * f(I + R)) / T``: after the job finishes its share
-goes to the stream's inference (the thief re-runs at every completion and reallocates).
-GPU-time is rescaled to the allocation with the same throughput curve the simulator uses.
+``d`` the time to finish the job at the retraining share and ``T`` the time left, ``(d *
+acc_now * f(I) + (T - d) * acc_post * f(I + R)) / T``: after the job finishes its share goes
+to the stream's inference (the thief re-runs at every completion and reallocates). GPU-time
+is rescaled to the allocation with the same throughput curve the simulator uses.
 
 Per-stream estimates depend only on that stream's two shares, so they are memoised by
 ``(stream, retraining quanta, inference quanta)``; a steal re-scores two streams, not V.
@@ -153,6 +155,7 @@ def thief_schedule(
     delta: float = 0.1,
     oracle: bool = False,
     configs: Sequence[int] | None = None,
+    partial: bool = True,
 ) -> tuple[Allocation, float]:
     """Algorithm 1 (thief scheduler) on a snapshot.
 
@@ -161,6 +164,8 @@ def thief_schedule(
         delta: Stealing increment Delta in GPUs (a multiple of the environment's quantum).
         oracle: Score with the true profiles instead of the micro-profiler's estimates.
         configs: Restrict the retraining configurations (Ekya-FixedConfig).
+        partial: A victim holding less than Delta gives up what it holds (False: the literal
+            Algorithm 1, which stops stealing from it).
 
     Returns:
         The allocation (on the quantum grid) and its estimated mean accuracy.
@@ -186,10 +191,11 @@ def thief_schedule(
                 continue
             temp = dict(best_alloc)
             while True:
-                # Steal Delta, or what the victim has left when that is less (a victim holding
-                # less than Delta, e.g. 20 jobs sharing 1 GPU fairly, could never be robbed).
-                take = min(step, temp[victim])
-                if take <= 0:
+                # Steal Delta, or (partial=True) what the victim has left when that is less:
+                # taken literally, a victim holding less than Delta (e.g. 20 jobs fairly
+                # sharing one GPU at Delta = 0.1) could never be robbed.
+                take = min(step, temp[victim]) if partial else step
+                if take <= 0 or temp[victim] < take:
                     break
                 temp[victim] -= take
                 temp[thief] += take
@@ -255,18 +261,23 @@ class ThiefPolicy(_SnapshotPolicy):
         env: A ``ContinualLearning`` environment.
         delta: Stealing increment Delta in GPUs (default 0.1, as in the paper).
         oracle: Decide from the true profiles rather than the micro-profiler's estimates.
+        partial: Let a victim holding less than Delta give up what it holds (default); False
+            runs Algorithm 1 literally.
     """
 
     name = "thief"
 
-    def __init__(self, env: gym.Env, delta: float = 0.1, oracle: bool = False) -> None:
+    def __init__(
+        self, env: gym.Env, delta: float = 0.1, oracle: bool = False, partial: bool = True
+    ) -> None:
         super().__init__(env)
         self.delta = float(delta)
         self.oracle = bool(oracle)
+        self.partial = bool(partial)
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
         """Run Algorithm 1."""
-        return thief_schedule(snap, self.delta, self.oracle)[0]
+        return thief_schedule(snap, self.delta, self.oracle, partial=self.partial)[0]
 
 
 class FixedConfigPolicy(ThiefPolicy):
@@ -287,7 +298,7 @@ class FixedConfigPolicy(ThiefPolicy):
     def decide(self, snap: ContinualSnapshot) -> Allocation:
         """Thief with the retraining configurations restricted to one."""
         cfg = snap.uniform_configs[self.config - 1]
-        return thief_schedule(snap, self.delta, self.oracle, configs=[cfg])[0]
+        return thief_schedule(snap, self.delta, self.oracle, configs=[cfg], partial=self.partial)[0]
 
 
 class UniformPolicy(_SnapshotPolicy):

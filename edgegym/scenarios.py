@@ -110,7 +110,23 @@ GENERATED_DRIFT = {
     "config_jitter": (_num(0.0, 0.5), False, 0.0),
     "data_volume": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
     "demand": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
+    "sensitivity": (lambda v: _validate_sensitivity(v), False, None),
 }
+
+
+def _validate_sensitivity(v: Any) -> str | None:
+    if v is None:
+        return None
+    keys = {"epochs_tau": (0.1, 1000.0), "data_exponent": (0.0, 5.0), "partial_layers": (0.0, 1.0)}
+    if not isinstance(v, Mapping) or set(v) != set(keys):
+        return f"must be a mapping with exactly {', '.join(keys)}"
+    for key, (lo, hi) in keys.items():
+        problem = _range_pair(lo, hi)(v[key])
+        if problem:
+            return f"{key} {problem}"
+    return None
+
+
 OBJECTIVE = {
     "accuracy": (_num(0.0, 100.0), False, 1.0),
     "a_min": (_num(0.0, 100.0), False, 1.0),
@@ -126,6 +142,7 @@ CONTINUAL = {
     "window_s": (_num(0.0, 1e6, lo_open=True), True, None),
     "a_min": (_UNIT, False, 0.0),
     "profiler_noise": (_num(0.0, 0.5), False, 0.0),
+    "profiler_noise_shared": (_UNIT, False, 0.0),
 }
 SECTIONS = {"hardware", "retrain_configs", "inference_configs", "drift", "uniform", "objective"}
 FREE = {"provenance", "notes", "paper"}
@@ -184,7 +201,9 @@ def _validate_list(
     return out
 
 
-def _check_shape(value: Any, shape: tuple[int, ...], where: str, src: str) -> None:
+def _check_shape(
+    value: Any, shape: tuple[int, ...], where: str, src: str, upper: float | None = None
+) -> None:
     import numpy as np
 
     try:
@@ -192,14 +211,17 @@ def _check_shape(value: Any, shape: tuple[int, ...], where: str, src: str) -> No
     except (TypeError, ValueError):
         raise ScenarioError(f"{src}: {where}: must be numbers (nested lists)") from None
     try:
+        if arr.ndim not in (0, len(shape)):
+            raise ValueError
         np.broadcast_to(arr, shape)
     except ValueError:
         raise ScenarioError(
             f"{src}: {where}: shape {list(arr.shape)} does not fit "
             f"[streams, windows, configs] = {list(shape)}"
         ) from None
-    if np.any(arr < 0):
-        raise ScenarioError(f"{src}: {where}: values must be >= 0")
+    if np.any(arr < 0) or (upper is not None and np.any(arr > upper)):
+        bound = f"in [0, {upper}]" if upper is not None else ">= 0"
+        raise ScenarioError(f"{src}: {where}: values must be {bound}")
 
 
 def validate(raw: Any, src: str) -> dict[str, Any]:
@@ -212,7 +234,6 @@ def validate(raw: Any, src: str) -> dict[str, Any]:
         raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
     top = {k: v for k, v in raw.items() if k in CONTINUAL}
     data = _validate_record(top, CONTINUAL, "scenario", src)
-    data = {k.replace("scenario.", ""): v for k, v in data.items()}
     for key in FREE & set(raw):
         data[key] = raw[key]
     data["hardware"] = _validate_record(raw.get("hardware"), HARDWARE, "hardware", src)
@@ -250,19 +271,19 @@ def validate(raw: Any, src: str) -> dict[str, Any]:
         extra = set(drift) - allowed
         if extra:
             raise ScenarioError(f"{src}: drift.{sorted(extra)[0]}: unknown field")
-        for key, shp, required in (
-            ("start_accuracy", shape[:1], True),
-            ("post_accuracy", shape, True),
-            ("gpu_seconds", shape, True),
-            ("floor", shape[:2], False),
-            ("drift", shape[:2], False),
-            ("demand", shape[:2], False),
+        for key, shp, required, upper in (
+            ("start_accuracy", shape[:1], True, 1.0),
+            ("post_accuracy", shape, True, 1.0),
+            ("gpu_seconds", shape, True, None),
+            ("floor", shape[:2], False, 1.0),
+            ("drift", shape[:2], False, 1.0),
+            ("demand", shape[:2], False, None),
         ):
             if key not in drift:
                 if required:
                     raise ScenarioError(f"{src}: drift.{key}: missing required field")
                 continue
-            _check_shape(drift[key], shp, f"drift.{key}", src)
+            _check_shape(drift[key], shp, f"drift.{key}", src, upper)
         data["drift"] = dict(drift)
     return data
 

@@ -141,6 +141,31 @@ def _table(value: object, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(np.asarray(value, dtype=float), shape).copy()
 
 
+def config_quality(
+    configs: Sequence[RetrainConfig],
+    sensitivity: Mapping[str, Sequence[float]],
+    shape: tuple[int, int],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Per-window quality of every configuration from its hyperparameters, shape (V, K, C).
+
+    How much a window rewards more epochs, more data or retraining every layer differs from
+    window to window (Ekya §3.1, §4.3: the best configuration changes with the data, which is
+    why Ekya micro-profiles every window). Per stream and window draw an epoch time constant
+    ``tau``, a data exponent ``beta`` and the relative quality ``lam`` of retraining only some
+    layers; then ``q = (1 - e^{-epochs/tau}) * data_fraction^beta * lam^(1 - layers)``,
+    normalised so the best configuration of the window reaches 1.
+    """
+    tau = _uniform(rng, sensitivity["epochs_tau"], shape)[..., None]
+    beta = _uniform(rng, sensitivity["data_exponent"], shape)[..., None]
+    lam = _uniform(rng, sensitivity["partial_layers"], shape)[..., None]
+    epochs = np.array([c.epochs for c in configs], dtype=float)
+    data = np.array([c.data_fraction for c in configs])
+    layers = np.array([c.layers_retrained for c in configs])
+    q = (1.0 - np.exp(-epochs / tau)) * data**beta * lam ** ((1.0 - layers) / 0.7)
+    return q / q.max(axis=-1, keepdims=True)
+
+
 def sample_profile(
     drift: Mapping[str, object],
     configs: Sequence[RetrainConfig],
@@ -166,13 +191,17 @@ def sample_profile(
             gpu_seconds=_table(drift["gpu_seconds"], shape3),
             demand=_table(drift.get("demand", 1.0), shape2),
         )
-    quality = np.array([c.quality for c in configs])
     cost = np.array([c.gpu_seconds for c in configs])
     ceiling = _uniform(rng, drift["ceiling"], shape2)
     gap = _uniform(rng, drift["floor_gap"], shape2)
     floor = ceiling - gap
+    sens = drift.get("sensitivity")
+    if sens:
+        quality = config_quality(configs, sens, shape2, rng)  # (V, K, C)
+    else:
+        quality = np.broadcast_to(np.array([c.quality for c in configs]), shape3)
     jitter = rng.normal(0.0, float(drift.get("config_jitter", 0.0)), size=shape3)
-    post = floor[..., None] + gap[..., None] * np.clip(quality[None, None, :] + jitter, 0.0, 1.0)
+    post = floor[..., None] + gap[..., None] * np.clip(quality + jitter, 0.0, 1.0)
     volume = _uniform(rng, drift.get("data_volume", (1.0, 1.0)), shape2)
     return ContinualProfile(
         start_acc=floor[:, 0].copy(),

@@ -129,7 +129,12 @@ class ContinualLearningEnv(gym.Env):
         if k >= spec.windows:
             return
         prof = eng.profile
-        noise = self.np_random.normal(0.0, 1.0, size=prof.post_acc[:, k].shape)
+        # Micro-profiler error: a part shared by all configurations of a stream (they are
+        # profiled on the same data subsample) and an independent part per configuration.
+        rho = spec.profiler_noise_shared
+        shared = self.np_random.normal(0.0, 1.0, size=(spec.streams, 1))
+        own = self.np_random.normal(0.0, 1.0, size=prof.post_acc[:, k].shape)
+        noise = np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * own
         self.est_post_acc = np.clip(prof.post_acc[:, k] + spec.profiler_noise * noise, 0.0, 1.0)
         self.est_gpu_seconds = prof.gpu_seconds[:, k].copy()  # resource demands: deterministic
 

@@ -27,6 +27,7 @@ class ContinualSpec:
     window_s: float
     a_min: float
     profiler_noise: float
+    profiler_noise_shared: float  # fraction of the estimate error's variance shared by configs
     share_alpha: float
     multi_gpu_efficiency: float
     retrain_configs: tuple[RetrainConfig, ...]
@@ -54,6 +55,7 @@ class ContinualSpec:
             window_s=float(sc["window_s"]),
             a_min=float(sc["a_min"]),
             profiler_noise=float(sc["profiler_noise"]),
+            profiler_noise_shared=float(sc["profiler_noise_shared"]),
             share_alpha=float(hw["share_alpha"]),
             multi_gpu_efficiency=float(hw["multi_gpu_efficiency"]),
             retrain_configs=retrain,

@@ -1,0 +1,24 @@
+"""edgegym speed benchmarks (DESIGN.md §6), run with ``python -m benchmarks``.
+
+Numbers are reported as ratios against a yardstick run in the same process (Gymnasium's
+``CartPole-v1`` step) so that they can be compared across machines. Nothing here is asserted;
+the measured numbers are kept in ``docs/benchmarks.md``.
+
+Modules:
+    common: timing helpers, CPU pinning and machine information.
+    env_throughput: environment step throughput (edgegym vs CartPole).
+    thief: decision time of Ekya's thief scheduler (Algorithm 1).
+"""
+
+from benchmarks.common import machine_info, median
+from benchmarks.env_throughput import ThroughputResult, measure_throughput
+from benchmarks.thief import ThiefTiming, time_thief
+
+__all__ = [
+    "ThiefTiming",
+    "ThroughputResult",
+    "machine_info",
+    "measure_throughput",
+    "median",
+    "time_thief",
+]

@@ -1,0 +1,156 @@
+"""Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root).
+
+Runs the environment throughput benchmark (edgegym vs CartPole-v1) and the thief decision-time
+benchmark, prints readable tables and optionally writes every number with machine information
+to a JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import env_throughput, thief
+from benchmarks.common import machine_info, pinned_to_one_core
+
+DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)
+GPU_COUNTS = (1, 2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Sizes of one benchmark run."""
+
+    env_steps: int
+    yardstick_steps: int
+    repeats: int
+    warmup: int
+    thief_seeds: tuple[int, ...]
+    thief_repeats: int
+
+
+FULL = Settings(
+    env_steps=10_000,
+    yardstick_steps=100_000,
+    repeats=5,
+    warmup=500,
+    thief_seeds=(0, 1, 2, 3, 4),
+    thief_repeats=3,
+)
+QUICK = Settings(
+    env_steps=2_000,
+    yardstick_steps=20_000,
+    repeats=3,
+    warmup=50,
+    thief_seeds=(0, 1),
+    thief_repeats=1,
+)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="edgegym speed benchmarks: env step throughput and thief decision time.",
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write all numbers here")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes for a smoke test (< 20 s)"
+    )
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="do not pin the process to one CPU core (pinned by default where supported)",
+    )
+    return parser.parse_args(argv)
+
+
+def _format_throughput(res: dict[str, Any]) -> str:
+    edge, pole = res["edgegym"], res["cartpole"]
+    lines = [
+        "Environment step throughput (random actions, median of repeats)",
+        f"  {'environment':<32} {'steps/s':>12} {'steps x repeats':>16}",
+        f"  {edge['env_id']:<32} {edge['steps_per_s']:>12,.0f} "
+        f"{edge['steps']:>8} x {edge['repeats']:<5}",
+        f"  {pole['env_id']:<32} {pole['steps_per_s']:>12,.0f} "
+        f"{pole['steps']:>8} x {pole['repeats']:<5}",
+        f"  ratio edgegym / CartPole: {res['ratio_edgegym_over_cartpole']:.4f}"
+        f"  (CartPole is {1 / res['ratio_edgegym_over_cartpole']:.1f}x faster per step)",
+        f"  simulated seconds per wall second (edgegym): {edge['sim_s_per_wall_s']:,.0f}",
+    ]
+    return "\n".join(lines)
+
+
+def _format_thief(res: dict[str, Any]) -> str:
+    head = res["headline"]
+
+    def rows(items: list[dict[str, Any]]) -> list[str]:
+        out = [f"  {'GPUs':>5} {'Delta':>6} {'median ms':>10} {'max ms':>9} {'est. acc':>9}"]
+        for t in items:
+            acc = sum(t["est_accuracy"]) / len(t["est_accuracy"])
+            out.append(
+                f"  {t['gpus']:>5} {t['delta']:>6g} {1e3 * t['median_s']:>10.1f} "
+                f"{1e3 * t['max_s']:>9.1f} {acc:>9.3f}"
+            )
+        return out
+
+    verdict = "meets" if res["meets_target"] else "MISSES"
+    lines = [
+        f"Thief decision time ({head['streams']} streams, {head['retrain_configs']} retraining "
+        f"configurations, window start, seeds {head['seeds']})",
+        f"  headline {head['gpus']} GPUs, Delta {head['delta']:g}: median "
+        f"{1e3 * head['median_s']:.1f} ms, max {1e3 * head['max_s']:.1f} ms "
+        f"(paper {res['paper_s']} s: {res['speedup_vs_paper']:.0f}x faster; "
+        f"{verdict} the {1e3 * res['target_s']:.0f} ms target)",
+        f"  Delta sweep at {head['gpus']} GPUs:",
+        *rows(res["delta_sweep"]),
+        f"  GPU sweep at Delta {head['delta']:g}:",
+        *rows(res["gpu_sweep"]),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the benchmarks, print the tables and optionally write JSON; return the numbers."""
+    args = _parse(argv)
+    cfg = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    info = machine_info()
+    print(
+        f"edgegym benchmarks ({'quick' if args.quick else 'full'}) on {info['cpu_model']}, "
+        f"{info['cpu_count']} CPUs, Python {info['python']}, numpy {info['numpy']}, "
+        f"{info['date']}"
+    )
+    if args.no_pin:
+        results = _run(cfg, core=None)
+    else:
+        with pinned_to_one_core() as core:
+            results = _run(cfg, core)
+    results["machine"] = info
+    results["settings"] = {**cfg.__dict__, "quick": args.quick}
+    results["wall_s"] = time.perf_counter() - started
+    print(f"\ntotal {results['wall_s']:.1f} s")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return results
+
+
+def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
+    print("pinned to CPU core", core if core is not None else "(not pinned)")
+    throughput = env_throughput.compare(cfg.env_steps, cfg.yardstick_steps, cfg.repeats, cfg.warmup)
+    print()
+    print(_format_throughput(throughput))
+    thief_res = thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS)
+    print()
+    print(_format_thief(thief_res))
+    return {"pinned_core": core, "throughput": throughput, "thief": thief_res}
+
+
+if __name__ == "__main__":
+    main()

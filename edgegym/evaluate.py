@@ -1,0 +1,521 @@
+"""One evaluator for every policy: analytic baselines, learned agents and random play.
+
+Every policy answers Stable-Baselines3's ``predict(observation, state, episode_start,
+deterministic)`` protocol. :func:`evaluate` runs each policy on the same seeded episodes
+(seed, seed + 1, ...), so policies face identical drift profiles, and returns an
+:class:`EvalResult` with per-episode metrics, their mean and spread, the policies' decision
+times and, optionally, the timeline of the first episode (for plots).
+
+Example:
+    >>> from edgegym.evaluate import evaluate
+    >>> res = evaluate("edgegym/ContinualLearning-v0", ["thief", "uniform"],
+    ...                scenario="ekya-table1", episodes=2, progress=False)
+    >>> print(res.table())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from edgegym.envs import ENV_IDS, register_all
+from edgegym.scenarios import ScenarioError
+
+#: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
+#: ``predict``, or a factory ``env -> object with predict`` (for policies bound to an env).
+PolicyLike = str | Any
+
+
+# ----------------------------------------------------------------------------- result
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` measured.
+
+    Attributes:
+        env: Environment id.
+        scenario: Scenario name (or path) the environments were made with.
+        overrides: Scenario overrides passed to the environment.
+        seeds: Episode seeds, the same for every policy.
+        results: One entry per policy (see :meth:`to_dict` for the keys).
+        timelines: Policy name -> timeline records of its first episode (``timeline=True``).
+        scenario_info: Facts the plots need (``a_min``, ``gpus``, ``window_s``, ``windows``,
+            ``streams``); not part of the JSON, re-derived by :meth:`from_json`.
+    """
+
+    env: str
+    scenario: str | None
+    overrides: dict[str, Any]
+    seeds: list[int]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    timelines: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    scenario_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when no policy raised during evaluation."""
+        return not any("error" in r for r in self.results)
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Policy name -> error message, for the policies that raised."""
+        return {r["policy"]: r["error"] for r in self.results if "error" in r}
+
+    def result(self, policy: str) -> dict[str, Any]:
+        """The result entry of one policy (by name)."""
+        for r in self.results:
+            if r["policy"] == policy:
+                return r
+        raise KeyError(
+            f"no result for policy {policy!r}; have: {[r['policy'] for r in self.results]}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping.
+
+        Schema: ``{"env", "scenario", "overrides", "seeds", "results": [{"policy",
+        "episodes", "mean_return", "std_return", "metrics": {name: {"mean", "std"}},
+        "per_episode": [{"seed", "return", "metrics", "steps", "decision_time_s"}],
+        "decision_time_s"}]}``; a result also has ``"error"`` when its policy raised and
+        ``"timeline"`` when timelines were kept.
+        """
+        results = []
+        for r in self.results:
+            entry = dict(r)
+            if r["policy"] in self.timelines:
+                entry["timeline"] = self.timelines[r["policy"]]
+            results.append(entry)
+        return {
+            "env": self.env,
+            "scenario": self.scenario,
+            "overrides": dict(self.overrides),
+            "seeds": list(self.seeds),
+            "results": results,
+        }
+
+    def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
+        """Serialise to JSON (non-finite numbers become ``null``); write to ``path`` if given."""
+        text = json.dumps(_jsonable(self.to_dict()), indent=indent)
+        if path is not None:
+            p = Path(path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, path_or_text: str | Path) -> EvalResult:
+        """Load a result written by :meth:`to_json` (a path, or the JSON text itself)."""
+        text = str(path_or_text)
+        if not text.lstrip().startswith("{"):
+            text = Path(path_or_text).read_text()
+        data = json.loads(text)
+        results, timelines = [], {}
+        for r in data["results"]:
+            r = dict(r)
+            tl = r.pop("timeline", None)
+            if tl is not None:
+                timelines[r["policy"]] = tl
+            results.append(r)
+        res = cls(
+            env=data["env"],
+            scenario=data.get("scenario"),
+            overrides=data.get("overrides") or {},
+            seeds=list(data.get("seeds") or []),
+            results=results,
+            timelines=timelines,
+        )
+        try:
+            res.scenario_info = _scenario_info(res.env, res.scenario, res.overrides)
+        except Exception:
+            res.scenario_info = {}
+        return res
+
+    def table(self) -> str:
+        """Aligned text table: return, accuracy, energy, retrainings and decision time."""
+        header = [
+            "policy",
+            "return",
+            "accuracy",
+            "energy (kJ)",
+            "retrainings",
+            "decision ms",
+        ]
+        rows = []
+        notes = []
+        for r in self.results:
+            m = r.get("metrics", {})
+            acc = m.get("accuracy", {})
+            energy = m.get("energy_j", {})
+            retr = m.get("retrainings", {})
+            name = r["policy"]
+            if "error" in r:
+                name += " (!)"
+                notes.append(f"(!) {r['policy']}: {r['error']}")
+            rows.append(
+                [
+                    name,
+                    _pm(r.get("mean_return"), r.get("std_return"), 3),
+                    _pm(acc.get("mean"), acc.get("std"), 3),
+                    _num(_scale(energy.get("mean"), 1e-3), 1),
+                    _num(retr.get("mean"), 1),
+                    _num(_scale(r.get("decision_time_s"), 1e3), 3),
+                ]
+            )
+        widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+        align = ["<"] + [">"] * (len(header) - 1)
+
+        def fmt(row: list[str]) -> str:
+            return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths, strict=True))
+
+        lines = [
+            f"{self.env}  scenario={self.scenario}  episodes={len(self.seeds)}  "
+            f"seeds={_seed_span(self.seeds)}"
+            + (f"  overrides={self.overrides}" if self.overrides else ""),
+            fmt(header),
+            "  ".join("-" * w for w in widths),
+            *(fmt(row) for row in rows),
+            *notes,
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _scale(x: float | None, k: float) -> float | None:
+    return None if x is None else x * k
+
+
+def _num(x: float | None, digits: int) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def _pm(mean: float | None, std: float | None, digits: int) -> str:
+    if mean is None:
+        return "-"
+    return f"{_num(mean, digits)} ± {_num(std, digits)}"
+
+
+def _seed_span(seeds: list[int]) -> str:
+    if not seeds:
+        return "[]"
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}..{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
+# ----------------------------------------------------------------------------- helpers
+def check_env_id(env_id: str) -> None:
+    """Raise ``ValueError`` naming ``env_id`` if it is not a registered environment."""
+    register_all()
+    if env_id not in ENV_IDS and env_id not in gym.registry:
+        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(ENV_IDS)}")
+
+
+def default_scenario(env_id: str) -> str | None:
+    """The default scenario of an edgegym environment id (``None`` for foreign ids)."""
+    return ENV_IDS[env_id][2] if env_id in ENV_IDS else None
+
+
+def make_env(
+    env_id: str,
+    scenario: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    max_streams: int | None = None,
+    record_timeline: bool = False,
+) -> gym.Env:
+    """Make an environment the way the evaluator does (``ValueError``/``ScenarioError`` if bad)."""
+    check_env_id(env_id)
+    kwargs: dict[str, Any] = dict(overrides or {})
+    if env_id in ENV_IDS:
+        kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
+        kwargs["record_timeline"] = record_timeline
+        if max_streams is not None:
+            kwargs["max_streams"] = max_streams
+    elif scenario is not None:
+        kwargs["scenario"] = scenario
+    try:
+        return gym.make(env_id, **kwargs)
+    except ScenarioError:
+        raise
+    except TypeError as exc:
+        raise ValueError(f"{env_id}: bad environment argument: {exc}") from None
+
+
+def _scenario_info(
+    env_id: str, scenario: str | None, overrides: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    env = make_env(env_id, scenario, overrides)
+    try:
+        spec = getattr(env.unwrapped, "spec_", None)
+        if spec is None:
+            return {}
+        return {
+            "a_min": float(spec.a_min),
+            "gpus": int(spec.gpus),
+            "window_s": float(spec.window_s),
+            "windows": int(spec.windows),
+            "streams": int(spec.streams),
+        }
+    finally:
+        env.close()
+
+
+def _policy_name(policy: Any, spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    name = getattr(policy, "name", None)
+    if isinstance(name, str) and name and name != "policy":
+        return name
+    return type(policy).__name__
+
+
+def _build_policy(spec: PolicyLike, env: gym.Env) -> Any:
+    from edgegym.baselines import make_policy
+
+    if isinstance(spec, str):
+        return make_policy(spec, env)
+    if hasattr(spec, "predict"):
+        return spec
+    if callable(spec):
+        policy = spec(env)
+        if not hasattr(policy, "predict"):
+            raise ValueError(f"policy factory {spec!r} returned {policy!r}, which has no predict()")
+        return policy
+    raise ValueError(
+        f"policy {spec!r} is neither a policy name, an object with predict(), nor a factory"
+    )
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return None, None
+    return float(arr.mean()), float(arr.std())
+
+
+def _summarise(name: str, per_episode: list[dict[str, Any]]) -> dict[str, Any]:
+    mean_ret, std_ret = _mean_std([e["return"] for e in per_episode])
+    metric_names: list[str] = []
+    for e in per_episode:
+        metric_names += [k for k in e["metrics"] if k not in metric_names]
+    metrics = {}
+    for key in metric_names:
+        mean, std = _mean_std([e["metrics"][key] for e in per_episode if key in e["metrics"]])
+        metrics[key] = {"mean": mean, "std": std}
+    steps = sum(e["steps"] for e in per_episode)
+    total_t = sum(e["decision_time_s"] * e["steps"] for e in per_episode)
+    return {
+        "policy": name,
+        "episodes": len(per_episode),
+        "mean_return": mean_ret,
+        "std_return": std_ret,
+        "metrics": metrics,
+        "per_episode": per_episode,
+        "decision_time_s": total_t / steps if steps else None,
+    }
+
+
+def _run_episode(env: gym.Env, policy: Any, seed: int) -> dict[str, Any]:
+    obs, _info = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    if hasattr(policy, "reset"):
+        policy.reset(seed)
+    state = None
+    episode_start = np.array([True])
+    total, steps, spent = 0.0, 0, 0.0
+    info: dict[str, Any] = {}
+    done = False
+    while not done:
+        t0 = time.perf_counter()
+        action, state = policy.predict(
+            obs, state=state, episode_start=episode_start, deterministic=True
+        )
+        spent += time.perf_counter() - t0
+        episode_start = np.array([False])
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += float(reward)
+        steps += 1
+        done = bool(terminated or truncated)
+    metrics = info.get("episode_metrics", {})
+    return {
+        "seed": seed,
+        "return": total,
+        "metrics": {k: float(v) for k, v in metrics.items()},
+        "steps": steps,
+        "decision_time_s": spent / steps if steps else 0.0,
+    }
+
+
+# ----------------------------------------------------------------------------- evaluate
+def evaluate(
+    env_id: str,
+    policies: Sequence[PolicyLike] | Mapping[str, PolicyLike],
+    scenario: str | None = None,
+    episodes: int = 5,
+    seed: int = 0,
+    overrides: Mapping[str, Any] | None = None,
+    progress: bool = True,
+    timeline: bool = False,
+    max_streams: int | None = None,
+) -> EvalResult:
+    """Score policies on the same seeded episodes.
+
+    Every policy gets its own environment and runs ``episodes`` episodes with seeds
+    ``seed, seed + 1, ...``; before each, the evaluator calls ``policy.reset(seed)`` if the
+    policy has one. Recurrent SB3 policies get their ``state`` back and ``episode_start``
+    (``np.array([True])`` on the first step of an episode). Arguments are checked, and every
+    policy built, before the first episode runs; a policy that raises mid-evaluation does
+    not lose the results of the others: its entry keeps the episodes it finished and gets an
+    ``"error"`` string (see :attr:`EvalResult.ok`).
+
+    Args:
+        env_id: A registered environment id (see ``edgegym.envs.ENV_IDS``).
+        policies: Policy specs: names with optional parameters for
+            :func:`edgegym.baselines.make_policy` (``"thief:delta=0.2,oracle=true"``),
+            objects with SB3's ``predict``, or factories ``env -> policy``. A mapping gives
+            the names to report them under.
+        scenario: Scenario name or path; ``None`` for the environment's default.
+        episodes: Episodes per policy (>= 1).
+        seed: Seed of the first episode.
+        overrides: Scenario field overrides (``{"gpus": 4}``).
+        progress: Show a tqdm bar over (policy, episode) (hidden when not on a terminal).
+        timeline: Keep the timeline of each policy's first episode (``result.timelines``).
+        max_streams: Stream slots of the environment (pad for policies trained on more).
+
+    Returns:
+        An :class:`EvalResult`.
+
+    Raises:
+        ValueError: Unknown environment id or policy, bad episode count or seed.
+        ScenarioError: Unknown scenario or invalid override (a ``ValueError`` too).
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    check_env_id(env_id)
+    if isinstance(policies, str | bytes) or (
+        not isinstance(policies, Mapping | Sequence) and hasattr(policies, "predict")
+    ):
+        policies = [policies]
+    items = (
+        list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
+    )
+    if not items:
+        raise ValueError("no policies to evaluate")
+    overrides = dict(overrides or {})
+    scenario = scenario if scenario is not None else default_scenario(env_id)
+    seeds = [int(seed) + i for i in range(int(episodes))]
+
+    # Build every environment and policy first, so bad arguments fail before any work.
+    built: list[tuple[str, gym.Env, Any]] = []
+    names: set[str] = set()
+    try:
+        for given, spec in items:
+            env = make_env(env_id, scenario, overrides, max_streams, record_timeline=timeline)
+            policy = _build_policy(spec, env)
+            name = str(given) if given is not None else _policy_name(policy, spec)
+            base, n = name, 2
+            while name in names:
+                name, n = f"{base}#{n}", n + 1
+            names.add(name)
+            built.append((name, env, policy))
+    except BaseException:
+        for _, env, _ in built:
+            env.close()
+        raise
+
+    result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
+    unwrapped = built[0][1].unwrapped
+    spec_ = getattr(unwrapped, "spec_", None)
+    if spec_ is not None:
+        result.scenario_info = {
+            "a_min": float(spec_.a_min),
+            "gpus": int(spec_.gpus),
+            "window_s": float(spec_.window_s),
+            "windows": int(spec_.windows),
+            "streams": int(spec_.streams),
+        }
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=len(built) * len(seeds),
+        desc="evaluate",
+        unit="ep",
+        disable=None if progress else True,
+        file=sys.stderr,
+    )
+    try:
+        for name, env, policy in built:
+            per_episode: list[dict[str, Any]] = []
+            error: str | None = None
+            bar.set_postfix_str(name, refresh=False)
+            for i, s in enumerate(seeds):
+                try:
+                    per_episode.append(_run_episode(env, policy, s))
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc} (episode seed {s})"
+                    bar.update(len(seeds) - i)
+                    break
+                if timeline and i == 0:
+                    tl = _timeline_of(env)
+                    if tl is not None:
+                        result.timelines[name] = tl
+                    if hasattr(env.unwrapped, "record_timeline"):
+                        env.unwrapped.record_timeline = False  # later episodes need no timeline
+                bar.update(1)
+            entry = _summarise(name, per_episode)
+            if error is not None:
+                entry["error"] = error
+            result.results.append(entry)
+    finally:
+        bar.close()
+        for _, env, _ in built:
+            env.close()
+    return result
+
+
+def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
+    engine = getattr(env.unwrapped, "engine", None)
+    metrics = getattr(engine, "metrics", None)
+    tl = getattr(metrics, "timeline", None)
+    return None if tl is None else [dict(rec) for rec in tl]
+
+
+# ``edgegym.evaluate`` is both this module and (in ``edgegym/__init__``) a function; importing
+# the module replaces the package attribute with the module, so make the module callable too.
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> EvalResult:
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["EvalResult", "PolicyLike", "check_env_id", "default_scenario", "evaluate", "make_env"]

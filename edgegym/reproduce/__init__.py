@@ -1,0 +1,1 @@
+"""Reproductions of the papers' results: ``python -m edgegym.reproduce.ekya``."""

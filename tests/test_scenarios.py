@@ -1,0 +1,250 @@
+"""Scenario loading and validation: bundled files load, bad files get one clear message."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.scenarios import Scenario, ScenarioError, bundled, load
+
+EXPECTED_BUNDLED = {"ekya-cityscapes", "ekya-table1", "ekya-waymo"}
+
+
+def test_bundled_list_holds_the_paper_scenarios():
+    assert EXPECTED_BUNDLED <= set(bundled())
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_every_bundled_scenario_loads_and_runs(name):
+    sc = load(name)
+    assert isinstance(sc, Scenario) and sc.name == name
+    assert sc["family"] == "continual"
+    env = ContinualLearningEnv(scenario=name)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert env.spec_.streams == sc["streams"]
+
+
+def test_load_by_path_equals_load_by_name():
+    by_name = load("ekya-table1")
+    by_path = load(by_name.source)
+    assert by_path.data == by_name.data
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_BUNDLED))
+def test_gpus_override(name):
+    base = load(name)
+    assert base["hardware"]["gpus"] != 4
+    sc = load(name, gpus=4)
+    assert sc["hardware"]["gpus"] == 4
+    assert sc["streams"] == base["streams"]
+    assert ContinualLearningEnv(scenario=name, gpus=4).spec_.gpus == 4
+    assert base["hardware"]["gpus"] == load(name)["hardware"]["gpus"]  # file untouched
+
+
+def test_other_overrides():
+    sc = load("ekya-cityscapes", streams=2, windows=3, **{"hardware.share_quantum": 0.05})
+    assert (sc["streams"], sc["windows"], sc["hardware"]["share_quantum"]) == (2, 3, 0.05)
+    sc = load("ekya-cityscapes", **{"drift.drift": [0.1, 0.2]})
+    assert sc["drift"]["drift"] == [0.1, 0.2]
+    assert load("ekya-table1", gpus="2")["hardware"]["gpus"] == 2  # CLI-style strings parse
+
+
+def test_valid_tmp_file_loads(write_scenario, table_scenario):
+    sc = load(write_scenario(table_scenario))
+    assert sc.name == "tiny-table"
+    assert sc["hardware"]["share_alpha"] == 1.0  # default filled in
+    assert sc["uniform"] == {"config1": "lo", "config2": "hi"}
+
+
+# ----------------------------------------------------------------------- bad files
+def _set(data: dict, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    node = data
+    for p in parents:
+        node = node[p]
+    node[last] = value
+
+
+def _del(data: dict, dotted: str) -> None:
+    *parents, last = dotted.split(".")
+    node = data
+    for p in parents:
+        node = node[p]
+    del node[last]
+
+
+BAD_VALUES = [
+    # (field, value, substrings the message must hold besides the path)
+    ("hardware.gpus", 0, ["gpus", "0", "[1, 64]"]),
+    ("hardware.gpus", 65, ["gpus", "[1, 64]"]),
+    ("hardware.gpus", 1.5, ["gpus", "integer"]),
+    ("streams", -1, ["streams", "-1", "[1, 64]"]),
+    ("windows", 0, ["windows", "[1, 1000]"]),
+    ("a_min", 1.5, ["a_min", "[0.0, 1.0]"]),
+    ("hardware.gpu", "RTX-9999", ["gpu", "RTX-9999", "V100-16GB", "A100-40GB"]),
+    ("hardware.share_quantum", 0.0, ["share_quantum", "(0.0, 1.0]"]),
+    ("inference_configs", [], ["inference_configs", "non-empty list"]),
+    ("drift.kind", "sinusoidal", ["drift.kind", "generated", "table"]),
+    ("drift.post_accuracy", [[[0.9, 0.7]], [[0.8, 0.6]], [[0.8, 0.6]]], ["drift.post_accuracy"]),
+    ("drift.gpu_seconds", [[[40, 10, 5]], [[30, 20, 5]]], ["drift.gpu_seconds", "[2, 1, 2]"]),
+    ("drift.start_accuracy", [0.5, 0.4, 0.3], ["drift.start_accuracy", "[2]"]),
+    ("retrain_configs", [{"name": "a", "epochs": 0}], ["epochs", "[1, 10000]"]),
+    ("uniform", {"config1": "nope", "config2": "hi"}, ["config1", "nope", "hi", "lo"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needles"), BAD_VALUES, ids=[f"{f}={v!r}"[:40] for f, v, _ in BAD_VALUES]
+)
+def test_bad_value_names_file_field_range(write_scenario, table_scenario, field, value, needles):
+    _set(table_scenario, field, value)
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert str(path) in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+    assert "\n" not in msg.strip()  # one message, not a traceback
+
+
+def test_missing_drift_kind(write_scenario, table_scenario):
+    _del(table_scenario, "drift.kind")
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError, match=r"drift\.kind") as exc:
+        load(path)
+    assert str(path) in str(exc.value)
+    assert "'generated' or 'table'" in str(exc.value)
+
+
+def test_missing_drift_section(write_scenario, table_scenario):
+    del table_scenario["drift"]
+    with pytest.raises(ScenarioError, match="drift"):
+        load(write_scenario(table_scenario))
+
+
+@pytest.mark.parametrize(
+    "field", ["streams", "hardware.gpu", "drift.post_accuracy", "retrain_configs", "name"]
+)
+def test_missing_required_field(write_scenario, table_scenario, field):
+    _del(table_scenario, field)
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert str(path) in msg and field.split(".")[-1] in msg
+
+
+def test_unknown_top_level_field(write_scenario, table_scenario):
+    table_scenario["gpu_count"] = 3
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert str(path) in msg and "gpu_count" in msg and "unknown field" in msg
+    assert "streams" in msg and "hardware" in msg  # lists what is allowed
+
+
+@pytest.mark.parametrize(
+    ("section", "field"),
+    [("hardware", "gpu_count"), ("drift", "drfit"), ("objective", "latency")],
+)
+def test_unknown_nested_field(write_scenario, table_scenario, section, field):
+    table_scenario.setdefault(section, {})[field] = 1
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    assert str(path) in str(exc.value) and field in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["name: x\nstreams: [1, 2\n", "name: x\n  streams: 2\n bad: : :\n", "\tname: x\n"],
+)
+def test_malformed_yaml(write_scenario, text):
+    path = write_scenario(text)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    assert str(path) in str(exc.value) and "YAML" in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ["", "- just\n- a list\n", "42\n"])
+def test_non_mapping_file(write_scenario, text):
+    path = write_scenario(text)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    assert str(path) in str(exc.value)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    path = tmp_path / "sub" / "nowhere.yaml"
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    assert str(path) in str(exc.value) and "not found" in str(exc.value)
+
+
+def test_unknown_bundled_name_lists_the_bundled_ones():
+    with pytest.raises(ScenarioError) as exc:
+        load("ekya-nowhere")
+    msg = str(exc.value)
+    assert "ekya-nowhere" in msg and all(name in msg for name in EXPECTED_BUNDLED)
+
+
+# ------------------------------------------------------------------------ overrides
+@pytest.mark.parametrize(
+    ("overrides", "needles"),
+    [
+        ({"gpus": 0}, ["gpus", "0", "[1, 64]"]),
+        ({"gpus": "0"}, ["gpus", "[1, 64]"]),
+        ({"streams": 100}, ["streams", "[1, 64]"]),
+        ({"nonexistent": 3}, ["nonexistent", "unknown field", "gpus", "streams"]),
+        ({"hardware.gpu": "TPU"}, ["gpu", "TPU", "V100-16GB"]),
+        ({"hardware.nonexistent": 1}, ["nonexistent"]),
+    ],
+)
+def test_bad_overrides(overrides, needles):
+    with pytest.raises(ScenarioError) as exc:
+        load("ekya-table1", **overrides)
+    msg = str(exc.value)
+    assert "ekya-table1" in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+
+
+def test_bad_override_through_env_constructor():
+    with pytest.raises(ScenarioError, match="gpus"):
+        ContinualLearningEnv(scenario="ekya-table1", gpus=0)
+
+
+def test_override_on_tmp_file_names_the_file(write_scenario, table_scenario):
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path, gpus=0)
+    assert str(path) in str(exc.value)
+    assert load(path, gpus=2)["hardware"]["gpus"] == 2
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("drift.start_accuracy", [1.2, 0.4]),
+        ("drift.post_accuracy", [[[1.5, 0.7]], [[0.8, 0.6]]]),
+        ("drift.floor", 1.1),
+    ],
+)
+def test_table_accuracy_above_one_is_rejected(write_scenario, table_scenario, field, value):
+    _set(table_scenario, field, value)
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as exc:
+        load(path)
+    assert str(path) in str(exc.value) and field in str(exc.value)
+    assert "[0, 1.0]" in str(exc.value)
+
+
+def test_table_of_the_wrong_rank_is_rejected(write_scenario, table_scenario):
+    # A one-level list must not be silently spread over configurations.
+    _set(table_scenario, "drift.post_accuracy", [0.9, 0.7])
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError, match=r"drift\.post_accuracy: shape"):
+        load(path)
