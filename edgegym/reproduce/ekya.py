@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         beats_all="holds" if beats_all else "DOES NOT hold",
         d_text=d_text,
         dgain=100 * d["gain"],
+        dgain_literal=100 * d["gain_literal"],
         e_text=e_text,
         drop20=100 * e["drop20"],
     )

@@ -1,0 +1,142 @@
+"""The command line and the evaluator, end to end on the small Table 1 scenario."""
+
+import json
+
+import pytest
+
+from edgegym.cli import main
+from edgegym.evaluate import evaluate
+
+ENV = "edgegym/ContinualLearning-v0"
+
+
+def test_evaluate_writes_json_and_png(tmp_path, capsys):
+    out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
+    rc = main(
+        [
+            "evaluate",
+            ENV,
+            "--scenario",
+            "ekya-table1",
+            "--policy",
+            "thief",
+            "--policy",
+            "uniform",
+            "--episodes",
+            "2",
+            "--json",
+            str(out_json),
+            "--plot",
+            str(out_png),
+            "--no-progress",
+        ]
+    )
+    assert rc == 0
+    data = json.loads(out_json.read_text())
+    assert data["env"] == ENV and data["scenario"] == "ekya-table1"
+    names = [r["policy"] for r in data["results"]]
+    assert names == ["thief", "uniform"]
+    for r in data["results"]:
+        assert r["episodes"] == 2
+        assert {"mean_return", "std_return", "metrics"} <= set(r)
+    thief, uniform = data["results"]
+    assert thief["metrics"]["accuracy"]["mean"] > uniform["metrics"]["accuracy"]["mean"]
+    assert out_png.stat().st_size > 10_000
+    table = capsys.readouterr().out
+    assert "thief" in table and "uniform" in table
+
+
+def test_policy_all_covers_every_family_policy(tmp_path):
+    from edgegym.baselines import POLICIES
+
+    out = tmp_path / "all.json"
+    assert (
+        main(
+            [
+                "evaluate",
+                ENV,
+                "--scenario",
+                "ekya-table1",
+                "--policy",
+                "all",
+                "--episodes",
+                "1",
+                "--json",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    names = {r["policy"] for r in json.loads(out.read_text())["results"]}
+    assert names == set(POLICIES)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["evaluate", ENV, "--policy", "nope", "--episodes", "1"], "nope"),
+        (["evaluate", "edgegym/Nope-v0", "--episodes", "1"], "Nope-v0"),
+        (["evaluate", ENV, "--set", "gpus", "--episodes", "1"], "gpus"),
+        (["evaluate", ENV, "--set", "gpus=0", "--episodes", "1"], "hardware.gpus"),
+        (["evaluate", ENV, "--scenario", "missing-scenario", "--episodes", "1"], "missing"),
+        (["evaluate", ENV, "--episodes", "0"], "episodes"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(argv, needle, capsys):
+    assert main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("edgegym: error:") and needle in err
+    assert "Traceback" not in err
+
+
+def test_listing_commands(capsys):
+    assert main(["envs"]) == 0
+    assert ENV in capsys.readouterr().out
+    assert main(["scenarios"]) == 0
+    out = capsys.readouterr().out
+    assert "ekya-cityscapes" in out and "ekya-table1" in out
+    assert main(["policies", "--env", ENV]) == 0
+    assert "thief" in capsys.readouterr().out
+
+
+def test_evaluation_is_reproducible_and_policies_share_episodes():
+    a = evaluate(
+        ENV,
+        ["thief", "random"],
+        scenario="ekya-cityscapes",
+        episodes=2,
+        seed=3,
+        overrides={"streams": 3, "windows": 2},
+        progress=False,
+    )
+    b = evaluate(
+        ENV,
+        ["thief", "random"],
+        scenario="ekya-cityscapes",
+        episodes=2,
+        seed=3,
+        overrides={"streams": 3, "windows": 2},
+        progress=False,
+    )
+    for ra, rb in zip(a.results, b.results, strict=True):
+        assert ra["mean_return"] == rb["mean_return"]
+        assert [e["seed"] for e in ra["per_episode"]] == [3, 4]
+
+
+class _Exploding:
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        raise RuntimeError("boom")
+
+
+def test_a_failing_policy_keeps_the_other_results(tmp_path, capsys):
+    res = evaluate(
+        ENV,
+        {"thief": "thief", "broken": _Exploding()},
+        scenario="ekya-table1",
+        episodes=1,
+        progress=False,
+    )
+    assert not res.ok
+    assert "boom" in res.errors["broken"]
+    assert res.result("thief")["episodes"] == 1
