@@ -18,8 +18,9 @@ class Metrics:
         n_streams: Tenants.
         n_windows: Retraining windows.
         window_s: Window length in seconds.
-        a_min: Accuracy floor; time below it per tenant is counted.
-        timeline: Keep one record per segment (for plots); off in training.
+
+    Set ``a_min`` (accuracy floor; time below it is counted per tenant) and ``timeline = []``
+    (one record per segment, for plots; ``None`` in training) after construction.
     """
 
     def __init__(self, n_streams: int, n_windows: int, window_s: float) -> None:
