@@ -1,57 +1,136 @@
-"""The ``edgegym`` command line: evaluate policies, list environments, scenarios and policies."""
+"""``edgegym`` command line: evaluate policies and list environments, scenarios and policies.
+
+Examples::
+
+    edgegym evaluate edgegym/ContinualLearning-v0 --scenario ekya-table1 \\
+        --policy thief --policy uniform --episodes 5 --json out.json --plot out.png
+    edgegym evaluate edgegym/ContinualLearning-v0 --policy all --set gpus=2
+    edgegym envs
+    edgegym scenarios
+    edgegym policies --env edgegym/ContinualLearning-v0
+
+Exit codes: 0 success, 1 a policy raised during evaluation (the partial results are still
+printed and written), 2 bad arguments.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
-from edgegym.envs import ENV_IDS
+PROG = "edgegym"
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (reported as one ``edgegym: error:`` line, exit code 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit code 2, no traceback
-        self.exit(2, f"edgegym: error: {message}\n")
+    """ArgumentParser that raises :class:`UsageError` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
 
 
-def _parse_sets(items: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
+# ----------------------------------------------------------------------------- helpers
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+_ABBREVIATIONS = ("fig.", "e.g.", "i.e.", "cf.", "vs.", "al.", "eq.", "sec.", "tab.", "no.")
+
+
+def _first_sentence(text: str, limit: int = 100) -> str:
+    """First sentence of ``text`` (abbreviations such as "Fig." do not end one), shortened."""
+    words = str(text or "").split()
+    out: list[str] = []
+    for j, word in enumerate(words):
+        out.append(word)
+        ends = word.endswith(".") and word.lower() not in _ABBREVIATIONS
+        if ends and (j + 1 == len(words) or words[j + 1][:1].isupper()):
+            break
+    sentence = " ".join(out)
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
+    """Parse ``--set key=value`` items (values stay strings; the scenario loader types them).
+
+    Raises:
+        UsageError: An item is not ``key=value`` with a non-empty key.
+    """
+    out: dict[str, str] = {}
+    for item in items or []:
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"--set {item!r} is not key=value (e.g. --set gpus=4)")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if not eq or not key or not value.strip():
+            raise UsageError(f"malformed --set {item!r} (expected key=value, e.g. gpus=4)")
+        out[key] = value.strip()
     return out
 
 
-def _families_policies(env_id: str) -> list[str]:
+def _env_family(env_id: str) -> str | None:
+    from edgegym.envs import ENV_IDS
+
+    return ENV_IDS[env_id][1] if env_id in ENV_IDS else None
+
+
+def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
+    """Expand ``all`` into every registered policy applicable to the env's family; dedupe."""
     from edgegym.baselines import POLICIES
 
-    family = ENV_IDS[env_id][1]
-    return [name for name, (_, fams, _) in POLICIES.items() if family in fams]
+    family = _env_family(env_id)
+    out: list[str] = []
+    for spec in specs:
+        names = (
+            [n for n, (_, fams, _) in POLICIES.items() if family is None or family in fams]
+            if spec.strip() == "all"
+            else [spec]
+        )
+        out += [n for n in names if n not in out]
+    if not out:
+        raise UsageError(f"no policies apply to {env_id}")
+    return out
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from edgegym.evaluate import evaluate
+# ----------------------------------------------------------------------------- commands
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``edgegym evaluate``: run the evaluator, print the table, write JSON and a plot."""
+    from edgegym.evaluate import check_env_id, default_scenario, evaluate
 
-    if args.env_id not in ENV_IDS:
-        raise ValueError(f"unknown environment {args.env_id!r}; registered: {', '.join(ENV_IDS)}")
+    try:
+        check_env_id(args.env_id)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.episodes < 1:
-        raise ValueError(f"--episodes must be >= 1, got {args.episodes}")
-    policies: list[str] = []
-    for spec in args.policy or ["all"]:
-        policies += _families_policies(args.env_id) if spec == "all" else [spec]
-    result = evaluate(
-        args.env_id,
-        policies,
-        scenario=args.scenario,
-        episodes=args.episodes,
-        seed=args.seed,
-        overrides=_parse_sets(args.set),
-        progress=not args.no_progress,
-        timeline=args.plot is not None,
-    )
+        raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if args.max_streams is not None and args.max_streams < 1:
+        raise UsageError(f"--max-streams must be >= 1, got {args.max_streams}")
+    overrides = parse_sets(args.set)
+    policies = expand_policies(args.policy or ["thief"], args.env_id)
+    scenario = args.scenario or default_scenario(args.env_id)
+    try:
+        result = evaluate(
+            args.env_id,
+            policies,
+            scenario=scenario,
+            episodes=args.episodes,
+            seed=args.seed,
+            overrides=overrides,
+            progress=not args.no_progress,
+            timeline=args.plot is not None,
+            max_streams=args.max_streams,
+        )
+    except ValueError as exc:  # unknown policy / scenario, bad override (ScenarioError)
+        raise UsageError(str(exc)) from None
     print(result.table())
     if args.json:
         result.to_json(args.json)
@@ -61,84 +140,148 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
         plot_evaluation(result, args.plot)
         print(f"wrote {args.plot}")
-    for name, err in result.errors.items():
-        print(f"edgegym: error: policy {name} failed: {err}", file=sys.stderr)
-    return 0 if result.ok else 1
-
-
-def _rows(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
-
-
-def _cmd_envs(_: argparse.Namespace) -> int:
-    rows = [[i, fam, sc, desc] for i, (_, fam, sc, desc) in ENV_IDS.items()]
-    print(_rows(["id", "family", "default scenario", "summary"], rows))
+    if not result.ok:
+        for name, err in result.errors.items():
+            print(f"{PROG}: error: policy {name!r} failed: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
-def _cmd_scenarios(_: argparse.Namespace) -> int:
-    from edgegym.scenarios import bundled, load
+def cmd_envs(args: argparse.Namespace) -> int:
+    """``edgegym envs``: the registered environment ids."""
+    from edgegym.envs import ENV_IDS
+
+    rows = [(env_id, fam, scen, summ) for env_id, (_, fam, scen, summ) in ENV_IDS.items()]
+    print(_table(["id", "family", "default scenario", "summary"], rows))
+    return 0
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    """``edgegym scenarios``: the bundled scenarios."""
+    from edgegym.scenarios import ScenarioError, bundled, load
 
     rows = []
     for name in bundled():
-        sc = load(name)
-        hw = sc["hardware"]
-        first = sc.get("description", "").split(". ")[0].strip()
+        try:
+            d = load(name).data
+        except ScenarioError as exc:
+            rows.append((name, "?", "?", "?", "?", f"(invalid: {exc})"))
+            continue
+        hw = d.get("hardware", {})
         rows.append(
-            [
+            (
                 name,
-                sc["family"],
-                str(sc["streams"]),
-                f"{hw['gpus']} x {hw['gpu']}",
-                f"{sc['windows']} x {sc['window_s']:g} s",
-                first[:70],
-            ]
+                d.get("family", "?"),
+                d.get("streams", "?"),
+                f"{hw.get('gpus', '?')} x {hw.get('gpu', '?')}",
+                f"{d.get('windows', '?')} x {d.get('window_s', '?'):g} s"
+                if isinstance(d.get("window_s"), int | float)
+                else f"{d.get('windows', '?')} x ?",
+                _first_sentence(d.get("description", "")),
+            )
         )
-    print(_rows(["name", "family", "streams", "GPUs", "windows", "description"], rows))
+    print(_table(["name", "family", "streams", "GPUs", "windows", "description"], rows))
     return 0
 
 
-def _cmd_policies(args: argparse.Namespace) -> int:
+def cmd_policies(args: argparse.Namespace) -> int:
+    """``edgegym policies``: the registered policies (for one env's family with ``--env``)."""
     from edgegym.baselines import POLICIES
 
-    if args.env and args.env not in ENV_IDS:
-        raise ValueError(f"unknown environment {args.env!r}; registered: {', '.join(ENV_IDS)}")
-    names = _families_policies(args.env) if args.env else list(POLICIES)
-    print(_rows(["policy", "description"], [[n, POLICIES[n][2]] for n in names]))
+    family = None
+    if args.env is not None:
+        from edgegym.evaluate import check_env_id
+
+        try:
+            check_env_id(args.env)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        family = _env_family(args.env)
+    rows = [
+        (name, ", ".join(fams), desc)
+        for name, (_, fams, desc) in POLICIES.items()
+        if family is None or family in fams
+    ]
+    print(_table(["policy", "families", "description"], rows))
     return 0
 
 
+# ----------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    p = _Parser(prog="edgegym", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    ev = sub.add_parser("evaluate", help="score policies over the same seeded episodes")
-    ev.add_argument("env_id", help="environment id, e.g. edgegym/ContinualLearning-v0")
-    ev.add_argument("--scenario", default=None, help="bundled name or YAML path")
-    ev.add_argument("--policy", action="append", help="policy spec (repeatable; 'all')")
-    ev.add_argument("--episodes", type=int, default=5)
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--json", default=None, help="write results as JSON")
-    ev.add_argument("--plot", default=None, help="write a PNG figure")
-    ev.add_argument("--set", action="append", default=[], help="scenario override key=value")
-    ev.add_argument("--no-progress", action="store_true")
-    ev.set_defaults(func=_cmd_evaluate)
-    sub.add_parser("envs", help="registered environment ids").set_defaults(func=_cmd_envs)
-    sub.add_parser("scenarios", help="bundled scenarios").set_defaults(func=_cmd_scenarios)
-    pol = sub.add_parser("policies", help="available policies")
-    pol.add_argument("--env", default=None)
-    pol.set_defaults(func=_cmd_policies)
-    return p
+    """The ``edgegym`` argument parser."""
+    from edgegym import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Gymnasium environments and baselines for scheduling DNN inference and "
+        "continual retraining on shared GPUs.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    ev = sub.add_parser(
+        "evaluate",
+        help="score policies on the same seeded episodes",
+        description="Run every policy on the same seeded episodes and print a table.",
+    )
+    ev.add_argument("env_id", metavar="ENV_ID", help="environment id (see 'edgegym envs')")
+    ev.add_argument("--scenario", help="scenario name or .yaml path (default: the env's)")
+    ev.add_argument(
+        "--policy",
+        action="append",
+        metavar="P",
+        help="policy spec, e.g. thief or 'thief:delta=0.2,oracle=true'; repeat for more; "
+        "'all' for every applicable policy (default: thief)",
+    )
+    ev.add_argument("--episodes", type=int, default=5, help="episodes per policy (default 5)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the first episode (default 0)")
+    ev.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    ev.add_argument("--plot", metavar="OUT.png", help="draw allocations and accuracy over time")
+    ev.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="scenario override, e.g. gpus=4 or drift.drift=[0.1,0.2]; repeatable",
+    )
+    ev.add_argument("--max-streams", type=int, help="stream slots of the env (padding)")
+    ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    ev.set_defaults(func=cmd_evaluate)
+
+    envs = sub.add_parser("envs", help="list the registered environment ids")
+    envs.set_defaults(func=cmd_envs)
+
+    sc = sub.add_parser("scenarios", help="list the bundled scenarios")
+    sc.set_defaults(func=cmd_scenarios)
+
+    po = sub.add_parser("policies", help="list the policies")
+    po.add_argument("--env", metavar="ENV_ID", help="only policies applicable to this env")
+    po.set_defaults(func=cmd_policies)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``edgegym`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``edgegym`` console script.
+
+    Args:
+        argv: Arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0 success, 1 a policy failed mid-run, 2 bad arguments.
+    """
     try:
+        parser = build_parser()
+        args = parser.parse_args(list(argv) if argv is not None else None)
         return int(args.func(args))
-    except ValueError as exc:  # ScenarioError is a ValueError
-        print(f"edgegym: error: {exc}", file=sys.stderr)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -68,8 +68,8 @@ def _plot_shares(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping[s
     ax.set_ylabel("GPU share (GPUs)")
     shown = min(n, _MAX_LEGEND_STREAMS)
     handles = [
-        Patch(color=dark[0], label="retraining (dark)"),
-        Patch(color=light[0], label="inference (light)"),
+        Patch(color="0.3", label="retraining (dark)"),
+        Patch(color="0.75", label="inference (light)"),
     ]
     handles += [Patch(color=dark[v], label=f"stream {v}") for v in range(shown)]
     if n > shown:
@@ -121,9 +121,9 @@ def _plot_bars(ax: Any, result: EvalResult) -> None:
         colors.append("tab:red" if "error" in r else "tab:blue")
     pos = np.arange(len(names))
     ax.bar(pos, np.nan_to_num(means), yerr=stds, capsize=4, color=colors, alpha=0.85)
-    for p, m in zip(pos, means, strict=True):
+    for p, m, sd in zip(pos, means, stds, strict=True):
         if np.isfinite(m):
-            ax.text(p, m + 0.02, f"{m:.3f}", ha="center", va="bottom", fontsize=8)
+            ax.text(p + 0.02, m + sd + 0.015, f"{m:.3f}", ha="center", va="bottom", fontsize=8)
     a_min = result.scenario_info.get("a_min")
     if a_min:
         ax.axhline(a_min, color="red", linestyle=":", linewidth=1.2, label=f"a_MIN = {a_min:g}")

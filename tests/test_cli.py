@@ -140,3 +140,43 @@ def test_a_failing_policy_keeps_the_other_results(tmp_path, capsys):
     assert not res.ok
     assert "boom" in res.errors["broken"]
     assert res.result("thief")["episodes"] == 1
+
+
+def test_mid_run_failure_writes_partial_json_and_exits_nonzero(tmp_path, monkeypatch, capsys):
+    from edgegym import baselines
+
+    class Boom(baselines.Policy):
+        def act(self):
+            raise RuntimeError("kaboom")
+
+    monkeypatch.setitem(baselines.POLICIES, "boom", (Boom, ("continual",), "always raises"))
+    out = tmp_path / "partial.json"
+    argv = ["evaluate", ENV, "--scenario", "ekya-table1", "--policy", "thief", "--policy"]
+    rc = main([*argv, "boom", "--episodes", "1", "--json", str(out), "--no-progress"])
+    assert rc == 1
+    data = json.loads(out.read_text())
+    thief, boom = data["results"]
+    assert thief["episodes"] == 1 and "error" not in thief
+    assert boom["episodes"] == 0 and "kaboom" in boom["error"]
+    captured = capsys.readouterr()
+    assert "thief" in captured.out and "kaboom" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_set_overrides_reach_the_environment(tmp_path):
+    out = tmp_path / "o.json"
+    argv = ["evaluate", ENV, "--scenario", "ekya-table1", "--policy", "uniform", "--episodes"]
+    assert main([*argv, "1", "--set", "gpus=1", "--json", str(out), "--no-progress"]) == 0
+    one = json.loads(out.read_text())
+    assert one["overrides"] == {"gpus": "1"}
+    assert main([*argv, "1", "--json", str(out), "--no-progress"]) == 0
+    three = json.loads(out.read_text())
+    energy = [d["results"][0]["metrics"]["energy_j"]["mean"] for d in (one, three)]
+    assert energy[0] < energy[1]  # one GPU draws less power than three
+
+
+def test_policies_filtered_by_env_and_bad_env(capsys):
+    assert main(["policies", "--env", "edgegym/Nope-v0"]) == 2
+    assert "Nope-v0" in capsys.readouterr().err
+    assert main(["policies"]) == 0
+    assert "random" in capsys.readouterr().out
