@@ -18,6 +18,8 @@ from edgegym.baselines.ekya import (
     UniformPolicy,
     thief_schedule,
 )
+from edgegym.baselines.mig import AstraeaPolicy, EkyaMIGPolicy, ParisPolicy, StaticHalfPolicy
+from edgegym.baselines.migrator import MIGRatorPolicy
 from edgegym.baselines.random import RandomPolicy
 
 
@@ -49,7 +51,20 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "Ekya-FixedConfig: thief shares, Config 1",
     ),
     "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
-    "random": (RandomPolicy, ("continual",), "uniformly random valid actions"),
+    "random": (RandomPolicy, ("continual", "mig"), "uniformly random valid actions"),
+    "migrator": (
+        MIGRatorPolicy,
+        ("mig",),
+        "MIGRator: Goodput plan per window (B&B + Viterbi, proven within gap=0.01)",
+    ),
+    "paris": (ParisPolicy, ("mig",), "PARIS: static MIG split by compute intensity"),
+    "ekya-mig": (EkyaMIGPolicy, ("mig",), "Ekya on MIG: reallocate at retraining start/end"),
+    "astraea": (
+        AstraeaPolicy,
+        ("mig",),
+        "Astraea on MIG: per-step SLO chasing, no retraining value",
+    ),
+    "static-half": (StaticHalfPolicy, ("mig",), "fixed half of the GPU per tenant"),
 }
 
 
@@ -90,11 +105,16 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
 
 __all__ = [
     "POLICIES",
+    "AstraeaPolicy",
+    "EkyaMIGPolicy",
     "FixedConfigPolicy",
     "FixedResPolicy",
+    "MIGRatorPolicy",
     "NoRetrainPolicy",
+    "ParisPolicy",
     "Policy",
     "RandomPolicy",
+    "StaticHalfPolicy",
     "ThiefPolicy",
     "UniformPolicy",
     "make_policy",

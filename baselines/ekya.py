@@ -12,6 +12,15 @@ least a_MIN), and the retraining configuration that maximises the accuracy avera
 rest of the window (EstimateAccuracy; configurations that cannot finish in the window are
 skipped). Estimates come from the micro-profiler (``oracle=True``: the truth).
 
+Constraints (:func:`thief_floors`), in both variants: every job has a floor in quanta that
+no steal may cross, and the fair start is raised to the floors. An inference job keeps the
+share of its cheapest configuration (live video is always served) and, where the GPUs allow
+it, the share of the cheapest configuration that reaches a_MIN (an allocation below it
+leaves PickConfigs' pool empty: Algorithm 2 has no configuration to run, so it is
+infeasible, not merely worse). A retraining job in flight keeps the share that finishes it
+within the window (the first constraint of Eq. 1 holds for running jobs too); a job that
+cannot finish even then is let go: it gets no share and is dropped at the window end.
+
 EstimateAccuracy, as implemented here (the paper gives its inputs, not its formula): with
 ``d`` the time to finish the job at the retraining share and ``T`` the time left, ``(d *
 acc_now * f(I) + (T - d) * acc_post * f(I + R)) / T``: after the job finishes its share goes
@@ -25,6 +34,7 @@ Per-stream estimates depend only on that stream's two shares, so they are memois
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
@@ -96,6 +106,7 @@ class StreamEstimator:
                 target[v, snap.job_cfg[v]] if oracle else snap.job_target_est[v]
             )
         work[snap.retrained] = np.inf
+        self.running = running  # (V,) a job is in flight (its configuration is fixed)
         self.work = work  # (V, C) GPU-seconds left; inf = not available
         self.can_train = np.isfinite(work).any(axis=1)  # (V,)
         self.cache: dict[tuple[int, int, int], tuple[float, int, int]] = {}
@@ -134,20 +145,130 @@ class StreamEstimator:
                 est = (dur * acc_now + (t_left - dur) * self.post[v] * f_after) / t_left
                 est = np.where(ok, est, -np.inf)
                 c = int(np.argmax(est))
-                if est[c] > acc_now:
+                # A job in flight is carried whenever it has a share (the engine keeps its
+                # configuration; dropping it from the allocation would only stall it), and
+                # its model replaces the deployed one when it finishes, better or not.
+                if est[c] > acc_now or self.running[v]:
                     result = (float(est[c]) - penalty, c, int(icfg[0]))
+            elif self.running[v]:
+                # It cannot finish at this share: it progresses, but gains nothing in the
+                # window unless a later decision gives it more.
+                result = (acc_now - penalty, int(s.job_cfg[v]), int(icfg[0]))
         self.cache[key] = result
         return result
 
 
-def fair_allocation(n_quanta: int, jobs: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
-    """Equal quanta per job; the remainder one each to the first jobs (inference jobs first)."""
-    base, extra = divmod(n_quanta, len(jobs))
+def fair_allocation(
+    n_quanta: int,
+    jobs: list[tuple[int, int]],
+    floors: dict[tuple[int, int], int] | None = None,
+) -> dict[tuple[int, int], int]:
+    """Equal quanta per job, raised to each job's floor (water-filling).
+
+    Every job gets ``max(floor, level)`` with the highest level that fits; the quanta left
+    over go one each to the jobs at that level (inference jobs first, then by stream). With
+    no floor above the equal share this is the plain equal split.
+
+    Args:
+        n_quanta: Quanta to hand out.
+        jobs: ``(stream, kind)`` pairs, kind 0 = inference, 1 = retraining.
+        floors: Minimum quanta per job (default 0); they must fit in ``n_quanta``.
+    """
+    lo = np.array([(floors or {}).get(j, 0) for j in jobs], dtype=np.int64)
+    if lo.sum() > n_quanta:
+        raise ValueError(f"floors need {int(lo.sum())} quanta, only {n_quanta} available")
+    level = 0
+    while np.maximum(lo, level + 1).sum() <= n_quanta:
+        level += 1
+    quanta = np.maximum(lo, level)
+    extra = n_quanta - int(quanta.sum())
     order = sorted(range(len(jobs)), key=lambda j: (jobs[j][1], jobs[j][0]))
-    alloc = dict.fromkeys(jobs, base)
-    for j in order[:extra]:
-        alloc[jobs[j]] += 1
-    return alloc
+    for j in [j for j in order if quanta[j] == level][:extra]:
+        quanta[j] += 1
+    return {job: int(q) for job, q in zip(jobs, quanta, strict=True)}
+
+
+def _quanta(share: np.ndarray | float, quantum: float) -> np.ndarray:
+    """Fewest quanta whose share covers ``share``."""
+    return np.ceil(np.asarray(share, dtype=float) / quantum - 1e-9).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ThiefFloors:
+    """Minimum quanta per job that the thief never steals below (see :func:`thief_floors`).
+
+    Attributes:
+        infer: (V,) floor of each inference job.
+        train: (V,) floor of each retraining job (positive only for jobs in flight).
+        a_min_met: (V,) the inference floor reaches a_MIN with some configuration.
+        let_go: (V,) jobs in flight that cannot finish in the window: no share, no floor.
+    """
+
+    infer: np.ndarray
+    train: np.ndarray
+    a_min_met: np.ndarray
+    let_go: np.ndarray
+
+
+def thief_floors(snap: ContinualSnapshot, est: StreamEstimator, n_quanta: int) -> ThiefFloors:
+    """The thief's per-job floors, in quanta, for one decision.
+
+    In priority order, while the GPUs last:
+
+    1. Every inference job keeps the share of its cheapest configuration (the live stream is
+       always served; if even that does not fit, the quanta are split evenly).
+    2. Inference jobs are raised to the share of their cheapest configuration whose accuracy
+       with the deployed model reaches a_MIN, cheapest raise first (this maximises the
+       streams that meet a_MIN when not all can; when all can, all do). A stream whose model
+       is too poor for any configuration to reach a_MIN keeps the floor of rule 1.
+    3. Each retraining job in flight keeps the fewest quanta that finish it within the
+       window (Eq. 1's first constraint), smallest first. A job that cannot finish with the
+       quanta left is let go: no floor, excluded from the thief's jobs, so it gets no share
+       and is dropped when the window ends.
+
+    Args:
+        snap: The snapshot the thief decides on.
+        est: Its estimator (the work left of each job in flight).
+        n_quanta: Quanta of GPU in total.
+    """
+    n, q = snap.streams, snap.quantum
+    needed = np.atleast_2d(snap.infer_share)  # (V, L)
+    keep = np.maximum(1, _quanta(needed.min(axis=1), q))
+    reach = snap.model_acc[:, None] * snap.infer_factor[None, :] >= snap.a_min
+    need_min = np.where(reach, needed, np.inf).min(axis=1)
+    reach_any = reach.any(axis=1)
+    amin = np.where(reach_any, np.maximum(keep, _quanta(np.where(reach_any, need_min, 0), q)), -1)
+    met = np.zeros(n, dtype=bool)
+    if keep.sum() > n_quanta:
+        infer = np.full(n, n_quanta // n, dtype=np.int64)
+    else:
+        infer = keep.copy()
+        free = n_quanta - int(infer.sum())
+        raise_by = np.where(reach_any, amin - keep, np.iinfo(np.int64).max)
+        for v in np.argsort(raise_by, kind="stable"):
+            if not reach_any[v] or raise_by[v] > free:
+                break
+            infer[v], free, met[v] = amin[v], free - int(raise_by[v]), True
+    free = n_quanta - int(infer.sum())
+    train = np.zeros(n, dtype=np.int64)
+    let_go = np.zeros(n, dtype=bool)
+    running = np.flatnonzero(est.running & ~snap.retrained)
+    if running.size:
+        if snap.time_left_s > 0 and free > 0:
+            grid = np.arange(1, free + 1)
+            speed = share_speedup(grid * q, snap.share_alpha, snap.multi_gpu_efficiency)
+            work = est.work[running, snap.job_cfg[running]]  # (J,)
+            fits = work[:, None] / speed[None, :] <= snap.time_left_s  # (J, free)
+            need = np.where(fits.any(axis=1), fits.argmax(axis=1) + 1, free + 1)
+        else:
+            need = np.full(running.size, free + 1)
+        for j in np.argsort(need, kind="stable"):
+            v = running[j]
+            if need[j] <= free:
+                train[v], free = need[j], free - int(need[j])
+            else:
+                let_go[v] = True
+    return ThiefFloors(infer=infer, train=train, a_min_met=met, let_go=let_go)
 
 
 def thief_schedule(
@@ -164,8 +285,8 @@ def thief_schedule(
         delta: Stealing increment Delta in GPUs (a multiple of the environment's quantum).
         oracle: Score with the true profiles instead of the micro-profiler's estimates.
         configs: Restrict the retraining configurations (Ekya-FixedConfig).
-        partial: A victim holding less than Delta gives up what it holds (False: the literal
-            Algorithm 1, which stops stealing from it).
+        partial: A victim holding less than Delta above its floor gives up what it holds
+            above it (False: the literal Algorithm 1, which stops stealing from it).
 
     Returns:
         The allocation (on the quantum grid) and its estimated mean accuracy.
@@ -176,9 +297,13 @@ def thief_schedule(
     est = StreamEstimator(snap, oracle, configs)
     n = snap.streams
     INF, TRAIN = 0, 1
-    jobs = [(v, INF) for v in range(n)] + [(v, TRAIN) for v in range(n) if est.can_train[v]]
     n_quanta = int(np.floor(snap.gpus / snap.quantum + 1e-9))
-    best_alloc = fair_allocation(n_quanta, jobs)
+    fl = thief_floors(snap, est, n_quanta)
+    trains = [(v, TRAIN) for v in range(n) if est.can_train[v] and not fl.let_go[v]]
+    jobs = [(v, INF) for v in range(n)] + trains
+    floor = {(v, INF): int(fl.infer[v]) for v in range(n)}
+    floor.update({(v, TRAIN): int(fl.train[v]) for v, _ in trains})
+    best_alloc = fair_allocation(n_quanta, jobs, floor)
 
     def stream_score(alloc: dict[tuple[int, int], int], v: int) -> float:
         return est.best(v, alloc.get((v, TRAIN), 0), alloc[(v, INF)])[0]
@@ -191,11 +316,13 @@ def thief_schedule(
                 continue
             temp = dict(best_alloc)
             while True:
-                # Steal Delta, or (partial=True) what the victim has left when that is less:
-                # taken literally, a victim holding less than Delta (e.g. 20 jobs fairly
-                # sharing one GPU at Delta = 0.1) could never be robbed.
-                take = min(step, temp[victim]) if partial else step
-                if take <= 0 or temp[victim] < take:
+                # Steal Delta, or (partial=True) what the victim has above its floor when that
+                # is less: taken literally, a victim holding less than Delta (e.g. 20 jobs
+                # fairly sharing one GPU at Delta = 0.1) could never be robbed. A steal below
+                # the floor is infeasible and ends the stealing, as a negative one does.
+                spare = temp[victim] - floor[victim]
+                take = min(step, spare) if partial else step
+                if take <= 0 or spare < take:
                     break
                 temp[victim] -= take
                 temp[thief] += take
@@ -261,8 +388,9 @@ class ThiefPolicy(_SnapshotPolicy):
         env: A ``ContinualLearning`` environment.
         delta: Stealing increment Delta in GPUs (default 0.1, as in the paper).
         oracle: Decide from the true profiles rather than the micro-profiler's estimates.
-        partial: Let a victim holding less than Delta give up what it holds (default); False
-            runs Algorithm 1 literally.
+        partial: Let a victim holding less than Delta above its floor give up what it holds
+            (default); False runs Algorithm 1 literally. Both keep the floors of
+            :func:`thief_floors` (a_MIN, jobs in flight finish in their window).
     """
 
     name = "thief"

@@ -8,7 +8,8 @@ from edgegym.baselines.base import Policy
 
 
 class RandomPolicy(Policy):
-    """Each ``MultiDiscrete`` entry drawn uniformly among its valid values."""
+    """Each ``MultiDiscrete`` entry (or the ``Discrete`` action) drawn uniformly among its
+    valid values."""
 
     name = "random"
 
@@ -23,6 +24,11 @@ class RandomPolicy(Policy):
 
     def act(self) -> np.ndarray:
         """One random valid action."""
+        space = self.unwrapped.action_space
+        mask = self.unwrapped.action_masks()
+        if isinstance(space, gym.spaces.Discrete):
+            valid = np.flatnonzero(mask)
+            return np.int64(self.rng.choice(valid) if valid.size else 0)
         nvec = self.unwrapped.action_space.nvec
         mask = self.unwrapped.action_masks()
         out = np.empty(len(nvec), dtype=np.int64)

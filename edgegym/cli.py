@@ -102,7 +102,7 @@ def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
 # ----------------------------------------------------------------------------- commands
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """``edgegym evaluate``: run the evaluator, print the table, write JSON and a plot."""
-    from edgegym.evaluate import check_env_id, default_scenario, evaluate
+    from edgegym.evaluation import check_env_id, default_scenario, evaluate
 
     try:
         check_env_id(args.env_id)
@@ -190,7 +190,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
 
     family = None
     if args.env is not None:
-        from edgegym.evaluate import check_env_id
+        from edgegym.evaluation import check_env_id
 
         try:
             check_env_id(args.env)

@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.patches import Patch
 
 if TYPE_CHECKING:
-    from edgegym.evaluate import EvalResult
+    from edgegym.evaluation import EvalResult
 
 DPI = 120
 MAX_ROWS = 6
@@ -150,7 +150,7 @@ def plot_evaluation(result: EvalResult, path: str | Path) -> Path:
     A final panel compares the policies' mean accuracy (± std over episodes).
 
     Args:
-        result: An :class:`~edgegym.evaluate.EvalResult` (run with ``timeline=True`` for the
+        result: An :class:`~edgegym.evaluation.EvalResult` (run with ``timeline=True`` for the
             time panels; without timelines only the bar panel is drawn).
         path: Output PNG path.
 

@@ -20,6 +20,7 @@ import yaml
 
 from edgegym.hardware.gpus import GPUS
 from edgegym.workload.models import MODELS
+from edgegym.workload.nc import NC_DATASETS
 
 
 class ScenarioError(ValueError):
@@ -148,6 +149,85 @@ SECTIONS = {"hardware", "retrain_configs", "inference_configs", "drift", "unifor
 FREE = {"provenance", "notes", "paper"}
 
 
+def _bool(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+def _mig_gpus() -> list[str]:
+    return sorted(name for name, g in GPUS.items() if g.mig_capable)
+
+
+# MIG reconfiguration family (edgegym/MIGReconfig-v0, MIGRator).
+MIG = {
+    "name": (_str, True, None),
+    "family": (_choice(["mig"]), True, None),
+    "description": (_str, False, ""),
+    "window_s": (_num(1.0, 1e5), False, 200.0),
+    "windows": (_num(0, 100, integer=True), False, 0),  # 0: the datasets' schedule
+    "basis_s": (_num(0.5, 10.0), False, 1.0),
+    "batch": (_num(1, 64, integer=True), False, 1),
+    "preinit": (_bool, False, False),
+    "data_fraction": (_num(0.0, 1.0, lo_open=True), False, 1.0),
+}
+MIG_HARDWARE = {
+    "gpu": (_choice(_mig_gpus), False, "A100-40GB"),
+    "clock_mhz": (_num(0.0, 1e4), False, 0.0),  # 0: the GPU's top clock
+}
+MIG_OVERHEAD = {  # MIGRator Fig. 5 components per instance (model load is per model)
+    "destroy_s": (_num(0.0, 60.0), False, 0.5),
+    "create_s": (_num(0.0, 60.0), False, 1.5),
+    "library_s": (_num(0.0, 60.0), False, 2.0),
+}
+MIG_OBJECTIVE = {
+    "goodput": (_num(0.0, 100.0), False, 1.0),
+    "energy": (_num(0.0, 100.0), False, 0.0),
+}
+MIG_TENANT = {
+    "model": (_choice(lambda: sorted(MODELS)), True, None),
+    "dataset": (_choice(lambda: sorted(NC_DATASETS)), True, None),
+    "arrival": (lambda v: None if isinstance(v, Mapping) else "must be a mapping", True, None),
+    "slo_ms": (_num(0.0, 1e5, lo_open=True), True, None),
+    "ceiling": (_num(0.0, 1.0, lo_open=True), False, 0.9),
+    "name": (_str, False, ""),
+}
+MIG_SECTIONS = {"hardware", "overhead", "objective", "tenants"}
+
+
+def _validate_mig(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
+    from edgegym.workload.arrivals import make_arrival
+
+    unknown = set(raw) - set(MIG) - MIG_SECTIONS - FREE
+    if unknown:
+        allowed = ", ".join([*MIG, *sorted(MIG_SECTIONS)])
+        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
+    data = _validate_record({k: v for k, v in raw.items() if k in MIG}, MIG, "scenario", src)
+    for key in FREE & set(raw):
+        data[key] = raw[key]
+    data["hardware"] = _validate_record(raw.get("hardware", {}), MIG_HARDWARE, "hardware", src)
+    data["overhead"] = _validate_record(raw.get("overhead", {}), MIG_OVERHEAD, "overhead", src)
+    data["objective"] = _validate_record(raw.get("objective", {}), MIG_OBJECTIVE, "objective", src)
+    tenants = raw.get("tenants")
+    if not isinstance(tenants, list) or not 1 <= len(tenants) <= 4:
+        raise ScenarioError(f"{src}: tenants: must be a list of 1 to 4 tenants")
+    data["tenants"] = []
+    for i, rec in enumerate(tenants):
+        t = _validate_record(rec, MIG_TENANT, f"tenants[{i}]", src)
+        try:
+            make_arrival(t["arrival"], base_dir, where=f"{src}: tenants[{i}].arrival")
+        except (ValueError, FileNotFoundError) as exc:
+            raise ScenarioError(str(exc)) from None
+        t["name"] = t["name"] or f"{t['model']}-{i}"
+        data["tenants"].append(t)
+    shortest = min(NC_DATASETS[t["dataset"]].windows for t in data["tenants"])
+    if data["windows"] > shortest:
+        raise ScenarioError(
+            f"{src}: windows = {data['windows']} is out of range (allowed: integer in "
+            f"[0, {shortest}], the shortest dataset schedule; 0 means {shortest})"
+        )
+    data["windows"] = data["windows"] or shortest
+    return data
+
+
 @dataclass
 class Scenario:
     """A validated scenario: the raw mapping plus where it came from."""
@@ -224,10 +304,23 @@ def _check_shape(
         raise ScenarioError(f"{src}: {where}: values must be {bound}")
 
 
-def validate(raw: Any, src: str) -> dict[str, Any]:
-    """Validate a scenario mapping and fill defaults; raise :class:`ScenarioError` if bad."""
+def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]:
+    """Validate a scenario mapping and fill defaults; raise :class:`ScenarioError` if bad.
+
+    Args:
+        raw: The parsed file.
+        src: Name used in messages.
+        base_dir: Directory relative trace paths resolve against (the file's directory).
+    """
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
+    families = ("continual", "mig")
+    if raw.get("family") not in families:
+        raise ScenarioError(
+            f"{src}: family = {raw.get('family')!r} is not one of {', '.join(families)}"
+        )
+    if raw["family"] == "mig":
+        return _validate_mig(raw, src, base_dir)
     unknown = set(raw) - set(CONTINUAL) - SECTIONS - FREE
     if unknown:
         allowed = ", ".join([*CONTINUAL, *sorted(SECTIONS)])
@@ -328,12 +421,16 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
     out = copy.deepcopy(raw)
     for key, value in overrides.items():
         path = key.split(".")
-        if len(path) == 1 and path[0] not in out and path[0] in HARDWARE:
+        mig = out.get("family") == "mig"
+        top, hardware, sections = (
+            (MIG, MIG_HARDWARE, MIG_SECTIONS) if mig else (CONTINUAL, HARDWARE, SECTIONS)
+        )
+        if len(path) == 1 and path[0] not in out and path[0] in hardware:
             path = ["hardware", path[0]]
-        if len(path) == 1 and path[0] not in CONTINUAL and path[0] not in SECTIONS:
+        if len(path) == 1 and path[0] not in top and path[0] not in sections:
             raise ScenarioError(
                 f"{src}: override {key!r}: unknown field (allowed: "
-                f"{', '.join([*CONTINUAL, *HARDWARE, 'section.field'])})"
+                f"{', '.join([*top, *hardware, 'section.field'])})"
             )
         node = out
         for part in path[:-1]:
@@ -362,5 +459,5 @@ def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
         raise ScenarioError(f"{src}: not valid YAML: {exc}") from None
     if overrides:
         raw = apply_overrides(raw if isinstance(raw, dict) else {}, overrides, src)
-    data = validate(raw, src)
+    data = validate(raw, src, path.parent)
     return Scenario(name=data["name"], data=data, source=str(path))

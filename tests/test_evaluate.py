@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
+import types
 from typing import Any
 
 import numpy as np
 import pytest
 from edgegym.baselines import make_policy
 
-from edgegym.evaluate import EvalResult, evaluate
+from edgegym.evaluation import EvalResult, evaluate
 from edgegym.scenarios import ScenarioError
 
 ENV = "edgegym/ContinualLearning-v0"
@@ -305,6 +308,24 @@ def test_no_timeline_unless_asked():
 
 def test_package_level_evaluate_stays_callable():
     import edgegym
+    import edgegym.evaluation  # importing the module must not shadow the function
 
+    assert edgegym.evaluate is edgegym.evaluation.evaluate
+    assert edgegym.EvalResult is edgegym.evaluation.EvalResult
+    assert not isinstance(edgegym.evaluate, types.ModuleType)
     res = edgegym.evaluate(ENV, ["thief"], scenario="ekya-table1", episodes=1, progress=False)
+    assert isinstance(res, edgegym.EvalResult)
     assert res.result("thief")["episodes"] == 1
+
+
+def test_import_edgegym_stays_light():
+    """``import edgegym`` loads the evaluator eagerly, but not the baselines, tqdm or torch."""
+    code = (
+        "import sys, edgegym; "
+        "print(sorted(m for m in ('edgegym.baselines', 'tqdm', 'torch', 'matplotlib') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

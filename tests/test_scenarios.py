@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.envs.mig import MIGReconfigEnv
 from edgegym.scenarios import Scenario, ScenarioError, bundled, load
 
 EXPECTED_BUNDLED = {"ekya-cityscapes", "ekya-table1", "ekya-waymo"}
@@ -18,6 +19,12 @@ def test_bundled_list_holds_the_paper_scenarios():
 def test_every_bundled_scenario_loads_and_runs(name):
     sc = load(name)
     assert isinstance(sc, Scenario) and sc.name == name
+    if sc["family"] == "mig":
+        env = MIGReconfigEnv(scenario=name)
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert env.spec_.n_tenants == len(sc["tenants"])
+        return
     assert sc["family"] == "continual"
     env = ContinualLearningEnv(scenario=name)
     obs, _ = env.reset(seed=0)

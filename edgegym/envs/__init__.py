@@ -12,6 +12,12 @@ ENV_IDS: dict[str, tuple[str, str, str, str]] = {
         "ekya-cityscapes",
         "Ekya: retraining + inference configurations and GPU shares per stream",
     ),
+    "edgegym/MIGReconfig-v0": (
+        "edgegym.envs.mig.env:MIGReconfigEnv",
+        "mig",
+        "migrator-w1",
+        "MIGRator: MIG layout and instance-to-task assignment every basis second",
+    ),
 }
 
 

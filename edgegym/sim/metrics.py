@@ -33,6 +33,13 @@ class Metrics:
         self.a_min = 0.0
         self.below_min_s = np.zeros(n_streams)  # (V,) seconds below a_min
         self.timeline: list[dict[str, Any]] | None = None
+        # Request-serving families: (V, K) requests, served in SLO, goodput, correct answers.
+        self.requests = np.zeros((n_streams, n_windows))
+        self.served_slo = np.zeros((n_streams, n_windows))
+        self.goodput = np.zeros((n_streams, n_windows))
+        self.correct = np.zeros((n_streams, n_windows))
+        self.reconfigurations = 0  # instances (re)created
+        self.downtime_s = 0.0  # instance-seconds of reconfiguration overhead
 
     def record(self, engine: Engine, seg: Segment) -> None:
         """Add one executed segment (called by the engine before it moves time on)."""
@@ -47,6 +54,11 @@ class Metrics:
         self.retrain_gpu_s += (
             np.where(engine.alloc.retrain_cfg >= 0, engine.alloc.share_retrain, 0.0) * dt
         )
+        if seg.requests.size:
+            self.requests[:, k] += seg.requests
+            self.served_slo[:, k] += seg.served_slo
+            self.goodput[:, k] += seg.goodput
+            self.correct[:, k] += seg.correct
         acc = seg.acc_integral / dt
         self.below_min_s += np.where(acc < self.a_min - 1e-9, dt, 0.0)
         if self.timeline is not None:
@@ -69,9 +81,27 @@ class Metrics:
         return self.acc_integral / self.window_s
 
     def summary(self) -> dict[str, float]:
-        """Episode-level metrics (accuracy in [0, 1], energy in joules)."""
+        """Episode-level metrics (accuracy in [0, 1], energy in joules).
+
+        Request-serving families report Goodput, SLO attainment and accuracy as fractions of
+        all requests that arrived (MIGRator §5.2) instead of time-averaged accuracy.
+        """
         wa = self.window_accuracy()
         total_s = self.window_s * wa.shape[1]
+        if self.requests.any():
+            n = max(float(self.requests.sum()), 1.0)
+            per_tenant = self.goodput.sum(axis=1) / np.maximum(self.requests.sum(axis=1), 1.0)
+            return {
+                "goodput": float(self.goodput.sum() / n),
+                "slo_attainment": float(self.served_slo.sum() / n),
+                "accuracy": float(self.correct.sum() / n),
+                "min_tenant_goodput": float(per_tenant.min()),
+                "requests": float(self.requests.sum()),
+                "energy_j": float(self.energy_j.sum()),
+                "retrainings": float(self.retrainings.sum()),
+                "reconfigurations": float(self.reconfigurations),
+                "downtime_s": float(self.downtime_s),
+            }
         return {
             "accuracy": float(wa.mean()),
             "min_stream_accuracy": float(wa.mean(axis=1).min()),

@@ -97,3 +97,28 @@ class Segment:
     acc_integral: np.ndarray  # (V,) integral of inference accuracy over the stretch (acc * s)
     energy_j: float  # energy used by all GPUs over the stretch
     tenant_energy_j: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (V,) attributed
+    # Request-serving families (MIG) also report requests; empty where there are none.
+    requests: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (V,) arrived
+    served_slo: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (V,) served in SLO
+    goodput: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (V,) in SLO and correct
+    correct: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (V,) answered correctly
+
+
+@dataclass
+class MIGState:
+    """Physical MIG state of one GPU: the task on each placement and when it can work."""
+
+    task: np.ndarray  # (P,) int, task per placement (IDLE -1, ABSENT -2, else task index)
+    ready_s: np.ndarray  # (P,) time the instance finishes its reconfiguration overhead
+    since_s: np.ndarray  # (P,) time the placement got its current task (or became free)
+    backlog: np.ndarray  # (M,) requests queued per tenant (fluid)
+
+    @classmethod
+    def empty(cls, n_placements: int, n_tenants: int) -> MIGState:
+        """No instances, empty queues."""
+        return cls(
+            task=np.full(n_placements, -2, dtype=np.int64),
+            ready_s=np.zeros(n_placements),
+            since_s=np.zeros(n_placements),
+            backlog=np.zeros(n_tenants),
+        )

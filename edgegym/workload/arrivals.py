@@ -29,8 +29,13 @@ Scenario files describe a process as a dict, built by :func:`make_arrival`::
     {"kind": "mmpp", "rates": [10, 80], "dwell_s": [20, 5]}
     {"kind": "diurnal", "rate": 30, "amplitude": 0.5, "period_s": 2000}
     {"kind": "trace", "path": "traces/sample-counts.csv", "scale": 1.0}
+    {"kind": "azure", "rate": 120}
+    {"kind": "alibaba", "rate": 120}
+    {"kind": "azure-functions", "path": "traces/azure-functions-2019-sample.csv", "scale": 100}
 
-Trace files are read by :func:`load_counts_trace`.
+Trace files are read by :func:`load_counts_trace`. The ``azure``, ``alibaba`` and
+``azure-functions`` kinds live in :mod:`edgegym.workload.traces` (synthetic stand-ins for the
+MIGRator traces, and the Azure Functions 2019 per-minute format).
 
 Units: time in seconds, rates in requests per second, counts in requests.
 """
@@ -62,7 +67,15 @@ __all__ = [
 ]
 
 #: The ``kind`` values :func:`make_arrival` accepts.
-ARRIVAL_KINDS: tuple[str, ...] = ("poisson", "mmpp", "diurnal", "trace")
+ARRIVAL_KINDS: tuple[str, ...] = (
+    "poisson",
+    "mmpp",
+    "diurnal",
+    "trace",
+    "azure",
+    "alibaba",
+    "azure-functions",
+)
 
 # Overlaps shorter than this fraction of min(dt, interval_s) are float noise from bin edges that
 # coincide mathematically; they are treated as zero so no request lands in a neighbouring bin.
@@ -872,6 +885,18 @@ _SPEC_FIELDS: dict[str, tuple[str, ...]] = {
     "mmpp": ("rates", "dwell_s", "switch_rates"),
     "diurnal": ("rate", "amplitude", "period_s", "phase"),
     "trace": ("path", "counts", "interval_s", "scale", "loop"),
+    "azure": ("rate", "sigma", "corr_s", "jitter", "bursts_per_min", "burst_s", "burst_height"),
+    "alibaba": (
+        "rate",
+        "level_sigma",
+        "level_dwell_s",
+        "sigma",
+        "corr_s",
+        "amplitude",
+        "period_s",
+        "phase",
+    ),
+    "azure-functions": ("path", "function", "scale", "start_minute", "loop"),
 }
 
 
@@ -892,6 +917,18 @@ def make_arrival(
         {"kind": "trace", "path": "traces/x.csv", ["interval_s": S], ["scale": 1.0],
          ["loop": true]}
         {"kind": "trace", "counts": [c0, c1, ...], "interval_s": S, ...}
+        {"kind": "azure", "rate": R, ["sigma": 0.25], ["corr_s": 15], ["jitter": 0.15],
+         ["bursts_per_min": 2], ["burst_s": 2], ["burst_height": 2]}
+        {"kind": "alibaba", "rate": R, ["level_sigma": 0.25], ["level_dwell_s": 30],
+         ["sigma": 0.12], ["corr_s": 3], ["amplitude": 0.2], ["period_s": 60], ["phase": 0]}
+        {"kind": "azure-functions", "path": "traces/azure-functions-2019-sample.csv",
+         ["function": hash-or-row-index], ["scale": 1.0], ["start_minute": 0], ["loop": true]}
+
+    ``azure`` and ``alibaba`` are :class:`~edgegym.workload.traces.AzureLike` and
+    :class:`~edgegym.workload.traces.AlibabaLike` (defaults there); ``azure-functions`` replays
+    a file in the Azure Functions 2019 per-minute format with
+    :class:`~edgegym.workload.traces.AzureFunctionsReplay` (every row summed unless ``function``
+    picks one by HashFunction or 0-based row index).
 
     Args:
         spec: The dict, e.g. one tenant's ``arrival`` entry of a scenario.
@@ -957,6 +994,9 @@ def make_arrival(
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from exc
 
+    if kind in ("azure", "alibaba", "azure-functions"):
+        return _make_trace_arrival(kind, spec, base_dir, where)
+
     if kind == "diurnal":
         return Diurnal(
             mean_rate=_check_real(need("rate", "requests/s >= 0"), field("rate"), lo=0.0),
@@ -1014,3 +1054,71 @@ def make_arrival(
             "'# interval_s: 60' to the file or interval_s (seconds > 0) to the spec)"
         )
     return TraceReplay(trace.counts, interval_s, loop=loop, scale=scale)
+
+
+def _make_trace_arrival(
+    kind: str, spec: Mapping[str, Any], base_dir: str | os.PathLike[str] | None, where: str
+) -> ArrivalProcess:
+    """The ``azure``, ``alibaba`` and ``azure-functions`` kinds of :func:`make_arrival`."""
+    from edgegym.workload import traces  # here: traces imports this module
+
+    if kind in ("azure", "alibaba"):
+        if "rate" not in spec:
+            raise ValueError(f"{where}.rate: missing (kind {kind!r} needs it: requests/s >= 0)")
+        rate = _check_real(spec["rate"], f"{where}.rate", lo=0.0)
+        params = {k: v for k, v in spec.items() if k not in ("kind", "rate")}
+        cls = traces.AzureLike if kind == "azure" else traces.AlibabaLike
+        try:
+            return cls(rate, **params)
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}") from exc
+
+    # kind == "azure-functions"
+    if "path" not in spec:
+        raise ValueError(
+            f"{where}.path: missing (kind {kind!r} needs it: an Azure Functions 2019 "
+            "invocation-count CSV)"
+        )
+    scale = _check_real(spec.get("scale", 1.0), f"{where}.scale", lo=0.0)
+    loop = spec.get("loop", True)
+    if not isinstance(loop, bool):
+        raise ValueError(f"{where}.loop: must be true or false, got {loop!r}")
+    function = spec.get("function")
+    if function is not None and (
+        isinstance(function, bool)
+        or not isinstance(function, numbers.Integral | str)
+        or (isinstance(function, str) and not function.strip())
+        or (isinstance(function, numbers.Integral) and function < 0)
+    ):
+        raise ValueError(
+            f"{where}.function: must be a HashFunction string or a row index >= 0, got {function!r}"
+        )
+    start_minute = spec.get("start_minute", 0)
+    if (
+        isinstance(start_minute, bool)
+        or not isinstance(start_minute, numbers.Integral)
+        or not 0 <= start_minute < traces.AZURE_FUNCTIONS_MINUTES
+    ):
+        raise ValueError(
+            f"{where}.start_minute: must be an integer in [0, {traces.AZURE_FUNCTIONS_MINUTES}) "
+            f"(a minute of the day), got {start_minute!r}"
+        )
+    raw_path = spec["path"]
+    if not isinstance(raw_path, str | os.PathLike) or not str(raw_path):
+        raise ValueError(f"{where}.path: must be a file path string, got {raw_path!r}")
+    path = Path(raw_path)
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    try:
+        table = traces.read_azure_functions(path)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{where}.path: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{where}.path: {exc}") from exc
+    try:
+        counts = table.select(function, "sum")
+    except ValueError as exc:
+        raise ValueError(f"{where}.{exc}") from exc
+    return traces.AzureFunctionsReplay(
+        counts, scale=scale, start_minute=int(start_minute), loop=loop
+    )

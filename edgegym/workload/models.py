@@ -28,7 +28,15 @@ class ModelProfile:
             (below 1: batching amortises fixed costs).
         share_alpha: Throughput of a share s <= 1 of a GPU is ``s**share_alpha``.
         memory_bound: Fraction of the runtime that does not scale with the core clock.
-        train_factor: GPU time of one training sample relative to one inference sample.
+        train_factor: GPU time of one training sample relative to one inference sample
+            (MIGRator §4.1.2 estimates training as 3x inference latency).
+        train_memory_gb: Memory a retraining job needs (weights, optimiser state, activations
+            at its batch size); sets the smallest MIG instance it can run on.
+        train_alpha: Training throughput of a share s <= 1 is ``s**train_alpha`` (batched
+            training scales closer to linearly than batch-1 inference).
+        model_load_s: Seconds to load the model onto a fresh instance (MIGRator Fig. 5's
+            "model load" component; the rest of the reconfiguration overhead is per GPU).
+        source: Where the numbers come from.
     """
 
     name: str
@@ -39,6 +47,10 @@ class ModelProfile:
     share_alpha: float = 1.0
     memory_bound: float = 0.3
     train_factor: float = 3.0
+    train_memory_gb: float = 0.0
+    train_alpha: float = 0.9
+    model_load_s: float = 1.0
+    source: str = "synthesised from GFLOPs"
 
     def latency_s(
         self,
@@ -67,13 +79,78 @@ class ModelProfile:
             return np.where(speed > 0, base * clock_slowdown / np.maximum(speed, 1e-12), np.inf)
 
 
+_MIGRATOR = (
+    "MIGRator Table 3 (GFLOPs); memory, A100 latency, MIG scaling and model-load time "
+    "synthesised (published architecture sizes, typical A100 batch-1 latency)"
+)
+
 MODELS: dict[str, ModelProfile] = {
     m.name: m
     for m in (
         ModelProfile("resnet18", gflops=1.82, memory_gb=1.2, latency_ms=1.6),
-        ModelProfile("resnet50", gflops=4.1, memory_gb=2.0, latency_ms=3.4),
-        ModelProfile("mobilenetv2", gflops=0.30, memory_gb=0.8, latency_ms=0.9),
+        ModelProfile(
+            "resnet50",
+            gflops=4.09,
+            memory_gb=2.0,
+            latency_ms=3.4,
+            share_alpha=0.6,
+            train_memory_gb=4.0,
+            model_load_s=1.0,
+            source=_MIGRATOR,
+        ),
+        ModelProfile(
+            "mobilenetv2",
+            gflops=0.32,
+            memory_gb=0.8,
+            latency_ms=0.9,
+            share_alpha=0.35,
+            train_memory_gb=3.0,
+            model_load_s=0.5,
+            source=_MIGRATOR,
+        ),
         ModelProfile("shufflenet", gflops=0.15, memory_gb=0.7, latency_ms=0.8),
+        # MIGRator's "High" GFLOPs models: compute-bound, near-linear in the instance size.
+        ModelProfile(
+            "bert",
+            gflops=22.2,
+            memory_gb=2.5,
+            latency_ms=5.5,
+            share_alpha=0.85,
+            train_memory_gb=8.0,
+            model_load_s=1.8,
+            source=_MIGRATOR,
+        ),
+        ModelProfile(
+            "vit",
+            gflops=17.56,
+            memory_gb=2.0,
+            latency_ms=4.8,
+            share_alpha=0.85,
+            train_memory_gb=7.0,
+            model_load_s=1.6,
+            source=_MIGRATOR,
+        ),
+        ModelProfile(
+            "convnext",
+            gflops=15.36,
+            memory_gb=2.2,
+            latency_ms=4.6,
+            share_alpha=0.8,
+            train_memory_gb=9.0,
+            model_load_s=2.2,
+            source=_MIGRATOR,
+        ),
+        # "Low" GFLOPs models: launch-bound at batch 1, gain little from a larger instance.
+        ModelProfile(
+            "inception",
+            gflops=5.71,
+            memory_gb=1.5,
+            latency_ms=4.0,
+            share_alpha=0.55,
+            train_memory_gb=5.5,
+            model_load_s=1.1,
+            source=_MIGRATOR,
+        ),
     )
 }
 

@@ -6,10 +6,13 @@ deterministic)`` protocol. :func:`evaluate` runs each policy on the same seeded 
 :class:`EvalResult` with per-episode metrics, their mean and spread, the policies' decision
 times and, optionally, the timeline of the first episode (for plots).
 
+The module is ``edgegym.evaluation``; ``edgegym`` re-exports :func:`evaluate` and
+:class:`EvalResult`, so ``edgegym.evaluate(...)`` is the function.
+
 Example:
-    >>> from edgegym.evaluate import evaluate
-    >>> res = evaluate("edgegym/ContinualLearning-v0", ["thief", "uniform"],
-    ...                scenario="ekya-table1", episodes=2, progress=False)
+    >>> import edgegym
+    >>> res = edgegym.evaluate("edgegym/ContinualLearning-v0", ["thief", "uniform"],
+    ...                        scenario="ekya-table1", episodes=2, progress=False)
     >>> print(res.table())  # doctest: +SKIP
 """
 
@@ -19,7 +22,6 @@ import json
 import math
 import sys
 import time
-import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -508,14 +510,5 @@ def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
     tl = getattr(metrics, "timeline", None)
     return None if tl is None else [dict(rec) for rec in tl]
 
-
-# ``edgegym.evaluate`` is both this module and (in ``edgegym/__init__``) a function; importing
-# the module replaces the package attribute with the module, so make the module callable too.
-class _CallableModule(types.ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> EvalResult:
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["EvalResult", "PolicyLike", "check_env_id", "default_scenario", "evaluate", "make_env"]

@@ -1,0 +1,212 @@
+"""The MIGRator paper's comparison schedulers, mapped onto ``edgegym/MIGReconfig-v0``.
+
+MIGRator (§5.1) compares against PARIS (static MIG partition by compute intensity), Ekya
+(retraining-aware, reallocates only when a retraining starts or ends) and Astraea (per-second
+SLO-driven partitioning that ignores retraining benefit). Ekya and Astraea are MPS systems in the
+paper; here they run on the same MIG environment as everyone else, so what is compared is their
+*allocation logic*, not MPS interference (which the paper blames for part of Astraea's SLO loss;
+edgegym does not model MPS memory-bandwidth contention). ``static-half`` gives each tenant a
+fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a signature index.
+
+Shared rule for the retraining instance of the non-planning baselines: a pending job starts at
+the window start on the smallest instance that holds it and finishes inside the window (the
+retraining-unaware choice); Ekya instead picks the size by its accuracy estimate.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from edgegym.baselines.base import Policy
+
+PENDING, RUNNING, DONE = 0, 1, 2
+
+
+def _capacity(spec, n: np.ndarray) -> np.ndarray:
+    """(len(n), M) SLO-feasible requests/s each signature gives each tenant's inference."""
+    m = spec.n_tenants
+    counts = spec.catalogue.counts[n][:, :m, :]  # (n, M, Z)
+    return np.einsum("nmz,mz->nm", counts, spec.size_rate)
+
+
+def _retrain_sizes(snap) -> np.ndarray:
+    """(M,) GPC size of the smallest instance each pending job fits and finishes on (0: none)."""
+    spec = snap.spec
+    sizes = np.array(spec.catalogue.sizes)
+    left_s = spec.window_s - (snap.time_s - snap.window * spec.window_s)
+    out = np.zeros(spec.n_tenants, dtype=np.int64)
+    for i in range(spec.n_tenants):
+        if snap.status[i] != PENDING:
+            continue
+        with np.errstate(divide="ignore"):
+            dur = spec.overhead_new_s[i] + snap.job_left[i] / spec.size_train_speed[i]
+        fits = (dur <= left_s) & (sizes >= spec.min_train_size[i])
+        if fits.any():
+            out[i] = sizes[np.argmax(fits)]
+    return out
+
+
+def _with_retraining(snap, sizes: np.ndarray) -> np.ndarray:
+    """(N,) valid signatures whose retraining parts are exactly ``sizes`` (running jobs kept)."""
+    spec = snap.spec
+    cat = spec.catalogue
+    m = spec.n_tenants
+    ok = snap.mask.copy()
+    for i in range(m):
+        if snap.status[i] == RUNNING:
+            continue  # the mask already pins it
+        if sizes[i] > 0:
+            z = list(cat.sizes).index(int(sizes[i]))
+            ok &= (cat.n_instances[:, m + i] == 1) & (cat.counts[:, m + i, z] == 1)
+        else:
+            ok &= cat.n_instances[:, m + i] == 0
+    if not ok.any():  # e.g. the preferred size cannot be hosted: let any retraining through
+        ok = snap.mask.copy()
+    return np.flatnonzero(ok)
+
+
+class _StaticTarget(Policy):
+    """Reallocates only when a tenant's retraining status changes (or at a window start)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._key: tuple | None = None
+        self._choice = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the current choice."""
+        self._key = None
+
+    def choose(self, snap) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def act(self) -> np.ndarray:
+        """Keep the allocation until a retraining starts or ends."""
+        snap = self.unwrapped.sim_state()
+        key = (snap.window, tuple(snap.status))
+        if key != self._key or not snap.mask[self._choice]:
+            self._choice = int(self.choose(snap))
+            self._key = key
+        return np.int64(self._choice)
+
+
+class ParisPolicy(_StaticTarget):
+    """PARIS: inference GPCs split in proportion to compute intensity (GFLOPs x mean rate).
+
+    Static: the split is the same in every window and changes only when a retraining instance
+    comes or goes (which PARIS does not value; the job gets the smallest instance that works).
+    """
+
+    name = "paris"
+
+    def choose(self, snap) -> int:
+        """Valid signature whose inference GPCs best match the compute-intensity split."""
+        spec = snap.spec
+        m = spec.n_tenants
+        cands = _with_retraining(snap, _retrain_sizes(snap))
+        intensity = np.array(
+            [
+                md.gflops * proc.mean_rate
+                for md, proc in zip(spec.models, spec.arrivals, strict=True)
+            ]
+        )
+        gp = spec.catalogue.gpcs[cands][:, :m].astype(float)
+        free = 7 - spec.catalogue.gpcs[cands][:, m:].sum(axis=1)
+        target = intensity / intensity.sum()
+        err = np.abs(gp / np.maximum(free[:, None], 1) - target[None, :]).sum(axis=1)
+        score = gp.sum(axis=1) * 10.0 - err  # use the GPU fully, then match the split
+        return int(cands[np.argmax(score)])
+
+
+class StaticHalfPolicy(_StaticTarget):
+    """Each tenant owns a fixed part of the GPU (4 + 3 GPCs for two tenants); retraining
+    runs inside the tenant's part on the smallest instance that works."""
+
+    name = "static-half"
+
+    def choose(self, snap) -> int:
+        """Valid signature closest to the fixed per-tenant GPC budget."""
+        spec = snap.spec
+        m = spec.n_tenants
+        budget = np.full(m, 7 // m)
+        budget[: 7 - budget.sum()] += 1
+        cands = _with_retraining(snap, _retrain_sizes(snap))
+        gp = spec.catalogue.gpcs[cands]
+        per = gp[:, :m] + gp[:, m:]
+        over = np.maximum(per - budget[None, :], 0).sum(axis=1)
+        score = per.sum(axis=1) - 100.0 * over
+        return int(cands[np.argmax(score)])
+
+
+class EkyaMIGPolicy(_StaticTarget):
+    """Ekya's logic on MIG: at a window start and whenever a retraining starts or ends, pick
+    (always retraining, as Ekya does) the allocation that maximises the estimated
+    accuracy-weighted requests served over the rest of the window, from mean arrival rates
+    (Ekya values retraining benefit but not the arrival dynamics), then keep it."""
+
+    name = "ekya-mig"
+
+    def choose(self, snap) -> int:
+        """Best valid signature by a window-level estimate with mean rates."""
+        spec = snap.spec
+        cat = spec.catalogue
+        m = spec.n_tenants
+        ok = snap.mask.copy()
+        for i in range(m):  # Ekya always retrains: every pending job starts now if it can
+            if snap.status[i] == PENDING:
+                starts = ok & (cat.n_instances[:, m + i] == 1)
+                ok = starts if starts.any() else ok
+        cands = np.flatnonzero(ok)
+        rate = np.array([proc.mean_rate for proc in spec.arrivals])
+        left = spec.window_s - (snap.time_s - snap.window * spec.window_s)
+        cap = _capacity(spec, cands)
+        served = np.minimum(rate[None, :], cap)  # (n, M) requests/s
+        value = np.zeros(len(cands))
+        sizes = np.array(cat.sizes)
+        for i in range(m):
+            r_counts = cat.counts[cands, m + i, :]  # (n, Z)
+            speed = r_counts @ spec.size_train_speed[i]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = np.where(speed > 0, spec.overhead_new_s[i] + snap.job_left[i] / speed, np.inf)
+            if snap.status[i] == RUNNING:
+                d = np.full(len(cands), snap.job_left[i] / max(float(speed.max()), 1e-9))
+            d = np.minimum(d, left)
+            acc_pre = snap.model_acc[i]
+            acc_post = snap.post_acc[i] if snap.status[i] != DONE else snap.model_acc[i]
+            # After the job the retraining GPCs serve inference again (Ekya reallocates then).
+            gain_after = r_counts @ spec.size_rate[i]
+            after = np.minimum(rate[i], cap[:, i] + gain_after)
+            value += served[:, i] * d * acc_pre + after * (left - d) * acc_post
+        del sizes
+        return int(cands[np.argmax(value)])
+
+
+class AstraeaPolicy(Policy):
+    """Astraea's logic on MIG: every decision, the allocation that serves the most requests at
+    the last second's arrival rate (SLO chasing), ignoring retraining benefit; retraining gets
+    the smallest instance that works at the window start. A switch must promise more than
+    ``hysteresis`` extra requests served (Astraea reallocates SM shares, which is cheap; MIG
+    reconfiguration is not)."""
+
+    name = "astraea"
+
+    def __init__(self, env: gym.Env, hysteresis: float = 0.05) -> None:
+        super().__init__(env)
+        self.hysteresis = float(hysteresis)
+
+    def act(self) -> np.ndarray:
+        """Most requests served at the last observed rates."""
+        snap = self.unwrapped.sim_state()
+        spec = snap.spec
+        cands = _with_retraining(snap, _retrain_sizes(snap))
+        past = snap.past_arrivals
+        rate = past[:, -1] if past.shape[1] else np.array([p.mean_rate for p in spec.arrivals])
+        rate = rate + snap.backlog
+        served = np.minimum(rate[None, :], _capacity(spec, cands)).sum(axis=1)
+        best = int(cands[np.argmax(served)])
+        cur = snap.signature
+        if cur >= 0 and snap.mask[cur] and cur in set(cands.tolist()):
+            now = float(np.minimum(rate, _capacity(spec, np.array([cur]))[0]).sum())
+            if served.max() <= now * (1.0 + self.hysteresis):
+                return np.int64(cur)
+        return np.int64(best)

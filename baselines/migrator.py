@@ -1,0 +1,664 @@
+"""MIGRator (arXiv 2407.13126, §4): a Goodput-optimal MIG allocation sequence per window.
+
+At the start of every retraining window MIGRator plans the allocation of every decision step of
+the window from a forecast of the window's arrivals, maximising Goodput (Eq. 6-9) subject to
+constraints 1-5: a valid MIG configuration every step (1), no instance sharing (2), retraining
+never interrupted or resized (3), launched and finished inside the window (4), every inference
+task always deployable (5); reconfigurations cost throughput (Eq. 10-11).
+
+**The model** (:class:`PlanProblem`; the same one the brute-force test enumerates). Steps
+``t = 0 .. T-1`` of length ``dt_t``; forecast arrivals ``a[m, t]``. Each step picks an allowed
+signature ``n`` (:mod:`edgegym.hardware.migalloc`): an inference option ``u[n, m]`` per tenant
+(the multiset of its instance sizes, capacity ``cap[m, u]`` requests/s) and a retraining size
+``r[n, m]`` (or none). Tenant m's retraining occupies one instance of size z for exactly
+``dur[m, z]`` consecutive steps (overhead included) ending inside the window; a pending tenant
+must launch if any size fits (Formula 4). Accuracy is ``pre[m]`` until the step after its job
+ends, ``post[m]`` from then on. The objective is
+
+    sum_t sum_m acc[m, t] * (min(a[m, t], cap[m, u_t] * dt_t) - loss[m, t])
+
+where ``loss[m, t]`` is charged when the inference option changes at t: the capacity added by
+the change is down for the tenant's overhead ``psi[m]`` (``min(added * psi, arrivals during the
+overhead)``). That is MIGRator's Eq. 10 (reconfiguration detected from instance and GPC counts,
+Eq. 11), with the overhead spread over the seconds it lasts instead of clipped to one step.
+
+**The solver** (a decomposition, not a monolithic ILP). Given the retraining plan (start and
+size per tenant) the problem is a longest path over the inference options with transition costs
+(exact Viterbi, ``O(T J^2)`` for J joint inference options). Over retraining plans it is
+branch and bound: dropping the transition costs gives every plan an upper bound computable for
+all plans at once from prefix sums; plans are solved exactly in decreasing bound order until
+the best found value is within ``gap`` of every remaining bound. ``gap=0`` proves optimality;
+the default ``gap=0.01`` proves the result within 1% of the optimum of the model. ``max_plans``
+caps the exact solves (the returned certificate then says how far from proven it is).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import gymnasium as gym
+import numpy as np
+from edgegym.baselines.base import Policy
+
+__all__ = ["MIGRatorPolicy", "Plan", "PlanProblem", "brute_force", "forecast", "solve"]
+
+NEG = -1e18
+
+
+@dataclass
+class PlanProblem:
+    """One window's planning problem (all arrays numpy).
+
+    Attributes:
+        arrivals: (M, T) forecast requests arriving in each step.
+        dt: (T,) step lengths in seconds.
+        sig_u: (N, M) inference option of each allowed signature per tenant.
+        sig_r: (N, M) retraining size index of each allowed signature (-1: none).
+        cap: (M, U) requests/s of each inference option (SLO-feasible instances only).
+        added: (M, U, U) capacity added going from option u' to option u (requests/s).
+        psi: (M,) reconfiguration overhead of a tenant's inference instance, seconds.
+        pre: (M,) accuracy before the tenant's retraining finishes.
+        post: (M,) accuracy after.
+        dur: (M, Z) steps a retraining job occupies an instance of each size (T + 1: cannot).
+        pending: (M,) the tenant still has to retrain in this window.
+        prev_u: (M,) inference option before step 0 (-1: none, no transition cost).
+        must_launch: Enforce Formula 4 (a pending tenant launches if any size fits).
+        expected_served: optional (M, U, T) requests each option serves in each step, when the
+            forecast is a distribution (``E[min(A, cap dt)]``) rather than a point.
+    """
+
+    arrivals: np.ndarray
+    dt: np.ndarray
+    sig_u: np.ndarray
+    sig_r: np.ndarray
+    cap: np.ndarray
+    added: np.ndarray
+    psi: np.ndarray
+    pre: np.ndarray
+    post: np.ndarray
+    dur: np.ndarray
+    pending: np.ndarray
+    prev_u: np.ndarray
+    must_launch: bool = True
+    expected_served: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(M, T)."""
+        return self.arrivals.shape  # type: ignore[return-value]
+
+    def served(self) -> np.ndarray:
+        """(M, U, T) requests served by each option in each step (no reconfiguration)."""
+        if self.expected_served is not None:
+            return self.expected_served
+        return np.minimum(self.arrivals[:, None, :], self.cap[:, :, None] * self.dt[None, None, :])
+
+    def loss(self) -> np.ndarray:
+        """(M, T, U, U) requests lost when switching from option u' to u at step t."""
+        m, t_n = self.shape
+        ends = np.cumsum(np.concatenate([[0.0], self.dt]))
+        out = np.zeros((m, t_n, *self.added.shape[1:]))
+        for i in range(m):
+            # Arrivals during the psi seconds after the start of each step.
+            during = np.zeros(t_n)
+            for t in range(t_n):
+                horizon = ends[t] + self.psi[i]
+                k = t
+                while k < t_n and ends[k] < horizon - 1e-12:
+                    frac = min(1.0, (horizon - ends[k]) / self.dt[k])
+                    during[t] += self.arrivals[i, k] * frac
+                    k += 1
+            out[i] = np.minimum(self.added[i][None] * self.psi[i], during[:, None, None])
+        return out
+
+    def value(self, seq: np.ndarray) -> float:
+        """Objective of a signature sequence (no feasibility check): the model's definition."""
+        m, t_n = self.shape
+        served = self.served()
+        loss = self.loss()
+        acc_post = self._finished(seq)
+        total = 0.0
+        for t in range(t_n):
+            n = seq[t]
+            for i in range(m):
+                acc = self.post[i] if acc_post[i, t] else self.pre[i]
+                u = self.sig_u[n, i]
+                g = served[i, u, t]
+                prev = self.prev_u[i] if t == 0 else self.sig_u[seq[t - 1], i]
+                if prev >= 0 and prev != u:
+                    g -= loss[i, t, prev, u]
+                total += acc * g
+        return float(total)
+
+    def _finished(self, seq: np.ndarray) -> np.ndarray:
+        m, t_n = self.shape
+        out = np.zeros((m, t_n), dtype=bool)
+        for i in range(m):
+            if not self.pending[i]:
+                out[i] = True  # already retrained (or nothing to retrain): post accuracy
+                continue
+            run = np.flatnonzero(self.sig_r[seq, i] >= 0)
+            if run.size:
+                out[i, run[-1] + 1 :] = True
+        return out
+
+    def feasible(self, seq: np.ndarray) -> bool:
+        """Constraints 3-4 for a signature sequence."""
+        m, t_n = self.shape
+        for i in range(m):
+            r = self.sig_r[seq, i]
+            run = np.flatnonzero(r >= 0)
+            if not self.pending[i]:
+                if run.size:
+                    return False
+                continue
+            launchable = any(
+                self.dur[i, z] <= t_n and np.any(self.sig_r[:, i] == z)
+                for z in range(self.dur.shape[1])
+            )
+            if not run.size:
+                if self.must_launch and launchable:
+                    return False
+                continue
+            z = r[run[0]]
+            if run[-1] - run[0] + 1 != run.size or np.any(r[run] != z):
+                return False
+            if run.size != self.dur[i, z]:
+                return False
+        return True
+
+
+@dataclass
+class Plan:
+    """A solved plan: the signature per step and the solver's certificate."""
+
+    signatures: np.ndarray  # (T,) index into the problem's allowed signatures
+    value: float  # objective of the model
+    upper_bound: float  # no plan can beat this
+    plans_total: int  # retraining plans considered
+    plans_solved: int  # solved exactly
+    seconds: float  # solver wall time
+    starts: dict[int, tuple[int, int]] = field(default_factory=dict)  # tenant -> (start, size)
+
+    @property
+    def gap(self) -> float:
+        """Proven relative distance to the optimum of the model."""
+        return max(0.0, self.upper_bound - self.value) / max(abs(self.upper_bound), 1e-12)
+
+
+def _tenant_plans(p: PlanProblem, i: int) -> list[tuple[int, int]]:
+    """(start, size) options of tenant i; (-1, -1) for no retraining."""
+    t_n = p.shape[1]
+    if not p.pending[i]:
+        return [(-1, -1)]
+    sizes = [z for z in range(p.dur.shape[1]) if np.any(p.sig_r[:, i] == z)]
+    out = [(s, z) for z in sizes for s in range(t_n - int(p.dur[i, z]) + 1) if p.dur[i, z] <= t_n]
+    if not out or not p.must_launch:
+        out.append((-1, -1))
+    return out
+
+
+def solve(p: PlanProblem, gap: float = 0.01, max_plans: int = 200_000) -> Plan:
+    """Branch and bound over retraining plans with an exact Viterbi per plan.
+
+    Args:
+        p: The problem.
+        gap: Stop when the best value is within this fraction of every remaining bound.
+        max_plans: At most this many plans are solved exactly.
+
+    Returns:
+        The best plan found and its certificate (``gap`` of the result <= ``gap`` unless
+        ``max_plans`` stopped the search).
+    """
+    t0 = time.perf_counter()
+    m = p.shape[0]
+    served = p.served()  # (M, U, T)
+    loss = p.loss()  # (M, T, U, U)
+    n_sig = p.sig_u.shape[0]
+    # Joint inference options and the retraining occupancy of each signature.
+    joint, j_of = np.unique(p.sig_u, axis=0, return_inverse=True)
+    j_of = j_of.ravel()
+    occ, o_of = np.unique(p.sig_r, axis=0, return_inverse=True)
+    o_of = o_of.ravel()
+    n_j, n_o = len(joint), len(occ)
+    sig_at = np.full((n_o, n_j), -1, dtype=np.int64)
+    sig_at[o_of, j_of] = np.arange(n_sig)
+    # Served requests per joint option and tenant: (J, M, T).
+    sj = np.stack([served[i][joint[:, i]] for i in range(m)], axis=1)
+    # Upper bound tables: best[o, f, t] over options allowed under occupancy o, with flag
+    # vector f (bit i: tenant i at post accuracy).
+    flags = np.array([[(f >> i) & 1 for i in range(m)] for f in range(2**m)], dtype=bool)
+    acc_f = np.where(flags, p.post[None, :], p.pre[None, :])  # (F, M)
+    gain = np.einsum("fm,jmt->fjt", acc_f, sj)  # (F, J, T)
+    allowed = sig_at >= 0  # (O, J)
+    best = np.where(allowed[:, None, :, None], gain[None], NEG).max(axis=2)  # (O, F, T)
+    # Retraining plans.
+    per = [_tenant_plans(p, i) for i in range(m)]
+    combos = np.array(np.meshgrid(*[np.arange(len(x)) for x in per], indexing="ij")).reshape(m, -1)
+    n_plans = combos.shape[1]
+    start = np.stack([np.array([per[i][c][0] for c in combos[i]]) for i in range(m)])  # (M, P)
+    size = np.stack([np.array([per[i][c][1] for c in combos[i]]) for i in range(m)])
+    dur = np.where(size >= 0, p.dur[np.arange(m)[:, None], np.maximum(size, 0)], 0)
+    end = np.where(start >= 0, start + dur, -1)  # first step after the job
+    occ_index = {tuple(int(x) for x in r): k for k, r in enumerate(occ)}
+    ub = _upper_bounds(p, start, end, size, best, occ_index)
+    order = np.argsort(-ub, kind="stable")
+    gain_cum = np.concatenate([np.zeros((*gain.shape[:2], 1)), np.cumsum(gain, axis=2)], axis=2)
+    breaks = _table_breaks(p, served, loss)
+    # Transition cost tables per tenant over joint options.
+    trans = np.ascontiguousarray(
+        np.stack([loss[i][:, joint[:, i]][:, :, joint[:, i]] for i in range(m)], axis=1)
+    )  # (T, M, J, J)
+    best_val, best_seq, best_plan = NEG, None, -1
+    solved = 0
+    bound = NEG
+    for k in order:
+        if ub[k] <= NEG / 2:  # this and every later plan is infeasible
+            break
+        if best_seq is not None and ub[k] <= best_val + gap * abs(ub[k]):
+            bound = float(ub[k])  # every remaining plan is bounded by ub[k]
+            break
+        if solved >= max_plans:
+            bound = float(ub[k])
+            break
+        val, seq = _viterbi(
+            p,
+            start[:, k],
+            end[:, k],
+            size[:, k],
+            gain_cum,
+            trans,
+            loss,
+            sig_at,
+            occ_index,
+            joint,
+            breaks,
+        )
+        solved += 1
+        if val > best_val:
+            best_val, best_seq, best_plan = val, seq, k
+    if best_seq is None:
+        raise ValueError("no feasible allocation sequence for this window")
+    starts = {
+        i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
+    }
+    return Plan(
+        signatures=best_seq,
+        value=float(best_val),
+        upper_bound=max(bound, float(best_val)),
+        plans_total=n_plans,
+        plans_solved=solved,
+        seconds=time.perf_counter() - t0,
+        starts=starts,
+    )
+
+
+def _upper_bounds(
+    p: PlanProblem,
+    start: np.ndarray,
+    end: np.ndarray,
+    size: np.ndarray,
+    best: np.ndarray,
+    occ_index: dict[tuple[int, ...], int],
+) -> np.ndarray:
+    """(P,) bound of every plan: per-step best options, transitions free (prefix sums)."""
+    m, t_n = p.shape
+    n_z = p.dur.shape[1]
+    base = n_z + 1
+    lookup = np.full(base**m, -1, dtype=np.int64)  # occupancy key -> occupancy index
+    for tup, k in occ_index.items():
+        lookup[sum((z + 1) * base**i for i, z in enumerate(tup))] = k
+    prefix = np.concatenate([np.zeros((*best.shape[:2], 1)), np.cumsum(best, axis=2)], axis=2)
+    infeasible = np.any(best <= NEG / 2, axis=2)  # (O, F): some step has no option
+    bounds = np.concatenate(
+        [
+            np.zeros((1, start.shape[1])),
+            np.maximum(start, 0),
+            np.maximum(end, 0),
+            np.full((1, start.shape[1]), t_n),
+        ]
+    )
+    bounds = np.sort(np.clip(bounds, 0, t_n), axis=0).astype(np.int64)  # (2M + 2, P)
+    total = np.zeros(start.shape[1])
+    for a, b in itertools.pairwise(bounds):
+        seg = b > a
+        running = (a[None, :] >= start) & (a[None, :] < end) & (start >= 0)
+        done = np.where(p.pending[:, None], (end >= 0) & (a[None, :] >= end), True)
+        key = ((np.where(running, size, -1) + 1) * (base ** np.arange(m))[:, None]).sum(axis=0)
+        o = lookup[key]
+        f = (done * (1 << np.arange(m))[:, None]).sum(axis=0)
+        oo = np.maximum(o, 0)
+        part = prefix[oo, f, b] - prefix[oo, f, a]
+        bad = (o < 0) | (part <= NEG / 2)
+        total += np.where(seg, np.where(bad, NEG, part), 0.0)
+    del infeasible
+    return np.maximum(total, NEG)
+
+
+def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    """(T,) bool: step t starts a new stretch of identical tables (always True at 0).
+
+    Inside a stretch where gains and transition costs do not change, a path that stays on one
+    option is optimal whenever the costs satisfy the triangle inequality (any detour can be
+    replaced by its best option, entered and left directly, at no greater cost). The added
+    capacity of a multiset difference is subadditive and ``min(., D)`` keeps it so; for
+    problems whose ``added`` table is not, every step is its own stretch.
+    """
+    t_n = p.shape[1]
+    brk = np.ones(t_n, dtype=bool)
+    a = p.added
+    tri = np.all(a[:, :, None, :] <= a[:, :, :, None] + a[:, None, :, :] + 1e-9)
+    diag = np.all(np.abs(np.einsum("mii->mi", a)) < 1e-12)
+    if not (tri and diag) or t_n < 2:
+        return brk
+    same = (
+        np.all(served[:, :, 1:] == served[:, :, :-1], axis=(0, 1))
+        & np.all(loss[:, 1:] == loss[:, :-1], axis=(0, 2, 3))
+        & (p.dt[1:] == p.dt[:-1])
+    )
+    brk[1:] = ~same
+    return brk
+
+
+def _viterbi(
+    p: PlanProblem,
+    start: np.ndarray,
+    end: np.ndarray,
+    size: np.ndarray,
+    gain_cum: np.ndarray,
+    trans: np.ndarray,
+    loss: np.ndarray,
+    sig_at: np.ndarray,
+    occ_index: dict[tuple[int, ...], int],
+    joint: np.ndarray,
+    breaks: np.ndarray,
+) -> tuple[float, np.ndarray]:
+    """Exact best sequence for one retraining plan (longest path over joint options).
+
+    The path may change option only where a stretch of identical tables starts (``breaks``)
+    or where a retraining job starts or ends; see :func:`_table_breaks`.
+    """
+    m, t_n = p.shape
+    brk = breaks.copy()
+    for i in range(m):
+        for t in (start[i], end[i]):
+            if 0 <= t < t_n:
+                brk[t] = True
+    seg = np.flatnonzero(brk)
+    seg_end = np.append(seg[1:], t_n)
+    n_j = gain_cum.shape[1]
+    back = np.zeros((len(seg), n_j), dtype=np.int64)
+    cols = np.arange(n_j)
+    v = np.zeros(n_j)
+    opts = []
+    for k, (a, b) in enumerate(zip(seg, seg_end, strict=True)):
+        running = (start <= a) & (a < end)
+        occ = tuple(int(z) for z in np.where(running, size, -1))
+        done = np.where(p.pending, (end >= 0) & (a >= end), True)
+        f = int((done * (1 << np.arange(m))).sum())
+        acc = np.where(done, p.post, p.pre)
+        o = occ_index.get(occ, -1)
+        opts.append(o)
+        ok = sig_at[o] >= 0 if o >= 0 else np.zeros(n_j, dtype=bool)
+        g = np.where(ok, gain_cum[f, :, b] - gain_cum[f, :, a], NEG)
+        if k == 0:
+            cost = np.zeros(n_j)
+            for i in range(m):
+                prev = p.prev_u[i]
+                if prev >= 0:
+                    u = joint[:, i]
+                    cost += acc[i] * np.where(u != prev, loss[i, a, prev, u], 0.0)
+            v = g - cost
+            continue
+        cand = v[:, None] - acc[0] * trans[a, 0]  # (J from, J to)
+        for i in range(1, m):
+            cand -= acc[i] * trans[a, i]
+        arg = np.argmax(cand, axis=0)
+        v = cand[arg, cols] + g
+        back[k] = arg
+    j = int(np.argmax(v))
+    val = float(v[j])
+    seq = np.zeros(t_n, dtype=np.int64)
+    for k in range(len(seg) - 1, -1, -1):
+        seq[seg[k] : seg_end[k]] = sig_at[opts[k], j]
+        j = int(back[k, j])
+    return val, seq
+
+
+def brute_force(p: PlanProblem) -> tuple[float, np.ndarray]:
+    """Optimum by enumerating every signature sequence (tiny problems only)."""
+    t_n = p.shape[1]
+    n = p.sig_u.shape[0]
+    if n**t_n > 2_000_000:
+        raise ValueError(f"{n}^{t_n} sequences is too many for brute force")
+    best, arg = NEG, None
+    for idx in np.ndindex(*(n,) * t_n):
+        seq = np.array(idx)
+        if not p.feasible(seq):
+            continue
+        val = p.value(seq)
+        if val > best + 1e-9:
+            best, arg = val, seq
+    if arg is None:
+        raise ValueError("no feasible sequence")
+    return best, arg
+
+
+# --------------------------------------------------------------------------- the policy
+def forecast(
+    past: np.ndarray,
+    window_s: int,
+    mean_rate: np.ndarray,
+    smooth_s: int = 5,
+    seasonal: float = 0.0,
+) -> np.ndarray:
+    """Per-second arrivals expected in the next window, from the past windows only.
+
+    MIGRator uses an Informer model; this is the simple forecaster the reproduction uses: with
+    no history, each tenant's long-run mean rate; afterwards the previous window's per-second
+    counts (seasonal naive at the window period), smoothed over ``smooth_s`` seconds, averaged
+    half and half with the mean of the previous window (shrinkage towards the level).
+
+    Args:
+        past: (M, t) per-second arrivals observed so far.
+        window_s: Seconds in the window.
+        mean_rate: (M,) long-run mean rate of each tenant's arrival process.
+        smooth_s: Moving-average width.
+
+    Returns:
+        (M, window_s) forecast.
+    """
+    m = past.shape[0]
+    if past.shape[1] < window_s:
+        return np.repeat(np.asarray(mean_rate, dtype=float)[:, None], window_s, axis=1)
+    last = past[:, -window_s:].astype(float)
+    kernel = np.ones(smooth_s) / smooth_s
+    smooth = np.stack([np.convolve(last[i], kernel, mode="same") for i in range(m)])
+    return (1.0 - seasonal) * last.mean(axis=1, keepdims=True) + seasonal * smooth
+
+
+def build_problem(
+    snap, arrivals_per_s: np.ndarray, must_launch: bool = True, samples: np.ndarray | None = None
+) -> PlanProblem:
+    """The planning problem of the current window from an environment snapshot.
+
+    Args:
+        snap: :class:`edgegym.envs.mig.types.MIGSnapshot` at a window start.
+        arrivals_per_s: (M, S) arrivals per second to plan for (forecast or oracle).
+        must_launch: Formula 4.
+        samples: optional (M, K) per-second arrival counts whose empirical distribution is the
+            forecast of every second: options are then scored by ``E[min(A, cap)]``.
+
+    Returns:
+        The problem over the signatures valid in this window; ``problem.signatures`` maps its
+        signature indices back to the catalogue.
+    """
+    spec = snap.spec
+    cat = spec.catalogue
+    m = spec.n_tenants
+    t_n = spec.steps_per_window
+    basis = spec.basis_s
+    edges = np.minimum(np.arange(t_n + 1) * basis, spec.window_s)
+    dt = np.diff(edges)
+    # Arrivals per step from arrivals per second (uniform inside each second).
+    cum = np.concatenate([np.zeros((m, 1)), np.cumsum(arrivals_per_s, axis=1)], axis=1)
+    sec = np.arange(cum.shape[1])
+    per_step = np.stack([np.diff(np.interp(edges, sec, cum[i])) for i in range(m)])
+    pending = snap.status == 0
+    ok = spec.valid_static.copy()
+    for i in range(m):
+        if not pending[i]:
+            ok &= cat.n_instances[:, m + i] == 0
+    sigs = np.flatnonzero(ok)
+    options = [sorted({cat.signatures[n][i] for n in sigs}) for i in range(m)]
+    u_index = [{u: k for k, u in enumerate(opts)} for opts in options]
+    n_u = max(len(o) for o in options)
+    sizes = list(cat.sizes)
+    cap = np.zeros((m, n_u))
+    added = np.zeros((m, n_u, n_u))
+    for i in range(m):
+        rate = dict(zip(sizes, spec.size_rate[i], strict=True))
+        for a, u in enumerate(options[i]):
+            cap[i, a] = sum(rate[z] for z in u)
+            for b, v in enumerate(options[i]):
+                left = list(u)
+                new = []
+                for z in v:  # instances of v not in u (multiset difference)
+                    if z in left:
+                        left.remove(z)
+                    else:
+                        new.append(z)
+                added[i, a, b] = sum(rate[z] for z in new)
+    sig_u = np.array([[u_index[i][cat.signatures[n][i]] for i in range(m)] for n in sigs])
+    sig_r = np.array(
+        [
+            [
+                sizes.index(cat.signatures[n][m + i][0]) if cat.signatures[n][m + i] else -1
+                for i in range(m)
+            ]
+            for n in sigs
+        ]
+    )
+    with np.errstate(divide="ignore"):
+        secs = spec.overhead_new_s[:, None] + snap.job_left[:, None] / spec.size_train_speed
+    dur = np.ceil(secs / basis - 1e-9)
+    too_small = np.array(sizes)[None, :] < spec.min_train_size[:, None]
+    dur = np.where(too_small | ~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
+    prev = np.full(m, -1)
+    if snap.signature >= 0:
+        for i in range(m):
+            prev[i] = u_index[i].get(cat.signatures[snap.signature][i], -1)
+    expected = None
+    if samples is not None:
+        a = samples.astype(float)[:, None, :, None] * dt[None, None, None, :]  # (M,1,K,T)
+        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
+        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
+    prob = PlanProblem(
+        expected_served=expected,
+        arrivals=per_step,
+        dt=dt,
+        sig_u=sig_u,
+        sig_r=sig_r,
+        cap=cap,
+        added=added,
+        psi=spec.overhead_new_s.copy(),
+        pre=snap.model_acc.copy(),
+        post=np.where(pending, snap.post_acc, snap.model_acc),
+        dur=dur,
+        pending=pending,
+        prev_u=prev,
+        must_launch=must_launch,
+    )
+    prob.signatures = sigs  # type: ignore[attr-defined]
+    return prob
+
+
+class MIGRatorPolicy(Policy):
+    """MIGRator: plan each window with :func:`solve`, then follow the plan step by step.
+
+    Args:
+        env: An ``edgegym/MIGReconfig-v0`` environment.
+        oracle: Plan with the window's true arrivals instead of the forecast.
+        gap: Optimality gap the solver proves (0.01: within 1%).
+        max_plans: Cap on exact plan solves per window.
+
+    When the plan and the environment disagree (a job finishes a step earlier or later than
+    planned because the real overhead differs from the model's), the planned signature is
+    repaired: running jobs keep their instance, finished ones release theirs. ``plans`` keeps
+    every window's :class:`Plan` (value, bound, solve time).
+    """
+
+    name = "migrator"
+
+    def __init__(
+        self, env: gym.Env, oracle: bool = False, gap: float = 0.01, max_plans: int = 2000
+    ) -> None:
+        super().__init__(env)
+        self.oracle = bool(oracle)
+        self.gap = float(gap)
+        self.max_plans = int(max_plans)
+        self.plans: list[Plan] = []
+        self._seed = 0
+        self._window = -1
+        self._seq: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the plan."""
+        self._seed = 0 if seed is None else int(seed) + 104729
+        self._window = -1
+        self._seq = None
+        self.plans = []
+
+    def _plan(self, snap) -> None:
+        spec = snap.spec
+        s = int(np.ceil(spec.window_s))
+        samples = None
+        if self.oracle:
+            arr = snap.window_arrivals
+        else:
+            mean = np.array([proc.mean_rate for proc in spec.arrivals])
+            arr = forecast(snap.past_arrivals, s, mean)
+            samples = self._history(snap, s)
+        prob = build_problem(snap, arr, samples=samples)
+        plan = solve(prob, gap=self.gap, max_plans=self.max_plans)
+        self.plans.append(plan)
+        self._seq = prob.signatures[plan.signatures]  # type: ignore[attr-defined]
+        self._window = snap.window
+
+    def _history(self, snap, s: int) -> np.ndarray:
+        """The last window of per-second arrivals (before the episode: drawn from the arrival
+        processes with the policy's own generator, standing in for the pre-episode history)."""
+        past = snap.past_arrivals
+        if past.shape[1] >= s:
+            return past[:, -s:]
+        rng = np.random.default_rng(self._seed)
+        pre = np.stack([proc.counts(s, 1.0, rng) for proc in snap.spec.arrivals])
+        return np.concatenate([pre, past], axis=1)[:, -s:]
+
+    def act(self) -> np.ndarray:
+        """The planned signature of this step, repaired if the environment disagrees."""
+        snap = self.unwrapped.sim_state(oracle=self.oracle)
+        if snap.window != self._window or self._seq is None:
+            self._plan(snap)
+        spec = snap.spec
+        cat = spec.catalogue
+        n = int(self._seq[min(snap.step_in_window, len(self._seq) - 1)])
+        if snap.mask[n]:
+            return np.int64(n)
+        m = spec.n_tenants
+        sig = list(cat.signatures[n])
+        cur = cat.signatures[snap.signature] if snap.signature >= 0 else None
+        for i in range(m):
+            if snap.status[i] == 1 and cur is not None:
+                sig[m + i] = cur[m + i]
+            elif snap.status[i] != 0:
+                sig[m + i] = ()
+        try:
+            fixed = cat.index(tuple(sig))
+        except KeyError:
+            fixed = -1
+        if fixed >= 0 and snap.mask[fixed]:
+            return np.int64(fixed)
+        return np.int64(n)  # the environment projects it (keeps the current allocation)

@@ -1,0 +1,260 @@
+"""MIG allocations: which instance sizes each task holds, and where they sit on the GPU.
+
+An *allocation signature* says, for each of 2M tasks (the inference task and the retraining job
+of each of M tenants), the multiset of MIG instance sizes (in GPCs) it holds. It is the level at
+which MIGRator's ILP reasons (instances and GPCs per task, Table 2) and the action of
+``edgegym/MIGReconfig-v0``. The :class:`AllocationCatalogue` of a GPU and tenant count lists
+every signature some valid layout can host, with each retraining job holding at most one
+instance and each inference task at least one (MIGRator constraints 1-3, 5).
+
+A signature becomes a physical allocation (a layout from :func:`~edgegym.hardware.mig.
+valid_layouts` and the task on each of its instances) by :meth:`AllocationCatalogue.realise`:
+among the layouts that can host it, the one that keeps the most (placement, task) pairs of the
+current allocation, so that a reconfiguration touches as few instances as possible; a running
+retraining job's instance is always kept. Ties go to the layout keeping more existing instances,
+then to the lower layout index.
+
+Tasks are numbered ``0 .. M-1`` (inference of tenant m) and ``M .. 2M-1`` (retraining of tenant
+m). Placements (profile, start slice) are numbered in :attr:`AllocationCatalogue.placements`
+order; physical allocations are ``(P,)`` int arrays with the task on each placement, ``IDLE``
+for an instance that exists but serves no task and ``ABSENT`` for a placement not in the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from edgegym.hardware.mig import MIGInstance, MIGLayout, get_mig_profiles, valid_layouts
+
+__all__ = ["ABSENT", "IDLE", "AllocationCatalogue", "catalogue"]
+
+IDLE = -1
+ABSENT = -2
+
+
+@dataclass(frozen=True, eq=False)
+class AllocationCatalogue:
+    """Every allocation signature of one GPU for M tenants, with the tables to realise them.
+
+    Attributes:
+        gpu: GPU catalogue name.
+        n_tenants: M.
+        sizes: (Z,) distinct instance sizes in GPCs, ascending.
+        signatures: N signatures; each a tuple over the 2M tasks of instance sizes, descending.
+        counts: (N, 2M, Z) instances of each size per task.
+        gpcs: (N, 2M) GPCs per task.
+        n_instances: (N, 2M) instances per task.
+        placements: (P,) every (profile, start) of the GPU.
+        placement_size: (P,) GPCs of each placement.
+        layouts: (L,) every valid non-empty layout.
+        layout_place: (L, P) bool, layout contains placement.
+        hosts: (N, L) bool, layout can host the signature (enough instances of every size).
+    """
+
+    gpu: str
+    n_tenants: int
+    sizes: tuple[int, ...]
+    signatures: tuple[tuple[tuple[int, ...], ...], ...]
+    counts: np.ndarray
+    gpcs: np.ndarray
+    n_instances: np.ndarray
+    placements: tuple[MIGInstance, ...]
+    placement_size: np.ndarray
+    layouts: tuple[MIGLayout, ...]
+    layout_place: np.ndarray
+    hosts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.signatures)
+
+    @property
+    def n_tasks(self) -> int:
+        """2M."""
+        return 2 * self.n_tenants
+
+    def index(self, signature: tuple[tuple[int, ...], ...]) -> int:
+        """Index of a signature (tuples of sizes per task, any order within a task)."""
+        key = tuple(tuple(sorted(t, reverse=True)) for t in signature)
+        try:
+            return self._index[key]
+        except KeyError:
+            raise KeyError(f"{signature} is not a valid allocation on {self.gpu}") from None
+
+    @property
+    def _index(self) -> dict[tuple[tuple[int, ...], ...], int]:
+        return _signature_index(self)
+
+    def describe(self, n: int) -> str:
+        """Human-readable signature, e.g. ``"I0=4+1 I1=2 R0=- R1=-"``."""
+        m = self.n_tenants
+        parts = []
+        for t, sizes in enumerate(self.signatures[n]):
+            name = f"I{t}" if t < m else f"R{t - m}"
+            parts.append(f"{name}={'+'.join(map(str, sizes)) or '-'}")
+        return " ".join(parts)
+
+    def feasible(self, keep: list[tuple[int, int]]) -> np.ndarray:
+        """(N,) signatures that can keep every ``(placement, task)`` in ``keep`` in place.
+
+        A signature qualifies when it gives each kept task exactly one instance of the kept
+        placement's size (retraining is never resized) and some layout hosting it contains every
+        kept placement.
+        """
+        ok = np.ones(len(self), dtype=bool)
+        layouts = np.ones(len(self.layouts), dtype=bool)
+        for p, task in keep:
+            z = self.sizes.index(int(self.placement_size[p]))
+            ok &= (self.n_instances[:, task] == 1) & (self.counts[:, task, z] == 1)
+            layouts &= self.layout_place[:, p]
+        return ok & np.any(self.hosts & layouts[None, :], axis=1)
+
+    def realise(
+        self, n: int, prev: np.ndarray, keep: list[tuple[int, int]] | None = None
+    ) -> tuple[int, np.ndarray]:
+        """Physical allocation of signature ``n`` that changes the fewest instances.
+
+        Args:
+            n: Signature index.
+            prev: (P,) current task per placement (``IDLE``, ``ABSENT`` or a task).
+            keep: ``(placement, task)`` pairs that must stay (running retraining jobs).
+
+        Returns:
+            ``(layout index, (P,) task per placement)``.
+
+        Raises:
+            ValueError: If no layout hosts the signature with the kept placements.
+        """
+        need = self.counts[n]  # (2M, Z)
+        cand = self.hosts[n].copy()
+        for p, _ in keep or ():
+            cand &= self.layout_place[:, p]
+        if not cand.any():
+            raise ValueError(f"no layout hosts {self.describe(n)} keeping {keep}")
+        onehot = np.zeros((len(self.placements), self.n_tasks))  # (P, 2M)
+        has = prev >= 0
+        onehot[np.flatnonzero(has), prev[has]] = 1.0
+        by_size = self._size_onehot  # (P, Z)
+        lp = self.layout_place.astype(float)
+        kept = np.einsum("lp,pt,pz->ltz", lp, onehot, by_size)  # (L, 2M, Z)
+        score = np.minimum(kept, need[None]).sum(axis=(1, 2))
+        survive = lp @ (prev != ABSENT).astype(float)
+        total = np.where(cand, score * 100.0 + survive, -1.0)
+        lay = int(np.argmax(total))
+        return lay, self._assign(lay, need, prev)
+
+    @property
+    def _size_onehot(self) -> np.ndarray:
+        return _size_onehot(self)
+
+    def _assign(self, lay: int, need: np.ndarray, prev: np.ndarray) -> np.ndarray:
+        out = np.full(len(self.placements), ABSENT, dtype=np.int64)
+        places = np.flatnonzero(self.layout_place[lay])
+        out[places] = IDLE
+        left = need.copy()
+        zi = {s: i for i, s in enumerate(self.sizes)}
+        for p in places:  # keep (placement, task) pairs first
+            t, z = int(prev[p]), zi[int(self.placement_size[p])]
+            if t >= 0 and left[t, z] > 0:
+                out[p] = t
+                left[t, z] -= 1
+        for p in places:  # then fill the rest in placement order, tasks in index order
+            if out[p] != IDLE:
+                continue
+            z = zi[int(self.placement_size[p])]
+            tasks = np.flatnonzero(left[:, z] > 0)
+            if tasks.size:
+                out[p] = int(tasks[0])
+                left[tasks[0], z] -= 1
+        assert not left.any(), "layout cannot host the signature"
+        return out
+
+
+@cache
+def _signature_index(cat: AllocationCatalogue) -> dict[tuple[tuple[int, ...], ...], int]:
+    return {s: i for i, s in enumerate(cat.signatures)}
+
+
+@cache
+def _size_onehot(cat: AllocationCatalogue) -> np.ndarray:
+    out = np.zeros((len(cat.placements), len(cat.sizes)))
+    for p, s in enumerate(cat.placement_size):
+        out[p, cat.sizes.index(int(s))] = 1.0
+    return out
+
+
+@cache
+def catalogue(gpu: str, n_tenants: int) -> AllocationCatalogue:
+    """The allocation catalogue of a MIG GPU for ``n_tenants`` tenants (cached).
+
+    Args:
+        gpu: A MIG-capable GPU (``A100-40GB``, ``H100-80GB``).
+        n_tenants: M in [1, 4].
+
+    Returns:
+        The catalogue; signatures sorted by (inference sizes, retraining sizes).
+    """
+    if not 1 <= n_tenants <= 4:
+        raise ValueError(f"n_tenants must be in [1, 4], got {n_tenants}")
+    profiles = sorted(get_mig_profiles(gpu).values(), key=lambda p: p.gpcs)
+    sizes = tuple(sorted({p.gpcs for p in profiles}))
+    placements = tuple((p, s) for p in profiles for s in p.starts)
+    layouts = valid_layouts(gpu)
+    pidx = {pl: i for i, pl in enumerate(placements)}
+    layout_place = np.zeros((len(layouts), len(placements)), dtype=bool)
+    layout_counts = np.zeros((len(layouts), len(sizes)), dtype=np.int64)
+    for li, lay in enumerate(layouts):
+        for inst in lay.instances:
+            layout_place[li, pidx[inst]] = True
+            layout_counts[li, sizes.index(inst[0].gpcs)] += 1
+    # Every count vector some layout can host (downward closure of the layouts' counts).
+    hostable: set[tuple[int, ...]] = set()
+    for c in {tuple(r) for r in layout_counts}:
+        for sub in np.ndindex(*(x + 1 for x in c)):
+            hostable.add(tuple(sub))
+    z = len(sizes)
+    vectors = sorted(v for v in hostable if any(v))
+    units = [tuple(int(i == j) for i in range(z)) for j in range(z)]
+    m = n_tenants
+    found: list[tuple[tuple[int, ...], ...]] = []
+
+    def walk(task: int, total: tuple[int, ...], acc: list[tuple[int, ...]]) -> None:
+        if task == 2 * m:
+            found.append(tuple(acc))
+            return
+        options = vectors if task < m else [(0,) * z, *units]
+        for v in options:
+            t = tuple(a + b for a, b in zip(total, v, strict=True))
+            if t in hostable:
+                acc.append(v)
+                walk(task + 1, t, acc)
+                acc.pop()
+
+    walk(0, (0,) * z, [])
+    counts = np.array(found, dtype=np.int64).reshape(len(found), 2 * m, z)
+    sigs = tuple(
+        tuple(tuple(s for s in reversed(sizes) for _ in range(row[sizes.index(s)])) for row in c)
+        for c in counts
+    )
+    order = sorted(range(len(sigs)), key=lambda i: sigs[i])
+    counts = counts[order]
+    sigs = tuple(sigs[i] for i in order)
+    size_arr = np.array(sizes)
+    totals = counts.sum(axis=1)  # (N, Z)
+    hosts = np.all(layout_counts[None, :, :] >= totals[:, None, :], axis=2)
+    return AllocationCatalogue(
+        gpu=gpu,
+        n_tenants=m,
+        sizes=sizes,
+        signatures=sigs,
+        counts=counts,
+        gpcs=(counts * size_arr).sum(axis=2),
+        n_instances=counts.sum(axis=2),
+        placements=placements,
+        placement_size=np.array([p.gpcs for p, _ in placements]),
+        layouts=layouts,
+        layout_place=layout_place,
+        hosts=hosts,
+    )

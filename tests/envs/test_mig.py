@@ -1,0 +1,186 @@
+"""edgegym/MIGReconfig-v0: known answers, reconfiguration overhead, pre-initialization, masks."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from edgegym.envs.mig import MIGReconfigEnv
+from edgegym.envs.mig.types import DONE, PENDING, RUNNING
+from edgegym.hardware.migalloc import ABSENT
+from edgegym.workload.models import get_model
+
+
+def _scenario(tmp_path, tenants, **top):
+    data = {"name": "tiny", "family": "mig", "window_s": 10, "windows": 1, "tenants": tenants}
+    data.update(top)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def _tenant(rate, model="resnet50", slo=25):
+    return {
+        "model": model,
+        "dataset": "nc-cifar10",
+        "slo_ms": slo,
+        "ceiling": 0.9,
+        "arrival": {"kind": "trace", "counts": [rate], "interval_s": 1},
+    }
+
+
+def _run(env, actions):
+    infos = []
+    for a in actions:
+        *_, info = env.step(a)
+        infos.append(info)
+    return infos
+
+
+def test_goodput_known_answer(tmp_path):
+    env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(50)]))
+    env.reset(seed=0)
+    cat = env.spec_.catalogue
+    a = cat.index(((7,), ()))
+    rewards = []
+    for _ in range(10):
+        _, r, term, _, info = env.step(a)
+        rewards.append(r)
+    assert term
+    pre = 0.9 / 2  # half the window-0 classes are new
+    m = info["episode_metrics"]
+    assert m["requests"] == 500
+    assert m["slo_attainment"] == pytest.approx(1.0)
+    assert m["goodput"] == pytest.approx(pre)
+    assert np.mean(rewards) == pytest.approx(pre)  # mean reward = episode Goodput
+
+
+def test_overload_serves_capacity_within_slo(tmp_path):
+    env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(200)]))
+    env.reset(seed=0)
+    a = env.spec_.catalogue.index(((1,), ()))
+    infos = _run(env, [a] * 10)
+    lat = float(get_model("resnet50").latency_s(1 / 7))
+    # Served at capacity every second; the admitted backlog is still queued at the end.
+    expected = (10 / lat) / 2000
+    assert infos[-1]["episode_metrics"]["slo_attainment"] == pytest.approx(expected, rel=1e-6)
+
+
+def test_reconfiguration_overhead_and_preinit(tmp_path):
+    for preinit, downtime in ((False, 5.0), (True, 0.0)):
+        env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(100)], preinit=preinit))
+        env.reset(seed=0)
+        cat = env.spec_.catalogue
+        small, big = cat.index(((4,), ())), cat.index(((4, 3), ()))
+        infos = _run(env, [small] * 6 + [big] * 4)
+        ov = env.spec_.overhead_new_s[0]
+        assert ov == pytest.approx(0.5 + 1.5 + 2.0 + get_model("resnet50").model_load_s)
+        assert infos[6]["reconfigurations"] == 1  # only the new 3g instance is created
+        # 3g@4's slices were free since t=0: pre-initialised, ready at max(6, 0 + 5) = 6.
+        assert infos[-1]["episode_metrics"]["downtime_s"] == pytest.approx(downtime)
+
+
+def test_retraining_runs_on_its_instance_and_swaps_the_model(tmp_path):
+    env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(50)], window_s=200))
+    env.reset(seed=0)
+    spec = env.spec_
+    cat = spec.catalogue
+    a = cat.index(((4,), (3,)))
+    work = env.profile.gpu_seconds[0, 0, 0]
+    z = cat.sizes.index(3)
+    finish = work / spec.size_train_speed[0, z]  # the first allocation is a warm start
+    post = env.profile.post_acc[0, 0, 0]
+    t = 0
+    while env.status()[0] != DONE:
+        env.step(a if env.status()[0] != DONE else cat.index(((4,), ())))
+        t += 1
+        if t < finish - 1:
+            assert env.status()[0] == RUNNING
+    assert t == pytest.approx(np.ceil(finish))
+    assert env.engine.tenants.model_acc[0] == pytest.approx(post)
+    assert not env.action_masks()[a]  # a finished job may not get an instance again
+
+
+def _reference_mask(env):
+    """Slow, rule-by-rule validity of every signature (the class docstring's list)."""
+    spec = env.spec_
+    cat = spec.catalogue
+    m = spec.n_tenants
+    eng = env.engine
+    status = env.status()
+    task = env.executor.state.task
+    time_left = eng.window_start_s + spec.window_s - eng.cluster.time_s
+    keep = [(int(p), int(task[p])) for p in np.flatnonzero(task >= m) if status[task[p] - m] == 1]
+    out = np.zeros(len(cat), dtype=bool)
+    for n, sig in enumerate(cat.signatures):
+        ok = all(max(sig[i]) >= spec.min_infer_size[i] for i in range(m))
+        for i in range(m):
+            r = sig[m + i]
+            if status[i] == RUNNING:
+                p = next(p for p, t in keep if t == m + i)
+                ok &= r == (int(cat.placement_size[p]),)
+            elif status[i] == DONE:
+                ok &= r == ()
+            elif r:
+                z = cat.sizes.index(r[0])
+                dur = spec.overhead_new_s[i] + eng.tenants.job_left[i] / spec.size_train_speed[i, z]
+                if status[i] == PENDING:
+                    left = env.profile.gpu_seconds[i, eng.window, 0]
+                    dur = spec.overhead_new_s[i] + left / spec.size_train_speed[i, z]
+                ok &= r[0] >= spec.min_train_size[i] and dur <= time_left + 1e-9
+        if ok:
+            try:
+                cat.realise(n, task, keep)
+            except ValueError:
+                ok = False
+        out[n] = ok
+    return out
+
+
+@pytest.mark.parametrize("scenario", ["migrator-w1", "migrator-w8"])
+def test_masks_exclude_exactly_the_invalid_actions(scenario):
+    env = MIGReconfigEnv(scenario, window_s=40, windows=2)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    checked = 0
+    for step in range(80):
+        mask = env.action_masks()
+        if step % 7 == 0:
+            np.testing.assert_array_equal(mask, _reference_mask(env))
+            checked += 1
+        _, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert not info["projected"]
+        if term:
+            break
+    assert checked >= 10
+
+
+def test_invalid_action_keeps_current_allocation(tmp_path):
+    env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(50)]))
+    env.reset(seed=0)
+    cat = env.spec_.catalogue
+    a = cat.index(((4,), ()))
+    env.step(a)
+    before = env.executor.state.task.copy()
+    for bad in (-1, len(cat), 10**9):
+        *_, info = env.step(bad)
+        assert info["projected"]
+        np.testing.assert_array_equal(env.executor.state.task, before)
+    with pytest.raises(ValueError, match="integer"):
+        env.step("x")
+
+
+def test_snapshot_is_a_copy_and_oracle_optional():
+    env = MIGReconfigEnv("migrator-w5", window_s=20, windows=1)
+    env.reset(seed=0)
+    snap = env.sim_state()
+    assert snap.window_arrivals is None
+    oracle = env.sim_state(oracle=True)
+    assert oracle.window_arrivals.shape == (2, 20)
+    snap.placement_task[:] = 99
+    assert not np.any(env.executor.state.task == 99)
+    assert np.all(env.executor.state.task == ABSENT)
+    copy.deepcopy(env)  # pickle-able state
