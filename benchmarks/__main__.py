@@ -1,8 +1,8 @@
 """Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root).
 
-Runs the environment throughput benchmark (edgegym vs CartPole-v1) and the thief decision-time
-benchmark, prints readable tables and optionally writes every number with machine information
-to a JSON file.
+Runs the environment throughput benchmark (edgegym vs CartPole-v1), the thief decision-time
+benchmark and the MIGRator planner benchmark (decision time and optimality on W1), prints
+readable tables and optionally writes every number with machine information to a JSON file.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import env_throughput, thief
+from benchmarks import env_throughput, migrator, thief
 from benchmarks.common import machine_info, pinned_to_one_core
 
 DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)
@@ -149,7 +149,10 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
     thief_res = thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS)
     print()
     print(_format_thief(thief_res))
-    return {"pinned_core": core, "throughput": throughput, "thief": thief_res}
+    mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
+    print()
+    print(migrator.format_result(mig))
+    return {"pinned_core": core, "throughput": throughput, "thief": thief_res, "migrator": mig}
 
 
 if __name__ == "__main__":

@@ -172,15 +172,15 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
             (
                 name,
                 d.get("family", "?"),
-                d.get("streams", "?"),
-                f"{hw.get('gpus', '?')} x {hw.get('gpu', '?')}",
+                d.get("streams", len(d.get("tenants", [])) or "?"),
+                f"{hw.get('gpus', 1)} x {hw.get('gpu', '?')}",
                 f"{d.get('windows', '?')} x {d.get('window_s', '?'):g} s"
                 if isinstance(d.get("window_s"), int | float)
                 else f"{d.get('windows', '?')} x ?",
                 _first_sentence(d.get("description", "")),
             )
         )
-    print(_table(["name", "family", "streams", "GPUs", "windows", "description"], rows))
+    print(_table(["name", "family", "tenants", "GPUs", "windows", "description"], rows))
     return 0
 
 

@@ -143,9 +143,12 @@ class EvalResult:
 
     def table(self) -> str:
         """Aligned text table: return, accuracy, energy, retrainings and decision time."""
+        serving = any("goodput" in r.get("metrics", {}) for r in self.results)
+        extra = ["goodput", "SLO"] if serving else []
         header = [
             "policy",
             "return",
+            *extra,
             "accuracy",
             "energy (kJ)",
             "retrainings",
@@ -166,6 +169,10 @@ class EvalResult:
                 [
                     name,
                     _pm(r.get("mean_return"), r.get("std_return"), 3),
+                    *[
+                        _pm(m.get(k, {}).get("mean"), m.get(k, {}).get("std"), 3)
+                        for k in (["goodput", "slo_attainment"] if serving else [])
+                    ],
                     _pm(acc.get("mean"), acc.get("std"), 3),
                     _num(_scale(energy.get("mean"), 1e-3), 1),
                     _num(retr.get("mean"), 1),
@@ -457,12 +464,10 @@ def evaluate(
     unwrapped = built[0][1].unwrapped
     spec_ = getattr(unwrapped, "spec_", None)
     if spec_ is not None:
+        fields = {"a_min": float, "gpus": int, "window_s": float, "windows": int, "streams": int,
+                  "n_tenants": int, "basis_s": float, "batch": int}  # fmt: skip
         result.scenario_info = {
-            "a_min": float(spec_.a_min),
-            "gpus": int(spec_.gpus),
-            "window_s": float(spec_.window_s),
-            "windows": int(spec_.windows),
-            "streams": int(spec_.streams),
+            k: cast(getattr(spec_, k)) for k, cast in fields.items() if hasattr(spec_, k)
         }
 
     from tqdm.auto import tqdm
