@@ -10,7 +10,10 @@ fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a signa
 
 Shared rule for the retraining instance of the non-planning baselines: a pending job starts at
 the window start on the smallest instance that holds it and finishes inside the window (the
-retraining-unaware choice); Ekya instead picks the size by its accuracy estimate.
+retraining-unaware choice); Ekya instead picks the size by its accuracy estimate. PARIS and
+static-half first make sure every tenant's inference holds an instance that meets its SLO (at
+batch 4 a 1-GPC instance may not), deferring a retraining job until another one ends if the
+GPU cannot host both.
 """
 
 from __future__ import annotations
@@ -65,6 +68,25 @@ def _with_retraining(snap, sizes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(ok)
 
 
+def _serving_candidates(snap) -> np.ndarray:
+    """Signatures with the smallest workable retraining instances in which every tenant's
+    inference can serve requests within its SLO; if none exists, retraining jobs are deferred
+    (highest tenant index first) until one does. Falls back to all such retraining choices."""
+    spec = snap.spec
+    sizes = _retrain_sizes(snap)
+    pending = [i for i in range(spec.n_tenants) if sizes[i] > 0]
+    first = _with_retraining(snap, sizes)
+    for k in range(len(pending) + 1):
+        trial = sizes.copy()
+        for i in pending[len(pending) - k :]:
+            trial[i] = 0
+        cands = _with_retraining(snap, trial) if k else first
+        ok = cands[np.all(_capacity(spec, cands) > 0, axis=1)]
+        if ok.size:
+            return ok
+    return first
+
+
 class _StaticTarget(Policy):
     """Reallocates only when a tenant's retraining status changes (or at a window start)."""
 
@@ -103,7 +125,7 @@ class ParisPolicy(_StaticTarget):
         """Valid signature whose inference GPCs best match the compute-intensity split."""
         spec = snap.spec
         m = spec.n_tenants
-        cands = _with_retraining(snap, _retrain_sizes(snap))
+        cands = _serving_candidates(snap)
         intensity = np.array(
             [
                 md.gflops * proc.mean_rate
@@ -130,7 +152,7 @@ class StaticHalfPolicy(_StaticTarget):
         m = spec.n_tenants
         budget = np.full(m, 7 // m)
         budget[: 7 - budget.sum()] += 1
-        cands = _with_retraining(snap, _retrain_sizes(snap))
+        cands = _serving_candidates(snap)
         gp = spec.catalogue.gpcs[cands]
         per = gp[:, :m] + gp[:, m:]
         over = np.maximum(per - budget[None, :], 0).sum(axis=1)

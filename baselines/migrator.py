@@ -248,9 +248,7 @@ def solve(p: PlanProblem, gap: float = 0.01, max_plans: int = 200_000) -> Plan:
     gain_cum = np.concatenate([np.zeros((*gain.shape[:2], 1)), np.cumsum(gain, axis=2)], axis=2)
     breaks = _table_breaks(p, served, loss)
     # Transition cost tables per tenant over joint options.
-    trans = np.ascontiguousarray(
-        np.stack([loss[i][:, joint[:, i]][:, :, joint[:, i]] for i in range(m)], axis=1)
-    )  # (T, M, J, J)
+    trans = _TransitionCache(loss, joint)
     best_val, best_seq, best_plan = NEG, None, -1
     solved = 0
     bound = NEG
@@ -337,6 +335,32 @@ def _upper_bounds(
     return np.maximum(total, NEG)
 
 
+class _TransitionCache:
+    """Per-tenant transition costs between joint options, built for a step when first needed
+    and shared by every step of the same stretch of identical tables."""
+
+    def __init__(self, loss: np.ndarray, joint: np.ndarray) -> None:
+        self.loss = loss  # (M, T, U, U)
+        self.joint = joint  # (J, M)
+        self.cache: dict[int, np.ndarray] = {}
+        self._stretch: np.ndarray | None = None
+
+    def at(self, t: int, breaks: np.ndarray) -> np.ndarray:
+        """(M, J, J) costs of switching at step ``t``."""
+        if self._stretch is None:
+            idx = np.arange(len(breaks))
+            self._stretch = np.maximum.accumulate(np.where(breaks, idx, 0))
+        key = int(self._stretch[t])
+        out = self.cache.get(key)
+        if out is None:
+            m = self.joint.shape[1]
+            out = np.stack(
+                [self.loss[i, key][self.joint[:, i]][:, self.joint[:, i]] for i in range(m)]
+            )
+            self.cache[key] = out
+        return out
+
+
 def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.ndarray:
     """(T,) bool: step t starts a new stretch of identical tables (always True at 0).
 
@@ -368,7 +392,7 @@ def _viterbi(
     end: np.ndarray,
     size: np.ndarray,
     gain_cum: np.ndarray,
-    trans: np.ndarray,
+    trans: _TransitionCache,
     loss: np.ndarray,
     sig_at: np.ndarray,
     occ_index: dict[tuple[int, ...], int],
@@ -412,9 +436,10 @@ def _viterbi(
                     cost += acc[i] * np.where(u != prev, loss[i, a, prev, u], 0.0)
             v = g - cost
             continue
-        cand = v[:, None] - acc[0] * trans[a, 0]  # (J from, J to)
+        tr = trans.at(a, breaks)  # (M, J, J)
+        cand = v[:, None] - acc[0] * tr[0]  # (J from, J to)
         for i in range(1, m):
-            cand -= acc[i] * trans[a, i]
+            cand -= acc[i] * tr[i]
         arg = np.argmax(cand, axis=0)
         v = cand[arg, cols] + g
         back[k] = arg
@@ -506,6 +531,7 @@ def build_problem(
     cum = np.concatenate([np.zeros((m, 1)), np.cumsum(arrivals_per_s, axis=1)], axis=1)
     sec = np.arange(cum.shape[1])
     per_step = np.stack([np.diff(np.interp(edges, sec, cum[i])) for i in range(m)])
+    per_step = np.round(per_step, 9)  # no float noise: equal seconds give equal steps
     pending = snap.status == 0
     ok = spec.valid_static.copy()
     for i in range(m):

@@ -137,11 +137,14 @@ class AllocationCatalogue:
         has = prev >= 0
         onehot[np.flatnonzero(has), prev[has]] = 1.0
         by_size = self._size_onehot  # (P, Z)
-        lp = self.layout_place.astype(float)
-        kept = np.einsum("lp,pt,pz->ltz", lp, onehot, by_size)  # (L, 2M, Z)
+        idx = np.flatnonzero(cand)
+        lp = self.layout_place[idx].astype(float)  # (L', P)
+        pair = (onehot[:, :, None] * by_size[:, None, :]).reshape(len(prev), -1)  # (P, 2M*Z)
+        kept = (lp @ pair).reshape(len(idx), *need.shape)  # (L', 2M, Z)
         score = np.minimum(kept, need[None]).sum(axis=(1, 2))
         survive = lp @ (prev != ABSENT).astype(float)
-        total = np.where(cand, score * 100.0 + survive, -1.0)
+        total = np.full(len(self.layouts), -1.0)
+        total[idx] = score * 100.0 + survive
         lay = int(np.argmax(total))
         return lay, self._assign(lay, need, prev)
 

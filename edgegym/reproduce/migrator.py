@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import multiprocessing as mp
 import platform
 import sys
@@ -141,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="parallel processes")
     ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite the report from the saved migrator-runs.json without running anything",
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1 or args.workers < 1:
         ap.error("--seeds and --workers must be >= 1")
@@ -148,23 +154,56 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     workloads = ["w1", "w5", "w9"] if args.quick else list(WORKLOADS)
     basis_w = [w for w in BASIS_WORKLOADS if w in workloads] or workloads[:1]
-    t_start = time.time()
-    main_rows = _run(_jobs(POLICIES, workloads, {}, args.seeds), args.workers, "W1-W16")
-    b4_rows = _run(_jobs(POLICIES, workloads, {"batch": 4}, args.seeds), args.workers, "batch 4")
-    oracle_rows = _run(
-        _jobs(["migrator:oracle=true,max_plans=400,gap=0.02"], basis_w, {}, args.seeds),
-        args.workers,
-        "oracle",
-    )
-    pre_rows = _run(
-        _jobs(["migrator"], workloads, {"preinit": True}, args.seeds), args.workers, "preinit"
-    )
-    basis_rows = []
-    for b in BASES:
-        basis_rows += _run(
-            _jobs(["migrator"], basis_w, {"basis_s": b}, args.seeds), args.workers, f"basis {b}"
+    runs_path = out / "migrator-runs.json"
+    if args.render_only:
+        if not runs_path.exists():
+            ap.error(f"--render-only: {runs_path} does not exist; run without it first")
+        saved = json.loads(runs_path.read_text())
+        args.seeds, args.workers = saved["seeds"], saved["workers"]
+        workloads, basis_w, elapsed = saved["workloads"], saved["basis_workloads"], saved["elapsed"]
+        rows = saved["rows"]
+    else:
+        t_start = time.time()
+        rows = {
+            "main": _run(_jobs(POLICIES, workloads, {}, args.seeds), args.workers, "W1-W16"),
+            "batch4": _run(
+                _jobs(POLICIES, workloads, {"batch": 4}, args.seeds), args.workers, "batch 4"
+            ),
+            "oracle": _run(
+                _jobs(["migrator:oracle=true,max_plans=400,gap=0.02"], basis_w, {}, args.seeds),
+                args.workers,
+                "oracle",
+            ),
+            "preinit": _run(
+                _jobs(["migrator"], workloads, {"preinit": True}, args.seeds),
+                args.workers,
+                "preinit",
+            ),
+            "basis": [],
+        }
+        for b in BASES:
+            rows["basis"] += _run(
+                _jobs(["migrator"], basis_w, {"basis_s": b}, args.seeds),
+                args.workers,
+                f"basis {b}",
+            )
+        elapsed = time.time() - t_start
+        runs_path.write_text(
+            json.dumps(
+                {
+                    "seeds": args.seeds,
+                    "workers": args.workers,
+                    "workloads": workloads,
+                    "basis_workloads": basis_w,
+                    "elapsed": elapsed,
+                    "date": dt.date.today().isoformat(),
+                    "rows": rows,
+                },
+                indent=1,
+            )
         )
-    elapsed = time.time() - t_start
+    main_rows, b4_rows = rows["main"], rows["batch4"]
+    oracle_rows, pre_rows, basis_rows = rows["oracle"], rows["preinit"], rows["basis"]
     report = _report(
         args, workloads, basis_w, main_rows, b4_rows, oracle_rows, pre_rows, basis_rows, elapsed
     )
@@ -329,6 +368,41 @@ def _report(
         f"optimum of the model: median {np.median(gaps) * 100:.2f}%, max {gaps.max() * 100:.2f}% "
         "(target 1%; a gap above 1% means the plan cap stopped the search). The paper: within "
         "1% of the 200 s window with Gurobi. `benchmarks/` times W1 against a gap-0 solve.",
+        "",
+        "## Why edgegym's gains are smaller than the paper's",
+        "",
+        "- **Same substrate for everyone.** The paper runs Ekya and Astraea on MPS and blames "
+        "part of their SLO loss on MPS memory-bandwidth contention (Astraea, §5.2) and on Ekya's "
+        "search overhead. edgegym runs every policy on the same interference-free MIG simulator, "
+        "so only the allocation *logic* is compared; that removes the interference share of the "
+        "paper's gap.",
+        "- **Ekya mapped onto MIG is a strong baseline here.** It always retrains and values "
+        "retraining benefit with the same accuracy and cost model the planner uses; what "
+        "MIGRator adds is choosing retraining size and start jointly with a distribution-aware "
+        "inference split, which is worth a few points on these profiles, not 17.",
+        "- **Bursts are not forecastable at a window's horizon.** The synthesised traces "
+        "(`docs/traces.md`) have bursts that do not recur at the window period, so a plan made "
+        "at the window start cannot chase them; the oracle table shows the headroom a perfect "
+        "forecast would add. The paper's Informer forecaster on the real traces may predict "
+        "more. A seasonal-naive per-second forecast was tried first and lost to Ekya on W1 and "
+        "W5 (it planned reconfigurations for bursts that never came); the shipped forecaster "
+        "(previous window's empirical distribution) was chosen after that, and is described in "
+        "`docs/architecture.md`.",
+        "- **Synthesised profiles.** Latency per instance size, SLOs, memory, accuracy curves "
+        "and traces are not the paper's (they are unpublished); MobileNet workloads (W6, W8, "
+        "W14, W16) are barely constrained, which compresses every policy's Goodput together.",
+        "- **Pre-initialization** hides overhead only for instances built from slices that "
+        "were idle before the switch. Most of MIGRator's reconfigurations here happen when a "
+        "retraining job starts or ends, where slices pass directly from a busy instance to a "
+        "new one, so less overhead can be hidden than the paper's 83%.",
+        "- **Batch 4** makes 1-GPC instances miss the SLO of the large models, so allocation "
+        "choices matter more and MIGRator's margin grows.",
+        "",
+        "Not tuned to the claims: the scenario parameters (trace level 100 req/s, SLOs, "
+        "ceilings) were fixed before the first run and not changed afterwards. Two baseline "
+        "fixes followed the first runs, both toward the papers: Ekya-on-MIG first could skip "
+        "retraining (the paper's Ekya always retrains), and PARIS / static-half could give a "
+        "tenant only instances that miss its SLO at batch 4 (0% Goodput).",
         "",
     ]
     return "\n".join(lines)

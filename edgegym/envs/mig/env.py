@@ -107,6 +107,7 @@ class MIGReconfigEnv(gym.Env):
         self.timeline: list[dict[str, Any]] | None = None
         self.engine: Engine | None = None
         self._ready = False
+        self._mask: np.ndarray | None = None
 
     # ------------------------------------------------------------------ gym API
     def reset(
@@ -139,6 +140,7 @@ class MIGReconfigEnv(gym.Env):
         self.norm = max(float(self.arrivals.sum()) / n_steps, 1e-9)
         self.timeline = [] if self.record_timeline else None
         self._ready = True
+        self._mask = None
         return observation.encode(self), self._info({})
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -155,6 +157,7 @@ class MIGReconfigEnv(gym.Env):
         if projected:
             a = self._fallback(mask)
         changes = self._apply(a)
+        self._mask = None
         eng = self.engine
         spec = self.spec_
         t0 = eng.cluster.time_s
@@ -169,6 +172,7 @@ class MIGReconfigEnv(gym.Env):
             eng.start_window(eng.window + 1)
             self.step_in_window = 0
             self.executor.start_window(eng.window)
+        self._mask = None  # the state moved on: recompute the mask when asked
         terms = reward.terms(self, delta, t_end - t0)
         r = reward.combine(terms, spec.weights)
         if self.timeline is not None:
@@ -196,6 +200,11 @@ class MIGReconfigEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """(N,) bool: the signatures that are valid now (see the class docstring)."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+        return self._mask.copy()
+
+    def _compute_mask(self) -> np.ndarray:
         spec = self.spec_
         cat = spec.catalogue
         eng = self.engine
