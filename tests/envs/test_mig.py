@@ -184,3 +184,32 @@ def test_snapshot_is_a_copy_and_oracle_optional():
     assert not np.any(env.executor.state.task == 99)
     assert np.all(env.executor.state.task == ABSENT)
     copy.deepcopy(env)  # pickle-able state
+
+
+@pytest.mark.parametrize("n_tenants", [3, 4])
+def test_three_and_four_tenants_with_the_planner(tmp_path, n_tenants):
+    models = ["resnet50", "mobilenetv2", "inception", "vit"][:n_tenants]
+    tenants = [
+        {
+            "model": md,
+            "dataset": "nc-cifar10",
+            "slo_ms": 50,
+            "arrival": {"kind": "poisson", "rate": 40},
+        }
+        for md in models
+    ]
+    path = _scenario(tmp_path, tenants, window_s=30, windows=2, data_fraction=0.05)
+    env = MIGReconfigEnv(path)
+    from edgegym.baselines import make_policy
+
+    pol = make_policy("migrator", env)
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    assert env.observation_space.contains(obs)
+    term = False
+    while not term:
+        a, _ = pol.predict(obs)
+        obs, _, term, _, info = env.step(a)
+        assert not info["projected"]
+    assert info["episode_metrics"]["retrainings"] == 2 * n_tenants
+    assert all(p.gap <= 0.01 + 1e-12 for p in pol.plans)
