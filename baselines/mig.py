@@ -184,7 +184,6 @@ class EkyaMIGPolicy(_StaticTarget):
         cap = _capacity(spec, cands)
         served = np.minimum(rate[None, :], cap)  # (n, M) requests/s
         value = np.zeros(len(cands))
-        sizes = np.array(cat.sizes)
         for i in range(m):
             r_counts = cat.counts[cands, m + i, :]  # (n, Z)
             speed = r_counts @ spec.size_train_speed[i]
@@ -199,7 +198,6 @@ class EkyaMIGPolicy(_StaticTarget):
             gain_after = r_counts @ spec.size_rate[i]
             after = np.minimum(rate[i], cap[:, i] + gain_after)
             value += served[:, i] * d * acc_pre + after * (left - d) * acc_post
-        del sizes
         return int(cands[np.argmax(value)])
 
 

@@ -328,7 +328,6 @@ def _upper_bounds(
     for tup, k in occ_index.items():
         lookup[sum((z + 1) * base**i for i, z in enumerate(tup))] = k
     prefix = np.concatenate([np.zeros((*best.shape[:2], 1)), np.cumsum(best, axis=2)], axis=2)
-    infeasible = np.any(best <= NEG / 2, axis=2)  # (O, F): some step has no option
     bounds = np.concatenate(
         [
             np.zeros((1, start.shape[1])),
@@ -350,7 +349,6 @@ def _upper_bounds(
         part = prefix[oo, f, b] - prefix[oo, f, a]
         bad = (o < 0) | (part <= NEG / 2)
         total += np.where(seg, np.where(bad, NEG, part), 0.0)
-    del infeasible
     return np.maximum(total, NEG)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgegym.hardware.gpus import PowerModel
+from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.sim.state import Allocation, ClusterState, MIGState, Segment, TenantState
 
 _EPS = 1e-9
@@ -110,9 +111,9 @@ class MIGExecutor:
         lam = self.arrival_rate(cluster.time_s)
         mu, bmax = self.capacity()
         b0 = self.state.backlog
-        # Requests queued beyond what the current instances can finish in time miss the SLO.
-        over = np.maximum(0.0, b0 - bmax)
-        b0 = b0 - over
+        # Requests queued beyond what the current instances can finish in time miss the SLO
+        # (they count as requests that arrived and were not served in time).
+        b0 = np.minimum(b0, bmax)
         with np.errstate(divide="ignore", invalid="ignore"):
             # lam <= mu: the queue drains (or stays empty); everything is admitted.
             t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
@@ -121,12 +122,10 @@ class MIGExecutor:
             # lam > mu: the queue fills to its bound, then arrivals are turned away.
             t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
             fill_b1 = np.where(t_full >= dt, b0 + (lam - mu) * dt, bmax)
-            fill_missed = np.where(t_full >= dt, 0.0, (lam - mu) * (dt - t_full))
         filling = lam > mu
         served = np.where(filling, mu * dt, drain_served)
         b1 = np.where(filling, fill_b1, drain_b1)
         self.state.backlog = np.maximum(0.0, b1)
-        del over, fill_missed  # misses are requests - served over a window (queue carries)
         acc = tenants.model_acc
         requests = lam * dt
         work = self.retrain_speed(alloc) * dt
@@ -140,7 +139,7 @@ class MIGExecutor:
         load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dt, _EPS)), 0.0)
         train_gpcs = np.where(alloc.retrain_cfg >= 0, train_own.astype(float) @ self.gpcs, 0.0)
         busy = infer_gpcs * load + train_gpcs  # (M,) GPCs busy
-        util = min(1.0, float(busy.sum()) / float(self.gpcs.max()))
+        util = min(1.0, float(busy.sum()) / MIG_TOTAL_GPCS)
         clock = cluster.clock_mhz
         energy = float(np.sum(self.power.power(clock, np.full(clock.shape, util)))) * dt
         idle = float(np.sum(self.power.power(clock, np.zeros(clock.shape)))) * dt

@@ -90,8 +90,8 @@ class MIGSpec:
         load_s = np.array([md.model_load_s for md in models])
         new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
         reload_s = ov["library_s"] + load_s
-        # Static validity: every inference task holds an instance big enough for its model and
-        # can meet its SLO somewhere; every retraining instance is big enough for the job.
+        # Static validity: every inference task holds an instance big enough for its model;
+        # every retraining instance is big enough for the job.
         ok = np.ones(len(cat), dtype=bool)
         for i in range(m):
             big = sizes >= min_inf[i]
