@@ -112,8 +112,11 @@ def _plot_accuracy(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping
 
 def _plot_bars(ax: Any, result: EvalResult) -> None:
     names, means, stds, colors = [], [], [], []
+    # Request-serving families (MIG) are scored by Goodput; the others by accuracy.
+    key = "goodput" if any("goodput" in r.get("metrics", {}) for r in result.results) else None
+    key = key or "accuracy"
     for r in result.results:
-        acc = r.get("metrics", {}).get("accuracy", {})
+        acc = r.get("metrics", {}).get(key, {})
         mean = acc.get("mean")
         names.append(r["policy"] + (" (error)" if "error" in r else ""))
         means.append(np.nan if mean is None else mean)
@@ -136,8 +139,9 @@ def _plot_bars(ax: Any, result: EvalResult) -> None:
         fontsize=8,
     )
     ax.set_ylim(0, 1.0)
-    ax.set_ylabel("mean accuracy (± std)")
-    ax.set_title(f"mean inference accuracy over {len(result.seeds)} episode(s)", fontsize=10)
+    label = "Goodput" if key == "goodput" else "inference accuracy"
+    ax.set_ylabel(f"mean {label.lower()} (± std)")
+    ax.set_title(f"mean {label} over {len(result.seeds)} episode(s)", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
 
 

@@ -132,6 +132,8 @@ class MIGReconfigEnv(gym.Env):
         )
         self.profile = spec.profile()
         self.engine = Engine(self.profile, self.executor, cluster, spec.window_s)
+        if self.record_timeline:
+            self.engine.metrics.timeline = []  # per segment: GPC fractions, model accuracy
         self.engine.start_window(0)
         self.signature = -1
         self.step_in_window = 0
