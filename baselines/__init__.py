@@ -18,6 +18,7 @@ from edgegym.baselines.ekya import (
     UniformPolicy,
     thief_schedule,
 )
+from edgegym.baselines.etf import ETFPolicy
 from edgegym.baselines.mig import AstraeaPolicy, EkyaMIGPolicy, ParisPolicy, StaticHalfPolicy
 from edgegym.baselines.migrator import MIGRatorPolicy
 from edgegym.baselines.random import RandomPolicy
@@ -26,6 +27,13 @@ from edgegym.baselines.random import RandomPolicy
 def _uniform(config: int, infer: float) -> Callable[..., Policy]:
     def build(env: gym.Env, **kw: Any) -> Policy:
         return UniformPolicy(env, **{"config": config, "infer": infer, **kw})
+
+    return build
+
+
+def _etf(phi: float) -> Callable[..., Policy]:
+    def build(env: gym.Env, **kw: Any) -> Policy:
+        return ETFPolicy(env, **{"phi": phi, **kw})
 
     return build
 
@@ -51,7 +59,7 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "Ekya-FixedConfig: thief shares, Config 1",
     ),
     "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
-    "random": (RandomPolicy, ("continual", "mig"), "uniformly random valid actions"),
+    "random": (RandomPolicy, ("continual", "mig", "energy"), "uniformly random valid actions"),
     "migrator": (
         MIGRatorPolicy,
         ("mig",),
@@ -65,6 +73,9 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "Astraea on MIG: per-step SLO chasing, no retraining value",
     ),
     "static-half": (StaticHalfPolicy, ("mig",), "fixed half of the GPU per tenant"),
+    "etf": (ETFPolicy, ("energy",), "Energy-Time Fairness, Algorithm 1 (phi=0.7)"),
+    "tf": (_etf(1.0), ("energy",), "time fairness (ETF with phi = 1)"),
+    "ef": (_etf(0.0), ("energy",), "energy fairness (ETF with phi = 0, max-min energy)"),
 }
 
 
@@ -106,6 +117,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
 __all__ = [
     "POLICIES",
     "AstraeaPolicy",
+    "ETFPolicy",
     "EkyaMIGPolicy",
     "FixedConfigPolicy",
     "FixedResPolicy",

@@ -174,7 +174,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                 d.get("family", "?"),
                 d.get("streams", len(d.get("tenants", [])) or "?"),
                 f"{hw.get('gpus', 1)} x {hw.get('gpu', '?')}",
-                f"{d.get('windows', '?')} x {d.get('window_s', '?'):g} s"
+                f"{d['quanta']} x {d['quantum_s']:g} s quanta"
+                if d.get("family") == "energy"
+                else f"{d.get('windows', '?')} x {d.get('window_s', '?'):g} s"
                 if isinstance(d.get("window_s"), int | float)
                 else f"{d.get('windows', '?')} x ?",
                 _first_sentence(d.get("description", "")),

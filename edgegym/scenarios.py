@@ -193,6 +193,114 @@ MIG_TENANT = {
 MIG_SECTIONS = {"hardware", "overhead", "objective", "tenants"}
 
 
+# Energy fair-share family (edgegym/EnergyFairShare-v0, ETF).
+ENERGY = {
+    "name": (_str, True, None),
+    "family": (_choice(["energy"]), True, None),
+    "description": (_str, False, ""),
+    "quantum_s": (_num(0.001, 60.0), False, 0.3),
+    "unit_s": (_num(0.0001, 60.0), False, 0.01),
+    "quanta": (_num(1, 10**6, integer=True), False, 200),
+    "fairness_horizon": (_num(1, 10**6, integer=True), False, 10),
+    "max_tenants": (_num(1, 8, integer=True), False, 8),
+}
+ENERGY_HARDWARE = {"gpu": (_choice(lambda: sorted(GPUS)), False, "TX2")}
+ENERGY_OBJECTIVE = {
+    "fs": (_num(0.0, 100.0), False, 1.0),
+    "ft": (_num(0.0, 100.0), False, 0.0),
+    "fe": (_num(0.0, 100.0), False, 0.0),
+    "throughput": (_num(0.0, 100.0), False, 0.0),
+    "energy": (_num(0.0, 100.0), False, 0.0),
+}
+ENERGY_SECTIONS = {"hardware", "objective", "tenants"}
+
+
+def _clock_check(v: Any) -> str | None:
+    if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
+        return None
+    ok = (
+        isinstance(v, list)
+        and v
+        and all(
+            isinstance(x, list | tuple)
+            and len(x) == 2
+            and all(isinstance(y, int | float) and not isinstance(y, bool) for y in x)
+            and x[0] >= 0
+            and x[1] > 0
+            for x in v
+        )
+    )
+    return None if ok else "must be MHz > 0 or a list of [time_s, MHz] pairs"
+
+
+ENERGY_TENANT = {
+    "name": (_str, False, ""),
+    "model": (_choice(lambda: sorted(MODELS)), True, None),
+    "clock_mhz": (_clock_check, False, 0),
+    "weight": (_num(0.0, 1e6, lo_open=True), False, 1.0),
+    "demand": (
+        lambda v: (
+            None
+            if v == "backlogged" or isinstance(v, Mapping)
+            else "must be 'backlogged' or an arrival mapping"
+        ),
+        False,
+        "backlogged",
+    ),
+    "arrive_s": (_num(0.0, 1e9), False, 0.0),
+    "leave_s": (_num(0.0, 1e9), False, 1e9),
+    "batch": (_num(1, 64, integer=True), False, 1),
+}
+
+
+def _validate_energy(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
+    from edgegym.workload.arrivals import make_arrival
+
+    unknown = set(raw) - set(ENERGY) - ENERGY_SECTIONS - FREE
+    if unknown:
+        allowed = ", ".join([*ENERGY, *sorted(ENERGY_SECTIONS)])
+        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
+    data = _validate_record({k: v for k, v in raw.items() if k in ENERGY}, ENERGY, "scenario", src)
+    for key in FREE & set(raw):
+        data[key] = raw[key]
+    data["hardware"] = _validate_record(raw.get("hardware", {}), ENERGY_HARDWARE, "hardware", src)
+    data["objective"] = _validate_record(
+        raw.get("objective", {}), ENERGY_OBJECTIVE, "objective", src
+    )
+    units = data["quantum_s"] / data["unit_s"]
+    if abs(units - round(units)) > 1e-6 or round(units) < 1:
+        raise ScenarioError(
+            f"{src}: quantum_s / unit_s = {units:g} must be a whole number of units (>= 1)"
+        )
+    tenants = raw.get("tenants")
+    if not isinstance(tenants, list) or not 1 <= len(tenants) <= data["max_tenants"]:
+        raise ScenarioError(
+            f"{src}: tenants: must be a list of 1 to max_tenants = {data['max_tenants']} tenants"
+        )
+    gpu = GPUS[data["hardware"]["gpu"]]
+    lo, hi = gpu.clocks_mhz[0], gpu.clocks_mhz[-1]
+    data["tenants"] = []
+    for i, rec in enumerate(tenants):
+        t = _validate_record(rec, ENERGY_TENANT, f"tenants[{i}]", src)
+        clocks = t["clock_mhz"] if isinstance(t["clock_mhz"], list) else [[0, t["clock_mhz"]]]
+        for _, mhz in clocks:
+            if mhz and not lo - 1e-6 <= mhz <= hi + 1e-6:
+                raise ScenarioError(
+                    f"{src}: tenants[{i}].clock_mhz = {mhz} is out of range (allowed: "
+                    f"{lo} to {hi} MHz on {gpu.name}, or 0 for the top clock)"
+                )
+        if isinstance(t["demand"], Mapping):
+            try:
+                make_arrival(t["demand"], base_dir, where=f"{src}: tenants[{i}].demand")
+            except (ValueError, FileNotFoundError) as exc:
+                raise ScenarioError(str(exc)) from None
+        if t["leave_s"] <= t["arrive_s"]:
+            raise ScenarioError(f"{src}: tenants[{i}]: leave_s must be after arrive_s")
+        t["name"] = t["name"] or f"A{i + 1}"
+        data["tenants"].append(t)
+    return data
+
+
 def _validate_mig(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
     from edgegym.workload.arrivals import make_arrival
 
@@ -314,13 +422,15 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
     """
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
-    families = ("continual", "mig")
+    families = ("continual", "mig", "energy")
     if raw.get("family") not in families:
         raise ScenarioError(
             f"{src}: family = {raw.get('family')!r} is not one of {', '.join(families)}"
         )
     if raw["family"] == "mig":
         return _validate_mig(raw, src, base_dir)
+    if raw["family"] == "energy":
+        return _validate_energy(raw, src, base_dir)
     unknown = set(raw) - set(CONTINUAL) - SECTIONS - FREE
     if unknown:
         allowed = ", ".join([*CONTINUAL, *sorted(SECTIONS)])
@@ -421,10 +531,10 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
     out = copy.deepcopy(raw)
     for key, value in overrides.items():
         path = key.split(".")
-        mig = out.get("family") == "mig"
-        top, hardware, sections = (
-            (MIG, MIG_HARDWARE, MIG_SECTIONS) if mig else (CONTINUAL, HARDWARE, SECTIONS)
-        )
+        top, hardware, sections = {
+            "mig": (MIG, MIG_HARDWARE, MIG_SECTIONS),
+            "energy": (ENERGY, ENERGY_HARDWARE, ENERGY_SECTIONS),
+        }.get(out.get("family"), (CONTINUAL, HARDWARE, SECTIONS))
         if len(path) == 1 and path[0] not in out and path[0] in hardware:
             path = ["hardware", path[0]]
         if len(path) == 1 and path[0] not in top and path[0] not in sections:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.envs.energy import EnergyFairShareEnv
 from edgegym.envs.mig import MIGReconfigEnv
 from edgegym.scenarios import Scenario, ScenarioError, bundled, load
 
@@ -19,6 +20,12 @@ def test_bundled_list_holds_the_paper_scenarios():
 def test_every_bundled_scenario_loads_and_runs(name):
     sc = load(name)
     assert isinstance(sc, Scenario) and sc.name == name
+    if sc["family"] == "energy":
+        env = EnergyFairShareEnv(scenario=name)
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert env.n_tenants == len(sc["tenants"])
+        return
     if sc["family"] == "mig":
         env = MIGReconfigEnv(scenario=name)
         obs, _ = env.reset(seed=0)

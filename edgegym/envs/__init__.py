@@ -18,6 +18,12 @@ ENV_IDS: dict[str, tuple[str, str, str, str]] = {
         "migrator-w1",
         "MIGRator: MIG layout and instance-to-task assignment every basis second",
     ),
+    "edgegym/EnergyFairShare-v0": (
+        "edgegym.envs.energy.env:EnergyFairShareEnv",
+        "energy",
+        "etf-tx2-resnet50-mobilenetv2",
+        "ETF: time slices per quantum for tenants at their own DVFS clocks",
+    ),
 }
 
 

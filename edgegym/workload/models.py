@@ -36,6 +36,8 @@ class ModelProfile:
             training scales closer to linearly than batch-1 inference).
         model_load_s: Seconds to load the model onto a fresh instance (MIGRator Fig. 5's
             "model load" component; the rest of the reconfiguration overhead is per GPU).
+        power_activity: Fraction of the GPU's dynamic power the model draws at full
+            utilisation (large, parallel models exercise more cores; ETF Fig. 1).
         source: Where the numbers come from.
     """
 
@@ -50,6 +52,7 @@ class ModelProfile:
     train_memory_gb: float = 0.0
     train_alpha: float = 0.9
     model_load_s: float = 1.0
+    power_activity: float = 1.0
     source: str = "synthesised from GFLOPs"
 
     def latency_s(
@@ -106,6 +109,7 @@ MODELS: dict[str, ModelProfile] = {
             share_alpha=0.35,
             train_memory_gb=3.0,
             model_load_s=0.5,
+            power_activity=0.42,  # ETF: ~4.4x below ResNet50@1300 at 726 MHz on TX2 (Fig. 5)
             source=_MIGRATOR,
         ),
         ModelProfile("shufflenet", gflops=0.15, memory_gb=0.7, latency_ms=0.8),
@@ -139,6 +143,15 @@ MODELS: dict[str, ModelProfile] = {
             train_memory_gb=9.0,
             model_load_s=2.2,
             source=_MIGRATOR,
+        ),
+        ModelProfile(
+            "gpt2",
+            gflops=3.3,
+            memory_gb=1.5,
+            latency_ms=6.0,
+            share_alpha=0.8,
+            power_activity=1.0,  # ETF Fig. 8: ~2.2x MobileNetV2's power on an A10G (2.1 here)
+            source="ETF §6.4 (GPT-2 vs MobileNetV2 on A10G, disparity ~2.2); rest synthesised",
         ),
         # "Low" GFLOPs models: launch-bound at batch 1, gain little from a larger instance.
         ModelProfile(
