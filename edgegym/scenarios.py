@@ -84,6 +84,7 @@ HARDWARE = {
     "share_quantum": (_num(0.0, 1.0, lo_open=True), False, 0.1),
     "share_alpha": (_num(0.1, 1.0), False, 1.0),
     "multi_gpu_efficiency": (_num(0.0, 1.0), False, 0.9),
+    "clock_mhz": (_num(0.0, 1e4), False, 0.0),  # DVFS core clock of every GPU; 0: the top
 }
 RETRAIN_CONFIG = {
     "name": (_str, True, None),

@@ -47,6 +47,9 @@ class SimulatedExecutor:
         power: Power model of one GPU.
         share_alpha: Sub-linearity of throughput in the share (``share_speedup``).
         multi_gpu_efficiency: Throughput of each GPU beyond the first for one job.
+        speed: Throughput at the GPUs' DVFS clock relative to the top clock
+            (:func:`edgegym.hardware.gpus.speed_factor`): retraining runs this much slower
+            and inference needs ``1 / speed`` times the share.
     """
 
     def __init__(
@@ -57,10 +60,12 @@ class SimulatedExecutor:
         power: PowerModel,
         share_alpha: float = 1.0,
         multi_gpu_efficiency: float = 0.9,
+        speed: float = 1.0,
     ) -> None:
         self.demand = demand  # (V, K)
-        self.base_share = infer_share  # (L,)
-        self.infer_share = demand[:, :1] * infer_share[None, :]  # (V, L) in the current window
+        self.speed = float(speed)
+        self.base_share = np.asarray(infer_share) / self.speed  # (L,)
+        self.infer_share = demand[:, :1] * self.base_share[None, :]  # (V, L) current window
         self.infer_factor = infer_factor  # (L,)
         self.power = power
         self.share_alpha = share_alpha
@@ -74,7 +79,7 @@ class SimulatedExecutor:
     def retrain_speed(self, alloc: Allocation) -> np.ndarray:
         """(V,) work rate of each retraining job (zero where none runs)."""
         speed = share_speedup(alloc.share_retrain, self.share_alpha, self.multi_gpu_efficiency)
-        return np.where(alloc.retrain_cfg >= 0, speed, 0.0)
+        return np.where(alloc.retrain_cfg >= 0, speed * self.speed, 0.0)
 
     def inference_accuracy(self, tenants: TenantState, alloc: Allocation) -> np.ndarray:
         """(V,) instantaneous inference accuracy under ``alloc``."""

@@ -416,3 +416,16 @@ def test_max_streams_padding(env_id):
         assert info_p["allocation"] == info_u["allocation"]
     with pytest.raises(ScenarioError, match="max_streams"):
         gym.make(env_id, scenario="ekya-table1", max_streams=1)
+
+
+# ------------------------------------------------------------------------------ energy
+@pytest.mark.parametrize(("env_id", "variant"), CASES)
+def test_energy_reported_every_step_and_episode(env_id, variant):
+    env = make(env_id, variant)
+    traj = rollout(env, 0, 2)
+    steps = [info["energy_j"] for *_, info in traj[1:]]
+    assert all(np.isfinite(e) and e >= 0 for e in steps)
+    assert sum(steps) > 0
+    metrics = traj[-1][4]["episode_metrics"]
+    assert metrics["energy_j"] == pytest.approx(sum(steps), rel=1e-9)
+    assert all("energy" in info["reward_terms"] for *_, info in traj[1:])

@@ -213,3 +213,15 @@ def test_three_and_four_tenants_with_the_planner(tmp_path, n_tenants):
         assert not info["projected"]
     assert info["episode_metrics"]["retrainings"] == 2 * n_tenants
     assert all(p.gap <= 0.01 + 1e-12 for p in pol.plans)
+
+
+def test_lower_clock_is_slower_and_cheaper(tmp_path):
+    out = {}
+    for clock in (0, 810):
+        env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(200)]), clock_mhz=clock)
+        env.reset(seed=0)
+        a = env.spec_.catalogue.index(((7,), ()))
+        infos = _run(env, [a] * 10)
+        out[clock] = infos[-1]["episode_metrics"]
+    assert out[810]["slo_attainment"] < out[0]["slo_attainment"]
+    assert out[810]["energy_j"] < out[0]["energy_j"]

@@ -114,8 +114,9 @@ class ContinualLearningEnv(gym.Env):
             self.power,
             spec.share_alpha,
             spec.multi_gpu_efficiency,
+            speed=spec.speed,
         )
-        cluster = ClusterState(gpus=spec.gpus, clock_mhz=np.full(spec.gpus, spec.gpu.max_clock_mhz))
+        cluster = ClusterState(gpus=spec.gpus, clock_mhz=np.full(spec.gpus, spec.clock_mhz))
         self.engine = Engine(profile, executor, cluster, spec.window_s)
         self.engine.metrics.a_min = spec.a_min
         if self.record_timeline:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgegym.hardware.gpus import GPUSpec, get_gpu
-from edgegym.scenarios import Scenario
+from edgegym.hardware.gpus import GPUSpec, get_gpu, speed_factor
+from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.sim.state import Allocation
 from edgegym.workload.continual import InferenceConfig, RetrainConfig
 from edgegym.workload.models import ModelProfile, get_model
@@ -36,6 +36,8 @@ class ContinualSpec:
     infer_factor: np.ndarray  # (L,) accuracy factor of each inference configuration
     uniform_configs: tuple[int, int]  # indices of the uniform scheduler's Config 1 and 2
     weights: dict[str, float]  # objective weights by reward-term name
+    clock_mhz: float = 0.0  # DVFS core clock of every GPU
+    speed: float = 1.0  # throughput at that clock relative to the top clock
 
     @classmethod
     def from_scenario(cls, sc: Scenario) -> ContinualSpec:
@@ -44,10 +46,18 @@ class ContinualSpec:
         retrain = tuple(RetrainConfig(**c) for c in sc["retrain_configs"])
         infer = tuple(InferenceConfig(**c) for c in sc["inference_configs"])
         names = [c.name for c in retrain]
+        gpu = get_gpu(hw["gpu"])
+        model = get_model(sc["model"])
+        clock = float(hw["clock_mhz"]) or gpu.max_clock_mhz
+        if not gpu.clocks_mhz[0] - 1e-6 <= clock <= gpu.max_clock_mhz + 1e-6:
+            raise ScenarioError(
+                f"{sc.source}: hardware.clock_mhz = {clock} is out of range (allowed: "
+                f"{gpu.clocks_mhz[0]} to {gpu.max_clock_mhz} MHz on {gpu.name}, or 0)"
+            )
         return cls(
             scenario=sc,
-            gpu=get_gpu(hw["gpu"]),
-            model=get_model(sc["model"]),
+            gpu=gpu,
+            model=model,
             gpus=int(hw["gpus"]),
             quantum=float(hw["share_quantum"]),
             streams=int(sc["streams"]),
@@ -67,6 +77,8 @@ class ContinualSpec:
                 names.index(sc["uniform"]["config2"]),
             ),
             weights={k: float(v) for k, v in sc["objective"].items()},
+            clock_mhz=clock,
+            speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
         )
 
     @property

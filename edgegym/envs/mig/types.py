@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu
+from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_TOTAL_GPCS, get_mig_profiles
 from edgegym.hardware.migalloc import AllocationCatalogue, catalogue
-from edgegym.scenarios import Scenario
+from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.workload.arrivals import ArrivalProcess, make_arrival
 from edgegym.workload.models import ModelProfile, get_model
 from edgegym.workload.nc import NCDataset, get_dataset, nc_profile
@@ -68,16 +68,26 @@ class MIGSpec:
         base = Path(sc.source).parent
         arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)
         batch = int(sc["batch"])
+        clock = float(hw["clock_mhz"]) or gpu.max_clock_mhz
+        if not gpu.clocks_mhz[0] - 1e-6 <= clock <= gpu.max_clock_mhz + 1e-6:
+            raise ScenarioError(
+                f"{sc.source}: hardware.clock_mhz = {clock} is out of range (allowed: "
+                f"{gpu.clocks_mhz[0]} to {gpu.max_clock_mhz} MHz on {gpu.name}, or 0)"
+            )
+        cf = clock / gpu.max_clock_mhz  # DVFS: slower clock, slower models, less power
         share = cat.placement_size / MIG_TOTAL_GPCS  # (P,)
-        latency = np.stack([md.latency_s(share, 1.0, batch) for md in models])  # (M, P)
+        latency = np.stack([md.latency_s(share, cf, batch) for md in models])  # (M, P)
         rate = batch / latency
-        train_speed = np.stack([share**md.train_alpha for md in models])
+        clock_speed = np.array(
+            [speed_factor(clock, gpu.max_clock_mhz, md.memory_bound) for md in models]
+        )
+        train_speed = np.stack([share**md.train_alpha for md in models]) * clock_speed[:, None]
         slo = np.array([t["slo_ms"] / 1000.0 for t in tenants])
         sizes = np.array(cat.sizes)
         zshare = sizes / MIG_TOTAL_GPCS
-        zlat = np.stack([md.latency_s(zshare, 1.0, batch) for md in models])
+        zlat = np.stack([md.latency_s(zshare, cf, batch) for md in models])
         size_rate = np.where(zlat <= slo[:, None] + 1e-9, batch / zlat, 0.0)
-        size_train = np.stack([zshare**md.train_alpha for md in models])
+        size_train = np.stack([zshare**md.train_alpha for md in models]) * clock_speed[:, None]
         prof = {p.gpcs: p for p in get_mig_profiles(gpu.name).values()}
 
         def smallest(mem: float) -> int:
@@ -100,7 +110,6 @@ class MIGSpec:
             ok &= ~np.any(cat.counts[:, m + i, :][:, small_train] > 0, axis=1)
         window_s = float(sc["window_s"])
         basis = float(sc["basis_s"])
-        clock = float(hw["clock_mhz"]) or gpu.max_clock_mhz
         return cls(
             scenario=sc,
             gpu=gpu,
