@@ -149,10 +149,23 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
     thief_res = thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS)
     print()
     print(_format_thief(thief_res))
+    etf = env_throughput.measure_throughput(
+        "edgegym/EnergyFairShare-v0", cfg.env_steps, cfg.repeats, cfg.warmup, sim_time=True
+    )
+    print(
+        f"\nedgegym/EnergyFairShare-v0 steps/s {etf.steps_per_s:,.0f} (random actions), ratio to "
+        f"CartPole {etf.steps_per_s / throughput['cartpole']['steps_per_s']:.4f}"
+    )
     mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
     print()
     print(migrator.format_result(mig))
-    return {"pinned_core": core, "throughput": throughput, "thief": thief_res, "migrator": mig}
+    return {
+        "pinned_core": core,
+        "throughput": throughput,
+        "thief": thief_res,
+        "migrator": mig,
+        "energy_env": etf.to_dict(),
+    }
 
 
 if __name__ == "__main__":

@@ -121,3 +121,31 @@ def test_env_dynamic_tenants_get_no_time_when_absent():
     # A3 is present 30 s of the 90 s run: at most a third of the time.
     assert 0 < m["time_share_A3"] <= 1 / 3 + 1e-9
     assert m["time_share_A1"] + m["time_share_A2"] + m["time_share_A3"] == pytest.approx(1.0)
+
+
+def test_clock_schedule_changes_power_mid_episode(tmp_path):
+    import yaml
+
+    path = tmp_path / "sched.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "sched",
+                "family": "energy",
+                "quanta": 20,
+                "tenants": [
+                    {"model": "resnet50", "clock_mhz": [[0, 1300.5], [3.0, 726.75]]},
+                    {"model": "mobilenetv2", "clock_mhz": 726.75},
+                ],
+            }
+        )
+    )
+    env = EnergyFairShareEnv(str(path), max_tenants=2)
+    pol = make_policy("tf", env)
+    obs, _ = env.reset(seed=0)
+    energy = []
+    for _ in range(20):
+        a, _ = pol.predict(obs)
+        obs, _, _, _, info = env.step(a)
+        energy.append(info["tenant_energy_j"][0])
+    assert energy[0] > energy[-1] * 2  # A1 drops from 1300 to 726 MHz at t = 3 s

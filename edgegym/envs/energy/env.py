@@ -150,7 +150,15 @@ class EnergyFairShareEnv(gym.Env):
         return f
 
     def _profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(N,) power (W) and seconds per request of every slot at time t."""
+        """(N,) power (W) and seconds per request of every slot at time t (cached per clocks)."""
+        key = tuple(self.clock_at(i, t) for i in range(self.n_tenants))
+        cache = self.__dict__.setdefault("_profile_cache", {})
+        if key not in cache:
+            cache[key] = self._compute_profiles(t)
+        power, service = cache[key]
+        return power.copy(), service.copy()
+
+    def _compute_profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         power = np.zeros(self.n)
         service = np.zeros(self.n)
         top = self.gpu.max_clock_mhz
