@@ -10,6 +10,7 @@ from typing import Any
 
 import gymnasium as gym
 from edgegym.baselines.base import Policy
+from edgegym.baselines.dag import ListPolicy, SRSPolicy
 from edgegym.baselines.ekya import (
     FixedConfigPolicy,
     FixedResPolicy,
@@ -59,7 +60,11 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "Ekya-FixedConfig: thief shares, Config 1",
     ),
     "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
-    "random": (RandomPolicy, ("continual", "mig", "energy"), "uniformly random valid actions"),
+    "random": (
+        RandomPolicy,
+        ("continual", "mig", "energy", "dag"),
+        "uniformly random valid actions",
+    ),
     "migrator": (
         MIGRatorPolicy,
         ("mig",),
@@ -76,6 +81,8 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "etf": (ETFPolicy, ("energy",), "Energy-Time Fairness, Algorithm 1 (phi=0.7)"),
     "tf": (_etf(1.0), ("energy",), "time fairness (ETF with phi = 1)"),
     "ef": (_etf(0.0), ("energy",), "energy fairness (ETF with phi = 0, max-min energy)"),
+    "list": (ListPolicy, ("dag",), "list scheduling (SRS Alg. 1), retrain only below A_min"),
+    "srs": (SRSPolicy, ("dag",), "SRS (Alg. 2): Delta-P retraining choice + list scheduling"),
 }
 
 
@@ -121,11 +128,13 @@ __all__ = [
     "EkyaMIGPolicy",
     "FixedConfigPolicy",
     "FixedResPolicy",
+    "ListPolicy",
     "MIGRatorPolicy",
     "NoRetrainPolicy",
     "ParisPolicy",
     "Policy",
     "RandomPolicy",
+    "SRSPolicy",
     "StaticHalfPolicy",
     "ThiefPolicy",
     "UniformPolicy",

@@ -21,24 +21,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from edgegym.baselines.base import Policy
 
-from edgegym.sim.dag import EdgeCluster, RequestSchedule
+from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
 from edgegym.workload.dag import DAGApp, RetrainOption, extend_with_retraining
 
-__all__ = ["list_schedule", "priorities", "srs_choices"]
-
-
-def priorities(app: DAGApp, cluster: EdgeCluster) -> np.ndarray:
-    """(V,) Eq. 10 priorities."""
-    mean_exe = np.array(
-        [np.mean(app.workload[i] / (app.demand[i] * cluster.speed)) for i in range(app.n)]
-    )
-    slowest = float(np.min(cluster.link[~np.eye(cluster.n, dtype=bool)])) if cluster.n > 1 else 1.0
-    phi = np.zeros(app.n)
-    for i in reversed(app.order):
-        succ = app.succs(i)
-        phi[i] = mean_exe[i] + max((d / slowest + phi[v] for v, d in succ), default=0.0)
-    return phi
+__all__ = [
+    "ListPolicy",
+    "SRSPolicy",
+    "list_order",
+    "list_schedule",
+    "priorities",
+    "srs_choices",
+    "srs_schedule",
+]
 
 
 def list_schedule(
@@ -55,10 +51,8 @@ def list_schedule(
     Returns:
         The request's schedule.
     """
-    phi = priorities(app, cluster)
-    order = sorted(range(app.n), key=lambda i: (-phi[i], app.order.index(i)))
     sched = RequestSchedule(app, arrival)
-    for i in order:
+    for i in list_order(app, cluster):
         if servers is not None:
             cluster.place(sched, i, int(servers[i]))
             continue
@@ -134,3 +128,59 @@ def srs_schedule(
     choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min)
     ext = extend_with_retraining(app, choice, options)
     return list_schedule(cluster, ext, arrival), choice
+
+
+# --------------------------------------------------------------------------- policies
+def _forced(snap) -> list[int]:
+    """Retraining only where the model is below A_min (cheapest option that reaches it)."""
+    out = []
+    for i in range(snap.app.n):
+        if snap.acc_now[i] >= snap.a_min:
+            out.append(-1)
+            continue
+        ok = [h for h in range(len(snap.options)) if snap.acc_after[i, h] >= snap.a_min]
+        out.append(min(ok, key=lambda h: snap.options[h].workload) if ok else -1)
+    return out
+
+
+def _action(snap, sched: RequestSchedule, choice: list[int]) -> np.ndarray:
+    """Encode a planned schedule as the environment's ``MultiDiscrete`` action."""
+    n = snap.max_nodes
+    out = np.zeros(3 * n, dtype=np.int64)
+    v = snap.app.n
+    r = v
+    for i in range(v):
+        out[i] = sched.tasks[i].server
+        if choice[i] >= 0:
+            out[n + i] = sched.tasks[r].server
+            out[2 * n + i] = choice[i] + 1
+            r += 1
+    return out
+
+
+class ListPolicy(Policy):
+    """Algorithm 1 (list scheduling, earliest finish time); retrains only what A_min forces."""
+
+    name = "list"
+
+    def act(self) -> np.ndarray:
+        """Plan on a copy of the cluster and return the assignment."""
+        snap = self.unwrapped.sim_state()
+        choice = _forced(snap)
+        ext = extend_with_retraining(snap.app, choice, snap.options)
+        sched = list_schedule(snap.cluster, ext, snap.time_s)
+        return _action(snap, sched, choice)
+
+
+class SRSPolicy(Policy):
+    """Algorithm 2 (SRS): retraining configurations by Delta P (Eq. 11), then Algorithm 1."""
+
+    name = "srs"
+
+    def act(self) -> np.ndarray:
+        """Plan on a copy of the cluster and return the assignment."""
+        s = self.unwrapped.sim_state()
+        sched, choice = srs_schedule(
+            s.cluster, s.app, s.time_s, s.acc_now, s.acc_after, s.options, s.theta, s.a_min
+        )
+        return _action(s, sched, choice)

@@ -302,6 +302,123 @@ def _validate_energy(raw: Mapping[str, Any], src: str, base_dir: Path | None) ->
     return data
 
 
+# DAG offload family (edgegym/DAGOffload-v0, SRS/MRS).
+DAG = {
+    "name": (_str, True, None),
+    "family": (_choice(["dag"]), True, None),
+    "description": (_str, False, ""),
+    "requests": (_num(1, 10**6, integer=True), False, 200),
+    "duration_s": (_num(0.0, 1e7, lo_open=True), False, 600.0),
+    "theta": (_num(0.0, 1e6), False, 1.0),
+    "a_min": (_num(0.0, 1.0), False, 0.0),
+    "max_nodes": (_num(1, 64, integer=True), False, 8),
+    "max_edges": (_num(1, 256, integer=True), False, 16),
+}
+DAG_SERVERS = {
+    "count": (_num(1, 64, integer=True), False, 5),
+    "gpu": (_choice(lambda: sorted(GPUS)), False, "A100-40GB"),
+    "gpus_per_server": (_num(1, 16, integer=True), False, 2),
+    "units_per_gpu": (_num(1, 100, integer=True), False, 2),
+    "speed_tflops": (_range_pair(0.1, 1e4), False, [9.7, 19.5]),
+    "link_gbps": (_range_pair(0.001, 1e4), False, [3.0, 5.0]),
+    "storage_gbps": (_range_pair(0.001, 1e4), False, [7.0, 10.0]),
+}
+DAG_RETRAIN = {
+    "name": (_str, True, None),
+    "data_mb": (_num(0.0, 1e6), True, None),
+    "workload": (_num(0.0, 1e6, lo_open=True), True, None),
+    "demand": (_num(0.0, 1e3, lo_open=True), True, None),
+    "gain": (_UNIT, True, None),
+}
+DAG_MODEL = {
+    "start_accuracy": (_UNIT, True, None),
+    "ceiling": (_UNIT, True, None),
+    "drift_per_s": (_num(0.0, 1.0), False, 0.0005),
+    "floor": (_UNIT, False, 0.3),
+    "size_mb": (_num(0.0, 1e5), False, 20.0),
+}
+DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival"}
+
+
+def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
+    from edgegym.workload.arrivals import make_arrival
+    from edgegym.workload.dag import DAGError, topological_order
+
+    unknown = set(raw) - set(DAG) - DAG_SECTIONS - FREE
+    if unknown:
+        allowed = ", ".join([*DAG, *sorted(DAG_SECTIONS)])
+        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
+    data = _validate_record({k: v for k, v in raw.items() if k in DAG}, DAG, "scenario", src)
+    for key in FREE & set(raw):
+        data[key] = raw[key]
+    data["servers"] = _validate_record(raw.get("servers", {}), DAG_SERVERS, "servers", src)
+    data["retrain_configs"] = _validate_list(
+        raw.get("retrain_configs"), DAG_RETRAIN, "retrain_configs", src
+    )
+    models = raw.get("models")
+    if not isinstance(models, Mapping) or not models:
+        raise ScenarioError(f"{src}: models: must map model names to their accuracy profiles")
+    data["models"] = {
+        str(k): _validate_record(v, DAG_MODEL, f"models.{k}", src) for k, v in models.items()
+    }
+    arrival = raw.get("arrival", {"kind": "poisson", "rate": 1.0})
+    try:
+        make_arrival(arrival, base_dir, where=f"{src}: arrival")
+    except (ValueError, FileNotFoundError) as exc:
+        raise ScenarioError(str(exc)) from None
+    data["arrival"] = arrival
+    apps = raw.get("applications")
+    if not isinstance(apps, list) or not apps:
+        raise ScenarioError(f"{src}: applications: must be a non-empty list")
+    data["applications"] = []
+    task_spec = {
+        "model": (_choice(lambda: sorted(data["models"])), True, None),
+        "workload": (_num(0.0, 1e6, lo_open=True), True, None),
+        "demand": (_num(0.0, 1e3, lo_open=True), False, 1.0),
+        "input_mb": (_num(0.0, 1e6), False, 0.0),
+    }
+    for a, app in enumerate(apps):
+        where = f"applications[{a}]"
+        if not isinstance(app, Mapping):
+            raise ScenarioError(f"{src}: {where}: must be a mapping")
+        name = app.get("name", f"app{a}")
+        tasks = app.get("tasks")
+        if not isinstance(tasks, list) or not tasks:
+            raise ScenarioError(f"{src}: {where}.tasks: must be a non-empty list")
+        if len(tasks) > data["max_nodes"]:
+            raise ScenarioError(
+                f"{src}: {where}: {len(tasks)} tasks exceed max_nodes = {data['max_nodes']}"
+            )
+        recs = [
+            _validate_record(t, task_spec, f"{where}.tasks[{i}]", src) for i, t in enumerate(tasks)
+        ]
+        edges = app.get("edges", [])
+        if not isinstance(edges, list) or not all(
+            isinstance(e, list | tuple) and len(e) == 3 for e in edges
+        ):
+            raise ScenarioError(f"{src}: {where}.edges: must be a list of [from, to, MB]")
+        if len(edges) > data["max_edges"]:
+            raise ScenarioError(
+                f"{src}: {where}: {len(edges)} edges exceed max_edges = {data['max_edges']}"
+            )
+        try:
+            topological_order(len(recs), [(int(e[0]), int(e[1])) for e in edges], f"{src}: {name}")
+        except (DAGError, TypeError, ValueError) as exc:
+            raise ScenarioError(str(exc)) from None
+        weight = app.get("weight", 1.0)
+        if not isinstance(weight, int | float) or weight <= 0:
+            raise ScenarioError(f"{src}: {where}.weight: must be a number > 0")
+        data["applications"].append(
+            {
+                "name": str(name),
+                "tasks": recs,
+                "edges": [list(e) for e in edges],
+                "weight": float(weight),
+            }
+        )
+    return data
+
+
 def _validate_mig(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
     from edgegym.workload.arrivals import make_arrival
 
@@ -423,7 +540,7 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
     """
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
-    families = ("continual", "mig", "energy")
+    families = ("continual", "mig", "energy", "dag")
     if raw.get("family") not in families:
         raise ScenarioError(
             f"{src}: family = {raw.get('family')!r} is not one of {', '.join(families)}"
@@ -432,6 +549,8 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
         return _validate_mig(raw, src, base_dir)
     if raw["family"] == "energy":
         return _validate_energy(raw, src, base_dir)
+    if raw["family"] == "dag":
+        return _validate_dag(raw, src, base_dir)
     unknown = set(raw) - set(CONTINUAL) - SECTIONS - FREE
     if unknown:
         allowed = ", ".join([*CONTINUAL, *sorted(SECTIONS)])
@@ -535,9 +654,10 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
         top, hardware, sections = {
             "mig": (MIG, MIG_HARDWARE, MIG_SECTIONS),
             "energy": (ENERGY, ENERGY_HARDWARE, ENERGY_SECTIONS),
+            "dag": (DAG, DAG_SERVERS, DAG_SECTIONS),
         }.get(out.get("family"), (CONTINUAL, HARDWARE, SECTIONS))
         if len(path) == 1 and path[0] not in out and path[0] in hardware:
-            path = ["hardware", path[0]]
+            path = ["servers" if out.get("family") == "dag" else "hardware", path[0]]
         if len(path) == 1 and path[0] not in top and path[0] not in sections:
             raise ScenarioError(
                 f"{src}: override {key!r}: unknown field (allowed: "

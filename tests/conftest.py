@@ -51,3 +51,30 @@ def write_scenario(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def _check_schedule(cluster, scheds) -> None:
+    """Precedence + transfer, arrival + input transfer, and capacity at every instant."""
+    events = []
+    for s in scheds:
+        app = s.app
+        for i, p in s.tasks.items():
+            dur = cluster.exec_time(app.workload[i], app.demand[i], p.server)
+            assert p.finish == pytest.approx(p.start + dur)
+            earliest = s.arrival + (app.input_mb[i] / cluster.source[p.server])
+            assert p.start >= earliest - 1e-9
+            for u, d in app.preds(i):
+                q = s.tasks[u]
+                assert p.start >= q.finish + cluster.transfer(d, q.server, p.server) - 1e-9
+            events.append((p.server, p.start, p.finish, app.demand[i]))
+    for j in range(cluster.n):
+        mine = [e for e in events if e[0] == j]
+        for _, t, _, _ in mine:  # usage only rises at starts
+            load = sum(c for _, s0, f0, c in mine if s0 <= t + 1e-12 < f0 - 1e-12)
+            assert load <= cluster.capacity[j] + 1e-9
+
+
+@pytest.fixture
+def check_schedule():
+    """Independent checker of DAG schedules (precedence + transfers, inputs, capacity)."""
+    return _check_schedule

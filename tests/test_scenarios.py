@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.envs.dag import DAGOffloadEnv
 from edgegym.envs.energy import EnergyFairShareEnv
 from edgegym.envs.mig import MIGReconfigEnv
 from edgegym.scenarios import Scenario, ScenarioError, bundled, load
@@ -20,6 +21,12 @@ def test_bundled_list_holds_the_paper_scenarios():
 def test_every_bundled_scenario_loads_and_runs(name):
     sc = load(name)
     assert isinstance(sc, Scenario) and sc.name == name
+    if sc["family"] == "dag":
+        env = DAGOffloadEnv(scenario=name)
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert len(env.apps) == len(sc["applications"])
+        return
     if sc["family"] == "energy":
         env = EnergyFairShareEnv(scenario=name)
         obs, _ = env.reset(seed=0)

@@ -24,6 +24,12 @@ ENV_IDS: dict[str, tuple[str, str, str, str]] = {
         "etf-tx2-resnet50-mobilenetv2",
         "ETF: time slices per quantum for tenants at their own DVFS clocks",
     ),
+    "edgegym/DAGOffload-v0": (
+        "edgegym.envs.dag.env:DAGOffloadEnv",
+        "dag",
+        "srs-edge-5apps",
+        "SRS/MRS: edge server per DAG task and retraining configuration per model",
+    ),
 }
 
 

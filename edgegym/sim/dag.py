@@ -18,7 +18,7 @@ import numpy as np
 
 from edgegym.workload.dag import DAGApp
 
-__all__ = ["EdgeCluster", "Placement", "RequestSchedule"]
+__all__ = ["EdgeCluster", "Placement", "RequestSchedule", "list_order", "priorities"]
 
 
 @dataclass
@@ -159,3 +159,25 @@ class EdgeCluster:
         """Resource units in use on server j at time t."""
         k = int(np.searchsorted(self.times[j], t, side="right")) - 1
         return float(self.used[j][max(k, 0)])
+
+
+def priorities(app: DAGApp, cluster: EdgeCluster) -> np.ndarray:
+    """(V,) priorities of Eq. 10: ``phi(i) = max_{i' in suc(i)} (t_exe(i) + t_trans_max(i, i')
+    + phi(i'))`` with the mean execution time over servers and the slowest link; an exit task
+    has ``phi = t_exe(i)``. A predecessor always outranks its successors."""
+    mean_exe = np.array(
+        [np.mean(app.workload[i] / (app.demand[i] * cluster.speed)) for i in range(app.n)]
+    )
+    off = ~np.eye(cluster.n, dtype=bool)
+    slowest = float(np.min(cluster.link[off])) if cluster.n > 1 else 1.0
+    phi = np.zeros(app.n)
+    for i in reversed(app.order):
+        phi[i] = mean_exe[i] + max((d / slowest + phi[v] for v, d in app.succs(i)), default=0.0)
+    return phi
+
+
+def list_order(app: DAGApp, cluster: EdgeCluster) -> list[int]:
+    """Tasks in decreasing priority (ties: topological position), a valid execution order."""
+    phi = priorities(app, cluster)
+    pos = {v: k for k, v in enumerate(app.order)}
+    return sorted(range(app.n), key=lambda i: (-phi[i], pos[i]))

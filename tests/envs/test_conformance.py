@@ -36,6 +36,10 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         "dynamic": {"scenario": "etf-dynamic-3", "quanta": 120, "max_tenants": 3},
         "a10g": {"scenario": "etf-a10g-gpt2-mobilenetv2", "quanta": 8, "max_tenants": 2},
     },
+    "dag": {
+        "small": {"requests": 12},
+        "three-servers": {"requests": 8, "count": 3, "theta": 10.0},
+    },
     "mig": {
         "small": {"scenario": "migrator-w5", "window_s": 12, "windows": 2},
         "h100-basis3": {
@@ -197,7 +201,7 @@ def test_different_seeds_differ(env_id):
     env = gym.make(env_id, **kw)
     obs0, _ = env.reset(seed=0)
     obs1, _ = env.reset(seed=1)
-    if isinstance(obs0, dict):  # Ekya draws the window-0 profile at reset
+    if isinstance(obs0, dict) and "streams" in obs0:  # Ekya draws window 0's profile at reset
         assert any(not np.array_equal(obs0[k], obs1[k]) for k in obs0)
     r0 = [s[1] for s in rollout(env, 0, 3)[1:]]
     r1 = [s[1] for s in rollout(env, 1, 3)[1:]]
@@ -329,6 +333,13 @@ def test_wrong_shape_is_rejected(env_id, variant):
 def test_terminates_after_last_window(env_id, variant):
     env = make(env_id, variant)
     u = env.unwrapped
+    if hasattr(u, "n_requests"):  # one step per request
+        traj = rollout(env, 0, 1)
+        assert len(traj) - 1 == u.n_requests
+        assert traj[-1][2] is True and "episode_metrics" in traj[-1][4]
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step(env.action_space.sample())
+        return
     if hasattr(u, "spec_"):
         windows, window_s = u.spec_.windows, u.spec_.window_s
     else:  # one step per scheduling quantum
@@ -372,7 +383,7 @@ def test_sync_vector_env(env_id):
     envs = gym.vector.SyncVectorEnv([partial(gym.make, env_id, **kw) for _ in range(2)])
     obs, _ = envs.reset(seed=[0, 1])
     assert envs.observation_space.contains(obs)
-    if isinstance(obs, dict):
+    if isinstance(obs, dict) and "streams" in obs:
         assert not np.array_equal(obs["streams"][0], obs["streams"][1])
     envs.action_space.seed(0)
     ended = 0

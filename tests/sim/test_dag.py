@@ -49,29 +49,8 @@ def test_malformed_dag_is_rejected(edges, needle):
         _app(3, edges, np.random.default_rng(0))
 
 
-def _check_schedule(cluster: EdgeCluster, scheds: list[RequestSchedule]) -> None:
-    """Precedence + transfer, arrival + input transfer, and capacity at every instant."""
-    events = []
-    for s in scheds:
-        app = s.app
-        for i, p in s.tasks.items():
-            dur = cluster.exec_time(app.workload[i], app.demand[i], p.server)
-            assert p.finish == pytest.approx(p.start + dur)
-            earliest = s.arrival + (app.input_mb[i] / cluster.source[p.server])
-            assert p.start >= earliest - 1e-9
-            for u, d in app.preds(i):
-                q = s.tasks[u]
-                assert p.start >= q.finish + cluster.transfer(d, q.server, p.server) - 1e-9
-            events.append((p.server, p.start, p.finish, app.demand[i]))
-    for j in range(cluster.n):
-        mine = [e for e in events if e[0] == j]
-        for _, t, _, _ in mine:  # usage only rises at starts
-            load = sum(c for _, s0, f0, c in mine if s0 <= t + 1e-12 < f0 - 1e-12)
-            assert load <= cluster.capacity[j] + 1e-9
-
-
 @pytest.mark.parametrize("seed", range(25))
-def test_constraints_hold_on_random_dags_and_assignments(seed):
+def test_constraints_hold_on_random_dags_and_assignments(seed, check_schedule):
     rng = np.random.default_rng(seed)
     cluster = _cluster(rng, int(rng.integers(1, 4)))
     scheds = []
@@ -81,7 +60,7 @@ def test_constraints_hold_on_random_dags_and_assignments(seed):
         servers = rng.integers(0, cluster.n, app.n) if rng.random() < 0.5 else None
         scheds.append(list_schedule(cluster, app, t, servers))
         t += float(rng.uniform(0, 0.3))
-    _check_schedule(cluster, scheds)
+    check_schedule(cluster, scheds)
 
 
 @pytest.mark.parametrize("seed", range(15))
@@ -141,7 +120,7 @@ def test_retraining_nodes_follow_fig_7():
     assert back[2] == pytest.approx(sum(into_2.values()) + app.model_mb[2])
 
 
-def test_srs_retrains_when_accuracy_gain_outweighs_time():
+def test_srs_retrains_when_accuracy_gain_outweighs_time(check_schedule):
     rng = np.random.default_rng(3)
     app = _app(3, [(0, 1), (1, 2)], rng)
     opts = [RetrainOption("cheap", 1.0, 0.2, 1.0, 0.5), RetrainOption("big", 4.0, 1.0, 1.0, 0.9)]
@@ -152,4 +131,4 @@ def test_srs_retrains_when_accuracy_gain_outweighs_time():
     assert choice[0] >= 0  # +0.2..0.45 accuracy for about a second: worth it at theta = 10
     assert choice[1] == -1  # no gain
     assert sched.app.n == app.n + sum(c >= 0 for c in choice)
-    _check_schedule(cluster, [sched])
+    check_schedule(cluster, [sched])

@@ -1,0 +1,68 @@
+"""edgegym/DAGOffload-v0: constraints under random actions, A_min, policies, bad DAG files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from edgegym.baselines import make_policy
+
+from edgegym.envs.dag import DAGOffloadEnv
+from edgegym.scenarios import ScenarioError, load
+
+
+def test_random_actions_never_violate_precedence_transfer_or_capacity(check_schedule):
+    env = DAGOffloadEnv(requests=40, duration_s=20.0)
+    rng = np.random.default_rng(0)
+    env.reset(seed=1)
+    term = False
+    while not term:
+        action = rng.integers(0, env.action_space.nvec)
+        _, _, term, _, info = env.step(action)
+        assert np.isfinite(info["objective"])
+    check_schedule(env.cluster, env.schedules)
+
+
+def test_a_min_is_never_violated():
+    env = DAGOffloadEnv(requests=60, duration_s=3000.0, a_min=0.7)
+    env.reset(seed=0)
+    term = False
+    while not term:
+        # "never retrain" everywhere: the projection must retrain models below A_min
+        _, _, term, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+        assert info["accuracy"] >= 0.7 - 1e-9 or info["retrained"]
+    assert info["episode_metrics"]["retrainings"] > 0
+
+
+@pytest.mark.parametrize("name", ["list", "srs"])
+def test_policies_beat_random_on_the_objective(name):
+    def run(policy):
+        env = DAGOffloadEnv(requests=60)
+        pol = make_policy(policy, env)
+        obs, _ = env.reset(seed=0)
+        pol.reset(0)
+        term = False
+        while not term:
+            a, _ = pol.predict(obs)
+            obs, _, term, _, info = env.step(a)
+        return info["episode_metrics"]["objective"]
+
+    assert run(name) < run("random")
+
+
+def _write(tmp_path, edges):
+    raw = yaml.safe_load(open(load("srs-edge-5apps").source).read())
+    raw["applications"][1]["edges"] = edges
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("edges", "needle"),
+    [([[0, 1, 0.4], [1, 2, 0.3], [2, 0, 0.1]], "cycle"), ([[0, 7, 0.4]], "dangling")],
+)
+def test_malformed_dag_in_scenario_is_a_clear_error(tmp_path, edges, needle):
+    with pytest.raises(ScenarioError, match=needle) as err:
+        DAGOffloadEnv(_write(tmp_path, edges))
+    assert "image-processing" in str(err.value) and "bad.yaml" in str(err.value)
