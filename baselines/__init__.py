@@ -10,7 +10,7 @@ from typing import Any
 
 import gymnasium as gym
 from edgegym.baselines.base import Policy
-from edgegym.baselines.dag import ListPolicy, SRSPolicy
+from edgegym.baselines.dag import AdaInfPolicy, EkyaDAGPolicy, ListPolicy, PASSPolicy, SRSPolicy
 from edgegym.baselines.ekya import (
     FixedConfigPolicy,
     FixedResPolicy,
@@ -83,6 +83,9 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "ef": (_etf(0.0), ("energy",), "energy fairness (ETF with phi = 0, max-min energy)"),
     "list": (ListPolicy, ("dag",), "list scheduling (SRS Alg. 1), retrain only below A_min"),
     "srs": (SRSPolicy, ("dag",), "SRS (Alg. 2): Delta-P retraining choice + list scheduling"),
+    "pass": (PASSPolicy, ("dag",), "PASS-style priority scheduling, periodic retraining"),
+    "ekya-dag": (EkyaDAGPolicy, ("dag",), "Ekya-style max-accuracy retraining, list scheduling"),
+    "adainf": (AdaInfPolicy, ("dag",), "AdaInf-style budgeted, impact-ordered retraining"),
 }
 
 
@@ -123,14 +126,17 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
 
 __all__ = [
     "POLICIES",
+    "AdaInfPolicy",
     "AstraeaPolicy",
     "ETFPolicy",
+    "EkyaDAGPolicy",
     "EkyaMIGPolicy",
     "FixedConfigPolicy",
     "FixedResPolicy",
     "ListPolicy",
     "MIGRatorPolicy",
     "NoRetrainPolicy",
+    "PASSPolicy",
     "ParisPolicy",
     "Policy",
     "RandomPolicy",

@@ -184,3 +184,96 @@ class SRSPolicy(Policy):
             s.cluster, s.app, s.time_s, s.acc_now, s.acc_after, s.options, s.theta, s.a_min
         )
         return _action(s, sched, choice)
+
+
+def _plan(snap, choice: list[int]) -> np.ndarray:
+    """List-schedule the request extended with ``choice`` on a copy of the cluster."""
+    choice = [c if c >= 0 else f for c, f in zip(choice, _forced(snap), strict=True)]
+    ext = extend_with_retraining(snap.app, choice, snap.options)
+    return _action(snap, list_schedule(snap.cluster, ext, snap.time_s), choice)
+
+
+class PASSPolicy(Policy):
+    """PASS-style: priority list scheduling (no retraining logic of its own), configured as in
+    the SRS paper to retrain every model periodically with the most accurate configuration.
+
+    Args:
+        env: A ``DAGOffload-v0`` environment.
+        period_s: Retrain a model when its last retraining is at least this old.
+    """
+
+    name = "pass"
+
+    def __init__(self, env, period_s: float = 120.0) -> None:
+        super().__init__(env)
+        self.period_s = float(period_s)
+
+    def act(self) -> np.ndarray:
+        """Periodic retraining, list scheduling."""
+        snap = self.unwrapped.sim_state()
+        env = self.unwrapped
+        best = int(np.argmax([o.gain for o in snap.options]))
+        choice = []
+        for m in snap.app.models:
+            age = snap.time_s - env.base_time[env.model_index[m]]
+            choice.append(best if age >= self.period_s else -1)
+        return _plan(snap, choice)
+
+
+class EkyaDAGPolicy(Policy):
+    """Ekya-style: greedily retrain with the configuration that maximises accuracy whenever it
+    raises the model's accuracy by at least ``min_gain``; list scheduling for placement."""
+
+    name = "ekya-dag"
+
+    def __init__(self, env, min_gain: float = 0.05) -> None:
+        super().__init__(env)
+        self.min_gain = float(min_gain)
+
+    def act(self) -> np.ndarray:
+        """Max-accuracy retraining, list scheduling."""
+        snap = self.unwrapped.sim_state()
+        choice = []
+        for i in range(snap.app.n):
+            h = int(np.argmax(snap.acc_after[i]))
+            gain = snap.acc_after[i, h] - snap.acc_now[i]
+            choice.append(h if gain >= self.min_gain else -1)
+        return _plan(snap, choice)
+
+
+class AdaInfPolicy(Policy):
+    """AdaInf-style: a fixed share of GPU time goes to (incremental) retraining; within that
+    budget the task whose retraining has the largest impact (accuracy gain x requests that use
+    it) is retrained with the cheapest configuration.
+
+    Args:
+        env: A ``DAGOffload-v0`` environment.
+        budget: Fraction of the cluster's GPU time retraining may use.
+    """
+
+    name = "adainf"
+
+    def __init__(self, env, budget: float = 0.1) -> None:
+        super().__init__(env)
+        self.budget = float(budget)
+        self.spent = 0.0
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the retraining time spent."""
+        self.spent = 0.0
+
+    def act(self) -> np.ndarray:
+        """Impact-ordered incremental retraining within the GPU-time budget."""
+        snap = self.unwrapped.sim_state()
+        cheap = int(np.argmin([o.workload for o in snap.options]))
+        opt = snap.options[cheap]
+        cost = opt.workload / opt.demand  # GPU-seconds at speed 1
+        allowed = self.budget * snap.time_s * float(snap.cluster.capacity.sum())
+        choice = [-1] * snap.app.n
+        gains = snap.acc_after[:, cheap] - snap.acc_now
+        uses = np.array([1 + len(snap.app.succs(i)) for i in range(snap.app.n)])
+        i = int(np.argmax(gains * uses))
+        if gains[i] > 0 and self.spent + cost <= allowed:
+            choice[i] = cheap
+            self.spent += cost
+        return _plan(snap, choice)

@@ -66,3 +66,20 @@ def test_malformed_dag_in_scenario_is_a_clear_error(tmp_path, edges, needle):
     with pytest.raises(ScenarioError, match=needle) as err:
         DAGOffloadEnv(_write(tmp_path, edges))
     assert "image-processing" in str(err.value) and "bad.yaml" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["list", "srs", "pass", "ekya-dag", "adainf"])
+def test_dag_policies_give_valid_actions(name):
+    env = DAGOffloadEnv(requests=25, duration_s=200.0)
+    pol = make_policy(name, env)
+    obs, _ = env.reset(seed=2)
+    pol.reset(2)
+    term = False
+    while not term:
+        a, _ = pol.predict(obs)
+        mask = env.action_masks()
+        nvec = env.action_space.nvec
+        offsets = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+        assert all(mask[o + v] for o, v in zip(offsets, a, strict=True)), "masked entry chosen"
+        obs, _, term, _, info = env.step(a)
+    assert info["episode_metrics"]["accuracy"] > 0
