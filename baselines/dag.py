@@ -31,6 +31,7 @@ __all__ = [
     "SRSPolicy",
     "list_order",
     "list_schedule",
+    "mrs_schedule",
     "priorities",
     "srs_choices",
     "srs_schedule",
@@ -277,3 +278,51 @@ class AdaInfPolicy(Policy):
             choice[i] = cheap
             self.spent += cost
         return _plan(snap, choice)
+
+
+def mrs_schedule(
+    cluster: EdgeCluster,
+    requests: Sequence[tuple[DAGApp, float, np.ndarray, np.ndarray]],
+    options: Sequence[RetrainOption],
+    theta: float,
+    a_min: float = 0.0,
+) -> list[tuple[RequestSchedule, list[int]]]:
+    """Algorithm 3 (MRS) over a set of requests (the cluster is updated).
+
+    Each request ``(app, arrival, acc_now, acc_after)`` gets its retraining configurations from
+    Algorithm 2 (evaluated on the cluster as it is when it arrives) and a task list in
+    decreasing Eq. 10 priority. Then, repeatedly, the head task of every list forms the set H;
+    the one that can start earliest (its inputs ready soonest; ties: earlier arrival, lower
+    request index) is placed on the server where it finishes first, and removed from its list.
+
+    Returns:
+        Per request (in input order): its schedule and its retraining choices.
+    """
+    order = sorted(range(len(requests)), key=lambda k: requests[k][1])
+    lists: dict[int, list[int]] = {}
+    scheds: dict[int, RequestSchedule] = {}
+    choices: dict[int, list[int]] = {}
+    for k in order:
+        app, arrival, acc_now, acc_after = requests[k]
+        choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min)
+        ext = extend_with_retraining(app, choice, options)
+        choices[k] = choice
+        scheds[k] = RequestSchedule(ext, arrival)
+        lists[k] = list_order(ext, cluster)
+    while lists:
+        best = None
+        for k, q in lists.items():
+            s = scheds[k]
+            i = q[0]
+            ready = min(cluster.ready_time(s, i, j) for j in range(cluster.n))
+            key = (ready, s.arrival, k)
+            if best is None or key < best[0]:
+                best = (key, k, i)
+        _, k, i = best
+        s = scheds[k]
+        finishes = [cluster.finish_on(s, i, j)[1] for j in range(cluster.n)]
+        cluster.place(s, i, int(np.argmin(finishes)))
+        lists[k].pop(0)
+        if not lists[k]:
+            del lists[k]
+    return [(scheds[k], choices[k]) for k in range(len(requests))]

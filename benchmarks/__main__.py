@@ -1,7 +1,8 @@
 """Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root).
 
 Runs the environment throughput benchmark (edgegym vs CartPole-v1), the thief decision-time
-benchmark and the MIGRator planner benchmark (decision time and optimality on W1), prints
+benchmark, the MIGRator planner benchmark (decision time and optimality on W1) and the MRS
+scheduling time for 1000 DAG requests, prints
 readable tables and optionally writes every number with machine information to a JSON file.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import env_throughput, migrator, thief
+from benchmarks import env_throughput, migrator, mrs, thief
 from benchmarks.common import machine_info, pinned_to_one_core
 
 DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)
@@ -159,8 +160,12 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
     mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
     print()
     print(migrator.format_result(mig))
+    mrs_res = mrs.run(requests=200 if cfg is QUICK else 1000)
+    print()
+    print(mrs.format_result(mrs_res))
     return {
         "pinned_core": core,
+        "mrs": mrs_res,
         "throughput": throughput,
         "thief": thief_res,
         "migrator": mig,

@@ -132,3 +132,25 @@ def test_srs_retrains_when_accuracy_gain_outweighs_time(check_schedule):
     assert choice[1] == -1  # no gain
     assert sched.app.n == app.n + sum(c >= 0 for c in choice)
     check_schedule(cluster, [sched])
+
+
+def test_mrs_keeps_every_constraint_and_matches_srs_on_one_request(check_schedule):
+    from edgegym.baselines.dag import mrs_schedule
+
+    rng = np.random.default_rng(11)
+    opts = [RetrainOption("cheap", 1.0, 0.2, 1.0, 0.5), RetrainOption("big", 4.0, 1.0, 2.0, 0.9)]
+    reqs = []
+    for k in range(6):
+        app = _random_dag(rng, int(rng.integers(2, 6)))
+        now = rng.uniform(0.4, 0.9, app.n)
+        after = now[:, None] + np.array([0.1, 0.3])[None, :]
+        reqs.append((app, float(k // 2) * 0.1, now, after))  # pairs arrive together
+    cluster = _cluster(rng, 3)
+    out = mrs_schedule(cluster, reqs, opts, theta=5.0)
+    check_schedule(cluster, [s for s, _ in out])
+    one = _cluster(np.random.default_rng(5), 2)
+    a, s_one = reqs[0], None
+    s_one, c_one = srs_schedule(one.copy(), a[0], a[1], a[2], a[3], opts, 5.0)
+    ((s_mrs, c_mrs),) = mrs_schedule(one.copy(), [a], opts, theta=5.0)
+    assert c_one == c_mrs
+    assert s_mrs.completion == pytest.approx(s_one.completion)
