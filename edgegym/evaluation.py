@@ -143,8 +143,19 @@ class EvalResult:
 
     def table(self) -> str:
         """Aligned text table: return, accuracy, energy, retrainings and decision time."""
-        serving = any("goodput" in r.get("metrics", {}) for r in self.results)
-        extra = ["goodput", "SLO"] if serving else []
+        # Family-specific headline metrics, shown when any policy reports them.
+        present = set().union(*(r.get("metrics", {}).keys() for r in self.results))
+        family_cols = [
+            ("goodput", "goodput"),
+            ("slo_attainment", "SLO"),
+            ("F_T", "F_T"),
+            ("F_E", "F_E"),
+            ("F_S", "F_S"),
+            ("objective", "objective"),
+            ("completion_s", "completion s"),
+        ]
+        extra_keys = [k for k, _ in family_cols if k in present]
+        extra = [label for k, label in family_cols if k in present]
         header = [
             "policy",
             "return",
@@ -171,7 +182,7 @@ class EvalResult:
                     _pm(r.get("mean_return"), r.get("std_return"), 3),
                     *[
                         _pm(m.get(k, {}).get("mean"), m.get(k, {}).get("std"), 3)
-                        for k in (["goodput", "slo_attainment"] if serving else [])
+                        for k in extra_keys
                     ],
                     _pm(acc.get("mean"), acc.get("std"), 3),
                     _num(_scale(energy.get("mean"), 1e-3), 1),

@@ -112,9 +112,9 @@ def _plot_accuracy(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping
 
 def _plot_bars(ax: Any, result: EvalResult) -> None:
     names, means, stds, colors = [], [], [], []
-    # Request-serving families (MIG) are scored by Goodput; the others by accuracy.
-    key = "goodput" if any("goodput" in r.get("metrics", {}) for r in result.results) else None
-    key = key or "accuracy"
+    # Each family's headline metric: Goodput (MIG), system fairness (energy), accuracy (others).
+    present = set().union(*(r.get("metrics", {}).keys() for r in result.results))
+    key = next((k for k in ("goodput", "F_S", "accuracy") if k in present), "accuracy")
     for r in result.results:
         acc = r.get("metrics", {}).get(key, {})
         mean = acc.get("mean")
@@ -139,7 +139,7 @@ def _plot_bars(ax: Any, result: EvalResult) -> None:
         fontsize=8,
     )
     ax.set_ylim(0, 1.0)
-    label = "Goodput" if key == "goodput" else "inference accuracy"
+    label = {"goodput": "Goodput", "F_S": "system fairness F_S"}.get(key, "inference accuracy")
     ax.set_ylabel(f"mean {label.lower()} (± std)")
     ax.set_title(f"mean {label} over {len(result.seeds)} episode(s)", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
