@@ -269,3 +269,44 @@ def test_table_of_the_wrong_rank_is_rejected(write_scenario, table_scenario):
     path = write_scenario(table_scenario)
     with pytest.raises(ScenarioError, match=r"drift\.post_accuracy: shape"):
         load(path)
+
+
+# ------------------------------------------------------------- MIG, energy and DAG families
+def _bundled_raw(name: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(open(load(name).source).read())
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "needles"),
+    [
+        ("migrator-w1", lambda r: r.update(windows=9), ["windows", "[0, 4]"]),
+        ("migrator-w1", lambda r: r.update(basis_s=0.1), ["basis_s", "0.5"]),
+        ("migrator-w1", lambda r: r["tenants"][0].update(model="gpt9"), ["tenants[0].model"]),
+        ("migrator-w1", lambda r: r["tenants"][1].update(arrival={"kind": "nope"}), ["arrival"]),
+        ("migrator-w1", lambda r: r["hardware"].update(gpu="V100-16GB"), ["hardware.gpu"]),
+        ("etf-tx2-resnet50-mobilenetv2", lambda r: r["tenants"][0].update(clock_mhz=5000),
+         ["clock_mhz", "TX2"]),
+        ("etf-tx2-resnet50-mobilenetv2", lambda r: r["tenants"][1].update(weight=0), ["weight"]),
+        ("etf-tx2-resnet50-mobilenetv2", lambda r: r.update(unit_s=0.007), ["unit_s"]),
+        ("etf-dynamic-3", lambda r: r["tenants"][1].update(leave_s=10), ["leave_s"]),
+        ("srs-edge-5apps", lambda r: r["applications"][0]["tasks"][0].update(model="x"),
+         ["applications[0].tasks[0].model"]),
+        ("srs-edge-5apps", lambda r: r["servers"].update(link_gbps=[5, 3]), ["link_gbps"]),
+        ("srs-edge-5apps", lambda r: r.pop("retrain_configs"), ["retrain_configs"]),
+    ],
+)  # fmt: skip
+def test_new_families_reject_bad_files_clearly(tmp_path, name, edit, needles):
+    import yaml
+
+    raw = _bundled_raw(name)
+    edit(raw)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ScenarioError) as err:
+        load(str(path))
+    msg = str(err.value)
+    assert "bad.yaml" in msg
+    for needle in needles:
+        assert needle in msg
