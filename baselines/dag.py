@@ -19,12 +19,13 @@ From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from edgegym.baselines.base import Policy
 
 from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
-from edgegym.workload.dag import DAGApp, RetrainOption, extend_with_retraining
+from edgegym.workload.dag import DAGApp, extend_with_retraining, option_for
 
 __all__ = [
     "ListPolicy",
@@ -68,9 +69,10 @@ def srs_choices(
     arrival: float,
     acc_now: np.ndarray,
     acc_after: np.ndarray,
-    options: Sequence[RetrainOption],
+    options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
+    always: bool = False,
 ) -> list[int]:
     """Algorithm 2's retraining configuration per task (-1 for none).
 
@@ -83,6 +85,8 @@ def srs_choices(
         options: The configurations.
         theta: Weight of accuracy in the objective.
         a_min: Accuracy floor; a model below it is retrained with the best option.
+        always: Algorithm 2 literally: add the least-Delta-P configuration for every task
+            (when it has data to retrain on); otherwise only when Delta P < 0 or A_min forces it.
 
     Returns:
         (V,) option index per task.
@@ -99,7 +103,10 @@ def srs_choices(
             default=j,
         )
         best, best_h = 0.0, -1
-        for h, opt in enumerate(options):
+        for h in range(acc_after.shape[1]):
+            opt = option_for(options, i, h)
+            if opt.workload <= 0:
+                continue  # nothing to retrain on (empty pool)
             dp = (
                 opt.workload / (opt.demand * cluster.speed[j])
                 + cluster.transfer(into, src, j)
@@ -111,7 +118,7 @@ def srs_choices(
             if best_h < 0 or dp < best:
                 best, best_h = dp, h
         must = acc_now[i] < a_min
-        choice.append(best_h if best_h >= 0 and (best < 0 or must) else -1)
+        choice.append(best_h if best_h >= 0 and (always or best < 0 or must) else -1)
     return choice
 
 
@@ -121,12 +128,13 @@ def srs_schedule(
     arrival: float,
     acc_now: np.ndarray,
     acc_after: np.ndarray,
-    options: Sequence[RetrainOption],
+    options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
+    always: bool = False,
 ) -> tuple[RequestSchedule, list[int]]:
     """Algorithm 2 end to end: choose retraining, extend the DAG, list-schedule it."""
-    choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min)
+    choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min, always)
     ext = extend_with_retraining(app, choice, options)
     return list_schedule(cluster, ext, arrival), choice
 
@@ -139,8 +147,10 @@ def _forced(snap) -> list[int]:
         if snap.acc_now[i] >= snap.a_min:
             out.append(-1)
             continue
-        ok = [h for h in range(len(snap.options)) if snap.acc_after[i, h] >= snap.a_min]
-        out.append(min(ok, key=lambda h: snap.options[h].workload) if ok else -1)
+        opts = snap.options[i]
+        ok = [h for h in range(len(opts)) if snap.acc_after[i, h] >= snap.a_min]
+        ok = [h for h in ok if opts[h].workload > 0]
+        out.append(min(ok, key=lambda h: opts[h].workload) if ok else -1)
     return out
 
 
@@ -174,15 +184,33 @@ class ListPolicy(Policy):
 
 
 class SRSPolicy(Policy):
-    """Algorithm 2 (SRS): retraining configurations by Delta P (Eq. 11), then Algorithm 1."""
+    """Algorithm 2 (SRS): retraining configurations by Delta P (Eq. 11), then Algorithm 1.
+
+    Args:
+        env: A ``DAGOffload-v0`` environment.
+        always: Add a retraining node for every task with data to retrain on (Algorithm 2 as
+            written) instead of only where it lowers the objective.
+    """
 
     name = "srs"
+
+    def __init__(self, env, always: bool = False) -> None:
+        super().__init__(env)
+        self.always = bool(always)
 
     def act(self) -> np.ndarray:
         """Plan on a copy of the cluster and return the assignment."""
         s = self.unwrapped.sim_state()
         sched, choice = srs_schedule(
-            s.cluster, s.app, s.time_s, s.acc_now, s.acc_after, s.options, s.theta, s.a_min
+            s.cluster,
+            s.app,
+            s.time_s,
+            s.acc_now,
+            s.acc_after,
+            s.options,
+            s.theta,
+            s.a_min,
+            self.always,
         )
         return _action(s, sched, choice)
 
@@ -213,11 +241,12 @@ class PASSPolicy(Policy):
         """Periodic retraining, list scheduling."""
         snap = self.unwrapped.sim_state()
         env = self.unwrapped
-        best = int(np.argmax([o.gain for o in snap.options]))
         choice = []
-        for m in snap.app.models:
+        for i, m in enumerate(snap.app.models):
             age = snap.time_s - env.base_time[env.model_index[m]]
-            choice.append(best if age >= self.period_s else -1)
+            best = int(np.argmax(snap.acc_after[i]))
+            useful = snap.options[i][best].workload > 0
+            choice.append(best if age >= self.period_s and useful else -1)
         return _plan(snap, choice)
 
 
@@ -238,7 +267,8 @@ class EkyaDAGPolicy(Policy):
         for i in range(snap.app.n):
             h = int(np.argmax(snap.acc_after[i]))
             gain = snap.acc_after[i, h] - snap.acc_now[i]
-            choice.append(h if gain >= self.min_gain else -1)
+            useful = snap.options[i][h].workload > 0
+            choice.append(h if gain >= self.min_gain and useful else -1)
         return _plan(snap, choice)
 
 
@@ -266,15 +296,15 @@ class AdaInfPolicy(Policy):
     def act(self) -> np.ndarray:
         """Impact-ordered incremental retraining within the GPU-time budget."""
         snap = self.unwrapped.sim_state()
-        cheap = int(np.argmin([o.workload for o in snap.options]))
-        opt = snap.options[cheap]
-        cost = opt.workload / opt.demand  # GPU-seconds at speed 1
+        cheap = int(np.argmin([o.workload for o in snap.options[0]]))
         allowed = self.budget * snap.time_s * float(snap.cluster.capacity.sum())
         choice = [-1] * snap.app.n
         gains = snap.acc_after[:, cheap] - snap.acc_now
         uses = np.array([1 + len(snap.app.succs(i)) for i in range(snap.app.n)])
         i = int(np.argmax(gains * uses))
-        if gains[i] > 0 and self.spent + cost <= allowed:
+        opt = snap.options[i][cheap]
+        cost = opt.workload / opt.demand  # GPU-seconds at speed 1
+        if gains[i] > 0 and opt.workload > 0 and self.spent + cost <= allowed:
             choice[i] = cheap
             self.spent += cost
         return _plan(snap, choice)
@@ -283,7 +313,7 @@ class AdaInfPolicy(Policy):
 def mrs_schedule(
     cluster: EdgeCluster,
     requests: Sequence[tuple[DAGApp, float, np.ndarray, np.ndarray]],
-    options: Sequence[RetrainOption],
+    options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
 ) -> list[tuple[RequestSchedule, list[int]]]:

@@ -336,6 +336,8 @@ DAG_MODEL = {
     "drift_per_s": (_num(0.0, 1.0), False, 0.0005),
     "floor": (_UNIT, False, 0.3),
     "size_mb": (_num(0.0, 1e5), False, 20.0),
+    # Drifted samples collected per second; 0: configurations always have their full data.
+    "pool_mb_per_s": (_num(0.0, 1e4), False, 0.0),
 }
 DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival"}
 

@@ -18,10 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-__all__ = ["DAGApp", "DAGError", "RetrainOption", "extend_with_retraining", "topological_order"]
+__all__ = [
+    "DAGApp",
+    "DAGError",
+    "RetrainOption",
+    "extend_with_retraining",
+    "option_for",
+    "topological_order",
+]
 
 
 class DAGError(ValueError):
@@ -139,15 +147,20 @@ class RetrainOption:
     gain: float
 
 
-def extend_with_retraining(
-    app: DAGApp, choice: Sequence[int], options: Sequence[RetrainOption]
-) -> DAGApp:
+def option_for(options: Sequence[Any], i: int, h: int) -> RetrainOption:
+    """Option ``h`` for task ``i``: ``options`` is one list for every task, or one per task."""
+    first = options[0] if len(options) else None
+    return options[h] if isinstance(first, RetrainOption) else options[i][h]
+
+
+def extend_with_retraining(app: DAGApp, choice: Sequence[int], options: Sequence[Any]) -> DAGApp:
     """The extended DAG of Fig. 7: one retraining node per task whose ``choice`` is >= 0.
 
     Args:
         app: The inference DAG.
         choice: (V,) retraining option index per task, -1 for none.
-        options: The retraining configurations.
+        options: The retraining configurations (one list, or one list per task when their
+            data and cost depend on the task's model, e.g. on its pool of drifted samples).
 
     Returns:
         A DAG with ``V + R`` nodes; node ``V + r`` retrains the model of the r-th chosen task.
@@ -163,7 +176,7 @@ def extend_with_retraining(
     for i, h in enumerate(choice):
         if h < 0:
             continue
-        opt = options[h]
+        opt = option_for(options, i, h)
         r = len(models)
         models.append(f"retrain:{app.models[i]}")
         work.append(opt.workload)

@@ -83,3 +83,33 @@ def test_dag_policies_give_valid_actions(name):
         assert all(mask[o + v] for o, v in zip(offsets, a, strict=True)), "masked entry chosen"
         obs, _, term, _, info = env.step(a)
     assert info["episode_metrics"]["accuracy"] > 0
+
+
+def test_pool_of_drifted_samples_limits_retraining(tmp_path):
+    raw = yaml.safe_load(open(load("srs-edge-5apps").source).read())
+    for m in raw["models"].values():
+        m["pool_mb_per_s"] = 0.5
+    path = tmp_path / "pool.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    env = DAGOffloadEnv(str(path), requests=30)
+    env.reset(seed=0)
+    app, _ = env._current()
+    t = env.now
+    opts = env.task_options(app, t)
+    full = env.options
+    for i in range(app.n):
+        pool = 0.5 * t  # nothing retrained yet: the pool grew since t = 0
+        for h, o in enumerate(opts[i]):
+            frac = min(1.0, pool / full[h].data_mb)
+            assert o.data_mb == pytest.approx(full[h].data_mb * frac)
+            assert o.workload == pytest.approx(full[h].workload * frac)
+    # Retrain task 0's model now: right after, its pool is empty and it cannot retrain again.
+    n = env.n_nodes
+    action = np.zeros(3 * n, dtype=np.int64)
+    action[2 * n] = 1
+    _, _, _, _, info = env.step(action)
+    assert 0 in info["retrained"]
+    env.times[env._k] = env.times[env._k - 1]  # the next request at the same instant
+    env.app_of[env._k] = env.app_of[env._k - 1]
+    mask = env.action_masks()[2 * n * env.e :].reshape(n, -1)
+    assert not mask[0, 1:].any() and mask[0, 0]

@@ -33,7 +33,7 @@ class DAGSnapshot:
     cluster: EdgeCluster  # a copy with every earlier placement
     acc_now: np.ndarray  # (V,) accuracy of each task's model now
     acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
-    options: tuple[RetrainOption, ...]
+    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) configurations as they run now
     theta: float
     a_min: float
     max_nodes: int
@@ -126,6 +126,7 @@ class DAGOffloadEnv(gym.Env):
         self.m_ceiling = np.array([mp[m]["ceiling"] for m in self.model_names])
         self.m_drift = np.array([mp[m]["drift_per_s"] for m in self.model_names])
         self.m_floor = np.array([mp[m]["floor"] for m in self.model_names])
+        self.m_pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in self.model_names])
         self.apps = []
         for a in sc["applications"]:
             t = a["tasks"]
@@ -212,9 +213,34 @@ class DAGOffloadEnv(gym.Env):
         acc = self.model_accuracy(t)
         idx = np.array([self.model_index[m] for m in app.models])
         now = acc[idx]
-        gain = np.array([o.gain for o in self.options])
-        after = now[:, None] + gain[None, :] * (self.m_ceiling[idx][:, None] - now[:, None])
+        gain = np.array([o.gain for o in self.options])[None, :] * self._data_fraction(idx, t)
+        after = now[:, None] + gain * (self.m_ceiling[idx][:, None] - now[:, None])
         return now, after
+
+    def _data_fraction(self, idx: np.ndarray, t: float) -> np.ndarray:
+        """(V, H) fraction of each configuration's data the model's pool holds (1 without
+        pools): a retraining uses ``min(b_h, pool)`` and its cost and gain scale with it."""
+        b = np.array([o.data_mb for o in self.options])
+        rate = self.m_pool_rate[idx]
+        pool = rate * np.maximum(0.0, t - self.base_time[idx])
+        frac = np.minimum(1.0, pool[:, None] / np.maximum(b[None, :], 1e-12))
+        return np.where(rate[:, None] > 0, frac, 1.0)
+
+    def task_options(self, app: DAGApp, t: float) -> list[list[RetrainOption]]:
+        """Per task, the configurations as they would run now (data and workload scaled by
+        the pool of drifted samples; workload 0 when the pool is empty)."""
+        idx = np.array([self.model_index[m] for m in app.models])
+        frac = self._data_fraction(idx, t)
+        out = []
+        for i in range(app.n):
+            row = []
+            for h, o in enumerate(self.options):
+                f = float(frac[i, h])
+                row.append(
+                    RetrainOption(o.name, o.data_mb * f, o.workload * f, o.demand, o.gain * f)
+                )
+            out.append(row)
+        return out
 
     def sim_state(self) -> DAGSnapshot:
         """The arriving request and the cluster (a copy), for baselines."""
@@ -227,7 +253,7 @@ class DAGOffloadEnv(gym.Env):
             cluster=self.cluster.copy(),
             acc_now=now,
             acc_after=after,
-            options=self.options,
+            options=tuple(map(tuple, self.task_options(app, self.now))),
             theta=self.theta,
             a_min=self.a_min,
             max_nodes=self.n_nodes,
@@ -244,9 +270,11 @@ class DAGOffloadEnv(gym.Env):
         if 0 <= self._k < self.n_requests:
             app, _ = self._current()
             now, after = self._task_acc(app, self.now)
+            opts = self.task_options(app, self.now)
             for i in range(app.n):
                 out_srv[i] = self.units >= app.demand[i]
-                ok = after[i] >= self.a_min
+                has_data = np.array([o.workload > 0 for o in opts[i]])
+                ok = (after[i] >= self.a_min) & has_data
                 out_cfg[i, 1:] = ok
                 out_cfg[i, 0] = now[i] >= self.a_min or not ok.any()
                 out_srv[n + i] = True  # any server can host a retraining node
@@ -286,7 +314,7 @@ class DAGOffloadEnv(gym.Env):
         app, _ = self._current()
         t = self.now
         now, after = self._task_acc(app, t)
-        ext = extend_with_retraining(app, choice, self.options)
+        ext = extend_with_retraining(app, choice, self.task_options(app, t))
         placed = np.concatenate(
             [servers[: app.n], [rservers[i] for i in range(app.n) if choice[i] >= 0]]
         ).astype(np.int64)
