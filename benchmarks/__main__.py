@@ -157,6 +157,13 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
         f"\nedgegym/EnergyFairShare-v0 steps/s {etf.steps_per_s:,.0f} (random actions), ratio to "
         f"CartPole {etf.steps_per_s / throughput['cartpole']['steps_per_s']:.4f}"
     )
+    dag = env_throughput.measure_throughput(
+        "edgegym/DAGOffload-v0", cfg.env_steps // 5, cfg.repeats, cfg.warmup // 5, sim_time=True
+    )
+    print(
+        f"edgegym/DAGOffload-v0 steps/s {dag.steps_per_s:,.0f} (random actions), ratio to "
+        f"CartPole {dag.steps_per_s / throughput['cartpole']['steps_per_s']:.4f}"
+    )
     mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
     print()
     print(migrator.format_result(mig))
@@ -170,6 +177,7 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
         "thief": thief_res,
         "migrator": mig,
         "energy_env": etf.to_dict(),
+        "dag_env": dag.to_dict(),
     }
 
 
