@@ -150,6 +150,31 @@ SECTIONS = {"hardware", "retrain_configs", "inference_configs", "drift", "unifor
 FREE = {"provenance", "notes", "paper"}
 
 
+def _validate_top(
+    raw: Mapping[str, Any],
+    spec: Mapping[str, tuple[Check, bool, Any]],
+    sections: set[str],
+    src: str,
+) -> dict[str, Any]:
+    """Top-level fields of any family: no unknown keys, the spec's fields, free-text kept."""
+    unknown = set(raw) - set(spec) - sections - FREE
+    if unknown:
+        allowed = ", ".join([*spec, *sorted(sections)])
+        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
+    data = _validate_record({k: v for k, v in raw.items() if k in spec}, spec, "scenario", src)
+    for key in FREE & set(raw):
+        data[key] = raw[key]
+    return data
+
+
+def _check_clock(gpu_name: str, mhz: Any, where: str, src: str) -> None:
+    """A DVFS clock must be one the GPU can run (0: its top clock)."""
+    try:
+        GPUS[gpu_name].resolve_clock(mhz)
+    except ValueError as exc:
+        raise ScenarioError(f"{src}: {where}.{exc}") from None
+
+
 def _bool(v: Any) -> str | None:
     return None if isinstance(v, bool) else "must be true or false"
 
@@ -257,13 +282,7 @@ ENERGY_TENANT = {
 def _validate_energy(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
     from edgegym.workload.arrivals import make_arrival
 
-    unknown = set(raw) - set(ENERGY) - ENERGY_SECTIONS - FREE
-    if unknown:
-        allowed = ", ".join([*ENERGY, *sorted(ENERGY_SECTIONS)])
-        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
-    data = _validate_record({k: v for k, v in raw.items() if k in ENERGY}, ENERGY, "scenario", src)
-    for key in FREE & set(raw):
-        data[key] = raw[key]
+    data = _validate_top(raw, ENERGY, ENERGY_SECTIONS, src)
     data["hardware"] = _validate_record(raw.get("hardware", {}), ENERGY_HARDWARE, "hardware", src)
     data["objective"] = _validate_record(
         raw.get("objective", {}), ENERGY_OBJECTIVE, "objective", src
@@ -278,18 +297,12 @@ def _validate_energy(raw: Mapping[str, Any], src: str, base_dir: Path | None) ->
         raise ScenarioError(
             f"{src}: tenants: must be a list of 1 to max_tenants = {data['max_tenants']} tenants"
         )
-    gpu = GPUS[data["hardware"]["gpu"]]
-    lo, hi = gpu.clocks_mhz[0], gpu.clocks_mhz[-1]
     data["tenants"] = []
     for i, rec in enumerate(tenants):
         t = _validate_record(rec, ENERGY_TENANT, f"tenants[{i}]", src)
         clocks = t["clock_mhz"] if isinstance(t["clock_mhz"], list) else [[0, t["clock_mhz"]]]
         for _, mhz in clocks:
-            if mhz and not lo - 1e-6 <= mhz <= hi + 1e-6:
-                raise ScenarioError(
-                    f"{src}: tenants[{i}].clock_mhz = {mhz} is out of range (allowed: "
-                    f"{lo} to {hi} MHz on {gpu.name}, or 0 for the top clock)"
-                )
+            _check_clock(data["hardware"]["gpu"], mhz, f"tenants[{i}]", src)
         if isinstance(t["demand"], Mapping):
             try:
                 make_arrival(t["demand"], base_dir, where=f"{src}: tenants[{i}].demand")
@@ -346,13 +359,7 @@ def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> di
     from edgegym.workload.arrivals import make_arrival
     from edgegym.workload.dag import DAGError, topological_order
 
-    unknown = set(raw) - set(DAG) - DAG_SECTIONS - FREE
-    if unknown:
-        allowed = ", ".join([*DAG, *sorted(DAG_SECTIONS)])
-        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
-    data = _validate_record({k: v for k, v in raw.items() if k in DAG}, DAG, "scenario", src)
-    for key in FREE & set(raw):
-        data[key] = raw[key]
+    data = _validate_top(raw, DAG, DAG_SECTIONS, src)
     data["servers"] = _validate_record(raw.get("servers", {}), DAG_SERVERS, "servers", src)
     data["retrain_configs"] = _validate_list(
         raw.get("retrain_configs"), DAG_RETRAIN, "retrain_configs", src
@@ -424,14 +431,9 @@ def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> di
 def _validate_mig(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
     from edgegym.workload.arrivals import make_arrival
 
-    unknown = set(raw) - set(MIG) - MIG_SECTIONS - FREE
-    if unknown:
-        allowed = ", ".join([*MIG, *sorted(MIG_SECTIONS)])
-        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
-    data = _validate_record({k: v for k, v in raw.items() if k in MIG}, MIG, "scenario", src)
-    for key in FREE & set(raw):
-        data[key] = raw[key]
+    data = _validate_top(raw, MIG, MIG_SECTIONS, src)
     data["hardware"] = _validate_record(raw.get("hardware", {}), MIG_HARDWARE, "hardware", src)
+    _check_clock(data["hardware"]["gpu"], data["hardware"]["clock_mhz"], "hardware", src)
     data["overhead"] = _validate_record(raw.get("overhead", {}), MIG_OVERHEAD, "overhead", src)
     data["objective"] = _validate_record(raw.get("objective", {}), MIG_OBJECTIVE, "objective", src)
     tenants = raw.get("tenants")
@@ -553,15 +555,9 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
         return _validate_energy(raw, src, base_dir)
     if raw["family"] == "dag":
         return _validate_dag(raw, src, base_dir)
-    unknown = set(raw) - set(CONTINUAL) - SECTIONS - FREE
-    if unknown:
-        allowed = ", ".join([*CONTINUAL, *sorted(SECTIONS)])
-        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
-    top = {k: v for k, v in raw.items() if k in CONTINUAL}
-    data = _validate_record(top, CONTINUAL, "scenario", src)
-    for key in FREE & set(raw):
-        data[key] = raw[key]
+    data = _validate_top(raw, CONTINUAL, SECTIONS, src)
     data["hardware"] = _validate_record(raw.get("hardware"), HARDWARE, "hardware", src)
+    _check_clock(data["hardware"]["gpu"], data["hardware"]["clock_mhz"], "hardware", src)
     data["retrain_configs"] = _validate_list(
         raw.get("retrain_configs"), RETRAIN_CONFIG, "retrain_configs", src
     )

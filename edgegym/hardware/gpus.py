@@ -93,6 +93,20 @@ class GPUSpec:
         """Highest DVFS level (boost clock) in MHz."""
         return self.clocks_mhz[-1]
 
+    def resolve_clock(self, mhz: float) -> float:
+        """A scenario's clock: ``0`` means the top level; anything else must lie in the range.
+
+        Raises:
+            ValueError: If ``mhz`` is outside ``[min_clock_mhz, max_clock_mhz]``.
+        """
+        f = float(mhz) or self.max_clock_mhz
+        if not self.min_clock_mhz - 1e-6 <= f <= self.max_clock_mhz + 1e-6:
+            raise ValueError(
+                f"clock_mhz = {mhz} is out of range (allowed: {self.min_clock_mhz} to "
+                f"{self.max_clock_mhz} MHz on {self.name}, or 0 for the top clock)"
+            )
+        return f
+
     @property
     def min_clock_mhz(self) -> float:
         """Lowest DVFS level in MHz."""

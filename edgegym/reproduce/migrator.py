@@ -206,29 +206,16 @@ def main(argv: list[str] | None = None) -> int:
                 indent=1,
             )
         )
-    main_rows, b4_rows = rows["main"], rows["batch4"]
-    oracle_rows, pre_rows, basis_rows = rows["oracle"], rows["preinit"], rows["basis"]
-    report = _report(
-        args,
-        workloads,
-        basis_w,
-        oracle_w,
-        main_rows,
-        b4_rows,
-        oracle_rows,
-        pre_rows,
-        basis_rows,
-        elapsed,
-    )
+    report = _report(args, workloads, basis_w, oracle_w, rows, elapsed)
     _plot(
-        _table(main_rows, "goodput", POLICIES, workloads),
+        _table(rows["main"], "goodput", POLICIES, workloads),
         POLICIES,
         workloads,
         out / "migrator-goodput.png",
         "Goodput per workload (batch 1), cf. MIGRator Fig. 7",
     )
     _plot(
-        _table(b4_rows, "goodput", POLICIES, workloads),
+        _table(rows["batch4"], "goodput", POLICIES, workloads),
         POLICIES,
         workloads,
         out / "migrator-goodput-batch4.png",
@@ -239,18 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _report(
-    args,
-    workloads,
-    basis_w,
-    oracle_w,
-    main_rows,
-    b4_rows,
-    oracle_rows,
-    pre_rows,
-    basis_rows,
-    elapsed,
-):
+def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
+    main_rows, b4_rows = rows["main"], rows["batch4"]
+    oracle_rows, pre_rows, basis_rows = rows["oracle"], rows["preinit"], rows["basis"]
     good = _table(main_rows, "goodput", POLICIES, workloads)
     slo = _table(main_rows, "slo_attainment", POLICIES, workloads)
     acc = _table(main_rows, "accuracy", POLICIES, workloads)

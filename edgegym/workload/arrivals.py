@@ -900,6 +900,16 @@ _SPEC_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _resolve_path(raw_path: Any, base_dir: str | os.PathLike[str] | None, where: str) -> Path:
+    """A spec's ``path``, relative paths resolved against ``base_dir``."""
+    if not isinstance(raw_path, str | os.PathLike) or not str(raw_path):
+        raise ValueError(f"{where}.path: must be a file path string, got {raw_path!r}")
+    path = Path(raw_path)
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    return path
+
+
 def make_arrival(
     spec: Mapping[str, Any],
     base_dir: str | os.PathLike[str] | None = None,
@@ -1034,12 +1044,7 @@ def make_arrival(
         except ValueError as exc:
             msg = str(exc).replace("counts_per_interval", "counts")
             raise ValueError(f"{where}.{msg}") from exc
-    raw_path = spec["path"]
-    if not isinstance(raw_path, str | os.PathLike) or not str(raw_path):
-        raise ValueError(f"{where}.path: must be a file path string, got {raw_path!r}")
-    path = Path(raw_path)
-    if not path.is_absolute() and base_dir is not None:
-        path = Path(base_dir) / path
+    path = _resolve_path(spec["path"], base_dir, where)
     try:
         trace = load_counts_trace(path)
     except FileNotFoundError as exc:
@@ -1103,12 +1108,7 @@ def _make_trace_arrival(
             f"{where}.start_minute: must be an integer in [0, {traces.AZURE_FUNCTIONS_MINUTES}) "
             f"(a minute of the day), got {start_minute!r}"
         )
-    raw_path = spec["path"]
-    if not isinstance(raw_path, str | os.PathLike) or not str(raw_path):
-        raise ValueError(f"{where}.path: must be a file path string, got {raw_path!r}")
-    path = Path(raw_path)
-    if not path.is_absolute() and base_dir is not None:
-        path = Path(base_dir) / path
+    path = _resolve_path(spec["path"], base_dir, where)
     try:
         table = traces.read_azure_functions(path)
     except FileNotFoundError as exc:

@@ -440,3 +440,11 @@ def test_energy_reported_every_step_and_episode(env_id, variant):
     metrics = traj[-1][4]["episode_metrics"]
     assert metrics["energy_j"] == pytest.approx(sum(steps), rel=1e-9)
     assert all("energy" in info["reward_terms"] for *_, info in traj[1:])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_scenario_of_another_family_is_rejected(env_id):
+    family = ENV_IDS[env_id][1]
+    other = next(v[2] for v in ENV_IDS.values() if v[1] != family)
+    with pytest.raises(ScenarioError, match="does not fit"):
+        gym.make(env_id, scenario=other)

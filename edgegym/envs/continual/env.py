@@ -8,11 +8,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.envs._common import check_render_mode, scenario_for
 from edgegym.envs.continual import observation, reward
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
 from edgegym.hardware.gpus import PowerModel
 from edgegym.hardware.mps import quantize_shares
-from edgegym.scenarios import Scenario, ScenarioError, load
+from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.sim.engine import Engine
 from edgegym.sim.executor import SimulatedExecutor
 from edgegym.sim.state import Allocation, ClusterState
@@ -76,7 +77,7 @@ class ContinualLearningEnv(gym.Env):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario, **overrides)
+        sc = scenario_for("edgegym/ContinualLearning-v0", scenario, overrides)
         self.spec_ = spec = ContinualSpec.from_scenario(sc)
         self.max_streams = int(max_streams or spec.streams)
         if self.max_streams < spec.streams:
@@ -84,9 +85,7 @@ class ContinualLearningEnv(gym.Env):
                 f"max_streams={self.max_streams} is smaller than the scenario's "
                 f"{spec.streams} streams"
             )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.record_timeline = record_timeline
         c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
         self._per_stream = np.array([c + 1, l_inf, q, q], dtype=np.int64)

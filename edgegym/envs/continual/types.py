@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgegym.hardware.gpus import GPUSpec, get_gpu, speed_factor
-from edgegym.scenarios import Scenario, ScenarioError
+from edgegym.scenarios import Scenario
 from edgegym.sim.state import Allocation
 from edgegym.workload.continual import InferenceConfig, RetrainConfig
 from edgegym.workload.models import ModelProfile, get_model
@@ -48,12 +48,7 @@ class ContinualSpec:
         names = [c.name for c in retrain]
         gpu = get_gpu(hw["gpu"])
         model = get_model(sc["model"])
-        clock = float(hw["clock_mhz"]) or gpu.max_clock_mhz
-        if not gpu.clocks_mhz[0] - 1e-6 <= clock <= gpu.max_clock_mhz + 1e-6:
-            raise ScenarioError(
-                f"{sc.source}: hardware.clock_mhz = {clock} is out of range (allowed: "
-                f"{gpu.clocks_mhz[0]} to {gpu.max_clock_mhz} MHz on {gpu.name}, or 0)"
-            )
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
         return cls(
             scenario=sc,
             gpu=gpu,

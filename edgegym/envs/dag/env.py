@@ -10,8 +10,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.envs._common import check_render_mode, scenario_for
 from edgegym.hardware.gpus import PowerModel, get_gpu
-from edgegym.scenarios import Scenario, ScenarioError, load
+from edgegym.scenarios import Scenario
 from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
 from edgegym.workload.arrivals import make_arrival
 from edgegym.workload.dag import DAGApp, RetrainOption, extend_with_retraining
@@ -96,16 +97,9 @@ class DAGOffloadEnv(gym.Env):
         **overrides: Any,
     ) -> None:
         self.record_timeline = record_timeline  # schedules are always kept in `schedules`
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario, **overrides)
-        if sc["family"] != "dag":
-            raise ScenarioError(
-                f"{sc.source}: family {sc['family']!r} does not fit edgegym/DAGOffload-v0 "
-                "(needs family: dag)"
-            )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        sc = scenario_for("edgegym/DAGOffload-v0", scenario, overrides)
         self.scenario = sc
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         sv = sc["servers"]
         self.e = int(sv["count"])
         self.gpu = get_gpu(sv["gpu"])

@@ -12,9 +12,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.envs._common import check_render_mode, scenario_for
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.hardware.mps import quantize_shares
-from edgegym.scenarios import Scenario, ScenarioError, load
+from edgegym.scenarios import Scenario
 from edgegym.sim.timeslice import TimeSliceExecutor, fairness
 from edgegym.workload.arrivals import make_arrival
 from edgegym.workload.models import get_model
@@ -90,16 +91,9 @@ class EnergyFairShareEnv(gym.Env):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario, **overrides)
-        if sc["family"] != "energy":
-            raise ScenarioError(
-                f"{sc.source}: family {sc['family']!r} does not fit edgegym/EnergyFairShare-v0 "
-                "(needs family: energy)"
-            )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        sc = scenario_for("edgegym/EnergyFairShare-v0", scenario, overrides)
         self.scenario = sc
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.record_timeline = record_timeline
         self.gpu = get_gpu(sc["hardware"]["gpu"])
         self.power_model = PowerModel.from_spec(self.gpu)
@@ -119,11 +113,11 @@ class EnergyFairShareEnv(gym.Env):
         self.leave = np.full(self.n, -np.inf)
         self.arrive[: self.n_tenants] = [t["arrive_s"] for t in tenants]
         self.leave[: self.n_tenants] = [t["leave_s"] for t in tenants]
-        top = self.gpu.max_clock_mhz
+        resolve = self.gpu.resolve_clock
         self.clocks = [
-            sorted((float(a), float(f) or top) for a, f in t["clock_mhz"])
+            sorted((float(a), resolve(f)) for a, f in t["clock_mhz"])
             if isinstance(t["clock_mhz"], list)
-            else [(0.0, float(t["clock_mhz"]) or top)]
+            else [(0.0, resolve(t["clock_mhz"]))]
             for t in tenants
         ]
         self.batch = [int(t["batch"]) for t in tenants]

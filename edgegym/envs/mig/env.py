@@ -9,11 +9,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.envs._common import check_render_mode, scenario_for
 from edgegym.envs.mig import observation, reward
 from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
-from edgegym.scenarios import Scenario, ScenarioError, load
+from edgegym.scenarios import Scenario
 from edgegym.sim.engine import Engine
 from edgegym.sim.serving import MIGExecutor
 from edgegym.sim.state import Allocation, ClusterState
@@ -91,16 +92,9 @@ class MIGReconfigEnv(gym.Env):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario, **overrides)
-        if sc["family"] != "mig":
-            raise ScenarioError(
-                f"{sc.source}: family {sc['family']!r} does not fit edgegym/MIGReconfig-v0 "
-                "(needs family: mig)"
-            )
+        sc = scenario_for("edgegym/MIGReconfig-v0", scenario, overrides)
         self.spec_ = spec = MIGSpec.from_scenario(sc)
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.record_timeline = record_timeline
         self.action_space = spaces.Discrete(len(spec.catalogue))
         self.observation_space = observation.space(spec)

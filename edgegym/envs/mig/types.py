@@ -11,7 +11,7 @@ import numpy as np
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_TOTAL_GPCS, get_mig_profiles
 from edgegym.hardware.migalloc import AllocationCatalogue, catalogue
-from edgegym.scenarios import Scenario, ScenarioError
+from edgegym.scenarios import Scenario
 from edgegym.workload.arrivals import ArrivalProcess, make_arrival
 from edgegym.workload.models import ModelProfile, get_model
 from edgegym.workload.nc import NCDataset, get_dataset, nc_profile
@@ -68,12 +68,7 @@ class MIGSpec:
         base = Path(sc.source).parent
         arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)
         batch = int(sc["batch"])
-        clock = float(hw["clock_mhz"]) or gpu.max_clock_mhz
-        if not gpu.clocks_mhz[0] - 1e-6 <= clock <= gpu.max_clock_mhz + 1e-6:
-            raise ScenarioError(
-                f"{sc.source}: hardware.clock_mhz = {clock} is out of range (allowed: "
-                f"{gpu.clocks_mhz[0]} to {gpu.max_clock_mhz} MHz on {gpu.name}, or 0)"
-            )
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
         cf = clock / gpu.max_clock_mhz  # DVFS: slower clock, slower models, less power
         share = cat.placement_size / MIG_TOTAL_GPCS  # (P,)
         latency = np.stack([md.latency_s(share, cf, batch) for md in models])  # (M, P)
