@@ -10,7 +10,14 @@ from typing import Any
 
 import gymnasium as gym
 from edgegym.baselines.base import Policy
-from edgegym.baselines.dag import AdaInfPolicy, EkyaDAGPolicy, ListPolicy, PASSPolicy, SRSPolicy
+from edgegym.baselines.dag import (
+    AdaInfPolicy,
+    EkyaDAGPolicy,
+    ListPolicy,
+    MRSPolicy,
+    PASSPolicy,
+    SRSPolicy,
+)
 from edgegym.baselines.ekya import (
     FixedConfigPolicy,
     FixedResPolicy,
@@ -82,7 +89,8 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "tf": (_etf(1.0), ("energy",), "time fairness (ETF with phi = 1)"),
     "ef": (_etf(0.0), ("energy",), "energy fairness (ETF with phi = 0, max-min energy)"),
     "list": (ListPolicy, ("dag",), "list scheduling (SRS Alg. 1), retrain only below A_min"),
-    "srs": (SRSPolicy, ("dag",), "SRS (Alg. 2): Delta-P retraining choice + list scheduling"),
+    "mrs": (MRSPolicy, ("dag",), "MRS (Alg. 3): SRS retraining, earliest finish per node"),
+    "srs": (SRSPolicy, ("dag",), "SRS (Alg. 2) per request: Delta-P retraining, planned list"),
     "pass": (PASSPolicy, ("dag",), "PASS-style priority scheduling, periodic retraining"),
     "ekya-dag": (EkyaDAGPolicy, ("dag",), "Ekya-style max-accuracy retraining, list scheduling"),
     "adainf": (AdaInfPolicy, ("dag",), "AdaInf-style budgeted, impact-ordered retraining"),

@@ -14,6 +14,12 @@ From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and 
   retraining configuration minimising ``Delta P`` (Eq. 11) on the task's server from that
   schedule, added only if it lowers the objective (``Delta P < 0``) or the model is below
   ``A_min``; then Algorithm 1 on the extended DAG.
+* Algorithm 3 (MRS): Algorithm 2's configurations at each arrival; the head task (of all pending
+  requests' priority lists) that can start earliest goes to its earliest-finish server.
+
+Policies for ``edgegym/DAGOffload-v0``: ``mrs`` answers the environment's epochs as Algorithm 3
+does; the per-request schedulers (``list``, ``srs``, ``pass``, ``ekya-dag``, ``adainf``) plan a
+request at its arrival and replay the plan (:class:`PlannedDAGPolicy`).
 """
 
 from __future__ import annotations
@@ -28,8 +34,14 @@ from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
 from edgegym.workload.dag import DAGApp, extend_with_retraining, option_for
 
 __all__ = [
+    "AdaInfPolicy",
+    "EkyaDAGPolicy",
     "ListPolicy",
+    "MRSPolicy",
+    "PASSPolicy",
+    "PlannedDAGPolicy",
     "SRSPolicy",
+    "earliest_finish_server",
     "list_order",
     "list_schedule",
     "mrs_schedule",
@@ -154,75 +166,126 @@ def _forced(snap) -> list[int]:
     return out
 
 
-def _action(snap, sched: RequestSchedule, choice: list[int]) -> np.ndarray:
-    """Encode a planned schedule as the environment's ``MultiDiscrete`` action."""
-    n = snap.max_nodes
-    out = np.zeros(3 * n, dtype=np.int64)
-    v = snap.app.n
-    r = v
-    for i in range(v):
-        out[i] = sched.tasks[i].server
-        if choice[i] >= 0:
-            out[n + i] = sched.tasks[r].server
-            out[2 * n + i] = choice[i] + 1
-            r += 1
+def _admit_action(snap, choice: Sequence[int]) -> np.ndarray:
+    """The environment's action for an admit epoch with retraining ``choice``."""
+    out = np.zeros(1 + snap.max_nodes, dtype=np.int64)
+    for i, c in enumerate(choice):
+        out[1 + i] = c + 1
     return out
 
 
-class ListPolicy(Policy):
+def _place_action(snap, server: int) -> np.ndarray:
+    out = np.zeros(1 + snap.max_nodes, dtype=np.int64)
+    out[0] = server
+    return out
+
+
+def earliest_finish_server(snap) -> int:
+    """The server where the presented node finishes first (Eq. 5-7; Alg. 1 and 3's rule)."""
+    finishes = [
+        snap.cluster.finish_on(snap.schedule, snap.node, j)[1] for j in range(snap.cluster.n)
+    ]
+    return int(np.argmin(finishes))
+
+
+class PlannedDAGPolicy(Policy):
+    """A per-request scheduler: at a request's arrival it chooses the retraining configurations
+    (:meth:`choose`) and list-schedules the extended DAG on a copy of the cluster
+    (Algorithm 1); at the request's place epochs it sends each node to its planned server.
+
+    The node then starts at its earliest feasible instant on that server, which can be later
+    than planned when another request's node took the slot in between (the plan is made for
+    the request alone, as SRS, PASS, Ekya and AdaInf schedule requests one at a time).
+    """
+
+    name = "planned"
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        self.plans: dict[int, np.ndarray] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the plans."""
+        self.plans = {}
+
+    def choose(self, snap) -> list[int]:
+        """Retraining option per task (-1: none) of the arriving request."""
+        raise NotImplementedError
+
+    def act(self) -> np.ndarray:
+        """Plan at admit epochs, replay the plan at place epochs."""
+        snap = self.unwrapped.sim_state()
+        if snap.kind == "place":
+            plan = self.plans.get(snap.k)
+            if plan is None:  # not planned by this policy (e.g. created mid-episode)
+                return _place_action(snap, earliest_finish_server(snap))
+            if len(snap.schedule.tasks) + 1 == snap.schedule.app.n:
+                del self.plans[snap.k]  # the request's last node
+            return _place_action(snap, int(plan[snap.node]))
+        choice = [c if c >= 0 else f for c, f in zip(self.choose(snap), _forced(snap), strict=True)]
+        ext = extend_with_retraining(snap.app, choice, snap.options)
+        sched = list_schedule(snap.cluster.copy(), ext, snap.time_s)
+        self.plans[snap.k] = np.array([sched.tasks[i].server for i in range(ext.n)])
+        return _admit_action(snap, choice)
+
+
+class ListPolicy(PlannedDAGPolicy):
     """Algorithm 1 (list scheduling, earliest finish time); retrains only what A_min forces."""
 
     name = "list"
 
-    def act(self) -> np.ndarray:
-        """Plan on a copy of the cluster and return the assignment."""
-        snap = self.unwrapped.sim_state()
-        choice = _forced(snap)
-        ext = extend_with_retraining(snap.app, choice, snap.options)
-        sched = list_schedule(snap.cluster, ext, snap.time_s)
-        return _action(snap, sched, choice)
+    def choose(self, snap) -> list[int]:
+        """No retraining of its own."""
+        return [-1] * snap.app.n
 
 
-class SRSPolicy(Policy):
-    """Algorithm 2 (SRS): retraining configurations by Delta P (Eq. 11), then Algorithm 1.
+class SRSPolicy(PlannedDAGPolicy):
+    """Algorithm 2 (SRS) per request: retraining configurations by Delta P (Eq. 11), then
+    Algorithm 1 on the extended DAG, planned at the request's arrival.
 
     Args:
         env: A ``DAGOffload-v0`` environment.
-        always: Add a retraining node for every task with data to retrain on (Algorithm 2 as
-            written) instead of only where it lowers the objective.
+        always: Add the least-Delta-P retraining node for every task with data to retrain on
+            (Algorithm 2 as written, the default); ``False`` adds one only where Delta P < 0
+            or A_min forces it.
     """
 
     name = "srs"
 
-    def __init__(self, env, always: bool = False) -> None:
+    def __init__(self, env, always: bool = True) -> None:
         super().__init__(env)
         self.always = bool(always)
 
+    def choose(self, snap) -> list[int]:
+        """Algorithm 2's choices."""
+        return srs_choices(
+            snap.cluster, snap.app, snap.time_s, snap.acc_now, snap.acc_after, snap.options,
+            snap.theta, snap.a_min, self.always,
+        )  # fmt: skip
+
+
+class MRSPolicy(SRSPolicy):
+    """Algorithm 3 (MRS): Algorithm 2's retraining configurations at each arrival; each node
+    the environment presents (the head that can start earliest across the pending requests'
+    priority lists, Alg. 3 line 10) goes to the server where it finishes first (lines 11-13).
+
+    Args:
+        env: A ``DAGOffload-v0`` environment.
+        always: As for :class:`SRSPolicy`.
+    """
+
+    name = "mrs"
+
     def act(self) -> np.ndarray:
-        """Plan on a copy of the cluster and return the assignment."""
-        s = self.unwrapped.sim_state()
-        sched, choice = srs_schedule(
-            s.cluster,
-            s.app,
-            s.time_s,
-            s.acc_now,
-            s.acc_after,
-            s.options,
-            s.theta,
-            s.a_min,
-            self.always,
-        )
-        return _action(s, sched, choice)
+        """Algorithm 2 at admit epochs, earliest finish time at place epochs."""
+        snap = self.unwrapped.sim_state()
+        if snap.kind == "place":
+            return _place_action(snap, earliest_finish_server(snap))
+        choice = [c if c >= 0 else f for c, f in zip(self.choose(snap), _forced(snap), strict=True)]
+        return _admit_action(snap, choice)
 
 
-def _plan(snap, choice: list[int]) -> np.ndarray:
-    """List-schedule the request extended with ``choice`` on a copy of the cluster."""
-    choice = [c if c >= 0 else f for c, f in zip(choice, _forced(snap), strict=True)]
-    ext = extend_with_retraining(snap.app, choice, snap.options)
-    return _action(snap, list_schedule(snap.cluster, ext, snap.time_s), choice)
-
-
-class PASSPolicy(Policy):
+class PASSPolicy(PlannedDAGPolicy):
     """PASS-style: priority list scheduling (no retraining logic of its own), configured as in
     the SRS paper to retrain every model periodically with the most accurate configuration.
 
@@ -237,9 +300,8 @@ class PASSPolicy(Policy):
         super().__init__(env)
         self.period_s = float(period_s)
 
-    def act(self) -> np.ndarray:
-        """Periodic retraining, list scheduling."""
-        snap = self.unwrapped.sim_state()
+    def choose(self, snap) -> list[int]:
+        """Periodic retraining with the most accurate configuration."""
         env = self.unwrapped
         choice = []
         for i, m in enumerate(snap.app.models):
@@ -247,10 +309,10 @@ class PASSPolicy(Policy):
             best = int(np.argmax(snap.acc_after[i]))
             useful = snap.options[i][best].workload > 0
             choice.append(best if age >= self.period_s and useful else -1)
-        return _plan(snap, choice)
+        return choice
 
 
-class EkyaDAGPolicy(Policy):
+class EkyaDAGPolicy(PlannedDAGPolicy):
     """Ekya-style: greedily retrain with the configuration that maximises accuracy whenever it
     raises the model's accuracy by at least ``min_gain``; list scheduling for placement."""
 
@@ -260,19 +322,18 @@ class EkyaDAGPolicy(Policy):
         super().__init__(env)
         self.min_gain = float(min_gain)
 
-    def act(self) -> np.ndarray:
-        """Max-accuracy retraining, list scheduling."""
-        snap = self.unwrapped.sim_state()
+    def choose(self, snap) -> list[int]:
+        """Max-accuracy retraining."""
         choice = []
         for i in range(snap.app.n):
             h = int(np.argmax(snap.acc_after[i]))
             gain = snap.acc_after[i, h] - snap.acc_now[i]
             useful = snap.options[i][h].workload > 0
             choice.append(h if gain >= self.min_gain and useful else -1)
-        return _plan(snap, choice)
+        return choice
 
 
-class AdaInfPolicy(Policy):
+class AdaInfPolicy(PlannedDAGPolicy):
     """AdaInf-style: a fixed share of GPU time goes to (incremental) retraining; within that
     budget the task whose retraining has the largest impact (accuracy gain x requests that use
     it) is retrained with the cheapest configuration.
@@ -290,12 +351,12 @@ class AdaInfPolicy(Policy):
         self.spent = 0.0
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget the retraining time spent."""
+        """Forget the plans and the retraining time spent."""
+        super().reset(seed)
         self.spent = 0.0
 
-    def act(self) -> np.ndarray:
+    def choose(self, snap) -> list[int]:
         """Impact-ordered incremental retraining within the GPU-time budget."""
-        snap = self.unwrapped.sim_state()
         cheap = int(np.argmin([o.workload for o in snap.options[0]]))
         allowed = self.budget * snap.time_s * float(snap.cluster.capacity.sum())
         choice = [-1] * snap.app.n
@@ -307,7 +368,7 @@ class AdaInfPolicy(Policy):
         if gains[i] > 0 and opt.workload > 0 and self.spent + cost <= allowed:
             choice[i] = cheap
             self.spent += cost
-        return _plan(snap, choice)
+        return choice
 
 
 def mrs_schedule(

@@ -326,6 +326,8 @@ DAG = {
     "a_min": (_num(0.0, 1.0), False, 0.0),
     "max_nodes": (_num(1, 64, integer=True), False, 8),
     "max_edges": (_num(1, 256, integer=True), False, 16),
+    # Drifted samples = the data each request sends to a model (emptied by a retraining).
+    "pool_from_inputs": (_bool, False, False),
 }
 DAG_SERVERS = {
     "count": (_num(1, 64, integer=True), False, 5),
@@ -349,7 +351,8 @@ DAG_MODEL = {
     "drift_per_s": (_num(0.0, 1.0), False, 0.0005),
     "floor": (_UNIT, False, 0.3),
     "size_mb": (_num(0.0, 1e5), False, 20.0),
-    # Drifted samples collected per second; 0: configurations always have their full data.
+    # Drifted samples collected per second (besides request inputs with pool_from_inputs);
+    # with neither, configurations always have their full data.
     "pool_mb_per_s": (_num(0.0, 1e4), False, 0.0),
 }
 DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival"}

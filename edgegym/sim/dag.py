@@ -12,6 +12,7 @@ policy of list scheduling: a gap in the timeline is used when the whole task fit
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -117,7 +118,7 @@ class EdgeCluster:
         cands = [ready] + [t for t in times if t > ready]
         for s in cands:
             end = s + duration
-            k = int(np.searchsorted(times, s, side="right")) - 1
+            k = bisect.bisect_right(times, s) - 1
             ok = True
             while k < len(times) and (k < 0 or times[k] < end - 1e-12):
                 if used[max(k, 0)] > cap:
@@ -139,7 +140,7 @@ class EdgeCluster:
         """Reserve ``demand`` units on server j over ``[start, finish)``."""
         times, used = self.times[j], self.used[j]
         for t in (start, finish):
-            k = int(np.searchsorted(times, t, side="right")) - 1
+            k = bisect.bisect_right(times, t) - 1
             if abs(times[k] - t) > 1e-12:
                 times.insert(k + 1, t)
                 used.insert(k + 1, used[k])
@@ -155,9 +156,22 @@ class EdgeCluster:
         sched.tasks[i] = p
         return p
 
+    def forget_before(self, t: float) -> None:
+        """Drop timeline breakpoints before ``t`` (keeping the usage in force at ``t``).
+
+        Safe once no task can start before ``t`` any more; keeps the timelines short over long
+        online runs (placement cost grows with the breakpoints after a task's ready time).
+        """
+        for j in range(self.n):
+            times, used = self.times[j], self.used[j]
+            k = bisect.bisect_right(times, t) - 1
+            if k > 0:
+                self.times[j] = [t, *times[k + 1 :]]
+                self.used[j] = used[k:]
+
     def usage_at(self, j: int, t: float) -> float:
         """Resource units in use on server j at time t."""
-        k = int(np.searchsorted(self.times[j], t, side="right")) - 1
+        k = bisect.bisect_right(self.times[j], t) - 1
         return float(self.used[j][max(k, 0)])
 
 

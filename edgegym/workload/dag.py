@@ -109,23 +109,26 @@ class DAGApp:
         object.__setattr__(self, "edge_mb", mb)
         order = topological_order(n, [tuple(x) for x in e.tolist()], self.name)
         object.__setattr__(self, "order", tuple(order))
+        preds: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        succs: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        for (u, v), d in zip(e.tolist(), mb.tolist(), strict=True):
+            preds[v].append((int(u), float(d)))
+            succs[u].append((int(v), float(d)))
+        object.__setattr__(self, "_preds", tuple(map(tuple, preds)))
+        object.__setattr__(self, "_succs", tuple(map(tuple, succs)))
 
     @property
     def n(self) -> int:
         """Tasks."""
         return len(self.models)
 
-    def preds(self, i: int) -> list[tuple[int, float]]:
+    def preds(self, i: int) -> tuple[tuple[int, float], ...]:
         """``(predecessor, MB)`` of task i."""
-        return [
-            (int(u), float(d)) for (u, v), d in zip(self.edges, self.edge_mb, strict=True) if v == i
-        ]
+        return self._preds[i]
 
-    def succs(self, i: int) -> list[tuple[int, float]]:
+    def succs(self, i: int) -> tuple[tuple[int, float], ...]:
         """``(successor, MB)`` of task i."""
-        return [
-            (int(v), float(d)) for (u, v), d in zip(self.edges, self.edge_mb, strict=True) if u == i
-        ]
+        return self._succs[i]
 
 
 @dataclass(frozen=True)

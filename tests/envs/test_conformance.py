@@ -37,7 +37,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         "a10g": {"scenario": "etf-a10g-gpt2-mobilenetv2", "quanta": 8, "max_tenants": 2},
     },
     "dag": {
-        "small": {"requests": 12},
+        "small": {"requests": 3},
         "three-servers": {"requests": 8, "count": 3, "theta": 10.0},
     },
     "mig": {
@@ -333,9 +333,11 @@ def test_wrong_shape_is_rejected(env_id, variant):
 def test_terminates_after_last_window(env_id, variant):
     env = make(env_id, variant)
     u = env.unwrapped
-    if hasattr(u, "n_requests"):  # one step per request
+    if hasattr(u, "n_requests"):  # one admit step per request, one place step per node
         traj = rollout(env, 0, 1)
-        assert len(traj) - 1 == u.n_requests
+        kinds = [info["epoch"] for *_, info in traj[1:]]
+        assert kinds.count("admit") == u.n_requests
+        assert kinds.count("place") == sum(s.app.n for s in u.schedules)
         assert traj[-1][2] is True and "episode_metrics" in traj[-1][4]
         with pytest.raises(RuntimeError, match="reset"):
             env.step(env.action_space.sample())

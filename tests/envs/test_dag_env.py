@@ -1,4 +1,5 @@
-"""edgegym/DAGOffload-v0: constraints under random actions, A_min, policies, bad DAG files."""
+"""edgegym/DAGOffload-v0: constraints under random actions, epochs in Algorithm 3's order, A_min,
+policies, pools, bad DAG files."""
 
 from __future__ import annotations
 
@@ -18,26 +19,59 @@ def test_random_actions_never_violate_precedence_transfer_or_capacity(check_sche
     term = False
     while not term:
         action = rng.integers(0, env.action_space.nvec)
-        _, _, term, _, info = env.step(action)
-        assert np.isfinite(info["objective"])
+        _, reward, term, _, _ = env.step(action)
+        assert np.isfinite(reward)
+    assert len(env.schedules) == 40 and not env.pending
     check_schedule(env.cluster, env.schedules)
 
 
+def test_epochs_follow_algorithm_3():
+    """Each place epoch presents the head that can start earliest; arrivals come first when
+    they are earlier; rewards add up to the per-request objective."""
+    env = DAGOffloadEnv(requests=60, duration_s=10.0)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    term, total, admitted, seen = False, 0.0, 0, []
+    while not term:
+        ep = env.epoch
+        heads = [
+            (min(env.cluster.ready_time(p.schedule, p.queue[0], j) for j in range(env.e)), k)
+            for k, p in env.pending.items()
+        ]
+        if ep.kind == "admit":
+            assert ep.k == admitted and all(ep.time_s <= r for r, _ in heads)
+            admitted += 1
+        else:
+            assert ep.node == env.pending[ep.k].queue[0]
+            assert ep.time_s == pytest.approx(min(heads)[0])
+            if admitted < 60:
+                assert ep.time_s < env.times[admitted]
+        seen.append(ep.kind)
+        _, reward, term, _, info = env.step(rng.integers(0, env.action_space.nvec))
+        total += reward
+    assert seen.count("admit") == 60
+    assert seen.count("place") == sum(s.app.n for s in env.schedules)
+    per_request = sum(r["objective"] for r in env.records)
+    assert total == pytest.approx(-per_request)
+    assert info["episode_metrics"]["objective"] == pytest.approx(per_request / 60)
+
+
 def test_a_min_is_never_violated():
-    env = DAGOffloadEnv(requests=60, duration_s=3000.0, a_min=0.7)
+    env = DAGOffloadEnv(requests=60, duration_s=3000.0, a_min=0.7, pool_from_inputs=False)
     env.reset(seed=0)
     term = False
     while not term:
         # "never retrain" everywhere: the projection must retrain models below A_min
         _, _, term, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
-        assert info["accuracy"] >= 0.7 - 1e-9 or info["retrained"]
+        if info["epoch"] == "admit":
+            assert info["accuracy"] >= 0.7 - 1e-9 or info["retrained"]
     assert info["episode_metrics"]["retrainings"] > 0
 
 
-@pytest.mark.parametrize("name", ["list", "srs"])
+@pytest.mark.parametrize("name", ["list", "srs", "mrs"])
 def test_policies_beat_random_on_the_objective(name):
     def run(policy):
-        env = DAGOffloadEnv(requests=60)
+        env = DAGOffloadEnv(requests=60, duration_s=20.0)
         pol = make_policy(policy, env)
         obs, _ = env.reset(seed=0)
         pol.reset(0)
@@ -48,6 +82,35 @@ def test_policies_beat_random_on_the_objective(name):
         return info["episode_metrics"]["objective"]
 
     assert run(name) < run("random")
+
+
+def test_mrs_policy_reproduces_algorithm_3_on_a_batch(check_schedule):
+    """Requests that all arrive at once: the environment with the ``mrs`` policy places every
+    node where :func:`mrs_schedule` (Algorithm 3 as a function) does."""
+    from edgegym.baselines.dag import mrs_schedule
+
+    env = DAGOffloadEnv(requests=6, duration_s=1e-9, a_min=0.0)
+    pol = make_policy("mrs:always=false", env)
+    obs, _ = env.reset(seed=4)
+    env.times[:] = 0.0
+    env._advance()
+    cluster = env.cluster.copy()
+    batch = []
+    for k in range(6):
+        app = env.apps[int(env.app_of[k])]
+        now, after = env._task_acc(app, 0.0)
+        batch.append((app, 0.0, now, after))
+    want = mrs_schedule(cluster, batch, env.options, env.theta, env.a_min)
+    term = False
+    while not term:
+        a, _ = pol.predict(obs)
+        obs, _, term, _, _ = env.step(a)
+    got = {r["request"]: s for r, s in zip(env.records, env.schedules, strict=True)}
+    for k, (sched, _) in enumerate(want):
+        assert {i: (p.server, round(p.start, 9)) for i, p in got[k].tasks.items()} == {
+            i: (p.server, round(p.start, 9)) for i, p in sched.tasks.items()
+        }
+    check_schedule(env.cluster, env.schedules)
 
 
 def _write(tmp_path, edges):
@@ -68,7 +131,7 @@ def test_malformed_dag_in_scenario_is_a_clear_error(tmp_path, edges, needle):
     assert "image-processing" in str(err.value) and "bad.yaml" in str(err.value)
 
 
-@pytest.mark.parametrize("name", ["list", "srs", "pass", "ekya-dag", "adainf"])
+@pytest.mark.parametrize("name", ["list", "srs", "mrs", "pass", "ekya-dag", "adainf"])
 def test_dag_policies_give_valid_actions(name):
     env = DAGOffloadEnv(requests=25, duration_s=200.0)
     pol = make_policy(name, env)
@@ -87,29 +150,40 @@ def test_dag_policies_give_valid_actions(name):
 
 def test_pool_of_drifted_samples_limits_retraining(tmp_path):
     raw = yaml.safe_load(open(load("srs-edge-5apps").source).read())
+    raw["pool_from_inputs"] = False
     for m in raw["models"].values():
         m["pool_mb_per_s"] = 0.5
     path = tmp_path / "pool.yaml"
     path.write_text(yaml.safe_dump(raw))
     env = DAGOffloadEnv(str(path), requests=30)
     env.reset(seed=0)
-    app, _ = env._current()
-    t = env.now
-    opts = env.task_options(app, t)
-    full = env.options
-    for i in range(app.n):
+    snap = env.sim_state()
+    t, full = snap.time_s, env.options
+    for i in range(snap.app.n):
         pool = 0.5 * t  # nothing retrained yet: the pool grew since t = 0
-        for h, o in enumerate(opts[i]):
+        for h, o in enumerate(snap.options[i]):
             frac = min(1.0, pool / full[h].data_mb)
             assert o.data_mb == pytest.approx(full[h].data_mb * frac)
             assert o.workload == pytest.approx(full[h].workload * frac)
     # Retrain task 0's model now: right after, its pool is empty and it cannot retrain again.
     n = env.n_nodes
-    action = np.zeros(3 * n, dtype=np.int64)
-    action[2 * n] = 1
+    action = np.zeros(1 + n, dtype=np.int64)
+    action[1] = 1
     _, _, _, _, info = env.step(action)
     assert 0 in info["retrained"]
-    env.times[env._k] = env.times[env._k - 1]  # the next request at the same instant
-    env.app_of[env._k] = env.app_of[env._k - 1]
-    mask = env.action_masks()[2 * n * env.e :].reshape(n, -1)
-    assert not mask[0, 1:].any() and mask[0, 0]
+    model = snap.app.models[0]
+    idx = np.array([env.model_index[model]])
+    assert np.all(env._data_fraction(idx, t) == 0.0)
+
+
+def test_pool_from_inputs_grows_with_requests_and_empties_on_retraining():
+    env = DAGOffloadEnv(requests=30)  # the bundled scenario pools request inputs
+    env.reset(seed=0)
+    snap = env.sim_state()
+    assert all(o.workload == 0 for row in snap.options for o in row)  # nothing seen yet
+    assert not env.action_masks()[env.e :].reshape(env.n_nodes, -1)[:, 1:].any()
+    env.step(np.zeros(1 + env.n_nodes, dtype=np.int64))  # admit without retraining
+    app = snap.app
+    for i, name in enumerate(app.models):
+        sent = app.input_mb[i] + sum(d for _, d in app.preds(i))
+        assert env.pool_mb[env.model_index[name]] >= sent - 1e-12

@@ -18,23 +18,62 @@ from edgegym.workload.arrivals import make_arrival
 from edgegym.workload.dag import DAGApp, RetrainOption, extend_with_retraining
 
 DEFAULT_SCENARIO = "srs-edge-5apps"
-NODE_FEATURES = 9
-SERVER_FEATURES = 4
-GLOBALS = 3
+NODE_FEATURES = 13
+SERVER_FEATURES = 5
+GLOBALS = 5
 _MB_PER_GBPS = 125.0
+
+
+@dataclass
+class Epoch:
+    """The decision the environment waits for: admit request ``k`` (choose its retraining
+    configurations) or place node ``node`` of request ``k``'s extended DAG on a server."""
+
+    kind: str  # "admit" or "place"
+    k: int
+    node: int = -1
+    time_s: float = 0.0  # the request's arrival (admit) or the node's earliest input time
+
+
+@dataclass
+class Pending:
+    """An admitted request whose extended DAG is still being placed."""
+
+    app: DAGApp  # inference DAG
+    app_index: int
+    schedule: RequestSchedule  # extended DAG and the placements so far
+    queue: list[int]  # unplaced nodes of the extended DAG in decreasing Eq. 10 priority
+    choice: list[int]  # retraining option per inference task (-1: none)
+    acc: np.ndarray  # (V,) accuracy each task runs with
+    acc_now: np.ndarray  # (V,) accuracy of each task's model at arrival
+    acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
+    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) options as they ran at arrival
+    priority: np.ndarray  # (V,) Eq. 10 priorities of the inference DAG
+    retrains: dict[int, int]  # extended node -> the inference task whose model it retrains
+    head_ready: float = 0.0  # earliest input time of queue[0] over the servers
 
 
 @dataclass(frozen=True)
 class DAGSnapshot:
-    """Structured state handed to baselines by ``env.unwrapped.sim_state()``."""
+    """Structured state handed to baselines by ``env.unwrapped.sim_state()``.
 
+    ``kind == "admit"``: request ``k`` arrives; choose retraining configurations for its tasks.
+    ``kind == "place"``: choose the server of node ``node`` of ``schedule.app`` (the extended
+    DAG; nodes ``>= app.n`` are retraining nodes). ``cluster`` is the live cluster: read it,
+    or ``copy()`` it to plan.
+    """
+
+    kind: str
+    k: int
+    node: int
     time_s: float
-    app: DAGApp  # the arriving request's inference DAG
+    app: DAGApp  # the request's inference DAG
     app_index: int
-    cluster: EdgeCluster  # a copy with every earlier placement
-    acc_now: np.ndarray  # (V,) accuracy of each task's model now
+    schedule: RequestSchedule | None  # the request's extended DAG and placements (place)
+    cluster: EdgeCluster
+    acc_now: np.ndarray  # (V,) accuracy of each task's model at the request's arrival
     acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
-    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) configurations as they run now
+    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) configurations as they run
     theta: float
     a_min: float
     max_nodes: int
@@ -45,37 +84,49 @@ class DAGOffloadEnv(gym.Env):
 
     Requests of several applications (DAGs of models) arrive over time at an edge cluster of E
     servers (speed S_j, capacity C_j resource units, links D between servers and from storage).
-    Each model drifts: its accuracy falls with time since its last retraining. For each arriving
-    request the agent places every task on a server and may retrain any task's model with a
-    configuration ``u_h = (b_h, n_h, o_h)``: that adds a retraining node to the request's DAG
-    (slides' Fig. 7), delays the task by the retraining and its transfers, and raises the
-    model's accuracy for this and later requests.
+    Each model drifts: its accuracy falls with time since its last retraining, while a pool of
+    drifted samples grows (``pool_mb_per_s``) and empties at each retraining. The agent decides
+    what Algorithm 3 (MRS) decides:
 
-    **Decision epochs**: one per request, at its arrival (requests in arrival order).
+    * **admit** (a request arrives): per task, no retraining or a configuration
+      ``u_h = (b_h, n_h, o_h)``; a chosen one adds a retraining node to the request's DAG
+      (slides' Fig. 7) and updates the model for this and later requests. The accuracy term
+      ``-theta * sum_i (1 - A_i)`` is the reward of this epoch.
+    * **place** (a node is next): its edge server. The node is placed at its earliest feasible
+      start there (capacity timelines, transfers; Eq. 5-8). Placing a request's last node gives
+      the reward ``-completion``.
 
-    **Action space**: ``MultiDiscrete([E] * 2N + [H + 1] * N)`` with N = ``max_nodes``: the
-    server of each inference task, the server of each task's retraining node, and per task 0 (no
-    retraining) or 1 + configuration index. ``action_masks()`` / ``info["action_mask"]`` (flat):
-    padding slots only 0; servers whose capacity cannot hold the task are masked; "no
-    retraining" is masked where the model is below A_min (Eq. 9d) and configurations whose
-    result stays below A_min are masked. Invalid entries are projected deterministically
-    (padding to 0, an invalid server to the lowest valid one, an invalid retraining choice to
-    the cheapest configuration that reaches A_min, or none).
+    **Decision epochs**: every admitted request keeps its extended DAG's nodes in decreasing
+    Eq. 10 priority. The next epoch places the head node that can start earliest (Algorithm 3,
+    line 10; ties: earlier arrival), unless the next request arrives before that instant (or
+    nothing is pending): then it admits that request. So one episode has ``requests`` admit
+    epochs and one place epoch per (inference or retraining) node.
 
-    **Execution**: the (extended) DAG's tasks are placed in decreasing Eq. 10 priority, each at
-    its earliest feasible start on its server (capacity timelines, transfers; Eq. 5-8).
+    **Action space**: ``MultiDiscrete([E] + [H + 1] * N)`` with N = ``max_nodes``: the server
+    of the presented node (ignored at admit epochs), then per task 0 (no retraining) or
+    1 + configuration index (ignored at place epochs). ``action_masks()`` /
+    ``info["action_mask"]`` (flat): ignored entries allow only 0; servers whose capacity cannot
+    hold the node are masked; "no retraining" is masked where the model is below A_min
+    (Eq. 9d), and so are configurations whose result stays below A_min or whose pool is empty.
+    Invalid entries are projected deterministically (an invalid server to the lowest valid
+    one, an invalid retraining choice to the cheapest configuration that reaches A_min, or
+    none).
 
-    **Observation**: ``Dict`` of ``nodes`` (N, 9) (valid, workload, demand, input MB, model
-    accuracy, gap to the model's ceiling, seconds since the model's last retraining / 100,
-    mean execution time, priority), ``edges`` (M, 2) node indices (-1 padding), ``edge_mask``
-    (M,), ``servers`` (E, 4) (speed, capacity, backlog seconds, link to storage), ``globals``
-    (3,) (episode fraction, theta / 10, A_min).
+    **Observation**: ``Dict`` of ``nodes`` (N, 13) for the epoch's request (valid, workload,
+    demand, input MB, accuracy it runs with, gap to the model's ceiling, seconds since the
+    model's last retraining / 100, mean execution time, Eq. 10 priority, accuracy gained by
+    the chosen retraining, placed, presented, presented retraining node of this task), ``edges``
+    (M, 2) node indices (-1 padding), ``edge_mask`` (M,), ``servers`` (E, 5) (speed, capacity,
+    backlog seconds, link to storage / 1000, seconds to finish the presented node there),
+    ``globals`` (5,) (fraction of requests admitted, theta / 10, A_min, admit epoch, pending
+    requests / 10).
 
-    **Reward**: ``-(completion + theta * sum_i (1 - A_i))`` of the request (Eq. 9), as named
-    terms ``completion`` and ``accuracy`` (weights 1 and theta) plus ``energy`` (weight 0).
-    ``info``: completion time, mean accuracy, per-server utilisation, energy.
+    **Reward**: per request, ``-(completion + theta * sum_i (1 - A_i))`` (Eq. 9) summed over
+    its epochs, as named terms ``completion`` and ``accuracy`` (weights 1 and theta) plus
+    ``energy`` (weight 0). ``info``: the epoch, per-request completion time, accuracy and
+    objective when they are known, per-server utilisation, energy of the step.
 
-    **Episode end**: ``terminated`` after ``requests`` requests.
+    **Episode end**: ``terminated`` once every request is admitted and placed.
 
     Args:
         scenario: Bundled name or path (family ``dag``).
@@ -121,6 +172,8 @@ class DAGOffloadEnv(gym.Env):
         self.m_drift = np.array([mp[m]["drift_per_s"] for m in self.model_names])
         self.m_floor = np.array([mp[m]["floor"] for m in self.model_names])
         self.m_pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in self.model_names])
+        self.pool_from_inputs = bool(sc["pool_from_inputs"])
+        self.m_pooled = (self.m_pool_rate > 0) | self.pool_from_inputs
         self.apps = []
         for a in sc["applications"]:
             t = a["tasks"]
@@ -141,9 +194,7 @@ class DAGOffloadEnv(gym.Env):
         self.app_weights = self.app_weights / self.app_weights.sum()
         self.arrival = make_arrival(sc["arrival"], Path(sc.source).parent)
         h = len(self.options)
-        self.action_space = spaces.MultiDiscrete(
-            np.array([self.e] * (2 * self.n_nodes) + [h + 1] * self.n_nodes)
-        )
+        self.action_space = spaces.MultiDiscrete(np.array([self.e] + [h + 1] * self.n_nodes))
         big = 1e6
         self.observation_space = spaces.Dict(
             {
@@ -154,7 +205,8 @@ class DAGOffloadEnv(gym.Env):
                 "globals": spaces.Box(0.0, big, (GLOBALS,), np.float32),
             }
         )
-        self._k = -1
+        self._next = -1  # next request to admit; -1 before reset()
+        self.epoch: Epoch | None = None
 
     # ------------------------------------------------------------------ episode
     def reset(
@@ -183,21 +235,40 @@ class DAGOffloadEnv(gym.Env):
         self.app_of = rng.choice(len(self.apps), size=self.n_requests, p=self.app_weights)
         self.base_acc = self.m_start.copy()
         self.base_time = np.zeros(len(self.model_names))
+        self.pool_mb = np.zeros(len(self.model_names))  # request inputs since last retraining
         self.total = {"objective": 0.0, "completion": 0.0, "accuracy": 0.0, "retrainings": 0}
         self.energy_j = 0.0
         self.busy = np.zeros(self.e)  # resource-unit seconds used per server
+        self.horizon = 0.0  # latest finish so far
+        self.pending: dict[int, Pending] = {}
         self.schedules: list[RequestSchedule] = []
-        self._k = 0
+        self.records: list[dict[str, Any]] = []  # one per completed request (arrival order kept)
+        self._next = 0
+        self._advance()
         return self._obs(), self._info({})
+
+    def _advance(self) -> None:
+        """Pick the next epoch (see the class docstring)."""
+        best = None
+        for k, p in self.pending.items():
+            key = (p.head_ready, p.schedule.arrival, k)
+            if best is None or key < best:
+                best = key
+        if self._next < self.n_requests and (best is None or self.times[self._next] <= best[0]):
+            k = self._next
+            self.epoch = Epoch("admit", k, -1, float(self.times[k]))
+        elif best is not None:
+            k = best[2]
+            self.epoch = Epoch("place", k, self.pending[k].queue[0], best[0])
+        else:
+            self.epoch = None
 
     @property
     def now(self) -> float:
-        """Arrival time of the current request."""
-        return float(self.times[min(self._k, self.n_requests - 1)])
-
-    def _current(self) -> tuple[DAGApp, int]:
-        a = int(self.app_of[min(self._k, self.n_requests - 1)])
-        return self.apps[a], a
+        """Time of the current epoch (the last one after the episode ends)."""
+        if self.epoch is not None:
+            return self.epoch.time_s
+        return float(self.times[-1]) if self._next > 0 else 0.0
 
     def model_accuracy(self, t: float) -> np.ndarray:
         """(models,) accuracy of every model at time t (linear drift to a floor)."""
@@ -215,10 +286,9 @@ class DAGOffloadEnv(gym.Env):
         """(V, H) fraction of each configuration's data the model's pool holds (1 without
         pools): a retraining uses ``min(b_h, pool)`` and its cost and gain scale with it."""
         b = np.array([o.data_mb for o in self.options])
-        rate = self.m_pool_rate[idx]
-        pool = rate * np.maximum(0.0, t - self.base_time[idx])
+        pool = self.pool_mb[idx] + self.m_pool_rate[idx] * np.maximum(0.0, t - self.base_time[idx])
         frac = np.minimum(1.0, pool[:, None] / np.maximum(b[None, :], 1e-12))
-        return np.where(rate[:, None] > 0, frac, 1.0)
+        return np.where(self.m_pooled[idx][:, None], frac, 1.0)
 
     def task_options(self, app: DAGApp, t: float) -> list[list[RetrainOption]]:
         """Per task, the configurations as they would run now (data and workload scaled by
@@ -236,18 +306,38 @@ class DAGOffloadEnv(gym.Env):
             out.append(row)
         return out
 
+    def _arriving(self) -> tuple[DAGApp, int, np.ndarray, np.ndarray, tuple]:
+        """The request of the current admit epoch: app, its index, accuracies and options."""
+        k = self.epoch.k
+        a = int(self.app_of[k])
+        app, t = self.apps[a], float(self.times[k])
+        now, after = self._task_acc(app, t)
+        return app, a, now, after, tuple(map(tuple, self.task_options(app, t)))
+
     def sim_state(self) -> DAGSnapshot:
-        """The arriving request and the cluster (a copy), for baselines."""
-        app, a = self._current()
-        now, after = self._task_acc(app, self.now)
+        """The current epoch's request and the live cluster, for baselines."""
+        ep = self.epoch
+        if ep is None:
+            raise RuntimeError("the episode has ended; call reset()")
+        if ep.kind == "admit":
+            app, a, now, after, opts = self._arriving()
+            sched = None
+        else:
+            p = self.pending[ep.k]
+            app, a, now, after, opts = p.app, p.app_index, p.acc_now, p.acc_after, p.options
+            sched = p.schedule
         return DAGSnapshot(
-            time_s=self.now,
+            kind=ep.kind,
+            k=ep.k,
+            node=ep.node,
+            time_s=ep.time_s,
             app=app,
             app_index=a,
-            cluster=self.cluster.copy(),
+            schedule=sched,
+            cluster=self.cluster,
             acc_now=now,
             acc_after=after,
-            options=tuple(map(tuple, self.task_options(app, self.now))),
+            options=opts,
             theta=self.theta,
             a_min=self.a_min,
             max_nodes=self.n_nodes,
@@ -257,95 +347,65 @@ class DAGOffloadEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """Flat mask over the ``MultiDiscrete`` entries (see the class docstring)."""
         n, e, h = self.n_nodes, self.e, len(self.options)
-        out_srv = np.zeros((2 * n, e), dtype=bool)
-        out_cfg = np.zeros((n, h + 1), dtype=bool)
-        out_srv[:, 0] = True
-        out_cfg[:, 0] = True
-        if 0 <= self._k < self.n_requests:
-            app, _ = self._current()
-            now, after = self._task_acc(app, self.now)
-            opts = self.task_options(app, self.now)
+        srv = np.zeros(e, dtype=bool)
+        cfg = np.zeros((n, h + 1), dtype=bool)
+        srv[0] = True
+        cfg[:, 0] = True
+        ep = self.epoch
+        if ep is not None and ep.kind == "place":
+            demand = self.pending[ep.k].schedule.app.demand[ep.node]
+            srv = self.cluster.capacity >= demand - 1e-9
+        elif ep is not None:
+            app, _, now, after, opts = self._arriving()
+            fits = np.array([self.units >= o.demand for o in self.options])
             for i in range(app.n):
-                out_srv[i] = self.units >= app.demand[i]
                 has_data = np.array([o.workload > 0 for o in opts[i]])
-                ok = (after[i] >= self.a_min) & has_data
-                out_cfg[i, 1:] = ok
-                out_cfg[i, 0] = now[i] >= self.a_min or not ok.any()
-                out_srv[n + i] = True  # any server can host a retraining node
-                out_cfg[i, 1:] &= np.array([self.units >= o.demand for o in self.options])
-                if not out_cfg[i].any():
-                    out_cfg[i, 0] = True
-        return np.concatenate([out_srv.ravel(), out_cfg.ravel()])
+                ok = (after[i] >= self.a_min) & has_data & fits
+                cfg[i, 1:] = ok
+                cfg[i, 0] = now[i] >= self.a_min or not ok.any()
+        return np.concatenate([srv, cfg.ravel()])
 
-    def project(self, action: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
-        """Applied (servers, retraining servers, choices) for ``action``."""
+    def project(self, action: Any) -> tuple[int, list[int]]:
+        """Applied ``(server, retraining choices)`` for ``action`` at the current epoch."""
         a = np.asarray(action)
         n, e, h = self.n_nodes, self.e, len(self.options)
-        if a.shape != (3 * n,):
-            raise ValueError(f"action must have shape ({3 * n},), got {a.shape}")
+        if a.shape != (1 + n,):
+            raise ValueError(f"action must have shape ({1 + n},), got {a.shape}")
         a = np.nan_to_num(a.astype(float)).astype(np.int64)
         mask = self.action_masks()
-        srv_mask = mask[: 2 * n * e].reshape(2 * n, e)
-        cfg_mask = mask[2 * n * e :].reshape(n, h + 1)
-        srv = np.zeros(2 * n, dtype=np.int64)
-        for k in range(2 * n):
-            v = a[k]
-            srv[k] = v if 0 <= v < e and srv_mask[k, v] else int(np.argmax(srv_mask[k]))
-        app, _ = self._current()
+        srv_mask, cfg_mask = mask[:e], mask[e:].reshape(n, h + 1)
+        server = int(a[0]) if 0 <= a[0] < e and srv_mask[a[0]] else int(np.argmax(srv_mask))
         choice = []
-        for i in range(app.n):
-            v = a[2 * n + i]
-            if not (0 <= v <= h and cfg_mask[i, v]):
-                valid = np.flatnonzero(cfg_mask[i])
-                v = int(valid[1]) if valid.size > 1 and not cfg_mask[i, 0] else int(valid[0])
-            choice.append(int(v) - 1)
-        return srv[:n], srv[n:], choice
+        if self.epoch is not None and self.epoch.kind == "admit":
+            app = self.apps[int(self.app_of[self.epoch.k])]
+            for i in range(app.n):
+                v = a[1 + i]
+                if not (0 <= v <= h and cfg_mask[i, v]):
+                    valid = np.flatnonzero(cfg_mask[i])
+                    v = int(valid[1]) if valid.size > 1 and not cfg_mask[i, 0] else int(valid[0])
+                choice.append(int(v) - 1)
+        return server, choice
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        if self._k < 0 or self._k >= self.n_requests:
+        if self.epoch is None:
             raise RuntimeError("call reset() before step() (and after the episode ends)")
-        servers, rservers, choice = self.project(action)
-        app, _ = self._current()
-        t = self.now
-        now, after = self._task_acc(app, t)
-        ext = extend_with_retraining(app, choice, self.task_options(app, t))
-        placed = np.concatenate(
-            [servers[: app.n], [rservers[i] for i in range(app.n) if choice[i] >= 0]]
-        ).astype(np.int64)
-        sched = self._schedule(ext, t, placed)
-        acc = np.array([after[i, choice[i]] if choice[i] >= 0 else now[i] for i in range(app.n)])
-        # Retrained models stay updated for later requests (from this arrival on).
-        for i, c in enumerate(choice):
-            if c >= 0:
-                m = self.model_index[app.models[i]]
-                self.base_acc[m] = after[i, c]
-                self.base_time[m] = t
-        completion = sched.completion
-        loss = float(np.sum(1.0 - acc))
-        objective = completion + self.theta * loss
-        energy = self._energy(ext, sched)
-        self.energy_j += energy
-        self.total["objective"] += objective
-        self.total["completion"] += completion
-        self.total["accuracy"] += float(acc.mean())
-        self.total["retrainings"] += sum(c >= 0 for c in choice)
-        self.schedules.append(sched)
-        terms = {"completion": -completion, "accuracy": -loss, "energy": -energy / 1000.0}
+        server, choice = self.project(action)
+        ep = self.epoch
+        if ep.kind == "admit":
+            terms, extra = self._admit(choice)
+        else:
+            terms, extra = self._place(server)
         weights = {"completion": 1.0, "accuracy": self.theta, "energy": 0.0}
         reward = float(sum(weights[k] * v for k, v in terms.items()))
-        self._k += 1
-        terminated = self._k >= self.n_requests
-        elapsed = max(t + completion, 1e-9)
+        self._advance()
+        terminated = self.epoch is None
         info = self._info(
             {
+                "epoch": ep.kind,
+                "request": ep.k,
                 "reward_terms": terms,
-                "completion_s": completion,
-                "accuracy": float(acc.mean()),
-                "objective": objective,
-                "retrained": [i for i, c in enumerate(choice) if c >= 0],
-                "servers": servers[: app.n].tolist(),
-                "energy_j": energy,
-                "utilisation": (self.busy / (self.units * elapsed)).tolist(),
+                "utilisation": (self.busy / (self.units * max(self.horizon, 1e-9))).tolist(),
+                **extra,
             }
         )
         if terminated:
@@ -359,22 +419,100 @@ class DAGOffloadEnv(gym.Env):
             }
         return self._obs(), reward, terminated, False, info
 
-    def _schedule(self, app: DAGApp, t: float, servers: np.ndarray) -> RequestSchedule:
-        sched = RequestSchedule(app, t)
-        for i in list_order(app, self.cluster):
-            p = self.cluster.place(sched, i, int(servers[i]))
-            self.busy[p.server] += (p.finish - p.start) * float(app.demand[i])
-        return sched
-
-    def _energy(self, app: DAGApp, sched: RequestSchedule) -> float:
-        """Dynamic energy of the request's tasks: busy share of a server's GPUs at full power."""
-        dyn = (self.power.max_power_w - self.power.idle_power_w) * self.gpus_per_server
-        return float(
-            sum(
-                (p.finish - p.start) * app.demand[i] / self.units * dyn
-                for i, p in sched.tasks.items()
-            )
+    def _admit(self, choice: list[int]) -> tuple[dict[str, float], dict[str, Any]]:
+        """Admit the arriving request with its retraining choices."""
+        k = self.epoch.k
+        t = float(self.times[k])
+        app, a, now, after, opts = self._arriving()
+        ext = extend_with_retraining(app, choice, opts)
+        acc = np.array([after[i, c] if c >= 0 else now[i] for i, c in enumerate(choice)])
+        retrains, r = {}, app.n
+        for i, c in enumerate(choice):
+            if c >= 0:
+                m = self.model_index[app.models[i]]
+                self.base_acc[m] = after[i, c]  # updated for this and later requests
+                self.base_time[m] = t
+                self.pool_mb[m] = 0.0
+                retrains[r] = i
+                r += 1
+        if self.pool_from_inputs:  # this request's data joins its models' pools
+            for i, name in enumerate(app.models):
+                into = app.input_mb[i] + sum(d for _, d in app.preds(i))
+                self.pool_mb[self.model_index[name]] += into
+        sched = RequestSchedule(ext, t)
+        p = Pending(
+            app=app,
+            app_index=a,
+            schedule=sched,
+            queue=list_order(ext, self.cluster),
+            choice=choice,
+            acc=acc,
+            acc_now=now,
+            acc_after=after,
+            options=opts,
+            priority=priorities(app, self.cluster),
+            retrains=retrains,
         )
+        p.head_ready = self._ready(p)
+        self.pending[k] = p
+        self._next += 1
+        # No node can start before the earliest pending request's arrival any more.
+        self.cluster.forget_before(min(q.schedule.arrival for q in self.pending.values()))
+        loss = float(np.sum(1.0 - acc))
+        self.total["accuracy"] += float(acc.mean())
+        self.total["retrainings"] += len(retrains)
+        terms = {"completion": 0.0, "accuracy": -loss, "energy": 0.0}
+        extra = {
+            "accuracy": float(acc.mean()),
+            "retrained": [i for i, c in enumerate(choice) if c >= 0],
+            "energy_j": 0.0,
+        }
+        return terms, extra
+
+    def _ready(self, p: Pending) -> float:
+        i = p.queue[0]
+        return min(self.cluster.ready_time(p.schedule, i, j) for j in range(self.e))
+
+    def _place(self, server: int) -> tuple[dict[str, float], dict[str, Any]]:
+        """Place the presented node on ``server``; finish its request if it was the last."""
+        k, i = self.epoch.k, self.epoch.node
+        p = self.pending[k]
+        app = p.schedule.app
+        pl = self.cluster.place(p.schedule, i, server)
+        self.busy[server] += (pl.finish - pl.start) * float(app.demand[i])
+        self.horizon = max(self.horizon, pl.finish)
+        dyn = (self.power.max_power_w - self.power.idle_power_w) * self.gpus_per_server
+        energy = (pl.finish - pl.start) * float(app.demand[i]) / self.units * dyn
+        self.energy_j += energy
+        p.queue.pop(0)
+        terms = {"completion": 0.0, "accuracy": 0.0, "energy": -energy / 1000.0}
+        extra: dict[str, Any] = {"node": i, "server": server, "energy_j": energy}
+        if p.queue:
+            p.head_ready = self._ready(p)
+            return terms, extra
+        del self.pending[k]
+        completion = p.schedule.completion
+        loss = float(np.sum(1.0 - p.acc))
+        objective = completion + self.theta * loss
+        self.total["objective"] += objective
+        self.total["completion"] += completion
+        self.schedules.append(p.schedule)
+        self.records.append(
+            {
+                "request": k,
+                "app": p.app.name,
+                "arrival_s": p.schedule.arrival,
+                "completion_s": completion,
+                "accuracy": float(p.acc.mean()),
+                "objective": objective,
+                "retrainings": len(p.retrains),
+            }
+        )
+        terms["completion"] = -completion
+        extra.update(
+            {"completion_s": completion, "accuracy": float(p.acc.mean()), "objective": objective}
+        )
+        return terms, extra
 
     # ------------------------------------------------------------------ views
     def _obs(self) -> dict[str, np.ndarray]:
@@ -382,14 +520,24 @@ class DAGOffloadEnv(gym.Env):
         nodes = np.zeros((n, NODE_FEATURES), dtype=np.float32)
         edges = np.full((self.n_edges, 2), -1.0, dtype=np.float32)
         emask = np.zeros(self.n_edges, dtype=np.float32)
-        t = self.now if self._k >= 0 else 0.0
-        if 0 <= self._k < self.n_requests:
-            app, _ = self._current()
-            acc, _ = self._task_acc(app, t)
+        servers = np.zeros((self.e, SERVER_FEATURES), dtype=np.float32)
+        ep = self.epoch
+        t = self.now
+        if ep is not None:
+            if ep.kind == "admit":
+                app, _, acc, _, _ = self._arriving()
+                phi = priorities(app, self.cluster)
+                gained = np.zeros(app.n)
+                placed: set[int] = set()
+                cur, cur_r = -1, -1
+            else:
+                p = self.pending[ep.k]
+                app, acc, phi, placed = p.app, p.acc, p.priority, set(p.schedule.tasks)
+                gained = p.acc - p.acc_now
+                cur = ep.node if ep.node < app.n else -1
+                cur_r = p.retrains.get(ep.node, -1)
             idx = [self.model_index[m] for m in app.models]
-            phi = priorities(app, self.cluster)
-            mean_exe = [np.mean(app.workload[i] / (app.demand[i] * self.cluster.speed))
-                        for i in range(app.n)]  # fmt: skip
+            mean_exe = app.workload / app.demand * float(np.mean(1.0 / self.cluster.speed))
             for i in range(app.n):
                 nodes[i] = [
                     1.0,
@@ -398,40 +546,62 @@ class DAGOffloadEnv(gym.Env):
                     app.input_mb[i],
                     acc[i],
                     self.m_ceiling[idx[i]] - acc[i],
-                    (t - self.base_time[idx[i]]) / 100.0,
+                    max(0.0, t - self.base_time[idx[i]]) / 100.0,
                     mean_exe[i],
                     phi[i],
+                    gained[i],
+                    float(i in placed),
+                    float(i == cur),
+                    float(i == cur_r),
                 ]
-            k = min(len(app.edges), self.n_edges)
-            edges[:k] = app.edges[:k]
-            emask[:k] = 1.0
-        servers = np.zeros((self.e, SERVER_FEATURES), dtype=np.float32)
+            m = min(len(app.edges), self.n_edges)
+            edges[:m] = app.edges[:m]
+            emask[:m] = 1.0
+            if ep.kind == "place":
+                sched = self.pending[ep.k].schedule
+                for j in range(self.e):
+                    servers[j, 4] = self.cluster.finish_on(sched, ep.node, j)[1] - t
         for j in range(self.e):
-            last = self.cluster.times[j][-1] if self.cluster.times[j] else 0.0
-            servers[j] = [
+            last = self.cluster.times[j][-1]
+            servers[j, :4] = [
                 self.cluster.speed[j],
                 self.units,
                 max(0.0, last - t),
                 self.cluster.source[j] / 1000.0,
             ]
         glob = np.array(
-            [self._k / self.n_requests if self._k >= 0 else 0.0, self.theta / 10, self.a_min],
+            [
+                self._next / self.n_requests if self._next >= 0 else 0.0,
+                self.theta / 10,
+                self.a_min,
+                float(ep is not None and ep.kind == "admit"),
+                len(self.pending) / 10.0 if self._next >= 0 else 0.0,
+            ],
             dtype=np.float32,
         )
         return {
             "nodes": nodes,
             "edges": edges,
             "edge_mask": emask,
-            "servers": servers,
+            "servers": np.minimum(servers, 1e6),
             "globals": glob,
         }
 
     def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
-        info = {"action_mask": self.action_masks(), "time_s": self.now if self._k >= 0 else 0.0}
+        info = {"action_mask": self.action_masks(), "time_s": self.now}
         info.update(extra)
         return info
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self._k < 0:
+        if self.render_mode != "ansi" or self._next < 0:
             return None
-        return f"request {self._k}/{self.n_requests} at t={self.now:.2f}s"
+        ep = self.epoch
+        what = (
+            "done"
+            if ep is None
+            else f"{ep.kind} request {ep.k}" + (f" node {ep.node}" if ep.kind == "place" else "")
+        )
+        return (
+            f"t={self.now:.2f}s {what}; admitted {self._next}/{self.n_requests}, "
+            f"pending {len(self.pending)}, completed {len(self.records)}"
+        )
