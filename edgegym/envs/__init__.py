@@ -33,8 +33,28 @@ ENV_IDS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+#: Flat views (``Box`` observation, ``Discrete`` action, :mod:`edgegym.wrappers`) -> base id.
+#: Kept out of :data:`ENV_IDS` (which lists the environments themselves); MIGReconfig-v0 is
+#: flat already.
+FLAT_IDS: dict[str, str] = {
+    "edgegym/ContinualLearning-Flat-v0": "edgegym/ContinualLearning-v0",
+    "edgegym/EnergyFairShare-Flat-v0": "edgegym/EnergyFairShare-v0",
+}
+
+
 def register_all() -> None:
     """Register every edgegym id with Gymnasium (idempotent)."""
     for env_id, (entry_point, *_rest) in ENV_IDS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry_point)
+    for flat_id, base_id in FLAT_IDS.items():
+        if flat_id not in gym.registry:
+            # The base id brings the checker and order enforcing; the flat wrapper stays
+            # outermost so that ``env.action_masks()`` is the Discrete mask.
+            gym.register(
+                id=flat_id,
+                entry_point="edgegym.wrappers:make_flat",
+                kwargs={"env_id": base_id},
+                order_enforce=False,
+                disable_env_checker=True,
+            )

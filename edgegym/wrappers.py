@@ -1,0 +1,537 @@
+"""Flat views of every environment for RL code that wants a ``Box`` observation and a
+``Discrete`` action (CleanRL's single-file ``ppo.py`` and the like).
+
+Two wrappers, each usable alone, and :func:`make_flat` that applies what an environment needs:
+
+* :class:`FlatObservation`: a one-level ``Dict`` of ``Box`` (or ``MultiBinary``) spaces becomes
+  one ``float32`` ``Box``. **Order**: the keys in the order of the ``Dict`` space (Gymnasium
+  sorts the keys of a plain ``dict`` alphabetically, so ``ContinualLearning-v0`` gives
+  ``globals``, ``stream_mask``, ``streams``), each array flattened in C order (row-major).
+  ``wrapper.slices[key]`` is where each key lies in the flat vector; ``wrapper.unflatten``
+  inverts it.
+* :class:`DiscreteActions`: a ``MultiDiscrete`` action becomes ``Discrete(K)`` over a fixed
+  list of joint actions (:class:`JointActions`):
+
+  - **full product** when ``prod(nvec) <= max_actions`` (default
+    :data:`DEFAULT_MAX_ACTIONS`): index ``i`` is ``np.unravel_index(i, nvec)`` (C order: the
+    last entry varies fastest);
+  - otherwise a **catalogue**, built by the family's rule in :data:`CATALOGUES` (below), or by
+    :func:`generic_catalogue` for families without one.
+
+  ``action_masks()`` (and ``info["action_mask"]``) is the ``Discrete`` mask translated from the
+  environment's flat ``MultiDiscrete`` mask: a joint action whose every entry is valid is
+  valid; the others are *repaired* entry by entry to the nearest valid value (ties to the lower
+  value), and of several joint actions that repair to the same valid action, which none of
+  them is as written, the first in the list is valid and stands for the group. So every
+  valid index decodes to an action the environment accepts as is, no two valid indices do the
+  same thing, and at least one index is always valid. An index outside the mask (code that
+  ignores masks) is decoded to its repaired action, never rejected. In the full-product case
+  the translated mask is exactly the product of the entry masks.
+
+Catalogue rules (deterministic: the same scenario and ``max_actions`` give the same list):
+
+* ``continual`` (:func:`continual_catalogue`): joint actions that treat every stream alike, as
+  Ekya's uniform baselines do. Entry 0: no retraining, each stream's even share
+  ``G / V`` (on the delta grid) to inference (the ``no-retrain`` baseline's split). Then for
+  every retraining configuration ``c`` (scenario order) and inference fraction ``f`` in
+  :data:`CONTINUAL_FRACTIONS`: every stream retrains with ``c``, inference gets
+  ``floor(f * G / V)`` and retraining the rest of ``G / V`` (both on the delta grid, as
+  ``uniform`` computes them). The inference configuration of a share is the most accurate one
+  that keeps up at nominal demand within it (the cheapest when none does). Padding slots stay
+  zero. So the ``uniform-c{1,2}-{30,50,90}`` and ``no-retrain`` actions at a window start are
+  in the catalogue (up to PickConfigs' demand- and a_MIN-aware choice of inference
+  configuration). A stream with a job in flight keeps its configuration (repair), as the
+  environment requires.
+* ``energy`` (:func:`energy_catalogue`): every split of the quantum's ``U`` units among the
+  scenario's tenant slots (padding slots, always empty, get 0) that hands out all ``U``
+  units, in steps of ``U / m`` with ``m = U`` when the C(m + n - 1, n - 1) splits fit
+  ``max_actions`` (otherwise the largest ``m`` that fits; units by largest remainder, ties to
+  the lower slot), in lexicographic order of the first tenant's share ascending. With
+  ``m = U`` every work-conserving split is there, so ETF's, TF's and EF's actions for
+  backlogged tenants are; absent tenants and demands below the split are clipped by the
+  repair (as the environment would).
+* any other family (:func:`generic_catalogue`): the constant actions ``min(v, nvec - 1)`` for
+  ``v = 0 .. max(nvec) - 1``, then, per entry ``d``, the zero action with entry ``d`` set to
+  evenly spaced values ``1 .. nvec[d] - 1``, as many as ``max_actions`` allows; duplicates
+  dropped.
+
+``make_flat("edgegym/ContinualLearning-v0", scenario=...)`` builds an environment and applies
+the wrappers it needs (MIGReconfig-v0 is already flat and comes back as made). The ids in
+:data:`edgegym.envs.FLAT_IDS` (``edgegym/ContinualLearning-Flat-v0``,
+``edgegym/EnergyFairShare-Flat-v0``) do the same through ``gymnasium.make``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from collections.abc import Callable, Mapping
+from functools import reduce
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from edgegym.envs import ENV_IDS
+
+#: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
+DEFAULT_MAX_ACTIONS = 1024
+
+#: Inference fractions of the continual catalogue (Ekya's uniform 30/50/90 % and between).
+CONTINUAL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+# ----------------------------------------------------------------------------- observations
+class DictFlattener:
+    """Flatten observations of a one-level ``Dict`` (or any ``Box``) space into ``float32``.
+
+    Args:
+        space: A ``Dict`` whose values are ``Box`` or ``MultiBinary`` spaces, or a ``Box``.
+
+    Attributes:
+        keys: The keys in flattening order (the ``Dict`` space's order); ``()`` for a ``Box``.
+        slices: Key -> slice of the flat vector.
+        shapes: Key -> shape of the original array.
+        space: The flat ``Box`` (``float32``; bounds concatenated in the same order).
+
+    Raises:
+        TypeError: Nested ``Dict`` / ``Tuple`` or ``Discrete`` entries (no one-hot here).
+    """
+
+    def __init__(self, space: gym.Space) -> None:
+        if isinstance(space, spaces.Box):
+            parts: Mapping[str, gym.Space] = {"": space}
+            self.keys: tuple[str, ...] = ()
+        elif isinstance(space, spaces.Dict):
+            parts = space.spaces
+            self.keys = tuple(parts)
+        else:
+            raise TypeError(f"cannot flatten a {type(space).__name__} observation space")
+        lows, highs = [], []
+        self.slices: dict[str, slice] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        start = 0
+        for key, sub in parts.items():
+            if isinstance(sub, spaces.Box):
+                low, high = sub.low, sub.high
+            elif isinstance(sub, spaces.MultiBinary):
+                low, high = np.zeros(sub.shape), np.ones(sub.shape)
+            else:
+                raise TypeError(
+                    f"observation key {key!r}: cannot flatten a {type(sub).__name__} space "
+                    "(one-level Dict of Box / MultiBinary only)"
+                )
+            size = int(np.prod(sub.shape, dtype=np.int64))
+            self.slices[key] = slice(start, start + size)
+            self.shapes[key] = tuple(sub.shape)
+            lows.append(np.asarray(low, dtype=np.float64).ravel())
+            highs.append(np.asarray(high, dtype=np.float64).ravel())
+            start += size
+        self.space = spaces.Box(
+            np.concatenate(lows).astype(np.float32),
+            np.concatenate(highs).astype(np.float32),
+            dtype=np.float32,
+        )
+
+    def __call__(self, obs: Any) -> np.ndarray:
+        """The flat ``float32`` vector of one observation."""
+        if not self.keys:
+            return np.asarray(obs, dtype=np.float32).ravel()
+        return np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in self.keys])
+
+    def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+        """Inverse of :meth:`__call__` (arrays come back as ``float32``)."""
+        flat = np.asarray(flat, dtype=np.float32)
+        if not self.keys:
+            return flat.reshape(self.shapes[""])
+        return {k: flat[self.slices[k]].reshape(self.shapes[k]) for k in self.keys}
+
+
+class FlatObservation(gym.ObservationWrapper):
+    """One flat ``float32`` ``Box`` observation (see the module docstring for the order)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.flattener = DictFlattener(env.observation_space)
+        self.observation_space = self.flattener.space
+        self.keys = self.flattener.keys
+        self.slices = self.flattener.slices
+
+    def observation(self, observation: Any) -> np.ndarray:
+        """Flatten one observation."""
+        return self.flattener(observation)
+
+    def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+        """The original ``Dict`` observation of a flat vector."""
+        return self.flattener.unflatten(flat)
+
+
+# ----------------------------------------------------------------------------- joint actions
+class JointActions:
+    """A fixed list of ``MultiDiscrete`` joint actions behind a ``Discrete`` index.
+
+    Args:
+        nvec: The ``MultiDiscrete`` sizes.
+        table: (K, D) joint actions, or ``None`` for the full product of ``nvec``.
+        rule: Name of the rule that built the list (for configs and messages).
+
+    Raises:
+        ValueError: A table entry outside ``nvec``, or an empty table.
+    """
+
+    def __init__(self, nvec: np.ndarray, table: np.ndarray | None = None, rule: str = "") -> None:
+        self.nvec = np.asarray(nvec, dtype=np.int64).ravel()
+        d = self.nvec.size
+        if table is None:
+            self.table: np.ndarray | None = None
+            self.n = int(np.prod(self.nvec, dtype=np.int64))
+            self.rule = rule or "product"
+        else:
+            t = np.asarray(table, dtype=np.int64).reshape(-1, d)
+            if t.shape[0] == 0:
+                raise ValueError("a joint-action catalogue needs at least one action")
+            if np.any(t < 0) or np.any(t >= self.nvec[None, :]):
+                raise ValueError("a catalogue action lies outside the MultiDiscrete sizes")
+            _, first = np.unique(t, axis=0, return_index=True)
+            self.table = t[np.sort(first)]  # duplicates dropped, order kept
+            self.n = int(self.table.shape[0])
+            self.rule = rule or "catalogue"
+        # Padded (D, n_max) view of the flat MultiDiscrete mask.
+        n_max = int(self.nvec.max())
+        offsets = np.concatenate([[0], np.cumsum(self.nvec)[:-1]])
+        col = np.arange(n_max)[None, :]
+        self._inside = col < self.nvec[:, None]
+        self._flat_index = np.where(self._inside, offsets[:, None] + col, 0)
+        self._dims = np.arange(d)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def is_product(self) -> bool:
+        """True when the list is the full product of ``nvec``."""
+        return self.table is None
+
+    def vector(self, index: int) -> np.ndarray:
+        """The joint action at ``index`` as written (before any repair)."""
+        i = int(index)
+        if not 0 <= i < self.n:
+            raise IndexError(f"action index {i} is outside 0 .. {self.n - 1}")
+        if self.table is None:
+            return np.array(np.unravel_index(i, tuple(self.nvec)), dtype=np.int64)
+        return self.table[i].copy()
+
+    def index(self, vector: np.ndarray) -> int | None:
+        """Index of a joint action in the list, or ``None`` when it is not there."""
+        v = np.asarray(vector, dtype=np.int64).ravel()
+        if v.shape != self.nvec.shape or np.any(v < 0) or np.any(v >= self.nvec):
+            return None
+        if self.table is None:
+            return int(np.ravel_multi_index(tuple(v), tuple(self.nvec)))
+        hit = np.flatnonzero((self.table == v[None, :]).all(axis=1))
+        return int(hit[0]) if hit.size else None
+
+    def fingerprint(self) -> str:
+        """SHA-1 of the list (``nvec`` and the table): changes whenever the actions do."""
+        h = hashlib.sha1(self.nvec.tobytes())
+        h.update(b"product" if self.table is None else self.table.tobytes())
+        return h.hexdigest()
+
+    # --------------------------------------------------------------- masks
+    def _padded(self, md_mask: np.ndarray) -> np.ndarray:
+        m = np.asarray(md_mask, dtype=bool).ravel()
+        if m.size != int(self.nvec.sum()):
+            raise ValueError(
+                f"MultiDiscrete mask has {m.size} entries; expected {int(self.nvec.sum())}"
+            )
+        return m[self._flat_index] & self._inside
+
+    def repair_table(self, md_mask: np.ndarray) -> np.ndarray:
+        """(D, n_max) nearest valid value of every entry value (ties to the lower value;
+        an entry with no valid value keeps its value)."""
+        valid = self._padded(md_mask)
+        n_max = valid.shape[1]
+        col = np.broadcast_to(np.arange(n_max), valid.shape)
+        prev = np.maximum.accumulate(np.where(valid, col, -1), axis=1)
+        big = n_max * 4
+        nxt = np.minimum.accumulate(np.where(valid, col, big)[:, ::-1], axis=1)[:, ::-1]
+        use_prev = (prev >= 0) & ((nxt >= big) | (col - prev <= nxt - col))
+        out = np.where(use_prev, prev, np.where(nxt < big, nxt, col))
+        return out.astype(np.int64)
+
+    def decode(self, index: int, md_mask: np.ndarray | None = None) -> np.ndarray:
+        """The ``MultiDiscrete`` action of ``index``, repaired onto ``md_mask`` if given."""
+        v = self.vector(index)
+        if md_mask is None:
+            return v
+        return self.repair_table(md_mask)[self._dims, v]
+
+    def mask(self, md_mask: np.ndarray) -> np.ndarray:
+        """(K,) ``Discrete`` mask of the flat ``MultiDiscrete`` mask (module docstring rule)."""
+        valid = self._padded(md_mask)
+        every_entry_ok = valid.any(axis=1).all()
+        if self.table is None and every_entry_ok:
+            per_entry = [valid[j, :n] for j, n in enumerate(self.nvec)]
+            return reduce(np.logical_and.outer, per_entry).ravel()
+        table = self.table
+        if table is None:  # full product with an entry that has no valid value (rare)
+            table = np.array(np.unravel_index(np.arange(self.n), tuple(self.nvec))).T
+        fixed = self.repair_table(md_mask)[self._dims[None, :], table]
+        strict = (fixed == table).all(axis=1)
+        _, first, inverse = np.unique(fixed, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        has_strict = np.zeros(first.size, dtype=bool)
+        has_strict[inverse[strict]] = True
+        is_first = np.arange(table.shape[0]) == first[inverse]
+        return strict | (~has_strict[inverse] & is_first)
+
+
+# ----------------------------------------------------------------------------- catalogues
+def family_of(env: gym.Env) -> str | None:
+    """The edgegym family of an environment (by its class), or ``None`` for foreign ones."""
+    cls = type(env.unwrapped)
+    for entry_point, family, *_ in ENV_IDS.values():
+        module, _, name = entry_point.partition(":")
+        if cls.__module__ == module and cls.__name__ == name:
+            return family
+    return None
+
+
+def _grid(share: float, quantum: float) -> float:
+    return math.floor(share / quantum + 1e-9) * quantum
+
+
+def continual_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
+    """The ``continual`` family's catalogue (module docstring); ``max_actions`` unused."""
+    u = env.unwrapped
+    spec = u.spec_
+    slots, n, q = int(u.max_streams), int(spec.streams), float(spec.quantum)
+    per_stream = spec.gpus / n
+    need = np.asarray(spec.infer_share, dtype=float) / float(spec.speed)
+    factor = np.asarray(spec.infer_factor, dtype=float)
+    levels = spec.levels
+
+    def infer_cfg(share: float) -> int:
+        fits = need <= share + 1e-9
+        if not fits.any():
+            return int(np.argmin(need))
+        return int(np.argmax(np.where(fits, factor, -np.inf)))
+
+    def quanta(share: float) -> int:
+        return min(levels - 1, int(math.floor(share / q + 1e-6)))
+
+    rows = []
+    share_all = _grid(per_stream, q)
+    rows.append((0, infer_cfg(share_all), 0, quanta(share_all)))
+    for c in range(len(spec.retrain_configs)):
+        for f in CONTINUAL_FRACTIONS:
+            share_i = _grid(per_stream * f, q)
+            share_r = _grid(per_stream - share_i, q)
+            rows.append((1 + c, infer_cfg(share_i), quanta(share_r), quanta(share_i)))
+    out = np.zeros((len(rows), slots, 4), dtype=np.int64)
+    out[:, :n, :] = np.asarray(rows, dtype=np.int64)[:, None, :]
+    return out.reshape(len(rows), slots * 4)
+
+
+def _compositions(m: int, parts: int) -> np.ndarray:
+    """Every way to write ``m`` as an ordered sum of ``parts`` non-negative integers,
+    lexicographically by the first part ascending."""
+    rows = []
+    for bars in itertools.combinations(range(m + parts - 1), parts - 1):
+        cuts = (-1, *bars, m + parts - 1)
+        rows.append([cuts[i + 1] - cuts[i] - 1 for i in range(parts)])
+    return np.asarray(rows, dtype=np.int64).reshape(-1, parts)
+
+
+def _largest_remainder(chunks: np.ndarray, m: int, total: int) -> np.ndarray:
+    """Units of ``chunks / m`` of ``total`` per row, summing to ``total`` (ties to the lower
+    index)."""
+    exact = chunks * total / m
+    base = np.floor(exact + 1e-9).astype(np.int64)
+    rest = total - base.sum(axis=1)
+    frac = exact - base
+    order = np.argsort(-frac, axis=1, kind="stable")
+    for r in np.flatnonzero(rest > 0):
+        base[r, order[r, : rest[r]]] += 1
+    return base
+
+
+def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
+    """The ``energy`` family's catalogue (module docstring)."""
+    u = env.unwrapped
+    slots, live, units = int(u.n), int(u.n_tenants), int(u.units)
+    live = max(1, min(live, slots))
+    m = units
+    while m > 1 and math.comb(m + live - 1, live - 1) > max_actions:
+        m -= 1
+    chunks = _compositions(m, live)
+    out = np.zeros((chunks.shape[0], slots), dtype=np.int64)
+    out[:, :live] = chunks if m == units else _largest_remainder(chunks, m, units)
+    return out
+
+
+def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
+    """Fallback catalogue for families without their own rule (module docstring)."""
+    nvec = np.asarray(nvec, dtype=np.int64).ravel()
+    rows = [np.minimum(v, nvec - 1) for v in range(int(nvec.max()))]
+    budget = max(0, max_actions - len(rows))
+    per_entry = max(1, budget // max(1, nvec.size))
+    for d, n in enumerate(nvec):
+        k = min(per_entry, int(n) - 1)
+        if k <= 0:
+            continue
+        for v in np.unique(np.round(np.linspace(1, n - 1, k)).astype(np.int64)):
+            row = np.zeros_like(nvec)
+            row[d] = v
+            rows.append(row)
+    return np.asarray(rows, dtype=np.int64)
+
+
+#: Family -> catalogue builder ``(env, max_actions) -> (K, D) int array``. A new family adds
+#: its rule here (and documents it in the module docstring).
+CATALOGUES: dict[str, Callable[[gym.Env, int], np.ndarray]] = {
+    "continual": continual_catalogue,
+    "energy": energy_catalogue,
+}
+
+
+def joint_actions(env: gym.Env, max_actions: int = DEFAULT_MAX_ACTIONS) -> JointActions:
+    """The joint-action list :class:`DiscreteActions` uses for ``env`` (``MultiDiscrete``)."""
+    space = env.action_space
+    if not isinstance(space, spaces.MultiDiscrete):
+        raise TypeError(f"joint actions need a MultiDiscrete action space, got {space}")
+    if int(max_actions) < 1:
+        raise ValueError(f"max_actions must be >= 1, got {max_actions}")
+    nvec = np.asarray(space.nvec, dtype=np.int64).ravel()
+    if math.prod(int(n) for n in nvec) <= max_actions:
+        return JointActions(nvec)
+    family = family_of(env)
+    builder = CATALOGUES.get(family or "")
+    if builder is not None:
+        return JointActions(nvec, builder(env, int(max_actions)), rule=f"{family}-catalogue")
+    return JointActions(nvec, generic_catalogue(nvec, int(max_actions)), rule="generic-catalogue")
+
+
+# ----------------------------------------------------------------------------- action wrapper
+class DiscreteActions(gym.Wrapper):
+    """``Discrete`` actions over a ``MultiDiscrete`` environment (module docstring).
+
+    ``action_masks()`` and ``info["action_mask"]`` are the ``Discrete`` mask;
+    ``info["joint_action"]`` is the ``MultiDiscrete`` action that was sent to the environment.
+
+    Args:
+        env: An environment with a ``MultiDiscrete`` action space (``action_masks()`` optional:
+            without it every joint action is valid).
+        max_actions: Full product up to this many joint actions, a catalogue above.
+        joint: A ready :class:`JointActions` (overrides ``max_actions``).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        max_actions: int = DEFAULT_MAX_ACTIONS,
+        joint: JointActions | None = None,
+    ) -> None:
+        super().__init__(env)
+        self.joint = joint if joint is not None else joint_actions(env, max_actions)
+        self.action_space = spaces.Discrete(len(self.joint))
+        self._md_mask: np.ndarray | None = None
+        self._mask: np.ndarray | None = None
+
+    def _inner_mask(self) -> np.ndarray:
+        if self._md_mask is None:
+            try:
+                fn = self.env.get_wrapper_attr("action_masks")
+            except AttributeError:
+                self._md_mask = np.ones(int(self.joint.nvec.sum()), dtype=bool)
+            else:
+                self._md_mask = np.asarray(fn(), dtype=bool)
+        return self._md_mask
+
+    def action_masks(self) -> np.ndarray:
+        """(K,) bool: valid ``Discrete`` actions in the current state."""
+        if self._mask is None:
+            self._mask = self.joint.mask(self._inner_mask())
+        return self._mask
+
+    def action(self, action: Any) -> np.ndarray:
+        """The (repaired) ``MultiDiscrete`` action of a ``Discrete`` index."""
+        return self.joint.decode(int(np.asarray(action).item()), self._inner_mask())
+
+    def _refresh(self, info: dict[str, Any]) -> dict[str, Any]:
+        self._mask = None
+        md = info.get("action_mask")
+        self._md_mask = None if md is None else np.asarray(md, dtype=bool)
+        if md is not None:
+            info = dict(info)
+            info["action_mask"] = self.action_masks()
+        return info
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset the environment; ``info["action_mask"]`` becomes the ``Discrete`` mask."""
+        self._md_mask = self._mask = None
+        obs, info = self.env.reset(**kwargs)
+        return obs, self._refresh(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Decode, step, translate the mask in ``info``."""
+        joint = self.action(action)
+        obs, reward, terminated, truncated, info = self.env.step(joint)
+        info = self._refresh(info)
+        info["joint_action"] = joint
+        return obs, reward, terminated, truncated, info
+
+
+# ----------------------------------------------------------------------------- make
+def flatten_env(
+    env: gym.Env,
+    flatten_obs: bool | None = None,
+    discrete_actions: bool | None = None,
+    max_actions: int = DEFAULT_MAX_ACTIONS,
+) -> gym.Env:
+    """Apply the flat views to ``env``: :class:`FlatObservation` (inner) then
+    :class:`DiscreteActions` (outer, so ``env.action_masks()`` is the ``Discrete`` mask);
+    ``None`` means "where needed" (a ``Dict`` or non-1-D observation, a ``MultiDiscrete``
+    action)."""
+    obs_space, act_space = env.observation_space, env.action_space
+    if discrete_actions is None:
+        discrete_actions = isinstance(act_space, spaces.MultiDiscrete)
+    if flatten_obs is None:
+        flatten_obs = not (isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 1)
+    if flatten_obs:
+        env = FlatObservation(env)
+    if discrete_actions:
+        env = DiscreteActions(env, max_actions=max_actions)
+    return env
+
+
+def make_flat(env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any) -> gym.Env:
+    """``gymnasium.make(env_id, **kwargs)`` with a flat ``Box`` observation and a
+    ``Discrete`` action (:func:`flatten_env`); the env keeps ``action_masks()``.
+
+    Example:
+        >>> env = make_flat("edgegym/EnergyFairShare-v0", quanta=20)
+        >>> env.action_space
+        Discrete(61)
+    """
+    return flatten_env(gym.make(env_id, **kwargs), max_actions=max_actions)
+
+
+__all__ = [
+    "CATALOGUES",
+    "CONTINUAL_FRACTIONS",
+    "DEFAULT_MAX_ACTIONS",
+    "DictFlattener",
+    "DiscreteActions",
+    "FlatObservation",
+    "JointActions",
+    "continual_catalogue",
+    "energy_catalogue",
+    "family_of",
+    "flatten_env",
+    "generic_catalogue",
+    "joint_actions",
+    "make_flat",
+]
