@@ -5,6 +5,9 @@ Examples::
     edgegym evaluate edgegym/ContinualLearning-v0 --scenario ekya-table1 \\
         --policy thief --policy uniform --episodes 5 --json out.json --plot out.png
     edgegym evaluate edgegym/ContinualLearning-v0 --policy all --set gpus=2
+    edgegym train edgegym/EnergyFairShare-v0 --timesteps 100000 --n-envs 2 --seed 0 \\
+        --out runs/energy
+    edgegym evaluate edgegym/EnergyFairShare-v0 --policy ppo:runs/energy/model.zip --policy etf
     edgegym envs
     edgegym scenarios
     edgegym policies --env edgegym/ContinualLearning-v0
@@ -147,11 +150,61 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_envs(args: argparse.Namespace) -> int:
-    """``edgegym envs``: the registered environment ids."""
+def cmd_train(args: argparse.Namespace) -> int:
+    """``edgegym train``: train the family's PPO agent, write model.zip and config.yaml."""
+    from edgegym.agents.config import ConfigError
+    from edgegym.agents.train import train
     from edgegym.envs import ENV_IDS
+    from edgegym.evaluation import check_env_id
+
+    try:
+        check_env_id(args.env_id)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.env_id not in ENV_IDS:
+        raise UsageError(f"edgegym train needs an edgegym id: {', '.join(ENV_IDS)}")
+    for flag, value in (("--timesteps", args.timesteps), ("--n-envs", args.n_envs)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be >= 1, got {value}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    overrides = parse_sets(args.set)
+    out = args.out or f"runs/{ENV_IDS[args.env_id][1]}-seed{args.seed or 0}"
+    try:
+        result = train(
+            args.env_id,
+            scenario=args.scenario,
+            overrides=overrides or None,
+            timesteps=args.timesteps,
+            n_envs=args.n_envs,
+            seed=args.seed,
+            out=out,
+            resume=args.resume,
+            hyperparams=args.hp,
+            hyperparams_file=args.config,
+            progress=not args.no_progress,
+        )
+    except (ConfigError, ValueError) as exc:  # ScenarioError, PolicyLoadError are ValueErrors
+        raise UsageError(str(exc)) from None
+    print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s")
+    if result.evaluations:
+        last = result.evaluations[-1]
+        line = f"evaluation ({last['episodes']} episodes): PPO return {last['ppo_return']:.3f}"
+        if last.get("baseline_return") is not None:
+            line += f", {last['baseline']} {last['baseline_return']:.3f}"
+        print(line)
+    print(f"wrote {result.model_path} and {result.config_path}")
+    return 0
+
+
+def cmd_envs(args: argparse.Namespace) -> int:
+    """``edgegym envs``: the registered environment ids (and their flat views)."""
+    from edgegym.envs import ENV_IDS, FLAT_IDS
 
     rows = [(env_id, fam, scen, summ) for env_id, (_, fam, scen, summ) in ENV_IDS.items()]
+    for flat_id, base in FLAT_IDS.items():
+        _, fam, scen, _ = ENV_IDS[base]
+        rows.append((flat_id, fam, scen, f"{base} as flat Box + Discrete (edgegym.wrappers)"))
     print(_table(["id", "family", "default scenario", "summary"], rows))
     return 0
 
@@ -233,8 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy",
         action="append",
         metavar="P",
-        help="policy spec, e.g. thief or 'thief:delta=0.2,oracle=true'; repeat for more; "
-        "'all' for every applicable policy (default: thief)",
+        help="policy spec, e.g. thief or 'thief:delta=0.2,oracle=true'; ppo (the shipped "
+        "trained policy) or ppo:PATH (a model.zip); repeat for more; 'all' for every "
+        "applicable baseline (default: thief)",
     )
     ev.add_argument("--episodes", type=int, default=5, help="episodes per policy (default 5)")
     ev.add_argument("--seed", type=int, default=0, help="seed of the first episode (default 0)")
@@ -249,6 +303,38 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--max-streams", type=int, help="stream slots of the env (padding)")
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ev.set_defaults(func=cmd_evaluate)
+
+    tr = sub.add_parser(
+        "train",
+        help="train a PPO agent (MaskablePPO where the env has masks)",
+        description="Train the family's PPO agent with the hyperparameters of "
+        "agents/hyperparams/<family>.yaml; writes model.zip, config.yaml, checkpoints and "
+        "logs (TensorBoard, CSV) to --out. Evaluate the result with --policy ppo:DIR/model.zip.",
+    )
+    tr.add_argument("env_id", metavar="ENV_ID", help="environment id (see 'edgegym envs')")
+    tr.add_argument("--scenario", help="scenario name or .yaml path (default: the env's)")
+    tr.add_argument("--timesteps", type=int, help="total timesteps (default: the family's file)")
+    tr.add_argument("--n-envs", type=int, help="parallel environments (default: the file's)")
+    tr.add_argument("--seed", type=int, help="seed of the run (default 0)")
+    tr.add_argument("--out", metavar="DIR", help="output folder (default runs/<family>-seed<S>)")
+    tr.add_argument(
+        "--resume", action="store_true", help="continue the run in --out from its checkpoint"
+    )
+    tr.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="scenario override, e.g. quanta=50; repeatable",
+    )
+    tr.add_argument(
+        "--hp",
+        action="append",
+        metavar="KEY=VALUE",
+        help="hyperparameter override, e.g. ppo.learning_rate=1e-3 or eval.freq=0; repeatable",
+    )
+    tr.add_argument("--config", metavar="FILE.yaml", help="hyperparameter file instead")
+    tr.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    tr.set_defaults(func=cmd_train)
 
     envs = sub.add_parser("envs", help="list the registered environment ids")
     envs.set_defaults(func=cmd_envs)

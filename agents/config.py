@@ -1,0 +1,258 @@
+"""Hyperparameter files of the learned agents: schema, loading, dotted overrides.
+
+One YAML file per environment family in ``agents/hyperparams/<family>.yaml``. Every key is
+optional; a missing one takes the default of :data:`DEFAULTS`, an unknown one is an error that
+names the file and the key. Sections:
+
+``algo``
+    ``maskable_ppo`` (sb3-contrib's MaskablePPO, uses the environment's ``action_masks()``)
+    or ``ppo`` (Stable-Baselines3's PPO, ignores masks; the environment projects).
+``policy``
+    SB3 policy class name: ``MlpPolicy`` for a ``Box`` observation, ``MultiInputPolicy`` for a
+    ``Dict`` one (``auto`` picks by the observation space after the wrappers).
+``wrappers``
+    ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
+    (``MultiDiscrete`` -> ``Discrete`` joint actions) and ``max_actions`` (see
+    :mod:`edgegym.wrappers`). The trained policy applies the same wrappers when it is loaded.
+``policy_kwargs``
+    ``net_arch`` (list of layer widths, or ``{pi: [...], vf: [...]}``), ``activation_fn``
+    (``tanh``, ``relu``, ``elu``, ``leaky_relu``), ``ortho_init``.
+``ppo``
+    PPO's arguments: ``learning_rate``, ``n_steps``, ``batch_size``, ``n_epochs``, ``gamma``,
+    ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
+    ``normalize_advantage``, ``target_kl``.
+``train``
+    ``timesteps``, ``n_envs``, ``vec_env`` (``auto``: subprocesses when ``n_envs > 1`` and the
+    machine has more than one core; ``dummy``; ``subproc``), ``torch_threads``, ``device``.
+``eval``
+    ``freq`` (timesteps between evaluations, 0 = off), ``episodes``, ``seed`` (first episode
+    seed), ``baseline`` (the family's best baseline, a :func:`edgegym.baselines.make_policy`
+    spec, ``null`` = none).
+``checkpoint``
+    ``freq`` (timesteps between checkpoints, 0 = only at the end), ``keep`` (newest kept).
+
+Overrides are ``section.key=value`` strings (``ppo.learning_rate=1e-3``,
+``policy_kwargs.net_arch=[128,128]``); values are parsed as YAML, numbers like ``1e-3``
+included.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Folder of the per-family hyperparameter files.
+HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
+
+#: Every key a hyperparameter file may set, with its default.
+DEFAULTS: dict[str, Any] = {
+    "algo": "maskable_ppo",
+    "policy": "auto",
+    "wrappers": {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024},
+    "policy_kwargs": {"net_arch": [64, 64], "activation_fn": "tanh", "ortho_init": True},
+    "ppo": {
+        "learning_rate": 3.0e-4,
+        "n_steps": 256,
+        "batch_size": 64,
+        "n_epochs": 10,
+        "gamma": 0.99,
+        "gae_lambda": 0.95,
+        "clip_range": 0.2,
+        "ent_coef": 0.0,
+        "vf_coef": 0.5,
+        "max_grad_norm": 0.5,
+        "normalize_advantage": True,
+        "target_kl": None,
+    },
+    "train": {
+        "timesteps": 100_000,
+        "n_envs": 1,
+        "vec_env": "auto",
+        "torch_threads": 1,
+        "device": "cpu",
+    },
+    "eval": {"freq": 10_000, "episodes": 3, "seed": 10_000, "baseline": None},
+    "checkpoint": {"freq": 10_000, "keep": 3},
+}
+
+ALGOS = ("ppo", "maskable_ppo")
+POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy")
+ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+VEC_ENVS = ("auto", "dummy", "subproc")
+
+
+class ConfigError(ValueError):
+    """A bad hyperparameter file or override (the message names the file and the key)."""
+
+
+def hyperparams_path(family: str) -> Path:
+    """``agents/hyperparams/<family>.yaml``."""
+    return HYPERPARAMS_DIR / f"{family}.yaml"
+
+
+def families() -> list[str]:
+    """Families that have a hyperparameter file."""
+    return sorted(p.stem for p in HYPERPARAMS_DIR.glob("*.yaml"))
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: int, float (``1e-3`` too), else YAML (lists, ``null``, bools)."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any], source: str, path: str = "") -> None:
+    for key, value in extra.items():
+        where = f"{path}{key}"
+        if key not in base:
+            allowed = ", ".join(base)
+            raise ConfigError(f"{source}: unknown key {where!r} (allowed here: {allowed})")
+        if isinstance(base[key], dict) and key != "net_arch":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{source}: {where} must be a mapping, got {value!r}")
+            _merge(base[key], value, source, where + ".")
+        else:
+            base[key] = copy.deepcopy(value)
+
+
+def _check(cfg: dict[str, Any], source: str) -> None:
+    def bad(key: str, what: str) -> ConfigError:
+        return ConfigError(f"{source}: {key} {what}")
+
+    if cfg["algo"] not in ALGOS:
+        raise bad("algo", f"must be one of {', '.join(ALGOS)}, got {cfg['algo']!r}")
+    if cfg["policy"] not in POLICIES:
+        raise bad("policy", f"must be one of {', '.join(POLICIES)}, got {cfg['policy']!r}")
+    pk = cfg["policy_kwargs"]
+    if pk["activation_fn"] not in ACTIVATIONS:
+        raise bad("policy_kwargs.activation_fn", f"must be one of {', '.join(ACTIVATIONS)}")
+    arch = pk["net_arch"]
+    widths = list(arch.get("pi", [])) + list(arch.get("vf", [])) if isinstance(arch, dict) else arch
+    if not isinstance(widths, list) or not all(isinstance(w, int) and w > 0 for w in widths):
+        raise bad("policy_kwargs.net_arch", f"must list positive layer widths, got {arch!r}")
+    w = cfg["wrappers"]
+    for key in ("flatten_obs", "discrete_actions"):
+        if not isinstance(w[key], bool):
+            raise bad(f"wrappers.{key}", f"must be true or false, got {w[key]!r}")
+    ppo, train, ev, ck = cfg["ppo"], cfg["train"], cfg["eval"], cfg["checkpoint"]
+    positive_ints = {
+        "wrappers.max_actions": w["max_actions"],
+        "ppo.n_steps": ppo["n_steps"],
+        "ppo.batch_size": ppo["batch_size"],
+        "ppo.n_epochs": ppo["n_epochs"],
+        "train.timesteps": train["timesteps"],
+        "train.n_envs": train["n_envs"],
+        "train.torch_threads": train["torch_threads"],
+        "eval.episodes": ev["episodes"],
+        "checkpoint.keep": ck["keep"],
+    }
+    non_negative_ints = {
+        "eval.freq": ev["freq"],
+        "eval.seed": ev["seed"],
+        "checkpoint.freq": ck["freq"],
+    }
+    for key, value in positive_ints.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(key, f"must be an integer >= 1, got {value!r}")
+    for key, value in non_negative_ints.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad(key, f"must be an integer >= 0, got {value!r}")
+    for key in ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef"):
+        value = ppo[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise bad(f"ppo.{key}", f"must be a number >= 0, got {value!r}")
+    if train["vec_env"] not in VEC_ENVS:
+        raise bad("train.vec_env", f"must be one of {', '.join(VEC_ENVS)}")
+    if ev["baseline"] is not None and not isinstance(ev["baseline"], str):
+        raise bad("eval.baseline", f"must be a policy name or null, got {ev['baseline']!r}")
+
+
+def dotted(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``["ppo.n_steps=128", ...]`` (or a mapping) -> nested mapping ``{"ppo": {"n_steps": 128}}``.
+
+    Raises:
+        ConfigError: An item that is not ``key=value``.
+    """
+    pairs: list[tuple[str, Any]] = []
+    if isinstance(items, Mapping):
+        pairs = list(items.items())
+    else:
+        for item in items or []:
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ConfigError(f"malformed hyperparameter {item!r} (expected key=value)")
+            pairs.append((key.strip(), parse_value(value.strip())))
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"hyperparameter {key!r} conflicts with another override")
+        node[parts[-1]] = value
+    return out
+
+
+def load_hyperparams(
+    family: str | None = None,
+    path: str | Path | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Defaults, then the family's file (or ``path``), then dotted ``overrides``; validated.
+
+    Raises:
+        ConfigError: No file for the family, unreadable YAML, unknown keys, bad values.
+    """
+    cfg = copy.deepcopy(DEFAULTS)
+    if path is None:
+        if family is None:
+            raise ConfigError("need a family or a hyperparameter file")
+        path = hyperparams_path(family)
+        if not path.is_file():
+            have = ", ".join(families()) or "none"
+            raise ConfigError(
+                f"no hyperparameter file for family {family!r} ({path}); families with one: "
+                f"{have}; pass a file of your own"
+            )
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read hyperparameter file: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: a hyperparameter file must be a mapping")
+    data = dict(data)
+    data.pop("family", None)  # informational
+    _merge(cfg, data, str(path))
+    _check(cfg, str(path))
+    extra = dotted(overrides)
+    if extra:
+        _merge(cfg, extra, "hyperparameter override")
+        _check(cfg, "hyperparameter override")
+    return cfg
+
+
+__all__ = [
+    "DEFAULTS",
+    "HYPERPARAMS_DIR",
+    "ConfigError",
+    "dotted",
+    "families",
+    "hyperparams_path",
+    "load_hyperparams",
+    "parse_value",
+]

@@ -1,0 +1,288 @@
+"""Trained PPO / MaskablePPO models behind the policy protocol of the baselines.
+
+A trained policy is a folder with ``model.zip`` (Stable-Baselines3's format) and
+``config.yaml`` (the exact training configuration, :mod:`edgegym.agents.train`). The
+evaluator names it ``ppo`` (the policy shipped for the environment's family, in
+``agents/trained/<family>/``) or ``ppo:PATH`` (a ``model.zip``, a checkpoint, or a folder
+holding ``model.zip``)::
+
+    edgegym evaluate edgegym/EnergyFairShare-v0 --policy ppo:runs/energy/model.zip --policy etf
+
+:class:`PPOPolicy` answers ``predict(observation, ...)`` on the *environment's own*
+observation: it applies the observation and action wrappers the model was trained with (read
+from ``config.yaml``): flattening a ``Dict`` observation, translating the environment's
+``MultiDiscrete`` mask into the ``Discrete`` mask of the joint actions and the chosen index
+back into a ``MultiDiscrete`` action. A missing or unreadable file gives a
+:class:`PolicyLoadError` (a ``ValueError``) that names it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import yaml
+from gymnasium import spaces
+
+from edgegym.wrappers import DictFlattener, JointActions, family_of, joint_actions
+
+#: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
+TRAINED_DIR = Path(__file__).resolve().parent / "trained"
+
+
+class PolicyLoadError(ValueError):
+    """A policy file that is missing, unreadable, or does not fit the environment."""
+
+
+def shipped_path(family: str) -> Path:
+    """Where the shipped policy of a family lives (``agents/trained/<family>/model.zip``)."""
+    return TRAINED_DIR / family / "model.zip"
+
+
+def algo_class(name: str) -> type:
+    """The SB3 algorithm class of a config's ``algo`` (``ppo`` / ``maskable_ppo``)."""
+    if name == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if name == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    raise PolicyLoadError(f"unknown algorithm {name!r} (ppo or maskable_ppo)")
+
+
+def resolve_model_path(path: str | Path) -> Path:
+    """``path`` itself, or ``path/model.zip`` for a folder.
+
+    Raises:
+        PolicyLoadError: Nothing there.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        p = p / "model.zip"
+    if not p.is_file():
+        raise PolicyLoadError(f"policy file {p} does not exist")
+    return p
+
+
+def config_path_for(model_path: Path) -> Path:
+    """``config.yaml`` beside the model, or in its parent folder (for checkpoints).
+
+    Raises:
+        PolicyLoadError: Neither exists.
+    """
+    for folder in (model_path.parent, model_path.parent.parent):
+        candidate = folder / "config.yaml"
+        if candidate.is_file():
+            return candidate
+    raise PolicyLoadError(
+        f"policy file {model_path}: no config.yaml beside it (or in its parent folder); the "
+        "training configuration says which wrappers the policy needs"
+    )
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """A training ``config.yaml``.
+
+    Raises:
+        PolicyLoadError: Unreadable, not YAML, or without the keys a policy needs.
+    """
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise PolicyLoadError(f"training config {path} cannot be read: {exc}") from None
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("hyperparams"), dict):
+        raise PolicyLoadError(f"training config {path} is not an edgegym training config")
+    return cfg
+
+
+class PPOPolicy:
+    """A trained model bound to an environment, with SB3's ``predict`` on the env's own
+    observations (see the module docstring).
+
+    Args:
+        model: A loaded ``PPO`` or ``MaskablePPO``.
+        env: The environment the evaluator steps (its raw spaces).
+        config: The training config (``hyperparams.algo`` and ``hyperparams.wrappers`` are
+            used; ``spaces.joint_actions.fingerprint`` is checked when present).
+        name: Name reported by the evaluator.
+        source: Where the model came from (for messages).
+
+    Raises:
+        PolicyLoadError: The model's spaces do not fit the environment after the wrappers.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        env: gym.Env,
+        config: dict[str, Any],
+        name: str = "ppo",
+        source: str = "the model",
+    ) -> None:
+        self.model = model
+        self.env = env
+        self.unwrapped = env.unwrapped
+        self.config = config
+        self.name = name
+        hp = config["hyperparams"]
+        self.maskable = hp["algo"] == "maskable_ppo"
+        wrappers = hp["wrappers"]
+        obs_space, act_space = env.observation_space, env.action_space
+        self.flattener: DictFlattener | None = None
+        if wrappers["flatten_obs"] and not (
+            isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 1
+        ):
+            self.flattener = DictFlattener(obs_space)
+            obs_space = self.flattener.space
+        self.joint: JointActions | None = None
+        if wrappers["discrete_actions"] and isinstance(act_space, spaces.MultiDiscrete):
+            self.joint = joint_actions(env, int(wrappers["max_actions"]))
+            act_space = spaces.Discrete(len(self.joint))
+            want = (config.get("spaces") or {}).get("joint_actions") or {}
+            if want.get("fingerprint") and want["fingerprint"] != self.joint.fingerprint():
+                raise PolicyLoadError(
+                    f"{source}: the joint actions of this environment ({self.joint.rule}, "
+                    f"{len(self.joint)}) differ from those the policy was trained on "
+                    f"({want.get('rule')}, {want.get('n')}); evaluate it on its training "
+                    f"scenario ({config.get('scenario')}, overrides {config.get('overrides')})"
+                )
+        _check_spaces(model, obs_space, act_space, config, source)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset (the policy is stateless)."""
+
+    def _md_mask(self) -> np.ndarray:
+        return np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=bool)
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, Any]:
+        """SB3 protocol on the environment's own observation: ``(action, state)``."""
+        obs = self.flattener(observation) if self.flattener is not None else observation
+        md_mask = self._md_mask() if (self.maskable or self.joint is not None) else None
+        kwargs: dict[str, Any] = {}
+        if self.maskable:
+            kwargs["action_masks"] = self.joint.mask(md_mask) if self.joint else md_mask
+        action, _ = self.model.predict(obs, deterministic=deterministic, **kwargs)
+        if self.joint is not None:
+            return self.joint.decode(int(np.asarray(action).item()), md_mask), state
+        return np.asarray(action), state
+
+
+def _space_text(space: gym.Space) -> str:
+    if isinstance(space, spaces.Dict):
+        return "Dict(" + ", ".join(f"{k}: {v.shape}" for k, v in space.spaces.items()) + ")"
+    if isinstance(space, spaces.Box):
+        return f"Box{space.shape}"
+    return str(space)
+
+
+def _same_space(a: gym.Space, b: gym.Space) -> bool:
+    if isinstance(a, spaces.Dict) and isinstance(b, spaces.Dict):
+        return list(a.spaces) == list(b.spaces) and all(_same_space(a[k], b[k]) for k in a.spaces)
+    if isinstance(a, spaces.Box) and isinstance(b, spaces.Box):
+        return a.shape == b.shape
+    if isinstance(a, spaces.Discrete) and isinstance(b, spaces.Discrete):
+        return int(a.n) == int(b.n)
+    if isinstance(a, spaces.MultiDiscrete) and isinstance(b, spaces.MultiDiscrete):
+        return np.array_equal(a.nvec, b.nvec)
+    return False
+
+
+def _check_spaces(
+    model: Any, obs_space: gym.Space, act_space: gym.Space, config: dict[str, Any], source: str
+) -> None:
+    for what, have, want in (
+        ("observation", obs_space, model.observation_space),
+        ("action", act_space, model.action_space),
+    ):
+        if not _same_space(have, want):
+            raise PolicyLoadError(
+                f"{source}: trained on {what} space {_space_text(want)}, but this environment "
+                f"gives {_space_text(have)}; evaluate it on its training scenario "
+                f"({config.get('scenario')}, overrides {config.get('overrides') or {}})"
+            )
+
+
+def load_model(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
+    """Load ``model.zip`` and its training config.
+
+    Returns:
+        ``(model, config, model_path)``.
+
+    Raises:
+        PolicyLoadError: A missing or corrupt model or config (the message names the file).
+    """
+    model_path = resolve_model_path(path)
+    config = read_config(config_path_for(model_path))
+    cls = algo_class(str(config["hyperparams"].get("algo")))
+    try:
+        model = cls.load(str(model_path), device="cpu")
+    except Exception as exc:  # SB3 raises zipfile, pickle, torch and key errors alike
+        raise PolicyLoadError(
+            f"policy file {model_path} cannot be loaded as {cls.__name__}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return model, config, model_path
+
+
+def load_policy(path: str | Path, env: gym.Env, name: str | None = None) -> PPOPolicy:
+    """A :class:`PPOPolicy` for ``env`` from a model file or folder.
+
+    Raises:
+        PolicyLoadError: Missing or corrupt files, another family, spaces that do not fit.
+    """
+    model, config, model_path = load_model(path)
+    family = family_of(env)
+    trained = config.get("family")
+    if family is not None and trained is not None and trained != family:
+        raise PolicyLoadError(
+            f"policy file {model_path} was trained on family {trained!r} "
+            f"({config.get('env_id')}); this environment is family {family!r}"
+        )
+    return PPOPolicy(model, env, config, name=name or "ppo", source=f"policy file {model_path}")
+
+
+def make_ppo_policy(spec: str, env: gym.Env) -> PPOPolicy:
+    """``ppo`` (the shipped policy of the env's family) or ``ppo:PATH``.
+
+    Raises:
+        PolicyLoadError: No shipped policy, or a bad file.
+    """
+    name, _, path = spec.partition(":")
+    if name.strip() != "ppo":
+        raise PolicyLoadError(f"not a PPO policy spec: {spec!r} (ppo or ppo:PATH)")
+    path = path.strip()
+    if path:
+        return load_policy(path, env, name=spec)
+    family = family_of(env)
+    if family is None:
+        raise PolicyLoadError(f"no shipped PPO policy for {env}; pass ppo:PATH")
+    shipped = shipped_path(family)
+    if not shipped.is_file():
+        raise PolicyLoadError(
+            f"no trained PPO policy is shipped for family {family!r} yet (expected {shipped}); "
+            "train one with 'edgegym train ENV_ID --out DIR' and evaluate it with "
+            "--policy ppo:DIR/model.zip"
+        )
+    return load_policy(shipped, env, name="ppo")
+
+
+__all__ = [
+    "TRAINED_DIR",
+    "PPOPolicy",
+    "PolicyLoadError",
+    "algo_class",
+    "load_model",
+    "load_policy",
+    "make_ppo_policy",
+    "shipped_path",
+]

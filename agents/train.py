@@ -1,0 +1,593 @@
+"""Train PPO / MaskablePPO on an edgegym environment: the engine behind ``edgegym train``.
+
+:func:`train` builds ``n_envs`` copies of the environment (a ``DummyVecEnv`` for one, a
+``SubprocVecEnv`` for several on a multi-core machine; ``train.vec_env`` in the
+hyperparameters decides), wraps them as the family's hyperparameter file says
+(:mod:`edgegym.agents.config`), and trains with a progress bar, TensorBoard and CSV logs,
+periodic evaluation against the family's best baseline on fixed seeds, checkpoints and
+resume. The output folder holds::
+
+    config.yaml          the exact configuration: env id, scenario, overrides, merged
+                         hyperparameters, seed, spaces, versions, machine, run record
+    model.zip            the final model (SB3 format; load with --policy ppo:DIR/model.zip)
+    best_model.zip       the model of the best evaluation (when evaluation is on)
+    evaluations.json     every evaluation: timesteps, PPO's and the baseline's mean return
+    checkpoints/         ckpt_<timesteps>.zip, the newest ``checkpoint.keep`` kept
+    logs/run-<k>/        progress.csv and TensorBoard event files of the k-th (resumed) run
+
+**Determinism**: the same seed, hyperparameters and machine give the same policy, bit for
+bit: the global and environment seeds come from ``seed`` (environment ``i`` is reset with
+``seed + i``), torch runs on ``train.torch_threads`` threads (1 by default) and evaluation
+draws no random numbers. Subprocess and in-process vector environments give the same result.
+A resumed run continues from the newest checkpoint (weights, optimiser, timestep count); it
+is not bit-identical to an uninterrupted run (environments restart their episodes).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import yaml
+from edgegym.agents.config import ConfigError, dotted, load_hyperparams
+from edgegym.agents.policy import PPOPolicy, algo_class
+from gymnasium import spaces
+
+from edgegym.envs import ENV_IDS
+from edgegym.evaluation import check_env_id, default_scenario, make_env
+from edgegym.wrappers import flatten_env
+
+CONFIG_NAME = "config.yaml"
+MODEL_NAME = "model.zip"
+_CKPT = re.compile(r"ckpt_(\d+)\.zip$")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced.
+
+    Attributes:
+        out: The output folder.
+        model_path: The final model.
+        config_path: The configuration written beside it.
+        timesteps: Timesteps trained in total (over resumed runs too).
+        wall_s: Wall time of this run, seconds.
+        evaluations: Every periodic evaluation (see ``evaluations.json``).
+    """
+
+    out: Path
+    model_path: Path
+    config_path: Path
+    timesteps: int
+    wall_s: float
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- envs
+class EnvFactory:
+    """Picklable builder of one wrapped training environment (for ``SubprocVecEnv``)."""
+
+    def __init__(
+        self,
+        env_id: str,
+        scenario: str | None,
+        overrides: Mapping[str, Any],
+        wrappers: Mapping[str, Any],
+    ) -> None:
+        self.env_id = env_id
+        self.scenario = scenario
+        self.overrides = dict(overrides)
+        self.wrappers = dict(wrappers)
+
+    def __call__(self) -> gym.Env:
+        from stable_baselines3.common.monitor import Monitor
+
+        return Monitor(wrap(make_env(self.env_id, self.scenario, self.overrides), self.wrappers))
+
+
+def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:
+    """Apply a config's ``wrappers`` section to an environment."""
+    flat_obs = bool(wrappers["flatten_obs"]) and not (
+        isinstance(env.observation_space, spaces.Box) and len(env.observation_space.shape) == 1
+    )
+    discrete = bool(wrappers["discrete_actions"]) and isinstance(
+        env.action_space, spaces.MultiDiscrete
+    )
+    return flatten_env(env, flat_obs, discrete, int(wrappers["max_actions"]))
+
+
+def _vec_env(factory: EnvFactory, n_envs: int, kind: str) -> Any:
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if kind == "auto":
+        kind = "subproc" if n_envs > 1 and (os.cpu_count() or 1) > 1 else "dummy"
+    if kind == "subproc" and n_envs > 1:
+        return SubprocVecEnv([factory] * n_envs)
+    return DummyVecEnv([factory] * n_envs)
+
+
+# ----------------------------------------------------------------------------- config
+def versions() -> dict[str, str]:
+    """Versions of the packages a trained policy depends on."""
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+
+    import edgegym
+
+    return {
+        "edgegym": edgegym.__version__,
+        "stable_baselines3": stable_baselines3.__version__,
+        "sb3_contrib": sb3_contrib.__version__,
+        "torch": torch.__version__,
+        "gymnasium": gym.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _space_record(space: gym.Space) -> Any:
+    if isinstance(space, spaces.Dict):
+        return {k: _space_record(v) for k, v in space.spaces.items()}
+    if isinstance(space, spaces.Box):
+        return f"Box{tuple(int(s) for s in space.shape)}"
+    if isinstance(space, spaces.Discrete):
+        return f"Discrete({int(space.n)})"
+    if isinstance(space, spaces.MultiDiscrete):
+        return f"MultiDiscrete({[int(n) for n in space.nvec]})"
+    return str(space)
+
+
+def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(_plain(data), sort_keys=False))
+    tmp.replace(path)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, Path | str):
+        return str(obj)  # also str subclasses such as torch's version string
+    return obj
+
+
+def checkpoints(out: Path) -> list[tuple[int, Path]]:
+    """``(timesteps, path)`` of the checkpoints in ``out/checkpoints``, oldest first."""
+    found = []
+    for p in (out / "checkpoints").glob("ckpt_*.zip"):
+        m = _CKPT.search(p.name)
+        if m:
+            found.append((int(m.group(1)), p))
+    return sorted(found)
+
+
+# ----------------------------------------------------------------------------- callbacks
+def _callbacks(
+    out: Path,
+    cfg: dict[str, Any],
+    target: int,
+    progress: bool,
+    evaluations: list[dict[str, Any]],
+) -> Any:
+    """Progress bar, checkpoints and evaluation as one SB3 callback list."""
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+    from tqdm.auto import tqdm
+
+    hp = cfg["hyperparams"]
+
+    class Progress(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.bar = tqdm(
+                total=target,
+                initial=self.model.num_timesteps,
+                desc="train",
+                unit="step",
+                disable=None if progress else True,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.model.num_timesteps - self.bar.n)
+            if evaluations and "ppo_return" in evaluations[-1]:
+                last = evaluations[-1]
+                text = f"eval {last['ppo_return']:.3f}"
+                if last.get("baseline_return") is not None:
+                    text += f" vs {last['baseline']} {last['baseline_return']:.3f}"
+                self.bar.set_postfix_str(text, refresh=False)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    class Checkpoints(BaseCallback):
+        """Save at rollout starts (after a complete update) every ``checkpoint.freq`` steps."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            freq = int(hp["checkpoint"]["freq"])
+            self.freq = freq
+            self.next = 0
+
+        def _on_training_start(self) -> None:
+            if self.freq:
+                self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
+
+        def _on_rollout_start(self) -> None:
+            if self.freq and self.model.num_timesteps >= self.next:
+                save_checkpoint(self.model, out, int(hp["checkpoint"]["keep"]))
+                self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
+
+        def _on_step(self) -> bool:
+            return True
+
+    class Evaluate(BaseCallback):
+        """Score the model and the family's baseline on the same seeded episodes."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.freq = int(hp["eval"]["freq"])
+            self.next = 0
+            self.best = -np.inf
+            self.baseline_return: float | None = None
+            self.done_at = -1
+
+        def _on_training_start(self) -> None:
+            if self.freq:
+                self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
+            earlier = [e["ppo_return"] for e in evaluations if e.get("ppo_return") is not None]
+            self.best = max(earlier, default=-np.inf)
+
+        def _on_step(self) -> bool:
+            if self.freq and self.model.num_timesteps >= self.next:
+                self.evaluate()
+                self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
+            return True
+
+        def _on_training_end(self) -> None:
+            if self.freq and self.done_at != self.model.num_timesteps:
+                self.evaluate()
+
+        def evaluate(self) -> None:
+            record = evaluate_model(self.model, cfg, self.baseline_return)
+            self.baseline_return = record.get("baseline_return")
+            self.done_at = record["timesteps"] = int(self.model.num_timesteps)
+            evaluations.append(record)
+            (out / "evaluations.json").write_text(json.dumps(evaluations, indent=2) + "\n")
+            self.logger.record("eval/mean_return", record["ppo_return"])
+            self.logger.record("eval/std_return", record["ppo_std"])
+            if record.get("baseline_return") is not None:
+                self.logger.record("eval/baseline_return", record["baseline_return"])
+                self.logger.record("eval/gap_to_baseline", record["gap"])
+            self.logger.dump(self.model.num_timesteps)
+            if record["ppo_return"] > self.best:
+                self.best = record["ppo_return"]
+                self.model.save(str(out / "best_model.zip"))
+
+    return CallbackList([Progress(), Checkpoints(), Evaluate()])
+
+
+def save_checkpoint(model: Any, out: Path, keep: int) -> Path:
+    """Save ``out/checkpoints/ckpt_<timesteps>.zip`` and drop all but the newest ``keep``."""
+    folder = out / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"ckpt_{int(model.num_timesteps):010d}.zip"
+    model.save(str(path))
+    for _, old in checkpoints(out)[:-keep]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def evaluate_model(
+    model: Any, cfg: dict[str, Any], baseline_return: float | None = None
+) -> dict[str, Any]:
+    """Mean return of ``model`` (and of the family's baseline, unless already known) on the
+    config's evaluation seeds."""
+    from edgegym.evaluation import evaluate
+
+    ev = cfg["hyperparams"]["eval"]
+    policies: dict[str, Any] = {
+        "ppo": lambda env: PPOPolicy(model, env, cfg, source="the model in training")
+    }
+    baseline = ev.get("baseline")
+    if baseline and baseline_return is None:
+        policies[baseline] = baseline
+    res = evaluate(
+        cfg["env_id"],
+        policies,
+        scenario=cfg["scenario"],
+        episodes=int(ev["episodes"]),
+        seed=int(ev["seed"]),
+        overrides=cfg["overrides"],
+        progress=False,
+    )
+    ppo = res.result("ppo")
+    record: dict[str, Any] = {
+        "ppo_return": ppo["mean_return"],
+        "ppo_std": ppo["std_return"],
+        "baseline": baseline,
+        "baseline_return": baseline_return,
+        "episodes": int(ev["episodes"]),
+        "seed": int(ev["seed"]),
+    }
+    if baseline and baseline_return is None:
+        record["baseline_return"] = res.result(baseline)["mean_return"]
+    if record["baseline_return"] is not None and ppo["mean_return"] is not None:
+        record["gap"] = ppo["mean_return"] - record["baseline_return"]
+    return record
+
+
+def _logger(folder: Path) -> Any:
+    from stable_baselines3.common.logger import configure
+
+    formats = ["csv"]
+    try:
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+    except ImportError:
+        print(
+            f"edgegym train: tensorboard is not installed; logging CSV only to {folder} "
+            "(pip install tensorboard)",
+            file=sys.stderr,
+        )
+    else:
+        formats.append("tensorboard")
+    return configure(str(folder), formats)
+
+
+# ----------------------------------------------------------------------------- train
+def _resume_config(
+    out: Path,
+    env_id: str,
+    scenario: str | None,
+    overrides: Mapping[str, Any] | None,
+    seed: int | None,
+    n_envs: int | None,
+    hp_overrides: Any,
+    hp_file: str | Path | None,
+) -> dict[str, Any]:
+    from edgegym.agents.policy import PolicyLoadError, read_config
+
+    try:
+        cfg = read_config(out / CONFIG_NAME)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"--resume: {exc}") from None
+    given = {
+        "env id": (env_id, cfg.get("env_id")),
+        "scenario": (scenario, cfg.get("scenario")),
+        "overrides": (dict(overrides) if overrides else None, cfg.get("overrides") or {}),
+        "seed": (seed, cfg.get("seed")),
+        "n_envs": (n_envs, cfg["hyperparams"]["train"]["n_envs"]),
+    }
+    for what, (new, old) in given.items():
+        if new is not None and new != old:
+            raise ConfigError(
+                f"--resume: {out} was trained with {what} {old!r}, not {new!r} "
+                "(resume with the same settings or train into another folder)"
+            )
+    if hp_overrides or hp_file:
+        raise ConfigError(
+            f"--resume: {out} keeps its hyperparameters ({out / CONFIG_NAME}); "
+            "drop --hp / --config, or train into another folder"
+        )
+    return cfg
+
+
+def train(
+    env_id: str,
+    scenario: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    timesteps: int | None = None,
+    n_envs: int | None = None,
+    seed: int | None = None,
+    out: str | Path = "runs/ppo",
+    resume: bool = False,
+    hyperparams: Sequence[str] | Mapping[str, Any] | None = None,
+    hyperparams_file: str | Path | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train the family's PPO agent and write the model and its configuration to ``out``.
+
+    Args:
+        env_id: An edgegym environment id (``edgegym envs``).
+        scenario: Scenario name or path (default: the environment's).
+        overrides: Scenario overrides (``{"quanta": 20}``; strings are typed by the loader).
+        timesteps: Total timesteps (default: the hyperparameter file's ``train.timesteps``).
+            On resume, the total to reach.
+        n_envs: Parallel environments (default: ``train.n_envs``).
+        seed: Seed of the run (default 0).
+        out: Output folder (must not hold a run unless ``resume``).
+        resume: Continue the run in ``out`` from its newest checkpoint.
+        hyperparams: Dotted overrides (``["ppo.learning_rate=1e-3"]`` or a mapping).
+        hyperparams_file: A hyperparameter file instead of the family's.
+        progress: Show a progress bar (hidden when not on a terminal).
+
+    Returns:
+        A :class:`TrainResult`.
+
+    Raises:
+        ValueError: Unknown env id, bad scenario or override (``ScenarioError``), bad
+            hyperparameters (:class:`~edgegym.agents.config.ConfigError`), a folder that
+            already holds a run (without ``resume``) or none (with it).
+    """
+    import torch
+
+    check_env_id(env_id)
+    if env_id not in ENV_IDS:
+        raise ConfigError(f"edgegym train needs an edgegym id ({', '.join(ENV_IDS)}), not {env_id}")
+    for name, value in (("timesteps", timesteps), ("n_envs", n_envs)):
+        if value is not None and (isinstance(value, bool) or int(value) < 1):
+            raise ConfigError(f"{name} must be >= 1, got {value}")
+    if seed is not None and (isinstance(seed, bool) or int(seed) < 0):
+        raise ConfigError(f"seed must be >= 0, got {seed}")
+    family = ENV_IDS[env_id][1]
+    out = Path(out)
+    if resume:
+        cfg = _resume_config(
+            out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file
+        )
+        if timesteps is not None:
+            cfg["timesteps"] = int(timesteps)
+    else:
+        if (out / CONFIG_NAME).exists() or (out / MODEL_NAME).exists():
+            raise ConfigError(
+                f"{out} already holds a training run; pass --resume to continue it, or "
+                "choose another --out"
+            )
+        hp = load_hyperparams(family, hyperparams_file, hyperparams)
+        if timesteps is not None:
+            hp["train"]["timesteps"] = int(timesteps)
+        if n_envs is not None:
+            hp["train"]["n_envs"] = int(n_envs)
+        cfg = {
+            "edgegym_train_config": 1,
+            "env_id": env_id,
+            "family": family,
+            "scenario": scenario if scenario is not None else default_scenario(env_id),
+            "overrides": dict(overrides or {}),
+            "seed": int(seed or 0),
+            "timesteps": int(hp["train"]["timesteps"]),
+            "hyperparams_file": str(hyperparams_file) if hyperparams_file else f"{family}.yaml",
+            "hyperparam_overrides": dotted(hyperparams),
+            "hyperparams": hp,
+        }
+    hp = cfg["hyperparams"]
+
+    # Build one environment first: bad scenarios and baselines fail before any work.
+    probe = wrap(make_env(env_id, cfg["scenario"], cfg["overrides"]), hp["wrappers"])
+    try:
+        baseline = hp["eval"]["baseline"]
+        if baseline and hp["eval"]["freq"]:
+            from edgegym.baselines import make_policy
+
+            make_policy(baseline, make_env(env_id, cfg["scenario"], cfg["overrides"]))
+        joint = getattr(probe, "joint", None)
+        cfg["spaces"] = {
+            "observation": _space_record(probe.observation_space),
+            "action": _space_record(probe.action_space),
+            "joint_actions": None
+            if joint is None
+            else {"rule": joint.rule, "n": len(joint), "fingerprint": joint.fingerprint()},
+        }
+        obs_is_dict = isinstance(probe.observation_space, spaces.Dict)
+    finally:
+        probe.close()
+    policy = hp["policy"]
+    if policy == "auto":
+        policy = "MultiInputPolicy" if obs_is_dict else "MlpPolicy"
+    cfg["policy_class"] = policy
+    cfg["versions"] = versions()
+    cfg["machine"] = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+
+    out.mkdir(parents=True, exist_ok=True)
+    n_runs = len(list((out / "logs").glob("run-*"))) if (out / "logs").exists() else 0
+    run = {"started": _dt.datetime.now().isoformat(timespec="seconds")}
+    cfg.setdefault("runs", []).append(run)
+    _write_yaml(out / CONFIG_NAME, cfg)
+
+    torch.set_num_threads(int(hp["train"]["torch_threads"]))
+    factory = EnvFactory(env_id, cfg["scenario"], cfg["overrides"], hp["wrappers"])
+    venv = _vec_env(factory, int(hp["train"]["n_envs"]), hp["train"]["vec_env"])
+    algo = algo_class(hp["algo"])
+    evaluations: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    try:
+        if resume:
+            found = checkpoints(out)
+            source = found[-1][1] if found else out / MODEL_NAME
+            if not source.is_file():
+                raise ConfigError(f"--resume: {out} has no checkpoint or model to resume from")
+            model = algo.load(str(source), env=venv, device=hp["train"]["device"])
+            model.set_random_seed(int(cfg["seed"]) + int(model.num_timesteps))
+            if (out / "evaluations.json").is_file():
+                evaluations = json.loads((out / "evaluations.json").read_text())
+            run["resumed_from"] = str(source)
+        else:
+            model = algo(
+                policy,
+                venv,
+                seed=int(cfg["seed"]),
+                device=hp["train"]["device"],
+                policy_kwargs=_policy_kwargs(hp["policy_kwargs"]),
+                verbose=0,
+                **hp["ppo"],
+            )
+        model.set_logger(_logger(out / "logs" / f"run-{n_runs + 1}"))
+        target = int(cfg["timesteps"])
+        remaining = max(0, target - int(model.num_timesteps))
+        callback = _callbacks(out, cfg, target, progress, evaluations)
+        try:
+            model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=False)
+        except KeyboardInterrupt:
+            save_checkpoint(model, out, int(hp["checkpoint"]["keep"]))
+            run["interrupted_at"] = int(model.num_timesteps)
+            _write_yaml(out / CONFIG_NAME, cfg)
+            raise
+        model.save(str(out / MODEL_NAME))
+        if hp["checkpoint"]["freq"]:
+            save_checkpoint(model, out, int(hp["checkpoint"]["keep"]))
+    finally:
+        venv.close()
+    wall = time.perf_counter() - t0
+    run.update(
+        {
+            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+            "wall_s": round(wall, 2),
+            "timesteps": int(model.num_timesteps),
+        }
+    )
+    cfg["trained_timesteps"] = int(model.num_timesteps)
+    if evaluations:
+        cfg["last_evaluation"] = evaluations[-1]
+    _write_yaml(out / CONFIG_NAME, cfg)
+    return TrainResult(
+        out=out,
+        model_path=out / MODEL_NAME,
+        config_path=out / CONFIG_NAME,
+        timesteps=int(model.num_timesteps),
+        wall_s=wall,
+        evaluations=evaluations,
+    )
+
+
+def _policy_kwargs(pk: Mapping[str, Any]) -> dict[str, Any]:
+    import torch.nn as nn
+
+    act = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
+    arch = pk["net_arch"]
+    return {
+        "net_arch": dict(arch) if isinstance(arch, Mapping) else list(arch),
+        "activation_fn": act[pk["activation_fn"]],
+        "ortho_init": bool(pk["ortho_init"]),
+    }
+
+
+__all__ = [
+    "EnvFactory",
+    "TrainResult",
+    "checkpoints",
+    "evaluate_model",
+    "save_checkpoint",
+    "train",
+    "versions",
+    "wrap",
+]

@@ -1,0 +1,210 @@
+"""``edgegym train`` end to end: train, save, load, evaluate, resume; hyperparameter files;
+clear errors for missing or corrupt policy files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+import gymnasium as gym
+import pytest
+import yaml
+from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policy import PolicyLoadError, load_policy, make_ppo_policy, shipped_path
+from edgegym.agents.train import checkpoints
+
+import edgegym
+from edgegym.cli import main
+
+ENV = "edgegym/EnergyFairShare-v0"
+SMALL = ["--set", "quanta=10"]
+HP = ["--hp", "ppo.n_steps=64", "--hp", "eval.freq=128", "--hp", "eval.episodes=1"]
+HP += ["--hp", "checkpoint.freq=128", "--hp", "train.vec_env=dummy"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One tiny CLI training run shared by the tests below (256 steps, ~5 s)."""
+    out = tmp_path_factory.mktemp("train") / "run"
+    argv = ["train", ENV, *SMALL, "--timesteps", "256", "--n-envs", "1", "--seed", "0"]
+    rc = main([*argv, "--out", str(out), *HP, "--no-progress"])
+    assert rc == 0
+    return out
+
+
+def test_train_writes_model_config_checkpoints_logs_and_evaluations(trained):
+    assert (trained / "model.zip").is_file() and (trained / "best_model.zip").is_file()
+    cfg = yaml.safe_load((trained / "config.yaml").read_text())
+    assert cfg["env_id"] == ENV and cfg["family"] == "energy"
+    assert cfg["scenario"] == "etf-tx2-resnet50-mobilenetv2"
+    assert cfg["overrides"] == {"quanta": "10"} and cfg["seed"] == 0
+    assert cfg["trained_timesteps"] == 256
+    assert cfg["hyperparams"]["ppo"]["n_steps"] == 64  # the override, merged
+    assert cfg["hyperparams"]["ppo"]["gamma"] == load_hyperparams("energy")["ppo"]["gamma"]
+    assert cfg["hyperparam_overrides"]["ppo"] == {"n_steps": 64}
+    assert cfg["hyperparams"]["wrappers"]["discrete_actions"] is True
+    assert cfg["spaces"]["joint_actions"]["n"] == 61
+    assert {"edgegym", "stable_baselines3", "sb3_contrib", "torch"} <= set(cfg["versions"])
+    steps = [s for s, _ in checkpoints(trained)]
+    assert steps and steps[-1] == 256 and len(steps) <= 3
+    evals = json.loads((trained / "evaluations.json").read_text())
+    assert [e["timesteps"] for e in evals] == [128, 256]
+    assert evals[0]["baseline"] == "etf" and evals[0]["baseline_return"] is not None
+    assert evals[1]["baseline_return"] == evals[0]["baseline_return"]  # computed once
+    assert (trained / "logs" / "run-1" / "progress.csv").is_file()
+    assert any((trained / "logs" / "run-1").glob("events.out.tfevents.*"))
+
+
+def test_cli_evaluates_the_trained_policy_beside_baselines(trained, tmp_path, capsys):
+    out = tmp_path / "eval.json"
+    argv = ["evaluate", ENV, *SMALL, "--policy", f"ppo:{trained / 'model.zip'}", "--policy"]
+    rc = main([*argv, "etf", "--episodes", "2", "--json", str(out), "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    data = json.loads(out.read_text())
+    names = [r["policy"] for r in data["results"]]
+    assert names == [f"ppo:{trained / 'model.zip'}", "etf"]
+    assert all(r["episodes"] == 2 and "error" not in r for r in data["results"])
+    # A folder works too, and the Python evaluator scores it the same way.
+    res = edgegym.evaluate(
+        ENV, [f"ppo:{trained}"], overrides={"quanta": "10"}, episodes=2, progress=False
+    )
+    assert res.results[0]["mean_return"] == pytest.approx(data["results"][0]["mean_return"])
+
+
+def test_resume_continues_from_the_newest_checkpoint(trained, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    argv = ["train", ENV, "--out", str(run), "--resume", "--timesteps", "384", "--no-progress"]
+    assert main(argv) == 0
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    assert cfg["trained_timesteps"] == 384
+    assert len(cfg["runs"]) == 2 and cfg["runs"][1]["resumed_from"].endswith("0000000256.zip")
+    assert (run / "logs" / "run-2" / "progress.csv").is_file()
+    assert json.loads((run / "evaluations.json").read_text())[-1]["timesteps"] == 384
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ([], "already holds a training run"),
+        (["--resume", "--seed", "5"], "seed"),
+        (["--resume", "--hp", "ppo.n_steps=32"], "keeps its hyperparameters"),
+    ],
+)
+def test_train_refuses_to_overwrite_or_change_a_run(trained, extra, needle, capsys):
+    rc = main(["train", ENV, *SMALL, "--out", str(trained), *extra, "--no-progress"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("edgegym: error:") and needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["train", "edgegym/Nope-v0"], "Nope-v0"),
+        (["train", ENV, "--timesteps", "0"], "--timesteps"),
+        (["train", ENV, "--set", "quanta=0"], "quanta"),
+        (["train", ENV, "--hp", "ppo.nope=1"], "ppo.nope"),
+        (["train", ENV, "--hp", "ppo.n_steps=-3"], "ppo.n_steps"),
+        (["train", "edgegym/DAGOffload-v0"], "no hyperparameter file for family 'dag'"),
+    ],
+)
+def test_train_bad_arguments_exit_2(argv, needle, tmp_path, capsys):
+    assert main([*argv, "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("edgegym: error:") and needle in err and "Traceback" not in err
+    assert not (tmp_path / "x" / "model.zip").exists()
+
+
+# ----------------------------------------------------------------------------- policy files
+def test_missing_policy_file_is_a_clear_error(tmp_path, capsys):
+    missing = tmp_path / "nope" / "model.zip"
+    rc = main(["evaluate", ENV, *SMALL, "--policy", f"ppo:{missing}", "--episodes", "1"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and "does not exist" in err and "Traceback" not in err
+
+
+def test_no_shipped_policy_is_a_clear_error(capsys):
+    if shipped_path("energy").is_file():
+        pytest.skip("a policy is shipped for the energy family")
+    rc = main(["evaluate", ENV, *SMALL, "--policy", "ppo", "--episodes", "1", "--no-progress"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "no trained PPO policy is shipped for family 'energy'" in err
+    assert str(shipped_path("energy")) in err
+
+
+def test_corrupt_policy_file_is_a_clear_error(trained, tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    shutil.copy(trained / "config.yaml", bad / "config.yaml")
+    (bad / "model.zip").write_bytes(b"this is not a zip file")
+    rc = main(["evaluate", ENV, *SMALL, "--policy", f"ppo:{bad}", "--episodes", "1"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert str(bad / "model.zip") in err and "cannot be loaded" in err and "Traceback" not in err
+
+
+def test_missing_or_corrupt_config_is_a_clear_error(trained, tmp_path):
+    env = gym.make(ENV, quanta=10)
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(trained / "model.zip", lone / "model.zip")
+    with pytest.raises(PolicyLoadError, match=r"no config\.yaml beside it"):
+        load_policy(lone, env)
+    (lone / "config.yaml").write_text("{not: [yaml")
+    with pytest.raises(PolicyLoadError, match=r"config\.yaml cannot be read"):
+        load_policy(lone, env)
+
+
+def test_policy_checks_family_and_spaces(trained):
+    with pytest.raises(PolicyLoadError, match="family 'energy'"):
+        make_ppo_policy(f"ppo:{trained}", gym.make("edgegym/MIGReconfig-v0"))
+    with pytest.raises(PolicyLoadError, match="training scenario"):
+        load_policy(trained, gym.make(ENV, scenario="etf-dynamic-3"))
+
+
+def test_loaded_policy_acts_on_the_raw_environment(trained):
+    env = gym.make(ENV, quanta=10)
+    policy = load_policy(trained, env)
+    obs, _ = env.reset(seed=0)
+    action, _ = policy.predict(obs)
+    assert env.action_space.contains(action)  # MultiDiscrete, decoded from the catalogue
+    mask = env.unwrapped.action_masks()
+    offsets = [i * (env.unwrapped.units + 1) for i in range(len(action))]
+    assert all(mask[o + a] for o, a in zip(offsets, action, strict=True))
+
+
+# ----------------------------------------------------------------------------- config
+def test_every_family_file_loads_and_dotted_overrides_merge():
+    for family in ("continual", "mig", "energy"):
+        cfg = load_hyperparams(family)
+        assert cfg["algo"] == "maskable_ppo" and cfg["eval"]["baseline"]
+    cfg = load_hyperparams(
+        "mig", overrides=["ppo.learning_rate=1e-4", "policy_kwargs.net_arch=[8]"]
+    )
+    assert cfg["ppo"]["learning_rate"] == 1e-4 and cfg["policy_kwargs"]["net_arch"] == [8]
+
+
+def test_bad_hyperparameter_file_names_file_and_key(tmp_path):
+    path = tmp_path / "hp.yaml"
+    path.write_text("ppo: {learnin_rate: 0.1}\n")
+    with pytest.raises(ConfigError, match=r"hp\.yaml: unknown key 'ppo\.learnin_rate'"):
+        load_hyperparams(path=path)
+    path.write_text("algo: dqn\n")
+    with pytest.raises(ConfigError, match="algo"):
+        load_hyperparams(path=path)
+
+
+def test_logs_fall_back_to_csv_without_tensorboard(tmp_path, monkeypatch, capsys):
+    from edgegym.agents import train as train_module
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+    logger = train_module._logger(tmp_path / "logs")
+    assert "tensorboard is not installed" in capsys.readouterr().err
+    logger.record("x", 1.0)
+    logger.dump(0)
+    logger.close()
+    assert (tmp_path / "logs" / "progress.csv").is_file()
