@@ -476,6 +476,13 @@ class Scenario:
         """Mapping-style access."""
         return self.data.get(key, default)
 
+    def with_overrides(self, **overrides: Any) -> Scenario:
+        """A validated copy with field overrides (as :func:`load` applies them)."""
+        path = Path(self.source)
+        src = path.name if path.parent == _bundled_dir() else str(path)
+        raw = apply_overrides(copy.deepcopy(self.data), overrides, src)
+        return Scenario(self.name, validate(raw, src, path.parent), self.source)
+
 
 def _validate_record(
     rec: Any, spec: Mapping[str, tuple[Check, bool, Any]], where: str, src: str

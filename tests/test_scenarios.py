@@ -310,3 +310,15 @@ def test_new_families_reject_bad_files_clearly(tmp_path, name, edit, needles):
     assert "bad.yaml" in msg
     for needle in needles:
         assert needle in msg
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [("srs-edge-5apps", {"requests": 7, "count": 3}), ("etf-dynamic-3", {"quanta": 5})],
+)
+def test_overrides_apply_to_a_loaded_scenario(name, overrides):
+    """An environment given a loaded Scenario plus overrides applies them (as for a name)."""
+    assert load(name).with_overrides(**overrides).data == load(name, **overrides).data
+    from edgegym.envs.dag import DAGOffloadEnv
+
+    assert DAGOffloadEnv(load("srs-edge-5apps"), requests=7).n_requests == 7

@@ -14,7 +14,10 @@ def scenario_for(env_id: str, scenario: str | Scenario, overrides: dict[str, Any
     Raises:
         ScenarioError: On a bad file or override, or a scenario of another family.
     """
-    sc = scenario if isinstance(scenario, Scenario) else load(scenario, **overrides)
+    if isinstance(scenario, Scenario):
+        sc = scenario.with_overrides(**overrides) if overrides else scenario
+    else:
+        sc = load(scenario, **overrides)
     family = ENV_IDS[env_id][1]
     if sc["family"] != family:
         raise ScenarioError(
