@@ -50,6 +50,13 @@ Catalogue rules (deterministic: the same scenario and ``max_actions`` give the s
   ``m = U`` every work-conserving split is there, so ETF's, TF's and EF's actions for
   backlogged tenants are; absent tenants and demands below the split are clipped by the
   repair (as the environment would).
+* ``dag`` (:func:`dag_catalogue`): ``E + H`` actions. Entries ``0 .. E - 1``: the presented
+  node's server ``j`` and no retraining (a place epoch's whole decision; entry 0 doubles as
+  "no retraining anywhere" at an admit epoch). Entries ``E .. E + H - 1``: every task of the
+  arriving request retrains with configuration ``h`` (Algorithm 2 as written retrains every
+  task, mostly with one configuration). At a place epoch only the server rows are valid, at
+  an admit epoch only row 0 and the configuration rows; a task whose configuration is masked
+  (empty pool, below A_min) is repaired to its nearest valid choice.
 * any other family (:func:`generic_catalogue`): the constant actions ``min(v, nvec - 1)`` for
   ``v = 0 .. max(nvec) - 1``, then, per entry ``d``, the zero action with entry ``d`` set to
   evenly spaced values ``1 .. nvec[d] - 1``, as many as ``max_actions`` allows; duplicates
@@ -58,7 +65,8 @@ Catalogue rules (deterministic: the same scenario and ``max_actions`` give the s
 ``make_flat("edgegym/ContinualLearning-v0", scenario=...)`` builds an environment and applies
 the wrappers it needs (MIGReconfig-v0 is already flat and comes back as made). The ids in
 :data:`edgegym.envs.FLAT_IDS` (``edgegym/ContinualLearning-Flat-v0``,
-``edgegym/EnergyFairShare-Flat-v0``) do the same through ``gymnasium.make``.
+``edgegym/EnergyFairShare-Flat-v0``, ``edgegym/DAGOffload-Flat-v0``) do the same through
+``gymnasium.make``.
 """
 
 from __future__ import annotations
@@ -372,6 +380,22 @@ def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
     return out
 
 
+def dag_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
+    """The ``dag`` family's catalogue (module docstring); ``max_actions`` unused."""
+    u = env.unwrapped
+    e, n, h = int(u.e), int(u.n_nodes), len(u.options)
+    rows = []
+    for j in range(e):  # place epochs: the presented node's server
+        row = np.zeros(1 + n, dtype=np.int64)
+        row[0] = j
+        rows.append(row)
+    for v in range(1, h + 1):  # admit epochs: one configuration for every task (0: j = 0 row)
+        row = np.zeros(1 + n, dtype=np.int64)
+        row[1:] = v
+        rows.append(row)
+    return np.asarray(rows, dtype=np.int64)
+
+
 def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
     """Fallback catalogue for families without their own rule (module docstring)."""
     nvec = np.asarray(nvec, dtype=np.int64).ravel()
@@ -394,6 +418,7 @@ def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
 CATALOGUES: dict[str, Callable[[gym.Env, int], np.ndarray]] = {
     "continual": continual_catalogue,
     "energy": energy_catalogue,
+    "dag": dag_catalogue,
 }
 
 

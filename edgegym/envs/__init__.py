@@ -39,6 +39,7 @@ ENV_IDS: dict[str, tuple[str, str, str, str]] = {
 FLAT_IDS: dict[str, str] = {
     "edgegym/ContinualLearning-Flat-v0": "edgegym/ContinualLearning-v0",
     "edgegym/EnergyFairShare-Flat-v0": "edgegym/EnergyFairShare-v0",
+    "edgegym/DAGOffload-Flat-v0": "edgegym/DAGOffload-v0",
 }
 
 

@@ -51,6 +51,7 @@ class Pending:
     priority: np.ndarray  # (V,) Eq. 10 priorities of the inference DAG
     retrains: dict[int, int]  # extended node -> the inference task whose model it retrains
     head_ready: float = 0.0  # earliest input time of queue[0] over the servers
+    front: float = 0.0  # latest finish of the nodes placed so far (arrival before any)
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ class DAGOffloadEnv(gym.Env):
       (slides' Fig. 7) and updates the model for this and later requests. The accuracy term
       ``-theta * sum_i (1 - A_i)`` is the reward of this epoch.
     * **place** (a node is next): its edge server. The node is placed at its earliest feasible
-      start there (capacity timelines, transfers; Eq. 5-8). Placing a request's last node gives
-      the reward ``-completion``.
+      start there (capacity timelines, transfers; Eq. 5-8). The reward is minus the growth of
+      the request's latest finish time (from its arrival), so a request's place epochs add up
+      to ``-completion``.
 
     **Decision epochs**: every admitted request keeps its extended DAG's nodes in decreasing
     Eq. 10 priority. The next epoch places the head node that can start earliest (Algorithm 3,
@@ -117,7 +119,8 @@ class DAGOffloadEnv(gym.Env):
     model's last retraining / 100, mean execution time, Eq. 10 priority, accuracy gained by
     the chosen retraining, placed, presented, presented retraining node of this task), ``edges``
     (M, 2) node indices (-1 padding), ``edge_mask`` (M,), ``servers`` (E, 5) (speed, capacity,
-    backlog seconds, link to storage / 1000, seconds to finish the presented node there),
+    backlog seconds, link to storage / 1000, seconds the presented node would finish there
+    after its earliest possible finish: 0 on the earliest-finish server),
     ``globals`` (5,) (fraction of requests admitted, theta / 10, A_min, admit epoch, pending
     requests / 10).
 
@@ -454,6 +457,7 @@ class DAGOffloadEnv(gym.Env):
             retrains=retrains,
         )
         p.head_ready = self._ready(p)
+        p.front = t
         self.pending[k] = p
         self._next += 1
         # No node can start before the earliest pending request's arrival any more.
@@ -485,7 +489,11 @@ class DAGOffloadEnv(gym.Env):
         energy = (pl.finish - pl.start) * float(app.demand[i]) / self.units * dyn
         self.energy_j += energy
         p.queue.pop(0)
-        terms = {"completion": 0.0, "accuracy": 0.0, "energy": -energy / 1000.0}
+        # The completion term is paid as the request's latest finish moves (it telescopes to
+        # the completion time at the last node), so each placement sees its own cost.
+        grown = max(0.0, pl.finish - p.front)
+        p.front = max(p.front, pl.finish)
+        terms = {"completion": -grown, "accuracy": 0.0, "energy": -energy / 1000.0}
         extra: dict[str, Any] = {"node": i, "server": server, "energy_j": energy}
         if p.queue:
             p.head_ready = self._ready(p)
@@ -508,7 +516,6 @@ class DAGOffloadEnv(gym.Env):
                 "retrainings": len(p.retrains),
             }
         )
-        terms["completion"] = -completion
         extra.update(
             {"completion_s": completion, "accuracy": float(p.acc.mean()), "objective": objective}
         )
@@ -559,8 +566,8 @@ class DAGOffloadEnv(gym.Env):
             emask[:m] = 1.0
             if ep.kind == "place":
                 sched = self.pending[ep.k].schedule
-                for j in range(self.e):
-                    servers[j, 4] = self.cluster.finish_on(sched, ep.node, j)[1] - t
+                fin = [self.cluster.finish_on(sched, ep.node, j)[1] for j in range(self.e)]
+                servers[:, 4] = np.array(fin) - min(fin)  # 0 on the earliest-finish server(s)
         for j in range(self.e):
             last = self.cluster.times[j][-1]
             servers[j, :4] = [
