@@ -31,6 +31,7 @@ SMALL = {
     CONT: {"streams": 3, "windows": 3},
     ENERGY: {"quanta": 12},
     MIG: {"scenario": "migrator-w5", "window_s": 12, "windows": 2},
+    "edgegym/DAGOffload-v0": {"requests": 4},
 }
 
 
