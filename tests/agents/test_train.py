@@ -107,7 +107,7 @@ def test_train_refuses_to_overwrite_or_change_a_run(trained, extra, needle, caps
         (["train", ENV, "--set", "quanta=0"], "quanta"),
         (["train", ENV, "--hp", "ppo.nope=1"], "ppo.nope"),
         (["train", ENV, "--hp", "ppo.n_steps=-3"], "ppo.n_steps"),
-        (["train", "edgegym/DAGOffload-v0"], "no hyperparameter file for family 'dag'"),
+        (["train", ENV, "--config", "missing-hp.yaml"], "missing-hp.yaml"),
     ],
 )
 def test_train_bad_arguments_exit_2(argv, needle, tmp_path, capsys):
@@ -126,9 +126,10 @@ def test_missing_policy_file_is_a_clear_error(tmp_path, capsys):
     assert str(missing) in err and "does not exist" in err and "Traceback" not in err
 
 
-def test_no_shipped_policy_is_a_clear_error(capsys):
-    if shipped_path("energy").is_file():
-        pytest.skip("a policy is shipped for the energy family")
+def test_no_shipped_policy_is_a_clear_error(capsys, tmp_path, monkeypatch):
+    import edgegym.agents.policy as agent_policy
+
+    monkeypatch.setattr(agent_policy, "TRAINED_DIR", tmp_path)  # as if none were shipped
     rc = main(["evaluate", ENV, *SMALL, "--policy", "ppo", "--episodes", "1", "--no-progress"])
     assert rc == 2
     err = capsys.readouterr().err
