@@ -1,0 +1,12 @@
+"""Real execution: torch models, a real continual-learning stream, NVML energy, a real executor.
+
+* :mod:`edgegym.real.models`: compact ResNet-18- and MobileNetV2-style networks in plain torch.
+* :mod:`edgegym.real.data`: continual-learning windows built from scikit-learn's bundled digits
+  (new-class windows and domain-drift windows), each with train and held-out samples.
+* :mod:`edgegym.real.retrain`: real SGD retraining under a retraining configuration and
+  accuracy on held-out samples.
+* :mod:`edgegym.real.energy`: NVML energy meter (counter, sampling fallback, or unavailable).
+* :mod:`edgegym.real.executor`: :class:`RealExecutor`, the engine's executor that runs the work.
+
+Heavy imports (torch, scikit-learn) happen in the submodules, not here.
+"""
