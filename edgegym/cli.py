@@ -8,6 +8,7 @@ Examples::
     edgegym train edgegym/EnergyFairShare-v0 --timesteps 100000 --n-envs 2 --seed 0 \\
         --out runs/energy
     edgegym evaluate edgegym/EnergyFairShare-v0 --policy ppo:runs/energy/model.zip --policy etf
+    edgegym leaderboard --families energy --episodes 3
     edgegym envs
     edgegym scenarios
     edgegym policies --env edgegym/ContinualLearning-v0
@@ -197,6 +198,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """``edgegym leaderboard``: every policy on every family's scenarios -> docs/leaderboard.md."""
+    from edgegym.leaderboard import run_args
+
+    try:
+        return run_args(args, ["edgegym", *getattr(args, "argv", ["leaderboard"])])
+    except ValueError as exc:  # LeaderboardError, ScenarioError
+        raise UsageError(str(exc)) from None
+
+
 def cmd_envs(args: argparse.Namespace) -> int:
     """``edgegym envs``: the registered environment ids (and their flat views)."""
     from edgegym.envs import ENV_IDS, FLAT_IDS
@@ -336,6 +347,19 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     tr.set_defaults(func=cmd_train)
 
+    lb = sub.add_parser(
+        "leaderboard",
+        help="evaluate every policy on every family's scenarios, write docs/leaderboard.md",
+        description="Evaluate every registered policy (baselines, random, the shipped PPO) of "
+        "every family on its bundled scenarios over the same seeds; write leaderboard.md, "
+        "leaderboard.json and one figure per family (python -m edgegym.leaderboard is the "
+        "same).",
+    )
+    from edgegym.leaderboard import add_arguments
+
+    add_arguments(lb)
+    lb.set_defaults(func=cmd_leaderboard)
+
     envs = sub.add_parser("envs", help="list the registered environment ids")
     envs.set_defaults(func=cmd_envs)
 
@@ -359,7 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         parser = build_parser()
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        argv = list(argv) if argv is not None else sys.argv[1:]
+        args = parser.parse_args(argv)
+        args.argv = argv
         return int(args.func(args))
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

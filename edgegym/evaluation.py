@@ -38,6 +38,21 @@ from edgegym.scenarios import ScenarioError
 PolicyLike = str | Any
 
 
+#: The families' headline metrics (``episode_metrics`` key, column label), in table order:
+#: Goodput and SLO attainment (mig), the fairness indices F_T, F_E, F_S (energy), the
+#: objective and completion time (dag). The evaluator's table and the leaderboard show those
+#: that any policy reports, before accuracy, energy and retrainings.
+HEADLINE_METRICS: tuple[tuple[str, str], ...] = (
+    ("goodput", "goodput"),
+    ("slo_attainment", "SLO"),
+    ("F_T", "F_T"),
+    ("F_E", "F_E"),
+    ("F_S", "F_S"),
+    ("objective", "objective"),
+    ("completion_s", "completion s"),
+)
+
+
 # ----------------------------------------------------------------------------- result
 @dataclass
 class EvalResult:
@@ -145,17 +160,8 @@ class EvalResult:
         """Aligned text table: return, accuracy, energy, retrainings and decision time."""
         # Family-specific headline metrics, shown when any policy reports them.
         present = set().union(*(r.get("metrics", {}).keys() for r in self.results))
-        family_cols = [
-            ("goodput", "goodput"),
-            ("slo_attainment", "SLO"),
-            ("F_T", "F_T"),
-            ("F_E", "F_E"),
-            ("F_S", "F_S"),
-            ("objective", "objective"),
-            ("completion_s", "completion s"),
-        ]
-        extra_keys = [k for k, _ in family_cols if k in present]
-        extra = [label for k, label in family_cols if k in present]
+        extra_keys = [k for k, _ in HEADLINE_METRICS if k in present]
+        extra = [label for k, label in HEADLINE_METRICS if k in present]
         header = [
             "policy",
             "return",
@@ -527,4 +533,12 @@ def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
     return None if tl is None else [dict(rec) for rec in tl]
 
 
-__all__ = ["EvalResult", "PolicyLike", "check_env_id", "default_scenario", "evaluate", "make_env"]
+__all__ = [
+    "HEADLINE_METRICS",
+    "EvalResult",
+    "PolicyLike",
+    "check_env_id",
+    "default_scenario",
+    "evaluate",
+    "make_env",
+]

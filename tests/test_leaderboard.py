@@ -1,0 +1,153 @@
+"""The leaderboard end to end on a tiny configuration: every family, one scenario each, one
+episode; markdown sections, figures, JSON written as it goes, re-rendering, resume, failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from edgegym.agents.policy import shipped_path
+
+from edgegym import leaderboard as lb
+from edgegym.cli import main as cli_main
+
+#: Tiny runs of each family's default scenario (about 5 s for all four).
+TINY = [
+    "--set",
+    "continual:windows=2",
+    "--set",
+    "mig:window_s=10",
+    "--set",
+    "energy:quanta=10",
+    "--set",
+    "dag:requests=20",
+]
+FAMILIES = ["continual", "mig", "energy", "dag"]
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """One tiny leaderboard run shared by the tests below."""
+    out = tmp_path_factory.mktemp("leaderboard")
+    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", *TINY]
+    assert lb.main(argv) == 0
+    return out
+
+
+def test_writes_markdown_json_and_one_figure_per_family(board):
+    md = (board / "leaderboard.md").read_text()
+    assert md.startswith("# Leaderboard")
+    assert "## Shipped PPO on each family's default scenario" in md
+    for fam in FAMILIES:
+        env_id = lb.families()[fam]
+        scen = lb.default_scenario_of(fam)
+        assert f"## {fam} — `{env_id}`" in md
+        assert f"### {scen} (default)" in md
+        assert f"![{fam}: mean return per policy and scenario](leaderboard-{fam}.png)" in md
+        assert (board / f"leaderboard-{fam}.png").stat().st_size > 1000
+    data = json.loads((board / "leaderboard.json").read_text())
+    assert set(data["cells"]) == {f"{f}/{lb.default_scenario_of(f)}" for f in FAMILIES}
+    for key, cell in data["cells"].items():
+        fam = key.split("/")[0]
+        names = [r["policy"] for r in cell["results"]]
+        # Every registered policy of the family ran (or says why not), on the same seeds.
+        assert set(names) | set(cell["skipped"]) == set(cell["policies"])
+        assert set(lb.family_policies(fam)) <= set(cell["policies"])
+        assert all(r["episodes"] == 1 and "error" not in r for r in cell["results"])
+        assert cell["seeds"] == [0] and cell["overrides"]
+        assert ("ppo" in cell["policies"]) == shipped_path(fam).is_file()
+    assert data["runs"][-1]["wall_s"] > 0
+
+
+def test_rows_show_ppo_or_not_shipped_and_the_gap(board):
+    md = (board / "leaderboard.md").read_text()
+    for fam in FAMILIES:
+        section = md.split(f"## {fam} — ")[1].split("\n## ")[0]
+        if shipped_path(fam).is_file():
+            assert "| **ppo** |" in section
+            assert "PPO − best baseline (" in section
+            assert "timesteps" in section and "wall time" in section
+        else:
+            assert "ppo: not shipped" in section
+            assert "**Shipped PPO**: not shipped" in section
+    assert "| continual | ekya-cityscapes |" in md  # the summary row
+
+
+def test_render_only_rewrites_the_report_from_the_json(board, capsys):
+    md = board / "leaderboard.md"
+    before = md.read_text()
+    md.unlink()
+    (board / "leaderboard-energy.png").unlink()
+    # The edgegym CLI runs the same command.
+    assert cli_main(["leaderboard", "--render-only", "--out", str(board)]) == 0
+    assert md.read_text() == before
+    assert (board / "leaderboard-energy.png").is_file()
+
+
+def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch):
+    out = tmp_path / "copy"
+    out.mkdir()
+    (out / "leaderboard.json").write_text((board / "leaderboard.json").read_text())
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a finished scenario was evaluated again")
+
+    monkeypatch.setattr(lb, "run_cell", boom)
+    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", "--resume", *TINY]
+    assert lb.main(argv) == 0
+    assert (out / "leaderboard.md").is_file()
+
+
+def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys):
+    real = lb.run_cell
+    calls = []
+
+    def flaky(family, scenario, *args, **kwargs):
+        calls.append(family)
+        if family == "mig":
+            raise RuntimeError("simulated crash")
+        return real(family, scenario, *args, **kwargs)
+
+    monkeypatch.setattr(lb, "run_cell", flaky)
+    argv = ["--quick", "--families", "energy,mig,continual", "--episodes", "1"]
+    argv += ["--out", str(tmp_path), "--no-progress", *TINY]
+    assert lb.main(argv) == 1
+    assert calls == ["continual", "mig", "energy"]  # the run went on after the crash
+    data = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert "simulated crash" in data["cells"]["mig/migrator-w1"]["error"]
+    assert data["cells"]["energy/etf-tx2-resnet50-mobilenetv2"]["results"]
+    assert data["runs"][-1]["failed"] == ["mig/migrator-w1"]
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert "Evaluation failed: RuntimeError: simulated crash" in md
+    assert "mig/migrator-w1 failed" in capsys.readouterr().err
+
+
+def test_plan_defaults_and_selection():
+    cells = lb.plan()
+    mig = [s for f, s in cells if f == "mig"]
+    assert mig == [f"migrator-w{k}" for k in range(1, 9)]  # the default subset
+    assert [f for f, _ in cells if f == "dag"] and [f for f, _ in cells if f == "energy"]
+    assert len([s for f, s in lb.plan(["mig"], ["all"]) if f == "mig"]) == 16
+    assert lb.plan(quick=True) == [(f, lb.default_scenario_of(f)) for f in FAMILIES]
+    assert lb.plan(None, ["etf-dynamic-3", "ekya-table1"]) == [
+        ("continual", "ekya-table1"),
+        ("energy", "etf-dynamic-3"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--families", "nope"], "unknown family 'nope'"),
+        (["--scenarios", "nope"], "unknown scenario 'nope'"),
+        (["--set", "requests=200"], "expected FAMILY:KEY=VALUE"),
+        (["--set", "dag:bogus=1", "--families", "dag"], "bogus"),
+        (["--episodes", "0"], "--episodes must be >= 1"),
+        (["--render-only"], "no results to render"),
+    ],
+)
+def test_bad_arguments_exit_2(argv, needle, tmp_path, capsys):
+    assert lb.main([*argv, "--out", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    assert not (tmp_path / "leaderboard.json").exists()
