@@ -10,3 +10,10 @@
 
 Heavy imports (torch, scikit-learn) happen in the submodules, not here.
 """
+
+from pathlib import Path
+
+#: A tiny continual scenario (two streams, two windows) for the real backend.
+TINY_SCENARIO = str(Path(__file__).with_name("real-digits-tiny.yaml"))
+
+__all__ = ["TINY_SCENARIO"]

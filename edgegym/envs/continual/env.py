@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gymnasium as gym
@@ -62,9 +63,20 @@ class ContinualLearningEnv(gym.Env):
         max_streams: Stream slots (pad to train one policy over scenarios with fewer streams).
         record_timeline: Keep a per-segment timeline in ``env.unwrapped.engine.metrics``.
         render_mode: ``None`` or ``"ansi"``.
+        backend: ``"sim"`` (default: the profile-driven simulator) or ``"real"``: actual
+            PyTorch inference and retraining on ``device`` with measured accuracies,
+            latencies and energy (:class:`edgegym.real.executor.RealExecutor`);
+            ``info["real"]`` then holds what was measured since the last step and what was
+            emulated. See ``docs/real.md``.
+        device: Torch device of the real backend, ``"cpu"`` or ``"cuda[:N]"`` (an error if
+            CUDA is requested and torch sees no GPU).
+        time_scale: Real backend: scenario seconds per wall second (``10``: a 200 s window
+            runs in 20 s); ``None`` runs as fast as the work allows.
+        real_options: Real backend options (:data:`edgegym.real.executor.DEFAULT_OPTIONS`:
+            data stream kind, samples per window, drift severity, network width, ...).
         **overrides: Scenario field overrides, e.g. ``gpus=4``, ``streams=2``.
 
-    Version history: v0: initial release.
+    Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
@@ -75,8 +87,20 @@ class ContinualLearningEnv(gym.Env):
         max_streams: int | None = None,
         record_timeline: bool = False,
         render_mode: str | None = None,
+        backend: str = "sim",
+        device: str = "cpu",
+        time_scale: float | None = None,
+        real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
+        if backend not in ("sim", "real"):
+            raise ValueError(f"backend={backend!r}; expected 'sim' or 'real'")
+        self.backend, self.device, self.time_scale = backend, device, time_scale
+        self.real_options = dict(real_options or {})
+        if backend == "real":
+            from edgegym.real.executor import check_device
+
+            check_device(device)  # fail at construction, not at the first reset
         sc = scenario_for("edgegym/ContinualLearning-v0", scenario, overrides)
         self.spec_ = spec = ContinualSpec.from_scenario(sc)
         self.max_streams = int(max_streams or spec.streams)
@@ -115,6 +139,8 @@ class ContinualLearningEnv(gym.Env):
             spec.multi_gpu_efficiency,
             speed=spec.speed,
         )
+        if self.backend == "real":
+            executor = self._real_executor(executor)
         cluster = ClusterState(gpus=spec.gpus, clock_mhz=np.full(spec.gpus, spec.clock_mhz))
         self.engine = Engine(profile, executor, cluster, spec.window_s)
         self.engine.metrics.a_min = spec.a_min
@@ -123,11 +149,41 @@ class ContinualLearningEnv(gym.Env):
         self._enter_window(0)
         return observation.encode(self), self._info(dict.fromkeys(reward.TERMS, 0.0), 0.0)
 
+    def _real_executor(self, sim: SimulatedExecutor) -> Any:
+        from edgegym.real.executor import RealExecutor
+
+        spec = self.spec_
+        requested = []
+        if spec.gpus > 1:
+            requested.append(f"{spec.gpus} GPUs: emulated on one {self.device} device")
+        if spec.clock_mhz and spec.clock_mhz != spec.gpu.max_clock_mhz:
+            requested.append(
+                f"clock {spec.clock_mhz:.0f} MHz: not applied (clocks are never changed); "
+                "modelled in progress rates and shares"
+            )
+        # Seed of the real work from a copy of np_random, so the episode's own random
+        # stream (profile, estimates) is the same as in the simulator.
+        seed = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
+        return RealExecutor(
+            sim,
+            spec.retrain_configs,
+            spec.windows,
+            spec.model.name,
+            device=self.device,
+            time_scale=self.time_scale,
+            seed=seed,
+            requested=requested,
+            options=self.real_options,
+        )
+
     def _enter_window(self, k: int) -> None:
         eng, spec = self.engine, self.spec_
         eng.start_window(k)
         if k >= spec.windows:
             return
+        if self.backend == "real":
+            # Drift as measured: the deployed models' accuracy on the new window's data.
+            eng.tenants.model_acc = eng.executor.deployed_accuracy()
         prof = eng.profile
         # Micro-profiler error: a part shared by all configurations of a stream (they are
         # profiled on the same data subsample) and an independent part per configuration.
@@ -290,7 +346,7 @@ class ContinualLearningEnv(gym.Env):
     def _info(self, terms: dict[str, float], energy: float) -> dict[str, Any]:
         eng = self.engine
         acc = eng.executor.inference_accuracy(eng.tenants, eng.alloc)
-        return {
+        info = {
             "reward_terms": terms,
             "energy_j": energy,
             "stream_accuracy": acc.tolist(),
@@ -299,6 +355,16 @@ class ContinualLearningEnv(gym.Env):
             "time_s": eng.cluster.time_s,
             "action_mask": self.action_masks(),
         }
+        if self.backend == "real":
+            info["real"] = {
+                "device": self.device,
+                "time_scale": self.time_scale,
+                "emulated": list(eng.executor.emulated),
+                "energy_available": eng.executor.meter.available,
+                "energy_message": eng.executor.meter.message,
+                "log": eng.executor.drain_log(),
+            }
+        return info
 
     def render(self) -> str | None:
         """Text table of the streams (``render_mode="ansi"``)."""
