@@ -12,6 +12,7 @@ Examples::
     edgegym envs
     edgegym scenarios
     edgegym policies --env edgegym/ContinualLearning-v0
+    edgegym profile --device cpu --out profiles/cpu.yaml
 
 Exit codes: 0 success, 1 a policy raised during evaluation (the partial results are still
 printed and written), 2 bad arguments.
@@ -250,6 +251,25 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    """``edgegym profile``: measure on a device and write a measured scenario file."""
+    from edgegym.real import TINY_SCENARIO
+    from edgegym.real.profile import profile
+
+    try:
+        sc = profile(
+            args.out, device=args.device, base_scenario=args.base or TINY_SCENARIO, seed=args.seed
+        )
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    measured = sc["provenance"]["measured"]
+    print(
+        f"wrote {args.out}: {sc['name']} measured on {measured['device']} "
+        f"({measured['device_name']}), {len(measured['retraining'])} retraining runs"
+    )
+    return 0
+
+
 def cmd_policies(args: argparse.Namespace) -> int:
     """``edgegym policies``: the registered policies (for one env's family with ``--env``)."""
     from edgegym.baselines import POLICIES
@@ -365,6 +385,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("scenarios", help="list the bundled scenarios")
     sc.set_defaults(func=cmd_scenarios)
+
+    pr = sub.add_parser(
+        "profile",
+        help="measure models and retraining for real; write a measured scenario",
+        description="Run the real backend's models and retraining configurations on a device "
+        "and write a continual scenario with the measured profiles (docs/real.md).",
+    )
+    pr.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
+    pr.add_argument("--out", required=True, metavar="PATH", help="scenario file to write")
+    pr.add_argument("--base", metavar="SCENARIO", help="continual scenario file to measure")
+    pr.add_argument("--seed", type=int, default=0, help="seed of data and networks")
+    pr.set_defaults(func=cmd_profile)
 
     po = sub.add_parser("policies", help="list the policies")
     po.add_argument("--env", metavar="ENV_ID", help="only policies applicable to this env")

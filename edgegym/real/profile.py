@@ -1,0 +1,220 @@
+"""Profiler: measure models and retraining configurations for real; write a scenario file.
+
+:func:`profile` runs the real backend's models on a device and writes a continual-learning
+scenario whose numbers are measured rather than synthesised:
+
+* **Inference latency** of the compact model versus batch size (measured) and versus GPU share
+  (time-slicing: a share ``s`` of the device serves a batch in ``latency / s``; derived, marked
+  as such), and the share each inference configuration needs for ``fps`` frames per second.
+* **Retraining** of every configuration of the base scenario on every stream and window:
+  device seconds (the scenario's ``gpu_seconds``: seconds on the whole device) and held-out
+  accuracy after each epoch, with the micro-profiler's curve fit
+  ``acc(e) = a_inf - (a_inf - a_0) * exp(-e / tau)`` (Ekya §4.3 fits such a curve from a few
+  epochs to extrapolate).
+* **Drift**: the deployed model's accuracy at window 0 (``start_accuracy``) and how much the
+  model retrained with the first configuration loses on the next window (``drift``).
+
+The file keeps the base scenario's structure (streams, windows, configurations) and records
+the device, torch version, date and every measurement under ``provenance.measured``; its
+window length is stretched where needed so that the slowest measured job fits in a window at
+a full device. The simulator runs it like any other scenario; ``backend="real"`` too.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import platform
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from edgegym.real import TINY_SCENARIO
+from edgegym.real.data import DigitStream
+from edgegym.real.executor import DEFAULT_OPTIONS, check_device
+from edgegym.real.models import architecture_for
+from edgegym.real.retrain import RetrainJob, evaluate, pretrained
+from edgegym.workload.continual import RetrainConfig
+
+
+def fit_curve(epochs: np.ndarray, acc: np.ndarray) -> dict[str, float] | None:
+    """Fit ``a_inf - (a_inf - a_0) * exp(-e / tau)`` to accuracies at epochs (incl. 0)."""
+    from scipy.optimize import curve_fit
+
+    def f(e: np.ndarray, a0: float, a_inf: float, tau: float) -> np.ndarray:
+        return a_inf - (a_inf - a0) * np.exp(-e / tau)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # covariance warnings on flat curves
+            (a0, a_inf, tau), _ = curve_fit(
+                f,
+                epochs,
+                acc,
+                p0=(acc[0], acc.max(), 1.0),
+                bounds=([0.0, 0.0, 0.05], [1.0, 1.0, 100.0]),
+                maxfev=5000,
+            )
+    except (RuntimeError, ValueError):
+        return None
+    rmse = float(np.sqrt(np.mean((f(epochs, a0, a_inf, tau) - acc) ** 2)))
+    return {"a0": float(a0), "a_inf": float(a_inf), "tau": float(tau), "rmse": rmse}
+
+
+def _latency_ms(model: torch.nn.Module, batch: int, device: str, repeats: int) -> float:
+    x = torch.rand(batch, 1, 8, 8, device=device)
+    model.eval()
+    with torch.no_grad():
+        model(x)  # warm-up
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            model(x)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+    return 1000.0 * (time.perf_counter() - t0) / repeats
+
+
+def profile(
+    out: str | Path,
+    device: str = "cpu",
+    base_scenario: str | Path = TINY_SCENARIO,
+    seed: int = 0,
+    batches: tuple[int, ...] = (1, 8, 32),
+    shares: tuple[float, ...] = (0.25, 0.5, 1.0),
+    fps: float = 30.0,
+    options: dict[str, Any] | None = None,
+    repeats: int = 20,
+) -> dict[str, Any]:
+    """Profile on ``device`` and write a measured continual scenario to ``out``.
+
+    Args:
+        out: Path of the scenario file to write.
+        device: ``"cpu"`` or ``"cuda[:N]"``.
+        base_scenario: Scenario whose structure (streams, windows, configurations) is kept.
+        seed: Seed of the data stream and the networks.
+        batches: Inference batch sizes to time.
+        shares: Device shares to report latency at (time-slicing: derived).
+        fps: Frame rate a stream must sustain (sets each inference configuration's share).
+        options: Real backend options (:data:`edgegym.real.executor.DEFAULT_OPTIONS`).
+        repeats: Timed forward passes per batch size.
+
+    Returns:
+        The scenario written, as a mapping.
+    """
+    check_device(device)
+    opts = {**DEFAULT_OPTIONS, **(options or {})}
+    base = yaml.safe_load(Path(base_scenario).read_text())
+    if base.get("family") != "continual":
+        raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")
+    configs = [RetrainConfig(**c) for c in base["retrain_configs"]]
+    n_streams, n_windows = int(base["streams"]), int(base["windows"])
+    arch = architecture_for(base["model"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(opts["threads"]))
+    try:
+        streams = [
+            DigitStream(
+                windows=n_windows,
+                kind=opts["kind"],
+                n_train=int(opts["n_train"]),
+                n_test=int(opts["n_test"]),
+                severity=float(opts["severity"]),
+                stream=v,
+                seed=seed,
+            )
+            for v in range(n_streams)
+        ]
+        model = pretrained(arch, streams[0], int(opts["width"]), device)
+        latency = {b: _latency_ms(model, b, device, repeats) for b in batches}
+        start_acc, post, secs, drift, curves = [], [], [], [], []
+        for v, stream in enumerate(streams):
+            deployed = pretrained(arch, stream, int(opts["width"]), device)
+            post_v, secs_v, drift_v = [], [], []
+            for k in range(n_windows):
+                w = stream.window(k)
+                a0 = evaluate(deployed, w.x_test, w.y_test, device)[0]
+                if k == 0:
+                    start_acc.append(a0)
+                else:
+                    drift_v.append(max(0.0, post_v[-1][0] - a0))
+                row_acc, row_s, first = [], [], None
+                for c, cfg in enumerate(configs):
+                    job = RetrainJob(copy.deepcopy(deployed), w, cfg, seed=seed + k, device=device)
+                    job.run_epochs(cfg.epochs)
+                    acc = np.array([a0, *job.curve])
+                    curves.append(
+                        {
+                            "stream": v,
+                            "window": k,
+                            "config": cfg.name,
+                            "seconds": round(job.seconds, 5),
+                            "accuracy_vs_epoch": [round(float(a), 4) for a in acc],
+                            "fit": fit_curve(np.arange(len(acc), dtype=float), acc),
+                        }
+                    )
+                    row_acc.append(float(job.curve[-1]))
+                    row_s.append(max(job.seconds, 1e-3))
+                    if c == 0:
+                        first = job.model
+                post_v.append(row_acc)
+                secs_v.append(row_s)
+                deployed = first
+            post.append(post_v)
+            secs.append(secs_v)
+            drift.append([0.0, *drift_v])
+    finally:
+        torch.set_num_threads(threads)
+
+    per_frame_s = latency[max(batches)] / 1000.0 / max(batches)
+    scenario = copy.deepcopy(base)
+    name = f"measured-{Path(out).stem}"
+    scenario["name"] = name
+    scenario["description"] = (
+        f"Measured by 'edgegym profile' on {device} from {base.get('name', base_scenario)}."
+    )
+    for cfg in scenario["inference_configs"]:
+        needed = fps * cfg.get("frame_sampling", 1.0) * per_frame_s
+        cfg["share"] = float(round(max(needed, 1e-3), 6))
+    max_job = float(np.max(secs))
+    scenario["window_s"] = float(max(float(base["window_s"]), round(4 * max_job, 3)))
+    scenario["drift"] = {
+        "kind": "table",
+        "start_accuracy": [round(a, 4) for a in start_acc],
+        "post_accuracy": np.round(post, 4).tolist(),
+        "gpu_seconds": np.round(secs, 5).tolist(),
+        "drift": np.round(drift, 4).tolist(),
+        "floor": 0.0,
+    }
+    scenario["provenance"] = {
+        "measured": {
+            "tool": "edgegym profile",
+            "device": device,
+            "device_name": torch.cuda.get_device_name(device)
+            if device.startswith("cuda")
+            else platform.processor() or platform.machine(),
+            "torch": str(torch.__version__),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "architecture": arch,
+            "data": {k: opts[k] for k in ("kind", "n_train", "n_test", "severity")},
+            "seed": seed,
+            "latency_ms_vs_batch": {int(b): round(t, 5) for b, t in latency.items()},
+            "latency_ms_vs_share": {
+                float(s): {int(b): round(t / s, 5) for b, t in latency.items()} for s in shares
+            },
+            "latency_vs_share_note": "time-slicing: latency at share s = latency at 1 / s "
+            "(derived; MIG/MPS shares were not applied)",
+            "fps": fps,
+            "retraining": curves,
+        },
+        "base": base.get("provenance", {}),
+    }
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(yaml.safe_dump(scenario, sort_keys=False, width=100))
+    return scenario
