@@ -13,6 +13,7 @@ Examples::
     edgegym scenarios
     edgegym policies --env edgegym/ContinualLearning-v0
     edgegym profile --device cpu --out profiles/cpu.yaml
+    edgegym fidelity edgegym/ContinualLearning-v0 --policy thief --device cpu
 
 Exit codes: 0 success, 1 a policy raised during evaluation (the partial results are still
 printed and written), 2 bad arguments.
@@ -270,6 +271,31 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fidelity(args: argparse.Namespace) -> int:
+    """``edgegym fidelity``: sim vs real, per window."""
+    import json
+
+    from edgegym.real import TINY_SCENARIO
+    from edgegym.real.fidelity import fidelity, format_report
+
+    try:
+        report = fidelity(
+            args.env_id,
+            args.scenario or TINY_SCENARIO,
+            args.policy,
+            seed=args.seed,
+            device=args.device,
+            time_scale=args.time_scale,
+        )
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    print(format_report(report))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=2)
+    return 0
+
+
 def cmd_policies(args: argparse.Namespace) -> int:
     """``edgegym policies``: the registered policies (for one env's family with ``--env``)."""
     from edgegym.baselines import POLICIES
@@ -397,6 +423,21 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--base", metavar="SCENARIO", help="continual scenario file to measure")
     pr.add_argument("--seed", type=int, default=0, help="seed of data and networks")
     pr.set_defaults(func=cmd_profile)
+
+    fi = sub.add_parser(
+        "fidelity",
+        help="run a scenario and policy in sim and real mode; per-window differences",
+        description="Run the same scenario, policy and seed with the simulator and with the "
+        "real backend and report the reward and its terms per window (docs/real.md).",
+    )
+    fi.add_argument("env_id", metavar="ENV_ID", help="environment id with a real backend")
+    fi.add_argument("--scenario", help="scenario name or .yaml path (default: the tiny one)")
+    fi.add_argument("--policy", default="thief", help="policy spec (default: thief)")
+    fi.add_argument("--seed", type=int, default=0, help="episode seed")
+    fi.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
+    fi.add_argument("--time-scale", type=float, default=None, help="scenario s per wall s")
+    fi.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    fi.set_defaults(func=cmd_fidelity)
 
     po = sub.add_parser("policies", help="list the policies")
     po.add_argument("--env", metavar="ENV_ID", help="only policies applicable to this env")
