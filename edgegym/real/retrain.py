@@ -126,7 +126,7 @@ def retrain(
 
 
 #: Pretraining of the deployed models on a stream's clean base data.
-PRETRAIN = RetrainConfig(name="pretrain", epochs=8, batch_size=32)
+PRETRAIN = RetrainConfig(name="pretrain", epochs=6, batch_size=32)
 
 
 @lru_cache(maxsize=16)
