@@ -305,7 +305,7 @@ def run_cell(
             try:
                 make_policy(spec, probe)
             except ValueError as exc:  # PolicyLoadError, bad parameters
-                skipped[spec] = str(exc)
+                skipped[spec] = str(exc).replace(str(Path.cwd().resolve()) + os.sep, "")
             else:
                 usable.append(spec)
     finally:
@@ -522,23 +522,25 @@ def _best_baseline(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | Non
 def _fmt(x: float | None, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
-    if abs(x) >= 1000:
-        digits = min(digits, 1)
     return f"{x:.{digits}f}"
 
 
 def _pm(m: Mapping[str, Any] | None, digits: int = 3, scale: float = 1.0) -> str:
+    """``mean ± std``; one decimal when the mean is 100 or more in magnitude."""
     if not m or m.get("mean") is None:
         return "–"
+    mean = m["mean"] * scale
     std = m.get("std")
     spread = None if std is None else std * scale
-    return f"{_fmt(m['mean'] * scale, digits)} ± {_fmt(spread, digits)}"
+    if abs(mean) >= 100:
+        digits = min(digits, 1)
+    return f"{_fmt(mean, digits)} ± {_fmt(spread, digits)}"
 
 
 def _gap(ppo: float, best: float) -> str:
     diff = ppo - best
     rel = f" ({100 * diff / abs(best):+.1f} %)" if best else ""
-    return f"{diff:+.3f}{rel}"
+    return f"{diff:+.{1 if abs(best) >= 100 else 3}f}{rel}"
 
 
 def _duration(seconds: float | None) -> str:
@@ -578,7 +580,7 @@ def _seeds_text(seeds: Sequence[int]) -> str:
 
 def _overrides_text(overrides: Mapping[str, Any] | None) -> str:
     if not overrides:
-        return "none (as bundled)"
+        return "none"
     return ", ".join(f"`{k}={v}`" for k, v in overrides.items())
 
 
@@ -639,7 +641,8 @@ def _cell_table(cell: Mapping[str, Any], family: str) -> list[str]:
         if "error" in r:
             notes.append(f"(!) {r['policy']} failed after {r['episodes']} episode(s): {r['error']}")
     for name, why in (cell.get("skipped") or {}).items():
-        short = why if len(why) <= 240 else why[:239] + "…"
+        why = why.replace(str(Path.cwd().resolve()) + os.sep, "")  # repository-relative
+        short = why if len(why) <= 400 else why[:399] + "…"
         notes.append(f"Not evaluated here: {name}: {short}")
     if _stale(cell.get("ppo"), family):
         notes.append(
@@ -712,6 +715,9 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
 
 def _family_header(fam: str, cells: Sequence[Mapping[str, Any]]) -> list[str]:
     info = next((c.get("ppo") for c in cells if c.get("ppo") is not None), None)
+    now = shipped_info(fam) if info is not None else None
+    if now is not None and now.get("sha256") == info.get("sha256"):
+        info = {**info, "notes": now.get("notes") or []}  # same model, current notes
     if info is None:
         return [
             f"**Shipped PPO**: not shipped (no `agents/trained/{fam}/model.zip` when this family "
@@ -794,7 +800,10 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
         "*PPO − best* is the PPO's mean return minus the best baseline's (best registered "
         "policy other than `random` and `ppo`), relative to the latter in brackets; "
         "negative means the baseline wins. Training budget and wall time are those recorded "
-        "in the shipped `config.yaml` (2-core machine, `nice`d, one training at a time).",
+        "in the shipped `config.yaml` (training on this 2-core machine, `nice`d, beside other "
+        "jobs). Each PPO was trained on its family's default scenario only; on the family's "
+        "other scenarios it plays wherever its observation and action spaces fit (a transfer "
+        "test), and is listed as not evaluated elsewhere.",
     ]
     for fam in fams:
         env_id = known[fam]
