@@ -120,6 +120,25 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), kwargs
 
 
+#: Each family's flagship published scheduler: ``edgegym evaluate``'s default policy and the
+#: baseline the agents' periodic evaluation compares against.
+DEFAULT_POLICY: dict[str, str] = {
+    "continual": "thief",
+    "mig": "migrator",
+    "energy": "etf",
+    "dag": "mrs",
+}
+
+
+def env_family(env: gym.Env) -> str | None:
+    """The edgegym family of ``env`` (through any wrappers), or ``None`` for a foreign env."""
+    from edgegym.envs import ENV_IDS
+
+    cls = type(env.unwrapped)
+    entry = f"{cls.__module__}:{cls.__name__}"
+    return next((fam for ep, fam, *_ in ENV_IDS.values() if ep == entry), None)
+
+
 def make_policy(spec: str, env: gym.Env) -> Policy:
     """Build a policy by name (with optional ``:key=value`` parameters) for ``env``.
 
@@ -133,7 +152,15 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     name, kwargs = parse_policy(spec)
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
-    factory = POLICIES[name][0]
+    factory, families, _ = POLICIES[name]
+    family = env_family(env)
+    if family is not None and family not in families:
+        mine = [n for n, (_, fams, _) in POLICIES.items() if family in fams]
+        raise ValueError(
+            f"policy {name!r} schedules the {'/'.join(families)} family, but "
+            f"{env.unwrapped.spec.id if env.unwrapped.spec else type(env.unwrapped).__name__} "
+            f"is {family}: use one of {', '.join(mine)} or ppo"
+        )
     try:
         return factory(env, **kwargs)
     except TypeError as exc:
@@ -141,6 +168,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
 
 
 __all__ = [
+    "DEFAULT_POLICY",
     "POLICIES",
     "AdaInfPolicy",
     "AstraeaPolicy",
@@ -160,6 +188,7 @@ __all__ = [
     "StaticHalfPolicy",
     "ThiefPolicy",
     "UniformPolicy",
+    "env_family",
     "make_policy",
     "parse_policy",
     "thief_schedule",

@@ -87,6 +87,13 @@ def _env_family(env_id: str) -> str | None:
     return ENV_IDS[env_id][1] if env_id in ENV_IDS else None
 
 
+def _default_policy(env_id: str) -> str:
+    """The family's flagship scheduler (``thief`` for ids outside edgegym)."""
+    from edgegym.baselines import DEFAULT_POLICY
+
+    return DEFAULT_POLICY.get(_env_family(env_id) or "continual", "thief")
+
+
 def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
     """Expand ``all`` into every registered policy applicable to the env's family; dedupe."""
     from edgegym.baselines import POLICIES
@@ -105,6 +112,18 @@ def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
     return out
 
 
+def _check_outputs(*paths: tuple[str | None, str], folder: bool = False) -> None:
+    """Fail before any work when an output path (``(path, flag)``; ``None``: unset) is unusable."""
+    from edgegym.outputs import check_output_path
+
+    for path, flag in paths:
+        if path is not None:
+            try:
+                check_output_path(path, folder=folder, flag=flag)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+
+
 # ----------------------------------------------------------------------------- commands
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """``edgegym evaluate``: run the evaluator, print the table, write JSON and a plot."""
@@ -121,7 +140,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.max_streams is not None and args.max_streams < 1:
         raise UsageError(f"--max-streams must be >= 1, got {args.max_streams}")
     overrides = parse_sets(args.set)
-    policies = expand_policies(args.policy or ["thief"], args.env_id)
+    _check_outputs((args.json, "--json"), (args.plot, "--plot"))
+    policies = expand_policies(args.policy or [_default_policy(args.env_id)], args.env_id)
     scenario = args.scenario or default_scenario(args.env_id)
     try:
         result = evaluate(
@@ -173,6 +193,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     overrides = parse_sets(args.set)
     out = args.out or f"runs/{ENV_IDS[args.env_id][1]}-seed{args.seed or 0}"
+    _check_outputs((out, "--out"), folder=True)
     try:
         result = train(
             args.env_id,
@@ -257,6 +278,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from edgegym.real import TINY_SCENARIO
     from edgegym.real.profile import profile
 
+    _check_outputs((args.out, "--out"))
     try:
         sc = profile(
             args.out, device=args.device, base_scenario=args.base or TINY_SCENARIO, seed=args.seed
@@ -278,6 +300,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     from edgegym.real import TINY_SCENARIO
     from edgegym.real.fidelity import fidelity, format_report
 
+    _check_outputs((args.json, "--json"))
     try:
         report = fidelity(
             args.env_id,
@@ -345,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="P",
         help="policy spec, e.g. thief or 'thief:delta=0.2,oracle=true'; ppo (the shipped "
         "trained policy) or ppo:PATH (a model.zip); repeat for more; 'all' for every "
-        "applicable baseline (default: thief)",
+        "applicable baseline (default: the family's published scheduler: thief, migrator, "
+        "etf or mrs)",
     )
     ev.add_argument("--episodes", type=int, default=5, help="episodes per policy (default 5)")
     ev.add_argument("--seed", type=int, default=0, help="seed of the first episode (default 0)")

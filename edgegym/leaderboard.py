@@ -50,6 +50,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from edgegym.outputs import check_output_path
+
 #: Scenarios per family when ``--scenarios`` is not given (``None``: every bundled one).
 #: MIGRator plans every window with branch and bound, so the mig family runs its eight
 #: four-window workloads (W1-W8, one per model pair) rather than all sixteen.
@@ -975,6 +977,10 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         LeaderboardError: Bad arguments.
     """
     out = Path(args.out or ("runs/leaderboard-quick" if args.quick else "docs"))
+    try:
+        check_output_path(out, folder=True, flag="--out")
+    except ValueError as exc:
+        raise LeaderboardError(str(exc)) from None
     if args.render_only:
         data = load_results(out / JSON_NAME)
         if not data["cells"]:

@@ -180,3 +180,74 @@ def test_policies_filtered_by_env_and_bad_env(capsys):
     assert "Nope-v0" in capsys.readouterr().err
     assert main(["policies"]) == 0
     assert "random" in capsys.readouterr().out
+
+
+def test_a_policy_of_another_family_is_a_clear_error(capsys):
+    assert main(["evaluate", "edgegym/MIGReconfig-v0", "--policy", "thief", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "'thief' schedules the continual family" in err and "migrator" in err
+
+
+@pytest.mark.parametrize(
+    ("env_id", "expected"),
+    [
+        ("edgegym/ContinualLearning-v0", "thief"),
+        ("edgegym/MIGReconfig-v0", "migrator"),
+        ("edgegym/EnergyFairShare-v0", "etf"),
+        ("edgegym/DAGOffload-v0", "mrs"),
+    ],
+)
+def test_default_policy_is_the_family_scheduler(env_id, expected, monkeypatch):
+    import edgegym.evaluation
+
+    seen = {}
+
+    def fake_evaluate(env_id, policies, **kwargs):
+        seen["policies"] = policies
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(edgegym.evaluation, "evaluate", fake_evaluate)
+    assert main(["evaluate", env_id, "--no-progress"]) == 2
+    assert seen["policies"] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["evaluate", ENV, "--json", "{file}/x.json"], "is a file, not a folder"),
+        (["evaluate", ENV, "--plot", "{dir}"], "is a folder, expected a file path"),
+        (["profile", "--out", "{file}/p.yaml"], "is a file, not a folder"),
+        (["fidelity", "edgegym/ContinualLearning-v0", "--json", "{dir}"], "is a folder"),
+        (["train", "edgegym/MIGReconfig-v0", "--out", "{file}"], "expected a folder"),
+    ],
+)
+def test_unusable_output_paths_fail_before_any_work(argv, needle, tmp_path, monkeypatch, capsys):
+    import edgegym.evaluation
+    import edgegym.real.fidelity
+    import edgegym.real.profile
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the output path was checked")
+
+    for module, name in [
+        (edgegym.evaluation, "evaluate"),
+        (edgegym.real.profile, "profile"),
+        (edgegym.real.fidelity, "fidelity"),
+    ]:
+        monkeypatch.setattr(module, name, no_work)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    argv = [a.format(file=a_file, dir=tmp_path) for a in argv]
+    assert main([*argv, "--no-progress"] if argv[0] in ("evaluate", "train") else argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("edgegym: error:") and needle in err, err
+
+
+def test_check_output_path_accepts_new_nested_paths(tmp_path):
+    from edgegym.outputs import check_output_path
+
+    nested = tmp_path / "new" / "deeper" / "x.json"
+    assert check_output_path(nested) == nested
+    assert check_output_path(tmp_path / "run", folder=True) == tmp_path / "run"
+    with pytest.raises(ValueError, match="--out"):
+        check_output_path(tmp_path, flag="--out")
