@@ -297,14 +297,13 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     """``edgegym fidelity``: sim vs real, per window."""
     import json
 
-    from edgegym.real import TINY_SCENARIO
     from edgegym.real.fidelity import fidelity, format_report
 
     _check_outputs((args.json, "--json"))
     try:
         report = fidelity(
             args.env_id,
-            args.scenario or TINY_SCENARIO,
+            args.scenario,
             args.policy,
             seed=args.seed,
             device=args.device,
@@ -454,9 +453,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the same scenario, policy and seed with the simulator and with the "
         "real backend and report the reward and its terms per window (docs/real.md).",
     )
-    fi.add_argument("env_id", metavar="ENV_ID", help="environment id with a real backend")
-    fi.add_argument("--scenario", help="scenario name or .yaml path (default: the tiny one)")
-    fi.add_argument("--policy", default="thief", help="policy spec (default: thief)")
+    fi.add_argument(
+        "env_id",
+        metavar="ENV_ID",
+        help="environment id with a real backend: edgegym/ContinualLearning-v0 or "
+        "edgegym/MIGReconfig-v0",
+    )
+    fi.add_argument(
+        "--scenario", help="scenario name or .yaml path (default: the id's tiny real scenario)"
+    )
+    fi.add_argument(
+        "--policy", help="policy spec (default: the family's scheduler, thief or migrator)"
+    )
     fi.add_argument("--seed", type=int, default=0, help="episode seed")
     fi.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     fi.add_argument("--time-scale", type=float, default=None, help="scenario s per wall s")

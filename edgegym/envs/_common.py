@@ -31,3 +31,17 @@ def check_render_mode(render_mode: str | None) -> str | None:
     if render_mode not in (None, "ansi"):
         raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
     return render_mode
+
+
+def check_backend(backend: str, device: str) -> tuple[str, str]:
+    """Validate ``backend`` (``"sim"`` or ``"real"``) and, for the real one, the torch device.
+
+    Fails at construction rather than at the first reset (CUDA asked for without a GPU).
+    """
+    if backend not in ("sim", "real"):
+        raise ValueError(f"backend={backend!r}; expected 'sim' or 'real'")
+    if backend == "real":
+        from edgegym.real.executor import check_device
+
+        check_device(device)
+    return backend, device

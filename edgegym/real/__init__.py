@@ -6,7 +6,9 @@
 * :mod:`edgegym.real.retrain`: real SGD retraining under a retraining configuration and
   accuracy on held-out samples.
 * :mod:`edgegym.real.energy`: NVML energy meter (counter, sampling fallback, or unavailable).
-* :mod:`edgegym.real.executor`: :class:`RealExecutor`, the engine's executor that runs the work.
+* :mod:`edgegym.real.executor`: :class:`RealExecutor`, the engine's executor that runs the work
+  of ``edgegym/ContinualLearning-v0``; :mod:`edgegym.real.mig`: :class:`RealMIGExecutor`, the
+  same for ``edgegym/MIGReconfig-v0``.
 
 Heavy imports (torch, scikit-learn) happen in the submodules, not here.
 """
@@ -15,5 +17,7 @@ from pathlib import Path
 
 #: A tiny continual scenario (two streams, two windows) for the real backend.
 TINY_SCENARIO = str(Path(__file__).with_name("real-digits-tiny.yaml"))
+#: A tiny MIG scenario (two tenants, two 60 s windows) for the real backend.
+TINY_MIG_SCENARIO = str(Path(__file__).with_name("real-mig-tiny.yaml"))
 
-__all__ = ["TINY_SCENARIO"]
+__all__ = ["TINY_MIG_SCENARIO", "TINY_SCENARIO"]

@@ -45,7 +45,6 @@ from edgegym.real.data import DigitStream, Window
 from edgegym.real.energy import EnergyMeter, attribute
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained
-from edgegym.sim.executor import SimulatedExecutor
 from edgegym.sim.state import Allocation, ClusterState, Segment, TenantState
 from edgegym.workload.continual import RetrainConfig
 
@@ -76,45 +75,57 @@ def check_device(device: str) -> str:
     raise ValueError(f"device={device!r}; expected 'cpu' or 'cuda[:N]'")
 
 
-class RealExecutor:
-    """Executor that runs the continual-learning work for real (see the module docstring).
+class RealWork:
+    """What the real executors of every family share (see the module docstring).
+
+    The models, the data streams, the energy meter, the pacing, the log and the real
+    retraining slices; a family's executor adds its inference slice and forwards the rest of
+    the executor protocol to the simulated executor it wraps.
 
     Args:
-        sim: The simulated executor of the same scenario (progress rates, inference shares
-            needed, modelled power where energy is not measured).
+        sim: The simulated executor of the same scenario (progress rates and everything the
+            real run does not measure).
         retrain_configs: The scenario's retraining configurations.
         n_windows: Retraining windows of the episode.
-        model_name: The scenario's model (mapped onto a compact architecture).
+        model_names: The scenario's model per tenant (mapped onto compact architectures).
         device: ``"cpu"`` or ``"cuda[:N]"``.
         time_scale: Scenario seconds per wall second (``None``: no pacing).
         seed: Seed of the data split, corruptions, initial weights and batch order.
         requested: Descriptions of what the scenario requests that this run emulates.
-        options: Overrides of :data:`DEFAULT_OPTIONS`.
+        options: Overrides of the family's :attr:`defaults`.
     """
+
+    #: Options of this executor (``real_options=`` of the environment) and their defaults.
+    defaults: dict[str, Any] = DEFAULT_OPTIONS
+    #: How the run emulates the scenario's GPU sharing (listed first in :attr:`emulated`).
+    sharing = (
+        "GPU shares: emulated by time-slicing one device ({device}); each stream's work is "
+        "scaled by its share"
+    )
 
     def __init__(
         self,
-        sim: SimulatedExecutor,
+        sim: Any,
         retrain_configs: tuple[RetrainConfig, ...],
         n_windows: int,
-        model_name: str,
+        model_names: list[str],
         device: str = "cpu",
         time_scale: float | None = None,
         seed: int = 0,
         requested: list[str] | None = None,
         options: dict[str, Any] | None = None,
     ) -> None:
-        unknown = set(options or {}) - set(DEFAULT_OPTIONS)
+        unknown = set(options or {}) - set(self.defaults)
         if unknown:
-            raise ValueError(f"unknown real_options {sorted(unknown)}; known: {DEFAULT_OPTIONS}")
-        self.opts = {**DEFAULT_OPTIONS, **(options or {})}
+            raise ValueError(f"unknown real_options {sorted(unknown)}; known: {self.defaults}")
+        self.opts = {**self.defaults, **(options or {})}
         self.sim = sim
         self.configs = retrain_configs
         self.device = check_device(device)
         self.time_scale = time_scale if time_scale and time_scale > 0 else None
         self.seed = int(seed)
-        self.arch = architecture_for(model_name)
-        n = sim.demand.shape[0]
+        self.archs = [architecture_for(name) for name in model_names]
+        n = len(model_names)
         self.streams = [
             DigitStream(
                 windows=n_windows,
@@ -129,7 +140,8 @@ class RealExecutor:
         ]
         with self._threads():
             self.models = [
-                pretrained(self.arch, s, int(self.opts["width"]), self.device) for s in self.streams
+                pretrained(arch, s, int(self.opts["width"]), self.device)
+                for arch, s in zip(self.archs, self.streams, strict=True)
             ]
         self.jobs: list[RetrainJob | None] = [None] * n
         self.windows: list[Window | None] = [None] * n
@@ -138,13 +150,9 @@ class RealExecutor:
         if self.device.startswith("cuda"):
             gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
         self.meter = EnergyMeter(gpu_index)
-        self.emulated = [
-            "GPU shares: emulated by time-slicing one device "
-            f"({self.device}); each stream's work is scaled by its share",
-            *(requested or []),
-        ]
+        self.emulated = [self.sharing.format(device=self.device), *(requested or [])]
         self.log: list[dict[str, Any]] = []
-        self.window = 0
+        self.window = -1
 
     # ------------------------------------------------------------ helpers
     def _threads(self) -> Any:
@@ -173,12 +181,18 @@ class RealExecutor:
         out, self.log = self.log, []
         return out
 
-    # ---------------------------------------------------- executor protocol
-    @property
-    def infer_share(self) -> np.ndarray:
-        """(V, L) share each inference configuration needs now (the simulator's)."""
-        return self.sim.infer_share
+    def report(self) -> dict[str, Any]:
+        """``info["real"]`` of a step: device, pacing, what was emulated, energy, the new log."""
+        return {
+            "device": self.device,
+            "time_scale": self.time_scale,
+            "emulated": list(self.emulated),
+            "energy_available": self.meter.available,
+            "energy_message": self.meter.message,
+            "log": self.drain_log(),
+        }
 
+    # ---------------------------------------------------- executor protocol
     def start_window(self, k: int) -> None:
         """Switch every stream to window ``k``'s data and measure the deployed models on it."""
         self.sim.start_window(k)
@@ -204,10 +218,6 @@ class RealExecutor:
         """(V,) work rate of each retraining job (the simulator's share model)."""
         return self.sim.retrain_speed(alloc)
 
-    def inference_accuracy(self, tenants: TenantState, alloc: Allocation) -> np.ndarray:
-        """(V,) delivered accuracy (measured model accuracy, simulator's configuration model)."""
-        return self.sim.inference_accuracy(tenants, alloc)
-
     def run(
         self, cluster: ClusterState, tenants: TenantState, alloc: Allocation, duration_s: float
     ) -> Segment:
@@ -222,7 +232,7 @@ class RealExecutor:
         with self._threads():
             for v in range(n):
                 busy[v] += self._retrain_slice(v, tenants, alloc, seg, finished)
-                lat, sec = self._infer_slice(v, alloc, duration_s)
+                lat, sec = self._infer_slice(v, alloc, seg)
                 latency_ms[v], busy[v] = lat, busy[v] + sec
         work_s = time.perf_counter() - t0
         wall_target = duration_s / self.time_scale if self.time_scale else 0.0
@@ -237,7 +247,7 @@ class RealExecutor:
             {
                 "event": "segment",
                 "window": self.window,
-                "duration_s": duration_s,
+                "duration_s": float(duration_s),
                 "wall_s": round(m.seconds, 4),
                 "work_s": round(work_s, 4),
                 "overrun_s": round(max(0.0, work_s - wall_target), 4) if self.time_scale else None,
@@ -253,6 +263,10 @@ class RealExecutor:
         return seg
 
     # ------------------------------------------------------------- slices
+    def _infer_slice(self, v: int, alloc: Allocation, seg: Segment) -> tuple[float | None, float]:
+        """Run tenant ``v``'s inference of the stretch: (ms per batch or None, busy seconds)."""
+        raise NotImplementedError
+
     def _retrain_slice(
         self,
         v: int,
@@ -300,11 +314,22 @@ class RealExecutor:
             )
         return spent
 
-    def _infer_slice(
-        self, v: int, alloc: Allocation, duration_s: float
-    ) -> tuple[float | None, float]:
+
+class RealExecutor(RealWork):
+    """The continual-learning family's real executor (``edgegym/ContinualLearning-v0``)."""
+
+    @property
+    def infer_share(self) -> np.ndarray:
+        """(V, L) share each inference configuration needs now (the simulator's)."""
+        return self.sim.infer_share
+
+    def inference_accuracy(self, tenants: TenantState, alloc: Allocation) -> np.ndarray:
+        """(V,) delivered accuracy (measured model accuracy, simulator's configuration model)."""
+        return self.sim.inference_accuracy(tenants, alloc)
+
+    def _infer_slice(self, v: int, alloc: Allocation, seg: Segment) -> tuple[float | None, float]:
         share = float(alloc.share_infer[v])
-        if share <= 0 or duration_s <= 0:
+        if share <= 0 or seg.duration_s <= 0:
             return None, 0.0
         needed = float(self.infer_share[v, alloc.infer_cfg[v]])
         w = self.windows[v]

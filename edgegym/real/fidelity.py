@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-REAL_ENVS = ("edgegym/ContinualLearning-v0",)
+from edgegym.real import TINY_MIG_SCENARIO, TINY_SCENARIO
+
+#: The ids with a real backend and the tiny scenario each runs by default.
+REAL_ENVS: dict[str, str] = {
+    "edgegym/ContinualLearning-v0": TINY_SCENARIO,
+    "edgegym/MIGReconfig-v0": TINY_MIG_SCENARIO,
+}
 
 
 def _episode(env: Any, policy_spec: str, seed: int) -> list[dict[str, float]]:
@@ -38,23 +44,46 @@ def _episode(env: Any, policy_spec: str, seed: int) -> list[dict[str, float]]:
 
 def fidelity(
     env_id: str,
-    scenario: str,
-    policy: str,
+    scenario: str | None = None,
+    policy: str | None = None,
     seed: int = 0,
     device: str = "cpu",
     time_scale: float | None = None,
+    real_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``policy`` on ``scenario`` in sim and real mode; per-window terms and differences.
+
+    Args:
+        env_id: An id of :data:`REAL_ENVS`.
+        scenario: Scenario name or path (default: the id's tiny real scenario).
+        policy: Policy spec (default: the family's published scheduler).
+        seed: Episode seed (the same in both runs).
+        device: Torch device of the real run.
+        time_scale: Real run pacing (scenario seconds per wall second).
+        real_options: Real backend options.
 
     Raises:
         ValueError: ``env_id`` has no real backend.
     """
     if env_id not in REAL_ENVS:
-        raise ValueError(f"{env_id} has no real backend; real mode exists for {REAL_ENVS}")
-    from edgegym.envs.continual.env import ContinualLearningEnv
+        known = ", ".join(REAL_ENVS)
+        raise ValueError(f"{env_id} has no real backend; real mode exists for {known}")
+    import gymnasium as gym
 
-    sim = _episode(ContinualLearningEnv(scenario), policy, seed)
-    real_env = ContinualLearningEnv(scenario, backend="real", device=device, time_scale=time_scale)
+    from edgegym.baselines import DEFAULT_POLICY
+    from edgegym.envs import ENV_IDS
+
+    scenario = scenario or REAL_ENVS[env_id]
+    policy = policy or DEFAULT_POLICY[ENV_IDS[env_id][1]]
+    sim = _episode(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)
+    real_env = gym.make(
+        env_id,
+        scenario=scenario,
+        backend="real",
+        device=device,
+        time_scale=time_scale,
+        real_options=real_options,
+    ).unwrapped
     real = _episode(real_env, policy, seed)
     rows = []
     for k, (s, r) in enumerate(zip(sim, real, strict=True)):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import time
 
 import numpy as np
 import pytest
@@ -29,7 +28,6 @@ def _retrain_everyone(env: ContinualLearningEnv) -> np.ndarray:
 
 
 def test_tiny_scenario_runs_for_real_on_cpu():
-    t0 = time.perf_counter()
     env = ContinualLearningEnv(TINY_SCENARIO, backend="real", device="cpu", time_scale=30.0)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
@@ -63,7 +61,6 @@ def test_tiny_scenario_runs_for_real_on_cpu():
     # Time scale: 120 scenario seconds at 30x take at least 4 s of wall time.
     assert sum(s["wall_s"] for s in segments) >= 120 / 30 - 0.1
     assert any(s["infer_latency_ms"][0] for s in segments)
-    assert time.perf_counter() - t0 < 60
     pickle.loads(pickle.dumps(env))
 
 

@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_render_mode, scenario_for
+from edgegym.envs._common import check_backend, check_render_mode, scenario_for
 from edgegym.envs.continual import observation, reward
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
 from edgegym.hardware.gpus import PowerModel
@@ -93,14 +93,9 @@ class ContinualLearningEnv(gym.Env):
         real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
-        if backend not in ("sim", "real"):
-            raise ValueError(f"backend={backend!r}; expected 'sim' or 'real'")
-        self.backend, self.device, self.time_scale = backend, device, time_scale
+        self.backend, self.device = check_backend(backend, device)
+        self.time_scale = time_scale
         self.real_options = dict(real_options or {})
-        if backend == "real":
-            from edgegym.real.executor import check_device
-
-            check_device(device)  # fail at construction, not at the first reset
         sc = scenario_for("edgegym/ContinualLearning-v0", scenario, overrides)
         self.spec_ = spec = ContinualSpec.from_scenario(sc)
         self.max_streams = int(max_streams or spec.streams)
@@ -168,7 +163,7 @@ class ContinualLearningEnv(gym.Env):
             sim,
             spec.retrain_configs,
             spec.windows,
-            spec.model.name,
+            [spec.model.name] * spec.streams,
             device=self.device,
             time_scale=self.time_scale,
             seed=seed,
@@ -356,14 +351,7 @@ class ContinualLearningEnv(gym.Env):
             "action_mask": self.action_masks(),
         }
         if self.backend == "real":
-            info["real"] = {
-                "device": self.device,
-                "time_scale": self.time_scale,
-                "emulated": list(eng.executor.emulated),
-                "energy_available": eng.executor.meter.available,
-                "energy_message": eng.executor.meter.message,
-                "log": eng.executor.drain_log(),
-            }
+            info["real"] = eng.executor.report()
         return info
 
     def render(self) -> str | None:

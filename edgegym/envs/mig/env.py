@@ -3,13 +3,14 @@ learning (MIGRator)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_render_mode, scenario_for
+from edgegym.envs._common import check_backend, check_render_mode, scenario_for
 from edgegym.envs.mig import observation, reward
 from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
@@ -77,10 +78,18 @@ class MIGReconfigEnv(gym.Env):
         scenario: Bundled scenario name (``migrator-w1`` ... ``migrator-w16``) or a path.
         record_timeline: Keep one record per decision in ``env.unwrapped.timeline``.
         render_mode: ``None`` or ``"ansi"``.
+        backend: ``"sim"`` (default: the profile-driven simulator) or ``"real"``: the tenants'
+            models, their accuracy and their retraining are real PyTorch work on ``device``
+            (:class:`edgegym.real.mig.RealMIGExecutor`); ``info["real"]`` then holds what was
+            measured since the last step and what was emulated. See ``docs/real.md``.
+        device: Torch device of the real backend, ``"cpu"`` or ``"cuda[:N]"``.
+        time_scale: Real backend pacing: scenario seconds per wall second (``None``: as fast
+            as the work allows).
+        real_options: Real backend options (:data:`edgegym.real.mig.MIG_OPTIONS`).
         **overrides: Scenario field overrides, e.g. ``basis_s=0.5``, ``batch=4``,
             ``preinit=true``, ``gpu=H100-80GB``.
 
-    Version history: v0: initial release.
+    Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
@@ -90,8 +99,15 @@ class MIGReconfigEnv(gym.Env):
         scenario: str | Scenario = DEFAULT_SCENARIO,
         record_timeline: bool = False,
         render_mode: str | None = None,
+        backend: str = "sim",
+        device: str = "cpu",
+        time_scale: float | None = None,
+        real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
+        self.backend, self.device = check_backend(backend, device)
+        self.time_scale = time_scale
+        self.real_options = dict(real_options or {})
         sc = scenario_for("edgegym/MIGReconfig-v0", scenario, overrides)
         self.spec_ = spec = MIGSpec.from_scenario(sc)
         self.render_mode = check_render_mode(render_mode)
@@ -124,11 +140,13 @@ class MIGReconfigEnv(gym.Env):
             spec.power,
             cluster,
         )
+        if self.backend == "real":
+            self.executor = self._real_executor(self.executor)
         self.profile = spec.profile()
         self.engine = Engine(self.profile, self.executor, cluster, spec.window_s)
         if self.record_timeline:
             self.engine.metrics.timeline = []  # per segment: GPC fractions, model accuracy
-        self.engine.start_window(0)
+        self._start_window(0)
         self.signature = -1
         self.step_in_window = 0
         self.slice_free_since = np.zeros(MIG_MEMORY_SLICES)
@@ -165,9 +183,8 @@ class MIGReconfigEnv(gym.Env):
         delta = {k: m1[k] - m0[k] for k in m0}
         self.step_in_window += 1
         if self.step_in_window >= spec.steps_per_window:
-            eng.start_window(eng.window + 1)
+            self._start_window(eng.window + 1)
             self.step_in_window = 0
-            self.executor.start_window(eng.window)
         self._mask = None  # the state moved on: recompute the mask when asked
         terms = reward.terms(self, delta, t_end - t0)
         r = reward.combine(terms, spec.weights)
@@ -275,6 +292,36 @@ class MIGReconfigEnv(gym.Env):
         return f"t={eng.cluster.time_s:7.1f}s window {eng.window}: {desc} [{lay}]"
 
     # ------------------------------------------------------------------ internals
+    def _start_window(self, k: int) -> None:
+        eng = self._engine()
+        eng.start_window(k)
+        if self.backend == "real" and not eng.done:
+            # New classes as measured: the deployed models' accuracy on the window's data.
+            eng.tenants.model_acc = self.executor.deployed_accuracy()
+
+    def _real_executor(self, sim: MIGExecutor) -> Any:
+        from edgegym.real.mig import RealMIGExecutor
+
+        spec = self.spec_
+        requested = []
+        if spec.clock_mhz != spec.gpu.max_clock_mhz:
+            requested.append(
+                f"clock {spec.clock_mhz:.0f} MHz: not applied (clocks are never changed); "
+                "modelled in latencies and training speeds"
+            )
+        # Seed of the real work from a copy of np_random: the episode's own random stream
+        # (arrivals) stays the simulator's.
+        seed = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
+        return RealMIGExecutor(
+            sim,
+            spec,
+            device=self.device,
+            time_scale=self.time_scale,
+            seed=seed,
+            requested=requested,
+            options=self.real_options,
+        )
+
     def _engine(self) -> Engine:
         if self.engine is None:
             raise RuntimeError("call reset() first")
@@ -408,4 +455,6 @@ class MIGReconfigEnv(gym.Env):
             info["allocation"] = self.spec_.catalogue.describe(self.signature)
             info["layout"] = self._layout_text()
         info.update(extra)
+        if self.backend == "real":
+            info["real"] = self.executor.report()
         return info
