@@ -306,6 +306,7 @@ class RealWork:
                 {
                     "stream": v,
                     "config": cfg.name,
+                    "config_index": cfg_idx,
                     "epochs": cfg.epochs,
                     "train_s": round(job.seconds, 4),
                     "accuracy_curve": [round(a, 4) for a in job.curve],

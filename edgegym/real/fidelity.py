@@ -22,24 +22,84 @@ REAL_ENVS: dict[str, str] = {
 }
 
 
-def _episode(env: Any, policy_spec: str, seed: int) -> list[dict[str, float]]:
+def _episode(
+    env: Any, policy_spec: str, seed: int
+) -> tuple[list[dict[str, float]], list[dict[str, Any]]]:
+    """One episode: per-window reward and terms, and the real backend's log (empty in sim)."""
     from edgegym.baselines import make_policy
 
     policy = make_policy(policy_spec, env)
-    obs, _ = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
     policy.reset(seed)
+    log = list(info.get("real", {}).get("log", []))
     windows: list[dict[str, float]] = [{} for _ in range(env.spec_.windows)]
     terminated = False
     while not terminated:
         k = env.engine.window
         action, _ = policy.predict(obs, deterministic=True)
         obs, rew, terminated, _, info = env.step(action)
+        log += info.get("real", {}).get("log", [])
         row = windows[k]
         row["reward"] = row.get("reward", 0.0) + float(rew)
         for name, value in info["reward_terms"].items():
             row[name] = row.get(name, 0.0) + float(value)
         row["energy_j"] = row.get("energy_j", 0.0) + float(info["energy_j"])
-    return windows
+    return windows, log
+
+
+def _accuracies(log: list[dict[str, Any]], profile: Any) -> list[dict[str, Any]]:
+    """Per window: measured accuracy of the deployed and the retrained models vs the profile's.
+
+    The profile's deployed accuracy is its start accuracy in window 0 (later windows depend on
+    what was retrained, so only the measured value is given); its retrained accuracy is
+    ``post_acc`` of the job's tenant, window and configuration.
+    """
+    rows: dict[int, dict[str, Any]] = {}
+    window = 0
+    for rec in log:
+        if rec["event"] == "window":
+            window = rec["window"]
+            row = rows.setdefault(window, {"window": window, "jobs": []})
+            row["deployed_measured"] = rec["measured_accuracy"]
+            if window == 0:
+                row["deployed_profile"] = [round(float(a), 4) for a in profile.start_acc]
+        elif rec["event"] == "segment":
+            for job in rec["finished"]:
+                v, cfg = job["stream"], job["config_index"]
+                rows.setdefault(window, {"window": window, "jobs": []})["jobs"].append(
+                    {
+                        "tenant": v,
+                        "config": job["config"],
+                        "measured": round(float(job["accuracy"]), 4),
+                        "profile": round(float(profile.post_acc[v, window, cfg]), 4),
+                    }
+                )
+    return [rows[k] for k in sorted(rows)]
+
+
+def _latencies(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per tenant: sampled inference latency at its instance vs the profile's, and the SLO."""
+    per: dict[int, dict[str, list[float]]] = {}
+    for rec in log:
+        if rec["event"] != "segment" or "profile_latency_ms" not in rec:
+            continue
+        for v, ms in enumerate(rec["infer_latency_ms"]):
+            if ms is None:
+                continue
+            d = per.setdefault(v, {"measured": [], "profile": [], "within": []})
+            d["measured"].append(ms)
+            d["profile"].append(rec["profile_latency_ms"][v])
+            d["within"].append(float(rec["latency_within_slo"][v]))
+    return [
+        {
+            "tenant": v,
+            "stretches": len(d["measured"]),
+            "measured_ms": round(float(np.mean(d["measured"])), 4),
+            "profile_ms": round(float(np.mean(d["profile"])), 4),
+            "within_slo": round(float(np.mean(d["within"])), 4),
+        }
+        for v, d in sorted(per.items())
+    ]
 
 
 def fidelity(
@@ -75,7 +135,7 @@ def fidelity(
 
     scenario = scenario or REAL_ENVS[env_id]
     policy = policy or DEFAULT_POLICY[ENV_IDS[env_id][1]]
-    sim = _episode(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)
+    sim, _ = _episode(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)
     real_env = gym.make(
         env_id,
         scenario=scenario,
@@ -84,7 +144,7 @@ def fidelity(
         time_scale=time_scale,
         real_options=real_options,
     ).unwrapped
-    real = _episode(real_env, policy, seed)
+    real, log = _episode(real_env, policy, seed)
     rows = []
     for k, (s, r) in enumerate(zip(sim, real, strict=True)):
         keys = sorted(set(s) | set(r))
@@ -107,6 +167,8 @@ def fidelity(
         "energy": real_env.engine.executor.meter.message or real_env.engine.executor.meter.method,
         "windows": rows,
         "total_diff": total,
+        "accuracy": _accuracies(log, real_env.engine.profile),
+        "latency": _latencies(log),
     }
 
 
@@ -125,5 +187,35 @@ def format_report(report: dict[str, Any]) -> str:
             f"{row['sim'][k]:.4g} / {row['real'][k]:.4g} / {row['diff'][k]:+.4g}" for k in keys
         ]
         lines.append(f"| {row['window']} | " + " | ".join(cells) + " |")
+    if report.get("accuracy"):
+        lines += [
+            "",
+            "Accuracy, measured (real) vs the scenario's profile (sim):",
+            "",
+            "| window | deployed at window start | retrained (tenant, configuration) |",
+            "| --- | --- | --- |",
+        ]
+        for row in report["accuracy"]:
+            deployed = ", ".join(f"{a:.3f}" for a in row.get("deployed_measured", []))
+            if "deployed_profile" in row:
+                deployed += " vs " + ", ".join(f"{a:.3f}" for a in row["deployed_profile"])
+            jobs = "; ".join(
+                f"{j['tenant']} {j['config']}: {j['measured']:.3f} vs {j['profile']:.3f}"
+                for j in row["jobs"]
+            )
+            lines.append(f"| {row['window']} | {deployed} | {jobs or '-'} |")
+    if report.get("latency"):
+        lines += [
+            "",
+            "Inference latency per batch at the tenant's instance (sampled stretches):",
+            "",
+            "| tenant | stretches | measured ms | profile ms | within SLO |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for row in report["latency"]:
+            lines.append(
+                f"| {row['tenant']} | {row['stretches']} | {row['measured_ms']:.3f} | "
+                f"{row['profile_ms']:.3f} | {row['within_slo']:.0%} |"
+            )
     lines += ["", "Emulated: " + "; ".join(report["emulated"]), f"Energy: {report['energy']}"]
     return "\n".join(lines)

@@ -39,7 +39,19 @@ def test_fidelity_of_the_mig_family_defaults_to_its_tiny_scenario_and_migrator()
         )
     # Measured accuracies are not the profile's: the goodput term moves.
     assert any(abs(row["diff"]["goodput"]) > 1e-3 for row in report["windows"])
-    assert "MIG instances: emulated by time-slicing" in format_report(report)
+    # Measured vs profile accuracies: window 0's deployed models and every retrained model.
+    acc = report["accuracy"]
+    assert [row["window"] for row in acc] == [0, 1]
+    assert len(acc[0]["deployed_measured"]) == len(acc[0]["deployed_profile"]) == 2
+    assert sorted(j["tenant"] for row in acc for j in row["jobs"]) == [0, 0, 1, 1]
+    for row in acc:
+        for job in row["jobs"]:
+            assert 0.0 <= job["measured"] <= 1.0 and 0.0 < job["profile"] <= 1.0
+    assert [row["tenant"] for row in report["latency"]] == [0, 1]
+    assert all(row["stretches"] > 0 and row["measured_ms"] > 0 for row in report["latency"])
+    text = format_report(report)
+    assert "MIG instances: emulated by time-slicing" in text
+    assert "Accuracy, measured (real)" in text and "| tenant | stretches |" in text
 
 
 def test_fidelity_without_real_backend_is_a_usage_error(capsys):
