@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import numpy as np
 
 from edgegym.envs import ENV_IDS
 from edgegym.scenarios import Scenario, ScenarioError, load
@@ -45,3 +48,22 @@ def check_backend(backend: str, device: str) -> tuple[str, str]:
 
         check_device(device)
     return backend, device
+
+
+def real_seed(np_random: np.random.Generator) -> int:
+    """Seed of a real backend's work, drawn from a *copy* of the episode's generator.
+
+    The episode's own random stream (arrivals, profiles, estimates) then stays exactly the
+    simulator's, so sim and real runs of one seed see the same workload.
+    """
+    return int(copy.deepcopy(np_random).integers(2**31 - 1))
+
+
+def unapplied_clock(clock_mhz: float, max_clock_mhz: float, modelled_in: str) -> list[str]:
+    """The real backend's note for a DVFS clock it does not set (clocks are never changed)."""
+    if not clock_mhz or clock_mhz == max_clock_mhz:
+        return []
+    return [
+        f"clock {clock_mhz:.0f} MHz: not applied (clocks are never changed); "
+        f"modelled in {modelled_in}"
+    ]

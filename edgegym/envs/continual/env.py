@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_backend, check_render_mode, scenario_for
+from edgegym.envs._common import (
+    check_backend,
+    check_render_mode,
+    real_seed,
+    scenario_for,
+    unapplied_clock,
+)
 from edgegym.envs.continual import observation, reward
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
 from edgegym.hardware.gpus import PowerModel
@@ -151,14 +156,9 @@ class ContinualLearningEnv(gym.Env):
         requested = []
         if spec.gpus > 1:
             requested.append(f"{spec.gpus} GPUs: emulated on one {self.device} device")
-        if spec.clock_mhz and spec.clock_mhz != spec.gpu.max_clock_mhz:
-            requested.append(
-                f"clock {spec.clock_mhz:.0f} MHz: not applied (clocks are never changed); "
-                "modelled in progress rates and shares"
-            )
-        # Seed of the real work from a copy of np_random, so the episode's own random
-        # stream (profile, estimates) is the same as in the simulator.
-        seed = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
+        requested += unapplied_clock(
+            spec.clock_mhz, spec.gpu.max_clock_mhz, "progress rates and shares"
+        )
         return RealExecutor(
             sim,
             spec.retrain_configs,
@@ -166,7 +166,7 @@ class ContinualLearningEnv(gym.Env):
             [spec.model.name] * spec.streams,
             device=self.device,
             time_scale=self.time_scale,
-            seed=seed,
+            seed=real_seed(self.np_random),
             requested=requested,
             options=self.real_options,
         )

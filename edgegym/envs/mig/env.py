@@ -3,14 +3,19 @@ learning (MIGRator)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_backend, check_render_mode, scenario_for
+from edgegym.envs._common import (
+    check_backend,
+    check_render_mode,
+    real_seed,
+    scenario_for,
+    unapplied_clock,
+)
 from edgegym.envs.mig import observation, reward
 from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
@@ -303,22 +308,15 @@ class MIGReconfigEnv(gym.Env):
         from edgegym.real.mig import RealMIGExecutor
 
         spec = self.spec_
-        requested = []
-        if spec.clock_mhz != spec.gpu.max_clock_mhz:
-            requested.append(
-                f"clock {spec.clock_mhz:.0f} MHz: not applied (clocks are never changed); "
-                "modelled in latencies and training speeds"
-            )
-        # Seed of the real work from a copy of np_random: the episode's own random stream
-        # (arrivals) stays the simulator's.
-        seed = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
         return RealMIGExecutor(
             sim,
             spec,
             device=self.device,
             time_scale=self.time_scale,
-            seed=seed,
-            requested=requested,
+            seed=real_seed(self.np_random),
+            requested=unapplied_clock(
+                spec.clock_mhz, spec.gpu.max_clock_mhz, "latencies and training speeds"
+            ),
             options=self.real_options,
         )
 
