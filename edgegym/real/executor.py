@@ -22,7 +22,8 @@ its rules and its clock; the executor makes what happens in each stretch real:
 * **Shares** are emulated: the device runs the stretch's work of all streams one after another
   (time-slicing), each stream's work scaled by its share. MIG instances and MPS thread
   percentages are not applied, and neither are clocks or power limits (never changed here);
-  :attr:`emulated` lists what was requested but emulated.
+  :attr:`emulated` lists what was requested but emulated, and what the GPU offers that the run
+  leaves unused (existing MIG instances, an MPS daemon: :mod:`edgegym.real.sharing`).
 * **Time scale.** With ``time_scale = s`` a stretch of ``d`` scenario seconds takes ``d / s``
   seconds of wall time: the executor sleeps for what its work leaves of that, and reports an
   overrun where the work took longer. ``time_scale=None`` runs as fast as the work allows.
@@ -34,6 +35,7 @@ its rules and its clock; the executor makes what happens in each stretch real:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 from typing import Any
@@ -45,6 +47,7 @@ from edgegym.real.data import DigitStream, Window
 from edgegym.real.energy import EnergyMeter, attribute
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained
+from edgegym.real.sharing import detect as detect_sharing
 from edgegym.sim.state import Allocation, ClusterState, Segment, TenantState
 from edgegym.workload.continual import RetrainConfig
 
@@ -150,7 +153,12 @@ class RealWork:
         if self.device.startswith("cuda"):
             gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
         self.meter = EnergyMeter(gpu_index)
-        self.emulated = [self.sharing.format(device=self.device), *(requested or [])]
+        self.device_sharing = detect_sharing(gpu_index)
+        self.emulated = [
+            self.sharing.format(device=self.device),
+            *self.device_sharing.notes(),
+            *(requested or []),
+        ]
         self.log: list[dict[str, Any]] = []
         self.window = -1
 
@@ -189,6 +197,7 @@ class RealWork:
             "emulated": list(self.emulated),
             "energy_available": self.meter.available,
             "energy_message": self.meter.message,
+            "sharing": dataclasses.asdict(self.device_sharing),
             "log": self.drain_log(),
         }
 
