@@ -153,6 +153,16 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
     factory, families, _ = POLICIES[name]
+    if name != "random" and env.action_space != env.unwrapped.action_space:
+        from edgegym.envs import FLAT_IDS
+
+        shown = env.unwrapped.spec.id if env.unwrapped.spec else type(env.unwrapped).__name__
+        base = FLAT_IDS.get(shown, shown)
+        raise ValueError(
+            f"policy {name!r} acts in {base}'s own action space, not in this wrapped view's "
+            f"{env.action_space}; evaluate it on {base} (the -Flat ids are views for your own "
+            "RL code; random and ppo:PATH run on them)"
+        )
     family = env_family(env)
     if family is not None and family not in families:
         mine = [n for n, (_, fams, _) in POLICIES.items() if family in fams]

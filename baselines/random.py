@@ -23,17 +23,19 @@ class RandomPolicy(Policy):
             self.rng = np.random.default_rng(seed + 7919)
 
     def act(self) -> np.ndarray:
-        """One random valid action."""
-        space = self.unwrapped.action_space
-        mask = self.unwrapped.action_masks()
+        """One random valid action of the environment the policy was given.
+
+        That is the wrapped environment's space and mask where a wrapper changed the action
+        space (the ``-Flat`` views), the environment's own otherwise.
+        """
+        space = self.env.action_space
+        mask = np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=bool)
         if isinstance(space, gym.spaces.Discrete):
             valid = np.flatnonzero(mask)
             return np.int64(self.rng.choice(valid) if valid.size else 0)
-        nvec = self.unwrapped.action_space.nvec
-        mask = self.unwrapped.action_masks()
-        out = np.empty(len(nvec), dtype=np.int64)
+        out = np.empty(len(space.nvec), dtype=np.int64)
         start = 0
-        for j, n in enumerate(nvec):
+        for j, n in enumerate(space.nvec):
             valid = np.flatnonzero(mask[start : start + n])
             out[j] = self.rng.choice(valid) if valid.size else 0
             start += n

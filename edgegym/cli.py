@@ -82,15 +82,26 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
 
 
 def _env_family(env_id: str) -> str | None:
-    from edgegym.envs import ENV_IDS
+    """The family of an edgegym id (a ``-Flat`` view has its base id's), else ``None``."""
+    from edgegym.envs import ENV_IDS, FLAT_IDS
 
+    env_id = FLAT_IDS.get(env_id, env_id)
     return ENV_IDS[env_id][1] if env_id in ENV_IDS else None
 
 
+def _is_flat_view(env_id: str) -> bool:
+    from edgegym.envs import FLAT_IDS
+
+    return env_id in FLAT_IDS
+
+
 def _default_policy(env_id: str) -> str:
-    """The family's flagship scheduler (``thief`` for ids outside edgegym)."""
+    """The family's flagship scheduler (``thief`` for ids outside edgegym, ``random`` on the
+    ``-Flat`` views, where the published schedulers do not act)."""
     from edgegym.baselines import DEFAULT_POLICY
 
+    if _is_flat_view(env_id):
+        return "random"
     return DEFAULT_POLICY.get(_env_family(env_id) or "continual", "thief")
 
 
@@ -102,7 +113,12 @@ def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
     out: list[str] = []
     for spec in specs:
         names = (
-            [n for n, (_, fams, _) in POLICIES.items() if family is None or family in fams]
+            [
+                n
+                for n, (_, fams, _) in POLICIES.items()
+                if (family is None or family in fams)
+                and (n == "random" or not _is_flat_view(env_id))
+            ]
             if spec.strip() == "all"
             else [spec]
         )
@@ -185,6 +201,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.env_id not in ENV_IDS:
+        if _is_flat_view(args.env_id):
+            from edgegym.envs import FLAT_IDS
+
+            raise UsageError(
+                f"train on {FLAT_IDS[args.env_id]}: edgegym train adds the flat observation and "
+                "Discrete action wrappers itself (agents/hyperparams/<family>.yaml)"
+            )
         raise UsageError(f"edgegym train needs an edgegym id: {', '.join(ENV_IDS)}")
     for flag, value in (("--timesteps", args.timesteps), ("--n-envs", args.n_envs)):
         if value is not None and value < 1:
@@ -331,11 +354,14 @@ def cmd_policies(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         family = _env_family(args.env)
+    flat = args.env is not None and _is_flat_view(args.env)
     rows = [
         (name, ", ".join(fams), desc)
         for name, (_, fams, desc) in POLICIES.items()
-        if family is None or family in fams
+        if (family is None or family in fams) and (name == "random" or not flat)
     ]
+    if flat:
+        rows.append(("ppo:PATH", family or "", "a policy trained on this flat view"))
     print(_table(["policy", "families", "description"], rows))
     return 0
 

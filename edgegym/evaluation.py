@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from edgegym.envs import ENV_IDS, register_all
+from edgegym.envs import ENV_IDS, FLAT_IDS, register_all
 from edgegym.scenarios import ScenarioError
 
 #: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
@@ -260,11 +260,13 @@ def check_env_id(env_id: str) -> None:
     """Raise ``ValueError`` naming ``env_id`` if it is not a registered environment."""
     register_all()
     if env_id not in ENV_IDS and env_id not in gym.registry:
-        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(ENV_IDS)}")
+        known = ", ".join([*ENV_IDS, *FLAT_IDS])
+        raise ValueError(f"unknown environment id {env_id!r}; registered: {known}")
 
 
 def default_scenario(env_id: str) -> str | None:
     """The default scenario of an edgegym environment id (``None`` for foreign ids)."""
+    env_id = FLAT_IDS.get(env_id, env_id)
     return ENV_IDS[env_id][2] if env_id in ENV_IDS else None
 
 
@@ -278,11 +280,15 @@ def make_env(
     """Make an environment the way the evaluator does (``ValueError``/``ScenarioError`` if bad)."""
     check_env_id(env_id)
     kwargs: dict[str, Any] = dict(overrides or {})
+    if max_streams is not None and env_id != "edgegym/ContinualLearning-v0":
+        raise ValueError(f"max_streams applies to edgegym/ContinualLearning-v0 only, not {env_id}")
     if env_id in ENV_IDS:
         kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
         kwargs["record_timeline"] = record_timeline
         if max_streams is not None:
             kwargs["max_streams"] = max_streams
+    elif env_id in FLAT_IDS:
+        kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
     elif scenario is not None:
         kwargs["scenario"] = scenario
     try:

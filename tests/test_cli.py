@@ -251,3 +251,28 @@ def test_check_output_path_accepts_new_nested_paths(tmp_path):
     assert check_output_path(tmp_path / "run", folder=True) == tmp_path / "run"
     with pytest.raises(ValueError, match="--out"):
         check_output_path(tmp_path, flag="--out")
+
+
+def test_flat_views_evaluate_random_and_refuse_the_published_schedulers(tmp_path, capsys):
+    out = tmp_path / "flat.json"
+    argv = ["evaluate", "edgegym/EnergyFairShare-Flat-v0", "--episodes", "1", "--no-progress"]
+    assert main([*argv, "--set", "quanta=20", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [r["policy"] for r in data["results"]] == ["random"]  # the default on a view
+    assert data["scenario"] == "etf-tx2-resnet50-mobilenetv2"  # the base id's default
+    assert data["results"][0]["episodes"] == 1 and "error" not in data["results"][0]
+    assert main([*argv, "--policy", "etf"]) == 2
+    err = capsys.readouterr().err
+    assert "evaluate it on edgegym/EnergyFairShare-v0" in err
+    assert main(["policies", "--env", "edgegym/DAGOffload-Flat-v0"]) == 0
+    listed = capsys.readouterr().out
+    assert "random" in listed and "mrs" not in listed
+    assert main(["train", "edgegym/DAGOffload-Flat-v0", "--no-progress"]) == 2
+    assert "train on edgegym/DAGOffload-v0" in capsys.readouterr().err
+
+
+def test_unknown_ids_list_the_flat_views_and_max_streams_is_continual_only(capsys):
+    assert main(["evaluate", "edgegym/Nope-v0", "--no-progress"]) == 2
+    assert "edgegym/DAGOffload-Flat-v0" in capsys.readouterr().err
+    assert main(["evaluate", "edgegym/MIGReconfig-v0", "--max-streams", "5", "--no-progress"]) == 2
+    assert "max_streams applies to edgegym/ContinualLearning-v0 only" in capsys.readouterr().err
