@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -33,8 +34,8 @@ from edgegym.baselines.random import RandomPolicy
 
 
 def _uniform(config: int, infer: float) -> Callable[..., Policy]:
-    def build(env: gym.Env, **kw: Any) -> Policy:
-        return UniformPolicy(env, **{"config": config, "infer": infer, **kw})
+    def build(env: gym.Env) -> Policy:
+        return UniformPolicy(env, config=config, infer=infer)
 
     return build
 
@@ -171,9 +172,18 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
             f"{env.unwrapped.spec.id if env.unwrapped.spec else type(env.unwrapped).__name__} "
             f"is {family}: use one of {', '.join(mine)} or ppo"
         )
+    sig = inspect.signature(factory)
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    known = [p.name for p in list(sig.parameters.values())[1:] if p.kind is not p.VAR_KEYWORD]
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown and not takes_any:
+        raise ValueError(
+            f"policy {spec!r}: unknown parameter {unknown[0]!r} "
+            f"(parameters of {name}: {', '.join(known) or 'none'})"
+        )
     try:
         return factory(env, **kwargs)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # a parameter of the wrong type or out of range
         raise ValueError(f"policy {spec!r}: {exc}") from None
 
 

@@ -642,6 +642,10 @@ class MIGRatorPolicy(Policy):
         self.oracle = bool(oracle)
         self.gap = float(gap)
         self.max_plans = int(max_plans)
+        if not 0.0 <= self.gap < 1.0:
+            raise ValueError(f"gap={gap} is out of range (allowed: [0, 1), a relative gap)")
+        if self.max_plans < 1:
+            raise ValueError(f"max_plans={max_plans} must be >= 1")
         self.plans: list[Plan] = []
         self._seed = 0
         self._window = -1

@@ -266,6 +266,28 @@ def cmd_envs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scenario_shape(d: dict) -> tuple[str, str, str]:
+    """(tenants, GPUs, horizon) of a validated scenario, as the family words them."""
+    fam, hw = d["family"], d.get("hardware", {})
+    if fam == "dag":
+        sv = d["servers"]
+        gpus = f"{sv['count']} servers x {sv['gpus_per_server']} x {sv['gpu']}"
+        return (
+            f"{len(d['applications'])} apps",
+            gpus,
+            f"{d['requests']} requests / {d['duration_s']:g} s",
+        )
+    if fam == "energy":
+        return (
+            str(len(d["tenants"])),
+            f"1 x {hw['gpu']}",
+            f"{d['quanta']} x {d['quantum_s']:g} s quanta",
+        )
+    tenants = d.get("streams", len(d.get("tenants", [])))
+    gpus = f"{hw.get('gpus', 1)} x {hw['gpu']}"
+    return str(tenants), gpus, f"{d['windows']} x {d['window_s']:g} s windows"
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     """``edgegym scenarios``: the bundled scenarios."""
     from edgegym.scenarios import ScenarioError, bundled, load
@@ -277,22 +299,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         except ScenarioError as exc:
             rows.append((name, "?", "?", "?", "?", f"(invalid: {exc})"))
             continue
-        hw = d.get("hardware", {})
-        rows.append(
-            (
-                name,
-                d.get("family", "?"),
-                d.get("streams", len(d.get("tenants", [])) or "?"),
-                f"{hw.get('gpus', 1)} x {hw.get('gpu', '?')}",
-                f"{d['quanta']} x {d['quantum_s']:g} s quanta"
-                if d.get("family") == "energy"
-                else f"{d.get('windows', '?')} x {d.get('window_s', '?'):g} s"
-                if isinstance(d.get("window_s"), int | float)
-                else f"{d.get('windows', '?')} x ?",
-                _first_sentence(d.get("description", "")),
-            )
-        )
-    print(_table(["name", "family", "tenants", "GPUs", "windows", "description"], rows))
+        rows.append((name, d["family"], *_scenario_shape(d), _first_sentence(d["description"])))
+    print(_table(["name", "family", "tenants", "GPUs", "horizon", "description"], rows))
     return 0
 
 

@@ -82,6 +82,18 @@ class LeaderboardError(ValueError):
 
 
 # ----------------------------------------------------------------------------- selection
+
+
+def _repo_relative(text: str) -> str:
+    """``text`` with the repository's (and the working folder's) absolute prefix removed.
+
+    Reasons quote file paths; stored relative, the JSON and the page read the same from any
+    checkout.
+    """
+    root = str(Path(__file__).resolve().parent.parent) + os.sep
+    return text.replace(root, "").replace(str(Path.cwd().resolve()) + os.sep, "")
+
+
 def families() -> dict[str, str]:
     """Family -> environment id, in registration order."""
     from edgegym.envs import ENV_IDS
@@ -307,7 +319,7 @@ def run_cell(
             try:
                 make_policy(spec, probe)
             except ValueError as exc:  # PolicyLoadError, bad parameters
-                skipped[spec] = str(exc).replace(str(Path.cwd().resolve()) + os.sep, "")
+                skipped[spec] = _repo_relative(str(exc))
             else:
                 usable.append(spec)
     finally:
@@ -643,7 +655,7 @@ def _cell_table(cell: Mapping[str, Any], family: str) -> list[str]:
         if "error" in r:
             notes.append(f"(!) {r['policy']} failed after {r['episodes']} episode(s): {r['error']}")
     for name, why in (cell.get("skipped") or {}).items():
-        why = why.replace(str(Path.cwd().resolve()) + os.sep, "")  # repository-relative
+        why = _repo_relative(why)
         short = why if len(why) <= 400 else why[:399] + "…"
         notes.append(f"Not evaluated here: {name}: {short}")
     if _stale(cell.get("ppo"), family):

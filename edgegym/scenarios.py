@@ -33,12 +33,13 @@ Check = Callable[[Any], str | None]  # returns a problem description, or None wh
 
 def _num(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> Check:
     kind = "integer" if integer else "number"
+    article = "an" if integer else "a"
     bracket = "(" if lo_open else "["
 
     def check(v: Any) -> str | None:
         ok_type = isinstance(v, int) if integer else isinstance(v, int | float)
         if isinstance(v, bool) or not ok_type:
-            return f"must be a {kind} in {bracket}{lo}, {hi}]"
+            return f"must be {article} {kind} in {bracket}{lo}, {hi}]"
         if v < lo or v > hi or (lo_open and v == lo):
             return f"= {v} is out of range (allowed: {kind} in {bracket}{lo}, {hi}])"
         return None

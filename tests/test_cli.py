@@ -81,6 +81,11 @@ def test_policy_all_covers_every_family_policy(tmp_path):
         (["evaluate", ENV, "--set", "gpus=0", "--episodes", "1"], "hardware.gpus"),
         (["evaluate", ENV, "--scenario", "missing-scenario", "--episodes", "1"], "missing"),
         (["evaluate", ENV, "--episodes", "0"], "episodes"),
+        (["evaluate", ENV, "--policy", "thief:foo=1"], "unknown parameter 'foo'"),
+        (["evaluate", ENV, "--policy", "thief:delta=abc"], "policy 'thief:delta=abc'"),
+        (["evaluate", ENV, "--policy", "uniform-c1-30:x=1"], "unknown parameter 'x'"),
+        (["evaluate", ENV, "--set", "gpus=abc"], "must be an integer"),
+        (["evaluate", "edgegym/MIGReconfig-v0", "--policy", "migrator:gap=-1"], "gap=-1"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(argv, needle, capsys):
@@ -96,6 +101,8 @@ def test_listing_commands(capsys):
     assert main(["scenarios"]) == 0
     out = capsys.readouterr().out
     assert "ekya-cityscapes" in out and "ekya-table1" in out
+    srs = next(line for line in out.splitlines() if line.startswith("srs-edge-5apps "))
+    assert "5 apps" in srs and "5 servers x 2 x A100-40GB" in srs and "1000 requests" in srs
     assert main(["policies", "--env", ENV]) == 0
     assert "thief" in capsys.readouterr().out
 

@@ -36,18 +36,29 @@ def check_render_mode(render_mode: str | None) -> str | None:
     return render_mode
 
 
-def check_backend(backend: str, device: str) -> tuple[str, str]:
-    """Validate ``backend`` (``"sim"`` or ``"real"``) and, for the real one, the torch device.
+def check_backend(
+    backend: str, device: str, time_scale: float | None = None
+) -> tuple[str, str, float | None]:
+    """Validate ``backend`` (``"sim"`` or ``"real"``), the real one's torch device and pacing.
 
     Fails at construction rather than at the first reset (CUDA asked for without a GPU).
     """
     if backend not in ("sim", "real"):
         raise ValueError(f"backend={backend!r}; expected 'sim' or 'real'")
+    if time_scale is not None and (
+        isinstance(time_scale, bool)
+        or not isinstance(time_scale, int | float)
+        or not time_scale > 0
+    ):
+        raise ValueError(
+            f"time_scale={time_scale!r}; expected scenario seconds per wall second > 0, or "
+            "None to run as fast as the work allows"
+        )
     if backend == "real":
         from edgegym.real.executor import check_device
 
         check_device(device)
-    return backend, device
+    return backend, device, time_scale
 
 
 def real_seed(np_random: np.random.Generator) -> int:

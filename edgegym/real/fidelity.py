@@ -132,7 +132,9 @@ def fidelity(
 
     from edgegym.baselines import DEFAULT_POLICY
     from edgegym.envs import ENV_IDS
+    from edgegym.envs._common import check_backend
 
+    check_backend("real", device, time_scale)  # before the simulated run, not after it
     scenario = scenario or REAL_ENVS[env_id]
     policy = policy or DEFAULT_POLICY[ENV_IDS[env_id][1]]
     sim, _ = _episode(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)

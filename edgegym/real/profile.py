@@ -39,6 +39,7 @@ from edgegym.real.data import DigitStream
 from edgegym.real.executor import DEFAULT_OPTIONS, check_device
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained
+from edgegym.scenarios import load, resolve
 from edgegym.workload.continual import RetrainConfig
 
 
@@ -110,7 +111,9 @@ def profile(
     """
     check_device(device)
     opts = {**DEFAULT_OPTIONS, **(options or {})}
-    base = yaml.safe_load(Path(base_scenario).read_text())
+    base_path = resolve(base_scenario)  # a bundled name or a path; ScenarioError if neither
+    base = yaml.safe_load(base_path.read_text())
+    load(base_path)  # a clear message for a bad file before any measuring
     if base.get("family") != "continual":
         raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")
     configs = [RetrainConfig(**c) for c in base["retrain_configs"]]

@@ -58,3 +58,8 @@ def test_fidelity_without_real_backend_is_a_usage_error(capsys):
     assert main(["fidelity", "edgegym/EnergyFairShare-v0"]) == 2
     err = capsys.readouterr().err
     assert "no real backend" in err and "edgegym/MIGReconfig-v0" in err
+
+
+def test_fidelity_rejects_a_bad_time_scale_before_running(capsys):
+    assert main(["fidelity", "edgegym/ContinualLearning-v0", "--time-scale", "-1"]) == 2
+    assert "time_scale=-1.0" in capsys.readouterr().err

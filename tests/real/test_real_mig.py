@@ -95,3 +95,6 @@ def test_real_mig_is_reproducible_and_rejects_bad_options():
         MIGReconfigEnv(TINY_MIG_SCENARIO, backend="real", real_options={"epochs": 0}).reset()
     with pytest.raises(ValueError, match="backend"):
         MIGReconfigEnv(TINY_MIG_SCENARIO, backend="gpu")
+    for bad in (0, -1.0, "fast"):
+        with pytest.raises(ValueError, match="time_scale"):
+            MIGReconfigEnv(TINY_MIG_SCENARIO, backend="real", time_scale=bad)

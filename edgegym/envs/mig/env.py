@@ -110,8 +110,7 @@ class MIGReconfigEnv(gym.Env):
         real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
-        self.backend, self.device = check_backend(backend, device)
-        self.time_scale = time_scale
+        self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
         self.real_options = dict(real_options or {})
         sc = scenario_for("edgegym/MIGReconfig-v0", scenario, overrides)
         self.spec_ = spec = MIGSpec.from_scenario(sc)
