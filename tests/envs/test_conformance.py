@@ -442,6 +442,8 @@ def test_energy_reported_every_step_and_episode(env_id, variant):
     metrics = traj[-1][4]["episode_metrics"]
     assert metrics["energy_j"] == pytest.approx(sum(steps), rel=1e-9)
     assert all("energy" in info["reward_terms"] for *_, info in traj[1:])
+    # One sign convention in every family: penalties are negative terms.
+    assert all(info["reward_terms"]["energy"] <= 0 for *_, info in traj[1:])
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -450,3 +452,17 @@ def test_scenario_of_another_family_is_rejected(env_id):
     other = next(v[2] for v in ENV_IDS.values() if v[1] != family)
     with pytest.raises(ScenarioError, match="does not fit"):
         gym.make(env_id, scenario=other)
+
+
+def test_continual_reward_is_the_weighted_sum_of_its_signed_terms():
+    from edgegym.envs.continual.reward import WEIGHT_KEYS
+
+    overrides = {"objective.energy": 0.5}
+    env = gym.make("edgegym/ContinualLearning-v0", scenario="ekya-table1", **overrides)
+    weights = env.unwrapped.spec_.weights
+    assert weights["energy"] == 0.5
+    for _, reward, _, _, info in rollout(env, 0, 2)[1:]:
+        terms = info["reward_terms"]
+        assert terms["a_min_shortfall"] <= 0 and terms["energy"] < 0
+        expected = sum(weights[WEIGHT_KEYS[k]] * v for k, v in terms.items())
+        assert reward == pytest.approx(expected)
