@@ -299,21 +299,25 @@ def make_env(
         raise ValueError(f"{env_id}: bad environment argument: {exc}") from None
 
 
+def _spec_info(spec: Any) -> dict[str, Any]:
+    """What plots and reports read from an environment's static spec (``{}`` without one)."""
+    if spec is None:
+        return {}
+    fields = {"a_min": float, "gpus": int, "window_s": float, "windows": int, "streams": int,
+              "n_tenants": int, "basis_s": float, "batch": int}  # fmt: skip
+    info: dict[str, Any] = {
+        k: cast(getattr(spec, k)) for k, cast in fields.items() if hasattr(spec, k)
+    }
+    info["unit"] = "stream" if "streams" in info else "tenant"
+    return info
+
+
 def _scenario_info(
     env_id: str, scenario: str | None, overrides: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     env = make_env(env_id, scenario, overrides)
     try:
-        spec = getattr(env.unwrapped, "spec_", None)
-        if spec is None:
-            return {}
-        return {
-            "a_min": float(spec.a_min),
-            "gpus": int(spec.gpus),
-            "window_s": float(spec.window_s),
-            "windows": int(spec.windows),
-            "streams": int(spec.streams),
-        }
+        return _spec_info(getattr(env.unwrapped, "spec_", None))
     finally:
         env.close()
 
@@ -485,13 +489,7 @@ def evaluate(
 
     result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
     unwrapped = built[0][1].unwrapped
-    spec_ = getattr(unwrapped, "spec_", None)
-    if spec_ is not None:
-        fields = {"a_min": float, "gpus": int, "window_s": float, "windows": int, "streams": int,
-                  "n_tenants": int, "basis_s": float, "batch": int}  # fmt: skip
-        result.scenario_info = {
-            k: cast(getattr(spec_, k)) for k, cast in fields.items() if hasattr(spec_, k)
-        }
+    result.scenario_info = _spec_info(getattr(unwrapped, "spec_", None))
 
     from tqdm.auto import tqdm
 

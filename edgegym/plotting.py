@@ -71,7 +71,8 @@ def _plot_shares(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping[s
         Patch(color="0.3", label="retraining (dark)"),
         Patch(color="0.75", label="inference (light)"),
     ]
-    handles += [Patch(color=dark[v], label=f"stream {v}") for v in range(shown)]
+    unit = info.get("unit", "stream")
+    handles += [Patch(color=dark[v], label=f"{unit} {v}") for v in range(shown)]
     if n > shown:
         handles.append(Patch(color="none", label=f"+{n - shown} more"))
     ax.legend(
@@ -89,7 +90,9 @@ def _plot_accuracy(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping
     n = acc.shape[1]
     dark, _ = _stream_colors(n)
     for v in range(n):
-        ax.plot(x, acc[:, v], color=dark[v], linewidth=1.2, label=f"stream {v}")
+        ax.plot(
+            x, acc[:, v], color=dark[v], linewidth=1.2, label=f"{info.get('unit', 'stream')} {v}"
+        )
     a_min = info.get("a_min")
     if a_min:
         ax.axhline(a_min, color="red", linestyle=":", linewidth=1.2, label=f"a_MIN = {a_min:g}")
@@ -98,7 +101,8 @@ def _plot_accuracy(ax: Any, timeline: Sequence[Mapping[str, Any]], info: Mapping
     ax.set_ylim(0, 1.0)
     ax.set_ylabel("inference accuracy")
     handles, labels = ax.get_legend_handles_labels()
-    keep = [j for j, lab in enumerate(labels) if not lab.startswith("stream ") or n <= 4]
+    unit = info.get("unit", "stream")
+    keep = [j for j, lab in enumerate(labels) if not lab.startswith(f"{unit} ") or n <= 4]
     if keep:
         ax.legend(
             [handles[j] for j in keep],
@@ -163,8 +167,8 @@ def plot_evaluation(result: EvalResult, path: str | Path) -> Path:
     """
     path = Path(path)
     info = result.scenario_info or {}
-    names = [r["policy"] for r in result.results if result.timelines.get(r["policy"])]
-    names = names[:MAX_ROWS]
+    all_names = [r["policy"] for r in result.results if result.timelines.get(r["policy"])]
+    names = all_names[:MAX_ROWS]
     rows = len(names)
     fig = plt.figure(figsize=(12, 2.6 * rows + 3.2), layout="constrained")
     grid = fig.add_gridspec(rows + 1, 2, height_ratios=[1.0] * rows + [1.1])
@@ -186,7 +190,10 @@ def plot_evaluation(result: EvalResult, path: str | Path) -> Path:
                 ax.set_xlabel("time (s)")
     _plot_bars(fig.add_subplot(grid[rows, :]), result)
     scen = result.scenario or "default scenario"
-    fig.suptitle(f"{result.env} — {scen}", fontsize=12)
+    title = f"{result.env} — {scen}"
+    if len(all_names) > len(names):
+        title += f" (time panels: the first {len(names)} of {len(all_names)} policies)"
+    fig.suptitle(title, fontsize=12)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
