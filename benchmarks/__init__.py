@@ -8,6 +8,8 @@ Modules:
     common: timing helpers, CPU pinning and machine information.
     env_throughput: environment step throughput (edgegym vs CartPole).
     thief: decision time of Ekya's thief scheduler (Algorithm 1).
+    migrator: decision time and optimality of the MIGRator planner on W1.
+    mrs: scheduling time of MRS (SRS/MRS Algorithm 3) for 1000 DAG requests.
 """
 
 from benchmarks.common import machine_info, median

@@ -18,10 +18,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edgegym.evaluation import EvalResult, evaluate
-from edgegym.plotting import plot_lines
+import yaml
 
+from edgegym.evaluation import EvalResult, evaluate
+from edgegym.outputs import check_output_path
+from edgegym.plotting import plot_lines
+from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
+
+PROG = "python -m edgegym.reproduce.ekya"
 ENV_ID = "edgegym/ContinualLearning-v0"
+STREAMS = 10  # sections (b)-(e) run the scenario's 10 streams
+STREAM_COUNTS = tuple(range(1, STREAMS + 1))  # (a) sweeps 1..10 streams
+SWEEP_GPUS = (1, 2)  # (a) at 1 and 2 GPUs
+GPU_COUNTS = (1, 2, 4, 8, 16)  # (b, c)
+DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)  # (d), at 4 GPUs
+NOISES = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), at 4 GPUs
 UNIFORMS = ["uniform-c1-50", "uniform-c2-90", "uniform-c2-50", "uniform-c2-30"]
 LABELS = {
     "thief": "Ekya (thief)",
@@ -91,9 +102,9 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
     """(a) Fig. 6 and Table 3."""
     policies = ["thief", *UNIFORMS]
     acc: dict[int, dict[str, dict[int, tuple[float, float]]]] = {}
-    for gpus in (1, 2):
+    for gpus in SWEEP_GPUS:
         acc[gpus] = {p: {} for p in policies}
-        for n in range(1, 11):
+        for n in STREAM_COUNTS:
             res = _run(policies, scenario, episodes, gpus=gpus, streams=n)
             for p in policies:
                 acc[gpus][p][n] = _acc(res, p)
@@ -154,7 +165,7 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
 def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
     """(b) Fig. 7 and (c) Fig. 8: 10 streams on 1-16 GPUs, with the ablations."""
     policies = ["thief", *UNIFORMS, "ekya-fixedres", "ekya-fixedconfig", "no-retrain"]
-    gpu_counts = (1, 2, 4, 8, 16)
+    gpu_counts = GPU_COUNTS
     acc = {p: {} for p in policies}
     for g in gpu_counts:
         res = _run(policies, scenario, episodes, gpus=g)
@@ -205,7 +216,7 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
     and the literal Algorithm 1 (``partial=false``), where a Delta larger than a job's share
     cannot be stolen at all.
     """
-    deltas = (1.0, 0.5, 0.2, 0.1, 0.05)
+    deltas = DELTAS
     variants = {"default": "", "literal Alg. 1": ",partial=false"}
     rows, acc = [], {name: [] for name in variants}
     for d in deltas:
@@ -239,7 +250,7 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
 
 def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
     """(e) Fig. 11b: micro-profiler estimation noise (10 streams, 4 GPUs)."""
-    noises = (0.0, 0.05, 0.1, 0.2, 0.3)
+    noises = NOISES
     rows, acc = [], []
     for s in noises:
         res = _run(["thief"], scenario, episodes, gpus=4, profiler_noise=s)
@@ -257,14 +268,92 @@ def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
     return _table(["estimate noise (std)", "accuracy (%)"], rows), {"drop20": drop20}
 
 
+def _scenario_overrides() -> list[dict[str, Any]]:
+    """The scenario overrides the sections run with (besides the policies' own settings)."""
+    return [
+        *({"gpus": g, "streams": n} for g in SWEEP_GPUS for n in STREAM_COUNTS),
+        *({"gpus": g} for g in GPU_COUNTS),
+        *({"gpus": 4, "profiler_noise": s} for s in NOISES),
+    ]
+
+
+def scenario_problem(name: str) -> str | None:
+    """Why scenario ``name`` (bundled name or YAML path) cannot run this reproduction, or None.
+
+    Every section needs a continual-learning scenario with 10 streams (sections (b)-(e) run
+    them as they are) whose profiles also fit 1-10 streams at 1 and 2 GPUs (section (a)) and
+    the other overrides the sections apply; checked by validation only, without running.
+    """
+    path = Path(name)
+    if path.suffix not in (".yaml", ".yml") and not path.exists() and name not in bundled():
+        return "unknown scenario"
+    try:
+        sc = load(name)
+    except ScenarioError as exc:
+        return str(exc)
+    if sc["family"] != "continual":
+        return f"is a {sc['family']} scenario, not a continual-learning one"
+    if sc["streams"] != STREAMS:
+        return f"has {sc['streams']} streams, not {STREAMS}"
+    src = Path(sc.source)
+    raw = yaml.safe_load(src.read_text())  # validated below as load() does with overrides
+    for overrides in _scenario_overrides():
+        try:
+            validate(apply_overrides(raw, overrides, src.name), src.name, src.parent)
+        except ScenarioError as exc:
+            setting = ", ".join(f"{k}={v}" for k, v in overrides.items())
+            return f"does not fit {setting} ({exc})"
+    return None
+
+
+def _scenario_error(name: str, problem: str) -> str:
+    fits = [n for n in bundled() if n != name and scenario_problem(n) is None]
+    return (
+        f"--scenario {name}: {problem}; this reproduction needs a continual-learning scenario "
+        f"with {STREAMS} streams whose profiles also fit 1 to {STREAMS} streams "
+        f"(bundled: {', '.join(fits) or 'none'}, or such a .yaml file)"
+    )
+
+
+def _seeds_text(episodes: int) -> str:
+    """``"3 seeded episodes per point, seeds 0..2"``: the seeds :func:`_run` evaluates."""
+    if episodes == 1:
+        return "1 seeded episode per point, seed 0"
+    return f"{episodes} seeded episodes per point, seeds 0..{episodes - 1}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run every section and write the report."""
-    ap = argparse.ArgumentParser(prog="python -m edgegym.reproduce.ekya", description=__doc__)
-    ap.add_argument("--scenario", default="ekya-cityscapes")
-    ap.add_argument("--episodes", type=int, default=3)
+    """Run every section and write the report.
+
+    Returns:
+        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
+        before any work starts).
+    """
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    ap.add_argument(
+        "--scenario",
+        default="ekya-cityscapes",
+        help="a continual-learning scenario with 10 streams (default ekya-cityscapes; "
+        "ekya-waymo also fits)",
+    )
+    ap.add_argument("--episodes", type=int, default=3, help="seeded episodes per point (>= 1)")
     ap.add_argument("--out", default="docs/reproduction", help="report and figure folder")
     args = ap.parse_args(argv)
-    out = Path(args.out)
+
+    def fail(message: str) -> int:
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2
+
+    if args.episodes < 1:
+        return fail(f"--episodes must be >= 1, got {args.episodes}")
+    try:
+        out = check_output_path(args.out, folder=True, flag="--out")
+        check_output_path(out / "ekya.md", flag="--out")
+    except ValueError as exc:
+        return fail(str(exc))
+    problem = scenario_problem(args.scenario)
+    if problem is not None:
+        return fail(_scenario_error(args.scenario, problem))
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
 
@@ -289,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=f"{platform.machine()}, {platform.system()}",
         minutes=minutes,
         scenario=sc,
-        episodes=ep,
+        seeds=_seeds_text(ep),
         a_text=a_text,
         gain1=100 * a["gain_1gpu"],
         gain2=100 * a["gain_2gpu"],
@@ -319,10 +408,10 @@ def main(argv: list[str] | None = None) -> int:
 
 REPORT = """# Ekya reproduction
 
-Regenerate with `python -m edgegym.reproduce.ekya` (scenario `{scenario}`, {episodes} seeded
-episodes per point, seeds 0..{episodes}-1; {minutes:.1f} minutes on a 2-core {machine}
-machine, {date}). Accuracies are inference accuracy averaged over streams and windows, in
-percent, mean ± std over episodes. Figures are beside this file.
+Regenerate with `python -m edgegym.reproduce.ekya` (scenario `{scenario}`,
+{seeds}; {minutes:.1f} minutes on a 2-core {machine} machine, {date}).
+Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
+over episodes. Figures are beside this file.
 
 **Read this first.** Ekya's per-window profiles were not published; the scenario synthesises
 them from the ranges the paper reports (see the provenance block in

@@ -13,7 +13,6 @@ import copy
 import datetime as dt
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +20,10 @@ import numpy as np
 from edgegym.baselines.etf import ETFPolicy, phi_fair
 from edgegym.envs.energy import EnergyFairShareEnv
 from edgegym.hardware.gpus import get_gpu
+from edgegym.outputs import check_output_path
 from edgegym.scenarios import Scenario, load
 
+PROG = "python -m edgegym.reproduce.etf"
 PHIS = [round(0.1 * k, 1) for k in range(11)]
 QUANTA = 50
 
@@ -75,11 +76,21 @@ def _fmt(x: float, d: int = 2) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every experiment, write the report and its figures."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Run every experiment, write the report and its figures.
+
+    Returns:
+        The exit code: 0 success, 2 an unusable ``--out`` (one ``error:`` line on stderr,
+        checked before any work starts).
+    """
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
     args = ap.parse_args(argv)
-    out = Path(args.out)
+    try:
+        out = check_output_path(args.out, folder=True, flag="--out")
+        check_output_path(out / "etf.md", flag="--out")
+    except ValueError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     import matplotlib

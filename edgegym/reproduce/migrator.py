@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.outputs import check_output_path
 from edgegym.reproduce.migrator_workloads import WORKLOADS
 
+PROG = "python -m edgegym.reproduce.migrator"
 ENV_ID = "edgegym/MIGReconfig-v0"
 POLICIES = ["migrator", "ekya-mig", "astraea", "paris", "static-half"]
 LABELS = {
@@ -137,10 +139,15 @@ def _plot(tab, policies, workloads, path: Path, title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every experiment and write the report."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy)")
-    ap.add_argument("--workers", type=int, default=2, help="parallel processes")
+    """Run every experiment and write the report.
+
+    Returns:
+        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
+        before any work starts).
+    """
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy) (>= 1)")
+    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
     ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
     ap.add_argument(
@@ -149,23 +156,39 @@ def main(argv: list[str] | None = None) -> int:
         help="rewrite the report from the saved migrator-runs.json without running anything",
     )
     args = ap.parse_args(argv)
-    if args.seeds < 1 or args.workers < 1:
-        ap.error("--seeds and --workers must be >= 1")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+
+    def fail(message: str) -> int:
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2
+
+    for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
+        if value < 1:
+            return fail(f"{flag} must be >= 1, got {value}")
+    try:
+        out = check_output_path(args.out, folder=True, flag="--out")
+        for name in ("migrator.md", "migrator-runs.json"):
+            check_output_path(out / name, flag="--out")
+    except ValueError as exc:
+        return fail(str(exc))
     workloads = ["w1", "w5", "w9"] if args.quick else list(WORKLOADS)
     basis_w = [w for w in BASIS_WORKLOADS if w in workloads] or workloads[:1]
     oracle_w = [w for w in ORACLE_WORKLOADS if w in workloads] or workloads[:1]
     runs_path = out / "migrator-runs.json"
     if args.render_only:
-        if not runs_path.exists():
-            ap.error(f"--render-only: {runs_path} does not exist; run without it first")
-        saved = json.loads(runs_path.read_text())
-        args.seeds, args.workers = saved["seeds"], saved["workers"]
-        workloads, basis_w, elapsed = saved["workloads"], saved["basis_workloads"], saved["elapsed"]
-        oracle_w = saved.get("oracle_workloads", ORACLE_WORKLOADS)
-        rows = saved["rows"]
-    else:
+        if not runs_path.is_file():
+            return fail(f"--render-only: {runs_path} does not exist; run without it first")
+        try:
+            saved = json.loads(runs_path.read_text())
+            args.seeds, args.workers = saved["seeds"], saved["workers"]
+            workloads, basis_w = saved["workloads"], saved["basis_workloads"]
+            elapsed = saved["elapsed"]
+            oracle_w = saved.get("oracle_workloads", ORACLE_WORKLOADS)
+            rows = saved["rows"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            return fail(f"--render-only: cannot read the saved runs in {runs_path} ({why})")
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.render_only:
         t_start = time.time()
         rows = {
             "main": _run(_jobs(POLICIES, workloads, {}, args.seeds), args.workers, "W1-W16"),

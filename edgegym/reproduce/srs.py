@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.outputs import check_output_path
+
+PROG = "python -m edgegym.reproduce.srs"
+
 #: The paper's comparison: MRS against AdaInf, Ekya and PASS (+ edgegym's SRS and list).
 POLICIES = ["mrs", "srs", "pass", "ekya-dag", "adainf", "list"]
 BASELINES = ["pass", "ekya-dag", "adainf"]
@@ -217,10 +221,15 @@ def _plot_theta(rows, path: Path) -> None:
 
 # ---------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
-    """Run every experiment and write the report."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy")
-    ap.add_argument("--workers", type=int, default=2, help="parallel processes")
+    """Run every experiment and write the report.
+
+    Returns:
+        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
+        before any work starts).
+    """
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy (>= 1)")
+    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
     ap.add_argument("--quick", action="store_true", help="300 requests per run (a smoke run)")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
     ap.add_argument(
@@ -229,17 +238,32 @@ def main(argv: list[str] | None = None) -> int:
         help="rewrite the report from the saved srs-runs.json without running anything",
     )
     args = ap.parse_args(argv)
-    if args.seeds < 1 or args.workers < 1:
-        ap.error("--seeds and --workers must be >= 1")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+
+    def fail(message: str) -> int:
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2
+
+    for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
+        if value < 1:
+            return fail(f"{flag} must be >= 1, got {value}")
+    try:
+        out = check_output_path(args.out, folder=True, flag="--out")
+        for name in ("srs.md", "srs-runs.json"):
+            check_output_path(out / name, flag="--out")
+    except ValueError as exc:
+        return fail(str(exc))
     runs_path = out / "srs-runs.json"
     if args.render_only:
-        if not runs_path.exists():
-            ap.error(f"--render-only: {runs_path} does not exist; run without it first")
-        saved = json.loads(runs_path.read_text())
-        rows, meta = saved["rows"], saved["meta"]
-    else:
+        if not runs_path.is_file():
+            return fail(f"--render-only: {runs_path} does not exist; run without it first")
+        try:
+            saved = json.loads(runs_path.read_text())
+            rows, meta = saved["rows"], saved["meta"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            return fail(f"--render-only: cannot read the saved runs in {runs_path} ({why})")
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.render_only:
         base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
         sweep_seeds = max(1, args.seeds - 1)
         t0 = time.time()
@@ -316,6 +340,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _seeds_text(n: int) -> str:
+    """``"3 seeds (0..2)"``: the episode seeds of ``n`` runs per setting (``_jobs``)."""
+    return "1 seed (0)" if n == 1 else f"{n} seeds (0..{n - 1})"
+
+
+def _header(meta: dict[str, Any]) -> list[str]:
+    """The report's title and run line (what ran, where, with which seeds)."""
+    return [
+        "# SRS/MRS reproduction (INFOCOM'25, Fig. 8-15)",
+        "",
+        "Regenerate with `python -m edgegym.reproduce.srs` (this report, `srs-runs.json` and the "
+        "three figures); `--render-only` rewrites the report from the saved runs. "
+        f"Run {meta['date']} on {meta['machine']}, {_seeds_text(meta['seeds'])} for the default "
+        f"scenario and {_seeds_text(meta['sweep_seeds'])} per sweep point, "
+        f"{meta['elapsed']:.0f} s"
+        + (" (**quick smoke run: 300 requests**)" if meta["quick"] else "")
+        + ".",
+        "",
+    ]
+
+
 def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
     main_rows = rows["main"]
     m = {
@@ -337,15 +382,7 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
     base_comp = float(np.mean([m[p]["completion_s"] for p in BASELINES]))
     beats = all(m["mrs"]["objective"] < m[p]["objective"] for p in BASELINES)
     lines = [
-        "# SRS/MRS reproduction (INFOCOM'25, seed 004)",
-        "",
-        "Regenerate with `python -m edgegym.reproduce.srs` (this report, `srs-runs.json` and the "
-        "three figures); `--render-only` rewrites the report from the saved runs. "
-        f"Run {meta['date']} on {meta['machine']}, {meta['seeds']} seeds for the default "
-        f"scenario and {meta['sweep_seeds']} per sweep point, {meta['elapsed']:.0f} s"
-        + (" (**quick smoke run: 300 requests**)" if meta["quick"] else "")
-        + ".",
-        "",
+        *_header(meta),
         "Scenario `srs-edge-5apps` (`scenarios/srs-edge-5apps.yaml` says which numbers are the "
         "paper's and which are synthesised, and which two settings were changed after the "
         "first runs; their results are in the last section). The slides show Fig. 8-15 as "

@@ -974,9 +974,16 @@ def _stats_table(seconds: int, seed: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: write the bundled sample, or print the generators' statistics."""
+    """Command line: write the bundled sample, or print the generators' statistics.
+
+    Returns:
+        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr).
+    """
+    from edgegym.outputs import check_output_path
+
+    prog = "python -m edgegym.workload.traces"
     parser = argparse.ArgumentParser(
-        prog="python -m edgegym.workload.traces",
+        prog=prog,
         description="Synthetic inference traces and the Azure Functions 2019 sample.",
     )
     group = parser.add_mutually_exclusive_group(required=True)
@@ -986,14 +993,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument(
         "--stats", action="store_true", help="print measured vs target stats of the generators"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (>= 0, default 0)")
     parser.add_argument(
-        "--seconds", type=int, default=1_000_000, help="sample length for --stats (default 1e6)"
+        "--seconds",
+        type=int,
+        default=1_000_000,
+        help="sample length for --stats (>= 2, default 1e6)",
     )
     args = parser.parse_args(argv)
-    if args.write_sample:
-        print(write_azure_functions_sample(args.write_sample, seed=args.seed))
+
+    def fail(message: str) -> int:
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
+
+    if args.seed < 0:
+        return fail(f"--seed must be >= 0, got {args.seed}")
+    if args.write_sample is not None:
+        try:
+            path = check_output_path(args.write_sample, flag="--write-sample")
+        except ValueError as exc:
+            return fail(str(exc))
+        print(write_azure_functions_sample(path, seed=args.seed))
     else:
+        if args.seconds < 2:
+            return fail(
+                f"--seconds must be >= 2 (the statistics need 2 intervals), got {args.seconds}"
+            )
         print(_stats_table(args.seconds, args.seed))
     return 0
 
