@@ -144,12 +144,25 @@ class PPOPolicy:
             self.joint = joint_actions(env, int(wrappers["max_actions"]))
             act_space = spaces.Discrete(len(self.joint))
             want = (config.get("spaces") or {}).get("joint_actions") or {}
-            if want.get("fingerprint") and want["fingerprint"] != self.joint.fingerprint():
+            have_fp = self.joint.fingerprint()
+            if want.get("fingerprint") and want["fingerprint"] != have_fp:
+                if (want.get("rule"), want.get("n")) == (self.joint.rule, len(self.joint)):
+                    # Same rule and size: only the contents can say what differs.
+                    what = (
+                        "have the rule and number of those the policy was trained on "
+                        f"({self.joint.rule}, {len(self.joint)}) but different contents "
+                        f"(catalogue fingerprint {have_fp[:12]} here, "
+                        f"{str(want['fingerprint'])[:12]} in training)"
+                    )
+                else:
+                    what = (
+                        f"({self.joint.rule}, {len(self.joint)}) differ from those the policy "
+                        f"was trained on ({want.get('rule')}, {want.get('n')})"
+                    )
                 raise PolicyLoadError(
-                    f"{source}: the joint actions of this environment ({self.joint.rule}, "
-                    f"{len(self.joint)}) differ from those the policy was trained on "
-                    f"({want.get('rule')}, {want.get('n')}); evaluate it on its training "
-                    f"scenario ({config.get('scenario')}, overrides {config.get('overrides')})"
+                    f"{source}: the joint actions of this environment {what}; evaluate it on "
+                    f"its training scenario ({config.get('scenario')}, overrides "
+                    f"{config.get('overrides') or {}})"
                 )
         _check_spaces(model, obs_space, act_space, config, source)
 

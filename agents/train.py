@@ -12,7 +12,8 @@ resume. The output folder holds::
     model.zip            the final model (SB3 format; load with --policy ppo:DIR/model.zip)
     best_model.zip       the model of the best evaluation (when evaluation is on)
     evaluations.json     every evaluation: timesteps, PPO's and the baseline's mean return
-    checkpoints/         ckpt_<timesteps>.zip, the newest ``checkpoint.keep`` kept
+    checkpoints/         ckpt_<timesteps, 10 digits>.zip (ckpt_0000000512.zip), the newest
+                         ``checkpoint.keep`` kept
     logs/run-<k>/        progress.csv and TensorBoard event files of the k-th (resumed) run
 
 **Determinism**: the same seed, hyperparameters and machine give the same policy, bit for
@@ -238,7 +239,13 @@ def _callbacks(
             return True
 
     class Evaluate(BaseCallback):
-        """Score the model and the family's baseline on the same seeded episodes."""
+        """Score the model and the family's baseline on the same seeded episodes.
+
+        Like the checkpoints, evaluations happen at rollout starts, after a complete PPO
+        update: the first rollout boundary at or past each multiple of ``eval.freq``, so an
+        evaluation's ``timesteps`` is that of the weights it scored (those of the checkpoint
+        of the same step). The final weights are evaluated at the end of training.
+        """
 
         def __init__(self) -> None:
             super().__init__()
@@ -254,13 +261,17 @@ def _callbacks(
             earlier = [e["ppo_return"] for e in evaluations if e.get("ppo_return") is not None]
             self.best = max(earlier, default=-np.inf)
 
-        def _on_step(self) -> bool:
+        def _on_rollout_start(self) -> None:
             if self.freq and self.model.num_timesteps >= self.next:
                 self.evaluate()
                 self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
+
+        def _on_step(self) -> bool:
             return True
 
         def _on_training_end(self) -> None:
+            # The final update happens after the last rollout start: always score its weights
+            # (done_at equals num_timesteps only if no rollout ran since the last evaluation).
             if self.freq and self.done_at != self.model.num_timesteps:
                 self.evaluate()
 
@@ -284,7 +295,8 @@ def _callbacks(
 
 
 def save_checkpoint(model: Any, out: Path, keep: int) -> Path:
-    """Save ``out/checkpoints/ckpt_<timesteps>.zip`` and drop all but the newest ``keep``."""
+    """Save ``out/checkpoints/ckpt_<timesteps>.zip`` (10 digits, zero-padded) and drop all
+    but the newest ``keep``."""
     folder = out / "checkpoints"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"ckpt_{int(model.num_timesteps):010d}.zip"
@@ -388,6 +400,34 @@ def _resume_config(
     return cfg
 
 
+def _resume_source(out: Path, cfg: Mapping[str, Any]) -> tuple[Path, int]:
+    """The newest saved model of a run and its timestep count: the newest checkpoint, or
+    ``model.zip`` when it is newer (a run interrupted once, then completed, with
+    ``checkpoint.freq: 0``).
+
+    Raises:
+        ConfigError: Neither exists.
+    """
+    found = checkpoints(out)
+    newest = found[-1] if found else None
+    model = out / MODEL_NAME
+    if model.is_file():
+        steps = cfg.get("trained_timesteps")
+        if steps is None:  # not recorded: read the count from the model file itself
+            from stable_baselines3.common.save_util import load_from_zip_file
+
+            try:
+                data, _, _ = load_from_zip_file(str(model), device="cpu", load_data=True)
+            except Exception as exc:  # zipfile, pickle, torch and key errors alike
+                raise ConfigError(f"--resume: {model} cannot be read: {exc}") from None
+            steps = (data or {}).get("num_timesteps", 0)
+        if newest is None or int(steps) > newest[0]:
+            newest = (int(steps), model)
+    if newest is None:
+        raise ConfigError(f"--resume: {out} has no checkpoint or model to resume from")
+    return newest[1], newest[0]
+
+
 def train(
     env_id: str,
     scenario: str | None = None,
@@ -423,7 +463,11 @@ def train(
     Raises:
         ValueError: Unknown env id, bad scenario or override (``ScenarioError``), bad
             hyperparameters (:class:`~edgegym.agents.config.ConfigError`), a folder that
-            already holds a run (without ``resume``) or none (with it).
+            already holds a run (without ``resume``) or none (with it), a run to resume
+            that is already at ``timesteps`` or beyond (nothing is changed then).
+
+    Training runs whole rollouts (``ppo.n_steps * n_envs`` steps each), so the count
+    reached is ``timesteps`` rounded up to a whole number of rollouts.
     """
     import torch
 
@@ -441,8 +485,15 @@ def train(
         cfg = _resume_config(
             out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file
         )
-        if timesteps is not None:
-            cfg["timesteps"] = int(timesteps)
+        source, start = _resume_source(out, cfg)
+        goal = int(timesteps) if timesteps is not None else int(cfg["timesteps"])
+        if start >= goal:
+            given = f"--timesteps {goal}" if timesteps is not None else f"its target {goal}"
+            raise ConfigError(
+                f"{out} is already at {start} timesteps >= {given}; pass a larger "
+                "--timesteps to continue"
+            )
+        cfg["timesteps"] = goal
     else:
         if (out / CONFIG_NAME).exists() or (out / MODEL_NAME).exists():
             raise ConfigError(
@@ -510,12 +561,9 @@ def train(
     algo = algo_class(hp["algo"])
     evaluations: list[dict[str, Any]] = []
     t0 = time.perf_counter()
+    interrupted = False
     try:
         if resume:
-            found = checkpoints(out)
-            source = found[-1][1] if found else out / MODEL_NAME
-            if not source.is_file():
-                raise ConfigError(f"--resume: {out} has no checkpoint or model to resume from")
             model = algo.load(str(source), env=venv, device=hp["train"]["device"])
             model.set_random_seed(int(cfg["seed"]) + int(model.num_timesteps))
             if (out / "evaluations.json").is_file():
@@ -545,8 +593,11 @@ def train(
         model.save(str(out / MODEL_NAME))
         if hp["checkpoint"]["freq"]:
             save_checkpoint(model, out, int(hp["checkpoint"]["keep"]))
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        venv.close()
+        _close(venv, interrupted)
     wall = time.perf_counter() - t0
     run.update(
         {
@@ -567,6 +618,23 @@ def train(
         wall_s=wall,
         evaluations=evaluations,
     )
+
+
+def _close(venv: Any, interrupted: bool) -> None:
+    """Close the vector environment. After Ctrl-C, ``SubprocVecEnv`` workers have had the
+    SIGINT too and are gone, so talking to them fails (EOFError, BrokenPipeError); that must
+    not mask the KeyboardInterrupt. Leftover workers are then stopped directly."""
+    try:
+        venv.close()
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        if not interrupted:
+            raise
+        for process in getattr(venv, "processes", ()):
+            process.join(timeout=1)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=1)
+        venv.closed = True
 
 
 def _policy_kwargs(pk: Mapping[str, Any]) -> dict[str, Any]:
