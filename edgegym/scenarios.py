@@ -27,6 +27,27 @@ class ScenarioError(ValueError):
     """A scenario file or override is invalid; the message names file, field and range."""
 
 
+class UnknownOverrideError(ScenarioError, TypeError):
+    """An override names no field of the scenario.
+
+    Also a :class:`TypeError`: environments take overrides as keyword arguments, and code that
+    probes a constructor with optional keywords (TorchRL's ``GymEnv`` passes ``frameskip``,
+    SB3's ``make_vec_env`` passes ``render_mode``) expects Python's "unexpected keyword
+    argument" ``TypeError`` for one it does not take.
+
+    Attributes:
+        key: The override's name.
+        allowed: The names it could have been.
+    """
+
+    def __init__(self, message: str, key: str = "", allowed: list[str] | None = None) -> None:
+        # One-argument construction too: Gymnasium's make re-raises a creator's TypeError as
+        # ``type(e)(message)``.
+        super().__init__(message)
+        self.key = key
+        self.allowed = list(allowed or [])
+
+
 # ----------------------------------------------------------------------------- field checks
 Check = Callable[[Any], str | None]  # returns a problem description, or None when valid
 
@@ -668,9 +689,11 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
         if len(path) == 1 and path[0] not in out and path[0] in hardware:
             path = ["servers" if out.get("family") == "dag" else "hardware", path[0]]
         if len(path) == 1 and path[0] not in top and path[0] not in sections:
-            raise ScenarioError(
-                f"{src}: override {key!r}: unknown field (allowed: "
-                f"{', '.join([*top, *hardware, 'section.field'])})"
+            allowed = [*top, *hardware, "section.field"]
+            raise UnknownOverrideError(
+                f"{src}: override {key!r}: unknown field (allowed: {', '.join(allowed)})",
+                key,
+                allowed,
             )
         node = out
         for part in path[:-1]:

@@ -1,7 +1,9 @@
 """Flat views of every environment for RL code that wants a ``Box`` observation and a
 ``Discrete`` action (CleanRL's single-file ``ppo.py`` and the like).
 
-Two wrappers, each usable alone, and :func:`make_flat` that applies what an environment needs:
+Two wrappers, each usable alone, and :func:`make_flat` that applies what an environment needs
+(:class:`MaskInObservation` and :func:`make_masked` put the action mask into the observation
+for RLlib's action-masking RLModule):
 
 * :class:`FlatObservation`: a one-level ``Dict`` of ``Box`` (or ``MultiBinary``) spaces becomes
   one ``float32`` ``Box``. **Order**: the keys in the order of the ``Dict`` space (Gymnasium
@@ -544,6 +546,85 @@ def make_flat(env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
     return flatten_env(gym.make(env_id, **kwargs), max_actions=max_actions)
 
 
+class MaskInObservation(gym.ObservationWrapper):
+    """The action mask carried inside the observation, as RLlib's action-masking RLModule
+    (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``)
+    and most hand-written masking networks read it: a one-level ``Dict`` of
+    ``"observations"`` (the wrapped env's flat ``Box``) and ``"action_mask"`` (``float32``
+    ``Box(0, 1)``, 1 = allowed, of the wrapped env's ``action_masks()``).
+
+    For a ``Discrete(n)`` action the mask has ``n`` entries; for ``MultiDiscrete(nvec)`` it has
+    ``sum(nvec)``, the entries of each sub-action in turn, which is the layout of the
+    concatenated logits of RLlib's (and SB3's) ``MultiDiscrete`` distributions, so the same
+    logit masking applies. Use :func:`make_masked` to build it from an id.
+
+    Raises:
+        ValueError: The wrapped observation is not a 1-D ``Box`` (flatten it first with
+            :class:`FlatObservation`) or the action space is neither ``Discrete`` nor
+            ``MultiDiscrete``.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        obs, act = env.observation_space, env.action_space
+        if not (isinstance(obs, spaces.Box) and len(obs.shape) == 1):
+            raise ValueError(
+                f"MaskInObservation needs a flat Box observation, got {obs}; wrap the env in "
+                "FlatObservation first (make_masked does)"
+            )
+        if isinstance(act, spaces.Discrete):
+            n = int(act.n)
+        elif isinstance(act, spaces.MultiDiscrete):
+            n = int(np.sum(act.nvec))
+        else:
+            raise ValueError(
+                f"MaskInObservation needs a Discrete or MultiDiscrete action, got {act}"
+            )
+        self.observation_space = spaces.Dict(
+            {
+                "action_mask": spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32),
+                "observations": obs,
+            }
+        )
+
+    def observation(self, observation: Any) -> dict[str, np.ndarray]:
+        """The observation with the current mask beside it."""
+        mask = np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=np.float32)
+        return {"action_mask": mask, "observations": observation}
+
+
+def make_masked(env_id: str, **kwargs: Any) -> gym.Env:
+    """``gymnasium.make(env_id, **kwargs)`` with a flat ``Box`` observation and the action mask
+    in the observation (:class:`MaskInObservation`), for RLlib's action-masking RLModule.
+
+    Works on every id: a ``Dict`` observation is flattened first (:class:`FlatObservation`);
+    the action space stays the id's (``Discrete`` for ``MIGReconfig-v0`` and the ``-Flat-v0``
+    ids, ``MultiDiscrete`` otherwise).
+
+    Example:
+        >>> env = make_masked("edgegym/MIGReconfig-v0", scenario="migrator-w5")
+        >>> sorted(env.observation_space.spaces)
+        ['action_mask', 'observations']
+    """
+    env = gym.make(env_id, **kwargs)
+    if not (
+        isinstance(env.observation_space, spaces.Box) and len(env.observation_space.shape) == 1
+    ):
+        env = FlatObservation(env)
+    return MaskInObservation(env)
+
+
+def make_flat_registered(
+    env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
+) -> gym.Env:
+    """Entry point of the registered ``-Flat-v0`` ids: :func:`make_flat` with the base made
+    without the passive checker, because ``gymnasium.make`` puts one around the flat view
+    (or leaves it out for ``disable_env_checker=True``, which never reaches an entry point).
+    """
+    kwargs.pop("disable_env_checker", None)
+    return make_flat(env_id, max_actions, disable_env_checker=True, **kwargs)
+
+
 __all__ = [
     "CATALOGUES",
     "CONTINUAL_FRACTIONS",
@@ -552,6 +633,7 @@ __all__ = [
     "DiscreteActions",
     "FlatObservation",
     "JointActions",
+    "MaskInObservation",
     "continual_catalogue",
     "energy_catalogue",
     "family_of",
@@ -559,4 +641,6 @@ __all__ = [
     "generic_catalogue",
     "joint_actions",
     "make_flat",
+    "make_flat_registered",
+    "make_masked",
 ]

@@ -50,12 +50,11 @@ def register_all() -> None:
             gym.register(id=env_id, entry_point=entry_point)
     for flat_id, base_id in FLAT_IDS.items():
         if flat_id not in gym.registry:
-            # The base id brings the checker and order enforcing; the flat wrapper stays
-            # outermost so that ``env.action_masks()`` is the Discrete mask.
+            # The base id brings order enforcing; Gymnasium's passive checker wraps the flat
+            # view (what the user steps), so ``disable_env_checker`` reaches it as usual.
             gym.register(
                 id=flat_id,
-                entry_point="edgegym.wrappers:make_flat",
+                entry_point="edgegym.wrappers:make_flat_registered",
                 kwargs={"env_id": base_id},
                 order_enforce=False,
-                disable_env_checker=True,
             )

@@ -8,19 +8,33 @@ from typing import Any
 import numpy as np
 
 from edgegym.envs import ENV_IDS
-from edgegym.scenarios import Scenario, ScenarioError, load
+from edgegym.envs.render import RENDER_MODES
+from edgegym.scenarios import Scenario, ScenarioError, UnknownOverrideError, load
 
 
 def scenario_for(env_id: str, scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     """Load ``scenario`` (name, path or loaded) with overrides; it must be ``env_id``'s family.
 
     Raises:
+        UnknownOverrideError: An override that names no field; a ``ScenarioError`` and a
+            ``TypeError`` with Python's "unexpected keyword argument 'X'" wording.
         ScenarioError: On a bad file or override, or a scenario of another family.
     """
-    if isinstance(scenario, Scenario):
-        sc = scenario.with_overrides(**overrides) if overrides else scenario
-    else:
-        sc = load(scenario, **overrides)
+    try:
+        if isinstance(scenario, Scenario):
+            sc = scenario.with_overrides(**overrides) if overrides else scenario
+        else:
+            sc = load(scenario, **overrides)
+    except UnknownOverrideError as exc:
+        # Keyword arguments are overrides: say it the way Python says it of a bad keyword
+        # (the standard wording is what callers that probe optional keywords match on).
+        raise UnknownOverrideError(
+            f"{env_id}: __init__() got an unexpected keyword argument {exc.key!r}: neither an "
+            f"argument of the environment nor a scenario field (fields: "
+            f"{', '.join(exc.allowed)})",
+            exc.key,
+            exc.allowed,
+        ) from None
     family = ENV_IDS[env_id][1]
     if sc["family"] != family:
         raise ScenarioError(
@@ -30,9 +44,15 @@ def scenario_for(env_id: str, scenario: str | Scenario, overrides: dict[str, Any
 
 
 def check_render_mode(render_mode: str | None) -> str | None:
-    """Every edgegym environment renders ``"ansi"`` text or nothing."""
-    if render_mode not in (None, "ansi"):
-        raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+    """Every edgegym environment renders ``"ansi"`` text, ``"rgb_array"`` frames, a
+    ``"human"`` window (:mod:`edgegym.envs.render`) or nothing (``None``).
+
+    Raises:
+        ValueError: On any other ``render_mode``.
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        allowed = ", ".join(["None", *map(repr, RENDER_MODES)])
+        raise ValueError(f"render_mode must be one of {allowed}; got {render_mode!r}")
     return render_mode
 
 

@@ -88,8 +88,14 @@ class TimeSliceExecutor:
 def fairness(
     time_s: np.ndarray, energy_j: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[float, float, float]:
-    """``(F_T, F_E, F_S)`` of ETF §6.1: min/max of weight-normalised time and of energy, and the
-    smaller of the two. Fewer than two tenants are perfectly fair.
+    """``(F_T, F_E, F_S)`` of ETF §6.1 over the tenants given (those that wanted the GPU):
+    min/max of weight-normalised time and of energy, and the smaller of the two.
+
+    Where the ratio is 0/0 the paper's definitions are read as follows. No tenant given:
+    nobody wanted the GPU, nothing was shared, and every allocation is equally fair (1.0).
+    Tenants given but none ran: each was starved, the opposite of fair (0.0; a fair-share
+    scheduler exists to prevent starvation, §1), so idling the GPU never scores as fair. One
+    tenant that ran is perfectly fair.
 
     Args:
         time_s: (N,) time each tenant got.
@@ -99,9 +105,11 @@ def fairness(
     t = np.asarray(time_s, dtype=float)
     e = np.asarray(energy_j, dtype=float)
     w = np.ones_like(t) if weights is None else np.asarray(weights, dtype=float)
-    if t.size < 2:
+    if t.size == 0:
         return 1.0, 1.0, 1.0
     tn, en = t / w, e / w
-    f_t = float(tn.min() / tn.max()) if tn.max() > 0 else 1.0
+    if not tn.max() > 0:
+        return 0.0, 0.0, 0.0
+    f_t = float(tn.min() / tn.max())
     f_e = float(en.min() / en.max()) if en.max() > 0 else 1.0
     return f_t, f_e, min(f_t, f_e)

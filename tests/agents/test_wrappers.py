@@ -10,6 +10,7 @@ import pytest
 from edgegym.baselines import make_policy
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env as gym_check_env
+from gymnasium.wrappers import PassiveEnvChecker
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import edgegym  # noqa: F401  (registers the ids)
@@ -207,11 +208,24 @@ def test_make_flat_gives_box_and_discrete(env_id):
     assert mask.shape == (env.action_space.n,) and mask.any()
 
 
+def _wrapper_types(env: gym.Env) -> list[type]:
+    out = []
+    while isinstance(env, gym.Wrapper):
+        out.append(type(env))
+        env = env.env
+    return out
+
+
 @pytest.mark.parametrize("flat_id", sorted(FLAT_IDS))
 def test_flat_ids_pass_the_checkers_and_pickle(flat_id):
     kwargs = SMALL[FLAT_IDS[flat_id]]
     env = gym.make(flat_id, **kwargs)
-    assert isinstance(env, DiscreteActions)  # outermost: env.action_masks() is the Discrete mask
+    # Gymnasium's passive checker wraps the flat view the user steps, and only that one
+    assert isinstance(env, PassiveEnvChecker) and isinstance(env.env, DiscreteActions)
+    assert _wrapper_types(env).count(PassiveEnvChecker) == 1
+    unchecked = gym.make(flat_id, disable_env_checker=True, **kwargs)
+    assert isinstance(unchecked, DiscreteActions)  # outermost: .action_masks() is Discrete
+    assert PassiveEnvChecker not in _wrapper_types(unchecked)
     gym_check_env(gym.make(flat_id, **kwargs).unwrapped)
     sb3_check_env(gym.make(flat_id, **kwargs), warn=False)
     # same-seed rollouts equal, also after pickling
@@ -222,7 +236,8 @@ def test_flat_ids_pass_the_checkers_and_pickle(flat_id):
         obs, _ = e.reset(seed=11)
         traj, done = [obs], False
         while not done:
-            obs, r, term, trunc, _ = e.step(_random_valid(e.action_masks(), rng))
+            mask = e.get_wrapper_attr("action_masks")()  # the Discrete mask, through wrappers
+            obs, r, term, trunc, _ = e.step(_random_valid(mask, rng))
             traj.append(np.append(obs, r))
             done = term or trunc
         runs.append(np.concatenate(traj))

@@ -17,6 +17,7 @@ from edgegym.envs._common import (
 )
 from edgegym.envs.continual import observation, reward
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
+from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
 from edgegym.hardware.gpus import PowerModel
 from edgegym.hardware.mps import quantize_shares
 from edgegym.scenarios import Scenario, ScenarioError
@@ -67,7 +68,10 @@ class ContinualLearningEnv(gym.Env):
         scenario: Bundled scenario name or path to a scenario file.
         max_streams: Stream slots (pad to train one policy over scenarios with fewer streams).
         record_timeline: Keep a per-segment timeline in ``env.unwrapped.engine.metrics``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` (text table of the streams), ``"rgb_array"`` (a
+            640x360 frame: GPU shares per stream, retraining dark and inference light, and
+            inference accuracy against a_MIN; :mod:`edgegym.envs.render`) or ``"human"``
+            (that frame in a window).
         backend: ``"sim"`` (default: the profile-driven simulator) or ``"real"``: actual
             PyTorch inference and retraining on ``device`` with measured accuracies,
             latencies and energy (:class:`edgegym.real.executor.RealExecutor`);
@@ -84,7 +88,7 @@ class ContinualLearningEnv(gym.Env):
     Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}  # noqa: RUF012
 
     def __init__(
         self,
@@ -353,8 +357,16 @@ class ContinualLearningEnv(gym.Env):
             info["real"] = eng.executor.report()
         return info
 
-    def render(self) -> str | None:
-        """Text table of the streams (``render_mode="ansi"``)."""
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        release(self)
+        super().close()
+
+    def render(self) -> str | np.ndarray | None:
+        """Text table of the streams (``"ansi"``), the frame of :meth:`_frame_panels`
+        (``"rgb_array"``), or that frame shown in a window (``"human"``, returns ``None``)."""
+        if self.render_mode in ("rgb_array", "human"):
+            return render_frame(self, *self._frame_panels())
         if self.render_mode != "ansi" or self.engine is None:
             return None
         eng = self.engine
@@ -369,3 +381,39 @@ class ContinualLearningEnv(gym.Env):
                 f"{a.share_retrain[v]:7.2f}  {a.share_infer[v]:7.2f}  {a.infer_cfg[v]:9d}"
             )
         return "\n".join(lines)
+
+    def _frame_panels(self) -> tuple[str, list[Panel]]:
+        """Title and panels of the ``"rgb_array"`` frame: GPU shares and accuracy per stream."""
+        eng, spec = self.engine, self.spec_
+        if eng is None:
+            return "ContinualLearning-v0: call reset()", []
+        n = spec.streams
+        a = eng.alloc
+        acc = np.asarray(eng.executor.inference_accuracy(eng.tenants, a), dtype=float)
+        dark, light = tenant_colors(n)
+        labels = [f"s{v}" for v in range(n)]
+        window = f"{min(eng.window + 1, spec.windows)}/{spec.windows}"
+        title = (
+            f"t = {eng.cluster.time_s:.1f} s   window {window}"
+            f"{' (done)' if eng.done else ''}   energy {eng.cluster.energy_j / 1e3:.1f} kJ"
+        )
+        shares = Panel(
+            f"GPU shares ({spec.gpus} GPU{'s' if spec.gpus > 1 else ''})",
+            labels,
+            [
+                Series("retraining", a.share_retrain, dark, "0.3"),
+                Series("inference", a.share_infer, light, "0.75"),
+            ],
+            stacked=True,
+            ylim=(0.0, float(spec.gpus)),
+            ylabel="GPUs",
+        )
+        accuracy = Panel(
+            "inference accuracy",
+            labels,
+            [Series("accuracy", acc, light, "0.75")],
+            ylim=(0.0, 1.0),
+            hline=spec.a_min,
+            hline_label=f"a_MIN {spec.a_min:g}",
+        )
+        return title, [shares, accuracy]

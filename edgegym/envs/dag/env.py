@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs._common import check_render_mode, scenario_for
+from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.scenarios import Scenario
 from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
@@ -135,13 +136,16 @@ class DAGOffloadEnv(gym.Env):
         scenario: Bundled name or path (family ``dag``).
         record_timeline: Accepted for the evaluator; every request's schedule is kept in
             ``env.unwrapped.schedules`` anyway.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` (one line: the epoch and the request counts),
+            ``"rgb_array"`` (a 640x360 frame: each server's backlog, and the requests
+            admitted, pending and completed with their mean completion time;
+            :mod:`edgegym.envs.render`) or ``"human"`` (that frame in a window).
         **overrides: Scenario overrides (``requests=50``, ``theta=5``, ``count=3`` servers).
 
     Version history: v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 20}  # noqa: RUF012
 
     def __init__(
         self,
@@ -599,7 +603,16 @@ class DAGOffloadEnv(gym.Env):
         info.update(extra)
         return info
 
-    def render(self) -> str | None:
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        release(self)
+        super().close()
+
+    def render(self) -> str | np.ndarray | None:
+        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
+        or that frame shown in a window (``"human"``, returns ``None``)."""
+        if self.render_mode in ("rgb_array", "human"):
+            return render_frame(self, *self._frame_panels())
         if self.render_mode != "ansi" or self._next < 0:
             return None
         ep = self.epoch
@@ -612,3 +625,35 @@ class DAGOffloadEnv(gym.Env):
             f"t={self.now:.2f}s {what}; admitted {self._next}/{self.n_requests}, "
             f"pending {len(self.pending)}, completed {len(self.records)}"
         )
+
+    def _frame_panels(self) -> tuple[str, list[Panel]]:
+        """Title and panels of the ``"rgb_array"`` frame: server load, request counts."""
+        if self._next < 0:
+            return "DAGOffload-v0: call reset()", []
+        t = self.now
+        backlog = np.array([max(0.0, self.cluster.times[j][-1] - t) for j in range(self.e)])
+        util = self.busy / (self.units * max(self.horizon, 1e-9))
+        dark, _ = tenant_colors(self.e)
+        ep = self.epoch
+        if ep is None:
+            what = "done"
+        elif ep.kind == "admit":
+            what = f"admit request {ep.k}"
+        else:
+            what = f"place request {ep.k} node {ep.node}"
+        title = f"t = {t:.2f} s   {what}"
+        servers = Panel(
+            f"server backlog (mean utilisation {float(util.mean()):.0%})",
+            [f"e{j}" for j in range(self.e)],
+            [Series("backlog", backlog, dark)],
+            ylabel="seconds until free",
+            ymax_min=1.0,
+        )
+        done = len(self.records)
+        mean = f"{np.mean([r['completion_s'] for r in self.records]):.2f} s" if done else "-"
+        requests = Panel(
+            f"requests of {self.n_requests} (mean completion {mean})",
+            ["admitted", "pending", "completed"],
+            [Series("requests", [self._next, len(self.pending), done], ["C0", "C1", "C2"])],
+        )
+        return title, [servers, requests]

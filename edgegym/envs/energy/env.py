@@ -13,6 +13,7 @@ import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs._common import check_render_mode, scenario_for
+from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.hardware.mps import quantize_shares
 from edgegym.scenarios import Scenario
@@ -68,21 +69,26 @@ class EnergyFairShareEnv(gym.Env):
     ``fairness_horizon`` quanta (weight 1 by default), ``ft``, ``fe``, ``throughput`` (requests
     served / what the present tenants would serve alone at the top clock) and ``energy``
     (minus energy / (max power x T)). F_T and F_E are min/max of weight-normalised time and
-    energy over the present tenants (§6.1). ``info``: per-tenant time, energy, throughput and
-    latency, F_T / F_E / F_S, energy_j, the applied units, the reward terms.
+    energy over the present tenants that wanted the GPU in the horizon (§6.1); an idle GPU
+    with work waiting scores 0 (every such tenant starved), a horizon in which nobody wanted the
+    GPU scores 1 (:func:`edgegym.sim.timeslice.fairness`). ``info``: per-tenant time, energy,
+    throughput and latency, F_T / F_E / F_S, energy_j, the applied units, the reward terms.
 
     **Episode end**: ``terminated`` after ``quanta`` quanta.
 
     Args:
         scenario: Bundled name (``etf-*``) or path, or a loaded scenario.
         record_timeline: Keep per-quantum records in ``env.unwrapped.timeline``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` (one line: each tenant's time and energy in the
+            last quantum), ``"rgb_array"`` (a 640x360 frame: each tenant's share of the last
+            quantum's time and energy, and F_T, F_E, F_S over the fairness horizon;
+            :mod:`edgegym.envs.render`) or ``"human"`` (that frame in a window).
         **overrides: Scenario overrides (``quanta=50``, ``gpu=A10G``, ``objective.fs=0``).
 
     Version history: v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(
         self,
@@ -178,7 +184,9 @@ class EnergyFairShareEnv(gym.Env):
         self.energy_total = np.zeros(self.n)
         self.requests_total = np.zeros(self.n)
         self.energy_j = 0.0
-        self.recent: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=self.horizon)
+        # Per quantum of the fairness horizon: (time_s, energy_j, wanted) per slot.
+        self.recent: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque(maxlen=self.horizon)
+        self.wanted_ever = np.zeros(self.n, dtype=bool)
         self.last = (np.zeros(self.n), np.zeros(self.n))
         self.fs_sum = 0.0
         self._k = 0
@@ -248,6 +256,8 @@ class EnergyFairShareEnv(gym.Env):
         t = self.now_s
         units = self.project(action)
         active = self._active(t)
+        wanted = self._demand_units(t) > 0  # had work for the GPU this quantum
+        self.wanted_ever |= wanted
         power, service = self._profiles(t)
         work = np.full(self.n, np.inf)
         for i, proc in enumerate(self.demand_spec):
@@ -263,7 +273,7 @@ class EnergyFairShareEnv(gym.Env):
         self.requests_total += res.requests
         step_energy = float(res.energy_j.sum()) + res.idle_j
         self.energy_j += step_energy
-        self.recent.append((res.time_s, res.energy_j))
+        self.recent.append((res.time_s, res.energy_j, wanted))
         self.last = (res.time_s, res.energy_j)
         f_t, f_e, f_s = self._fairness(active)
         self.fs_sum += f_s
@@ -316,16 +326,20 @@ class EnergyFairShareEnv(gym.Env):
         return out, np.where(out > 0, out, 1.0)
 
     def _fairness(self, active: np.ndarray) -> tuple[float, float, float]:
-        """F_T, F_E, F_S of the present tenants over the last ``fairness_horizon`` quanta."""
+        """F_T, F_E, F_S over the last ``fairness_horizon`` quanta, of the present tenants that
+        wanted the GPU in that horizon or got time in it (a tenant with nothing to run is not
+        starved; an idle GPU with work waiting scores 0, see :func:`fairness`)."""
         if not self.recent:
             return 1.0, 1.0, 1.0
         t = np.sum([r[0] for r in self.recent], axis=0)
         e = np.sum([r[1] for r in self.recent], axis=0)
-        return fairness(t[active], e[active], self.weights[active])
+        wanted = np.any([r[2] for r in self.recent], axis=0)
+        counted = active & (wanted | (t > 0))
+        return fairness(t[counted], e[counted], self.weights[counted])
 
     def episode_metrics(self) -> dict[str, Any]:
         """Whole-episode numbers: fairness of the cumulative allocation and per-tenant totals."""
-        live = self.weights > 0
+        live = (self.weights > 0) & (self.wanted_ever | (self.time_total > 0))
         f_t, f_e, f_s = fairness(self.time_total[live], self.energy_total[live], self.weights[live])
         total_s = max(self.quanta * self.quantum_s, 1e-12)
         out: dict[str, Any] = {
@@ -376,9 +390,50 @@ class EnergyFairShareEnv(gym.Env):
         info.update(extra)
         return info
 
-    def render(self) -> str | None:
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        release(self)
+        super().close()
+
+    def render(self) -> str | np.ndarray | None:
+        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
+        or that frame shown in a window (``"human"``, returns ``None``)."""
+        if self.render_mode in ("rgb_array", "human"):
+            return render_frame(self, *self._frame_panels())
         if self.render_mode != "ansi" or self._k < 0:
             return None
         lt, le = self.last
         parts = [f"{self.names[i]}: {lt[i]:.3f}s {le[i]:.2f}J" for i in range(self.n_tenants)]
         return f"t={self.now_s:.2f}s " + ", ".join(parts)
+
+    def _frame_panels(self) -> tuple[str, list[Panel]]:
+        """Title and panels of the ``"rgb_array"`` frame: last quantum's shares, fairness."""
+        if self._k < 0:
+            return "EnergyFairShare-v0: call reset()", []
+        n = self.n_tenants
+        lt, le = self.last
+        t_share = lt[:n] / max(float(lt.sum()), 1e-12)
+        e_share = le[:n] / max(float(le.sum()), 1e-12)
+        # Fairness of the horizon that ended with the last quantum (its tenants present).
+        last_t = max(self._k - 1, 0) * self.quantum_s
+        f_t, f_e, f_s = self._fairness(self._active(last_t))
+        present = [self.names[i] for i in np.flatnonzero(self._active(self.now_s)[:n])]
+        dark, light = tenant_colors(n)
+        done = " (done)" if self._k >= self.quanta else ""
+        title = (
+            f"t = {self.now_s:.2f} s   quantum {self._k}/{self.quanta}{done}   "
+            f"present: {', '.join(present) or 'none'}"
+        )
+        shares = Panel(
+            "last quantum: share of GPU time and energy",
+            list(self.names),
+            [Series("time", t_share, light, "0.75"), Series("energy", e_share, dark, "0.3")],
+            ylim=(0.0, 1.0),
+        )
+        fair = Panel(
+            f"fairness over the last {min(self._k, self.horizon)} quanta",
+            ["F_T", "F_E", "F_S"],
+            [Series("fairness", [f_t, f_e, f_s], ["tab:blue", "tab:orange", "tab:green"], "0.5")],
+            ylim=(0.0, 1.0),
+        )
+        return title, [shares, fair]

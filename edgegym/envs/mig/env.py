@@ -18,6 +18,7 @@ from edgegym.envs._common import (
 )
 from edgegym.envs.mig import observation, reward
 from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
+from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
 from edgegym.scenarios import Scenario
@@ -82,7 +83,11 @@ class MIGReconfigEnv(gym.Env):
     Args:
         scenario: Bundled scenario name (``migrator-w1`` ... ``migrator-w16``) or a path.
         record_timeline: Keep one record per decision in ``env.unwrapped.timeline``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` (one line: time, window, allocation, layout),
+            ``"rgb_array"`` (a 640x360 frame: each tenant's GPCs, retraining dark, inference
+            light, reconfiguring grey, and its model accuracy, SLO attainment and Goodput in
+            the window so far; :mod:`edgegym.envs.render`) or ``"human"`` (that frame in a
+            window).
         backend: ``"sim"`` (default: the profile-driven simulator) or ``"real"``: the tenants'
             models, their accuracy and their retraining are real PyTorch work on ``device``
             (:class:`edgegym.real.mig.RealMIGExecutor`); ``info["real"]`` then holds what was
@@ -97,7 +102,7 @@ class MIGReconfigEnv(gym.Env):
     Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(
         self,
@@ -286,7 +291,16 @@ class MIGReconfigEnv(gym.Env):
         t = self._engine().tenants
         return np.where(t.running, RUNNING, np.where(t.retrained, DONE, PENDING))
 
-    def render(self) -> str | None:
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        release(self)
+        super().close()
+
+    def render(self) -> str | np.ndarray | None:
+        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
+        or that frame shown in a window (``"human"``, returns ``None``)."""
+        if self.render_mode in ("rgb_array", "human"):
+            return render_frame(self, *self._frame_panels())
         if self.render_mode != "ansi" or self.engine is None:
             return None
         eng = self.engine
@@ -294,6 +308,57 @@ class MIGReconfigEnv(gym.Env):
         lay = self._layout_text()
         desc = cat.describe(self.signature) if self.signature >= 0 else "-"
         return f"t={eng.cluster.time_s:7.1f}s window {eng.window}: {desc} [{lay}]"
+
+    def _frame_panels(self) -> tuple[str, list[Panel]]:
+        """Title and panels of the ``"rgb_array"`` frame: GPCs and serving per tenant."""
+        spec = self.spec_
+        eng = self.engine
+        if eng is None or not self._ready:
+            return "MIGReconfig-v0: call reset()", []
+        m = spec.n_tenants
+        st = self.executor.state
+        now = eng.cluster.time_s
+        size = spec.catalogue.placement_size
+        gpcs = np.zeros((3, m))  # retraining, inference, reconfiguring (not ready yet)
+        for p in np.flatnonzero(st.task >= 0):
+            task = int(st.task[p])
+            row = 2 if st.ready_s[p] > now + _EPS else (0 if task >= m else 1)
+            gpcs[row, task % m] += float(size[p])
+        k = min(eng.window, spec.windows - 1)
+        if self.step_in_window == 0 and not eng.done and k > 0:
+            k -= 1  # a window has just begun: show the one that ended
+        mt = eng.metrics
+        req = mt.requests[:, k]
+        slo = np.divide(mt.served_slo[:, k], req, out=np.zeros(m), where=req > 0)
+        good = np.divide(mt.goodput[:, k], req, out=np.zeros(m), where=req > 0)
+        dark, light = tenant_colors(m)
+        labels = list(spec.names)
+        desc = spec.catalogue.describe(self.signature) if self.signature >= 0 else "-"
+        window = f"{min(eng.window + 1, spec.windows)}/{spec.windows}"
+        title = f"t = {now:.1f} s   window {window}{' (done)' if eng.done else ''}   {desc}"
+        layout = Panel(
+            f"MIG GPCs ({spec.gpu.name})",
+            labels,
+            [
+                Series("retraining", gpcs[0], dark, "0.3"),
+                Series("inference", gpcs[1], light, "0.75"),
+                Series("reconfiguring", gpcs[2], "0.55"),
+            ],
+            stacked=True,
+            ylim=(0.0, float(MIG_TOTAL_GPCS)),
+            ylabel="GPCs",
+        )
+        serving = Panel(
+            f"window {k + 1}: {int(req.sum())} requests",
+            labels,
+            [
+                Series("model accuracy", eng.tenants.model_acc, dark, "0.3"),
+                Series("SLO attainment", slo, light, "0.75"),
+                Series("Goodput", good, "tab:green"),
+            ],
+            ylim=(0.0, 1.0),
+        )
+        return title, [layout, serving]
 
     # ------------------------------------------------------------------ internals
     def _start_window(self, k: int) -> None:
