@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -32,6 +32,8 @@ from edgegym.baselines.mig import AstraeaPolicy, EkyaMIGPolicy, ParisPolicy, Sta
 from edgegym.baselines.migrator import MIGRatorPolicy
 from edgegym.baselines.random import RandomPolicy
 
+from edgegym.families import FAMILIES, family_of_entry_point
+
 
 def _uniform(config: int, infer: float) -> Callable[..., Policy]:
     def build(env: gym.Env) -> Policy:
@@ -45,6 +47,17 @@ def _etf(phi: float) -> Callable[..., Policy]:
         return ETFPolicy(env, **{"phi": phi, **kw})
 
     return build
+
+
+class AnyFamily(tuple):
+    """The families of a policy that schedules every family, those registered later too
+    (``random``): contains every name, shows as ``every family``."""
+
+    def __new__(cls) -> AnyFamily:
+        return super().__new__(cls, ("every family",))
+
+    def __contains__(self, family: object) -> bool:
+        return True
 
 
 #: Policy name -> (factory, families it applies to, one-line description).
@@ -68,11 +81,7 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "Ekya-FixedConfig: thief shares, Config 1",
     ),
     "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
-    "random": (
-        RandomPolicy,
-        ("continual", "mig", "energy", "dag"),
-        "uniformly random valid actions",
-    ),
+    "random": (RandomPolicy, AnyFamily(), "uniformly random valid actions"),
     "migrator": (
         MIGRatorPolicy,
         ("mig",),
@@ -121,23 +130,32 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), kwargs
 
 
+class _DefaultPolicies(Mapping[str, str]):
+    """Family -> its ``Family.default_policy``, read live from the registry."""
+
+    def __getitem__(self, family: str) -> str:
+        return FAMILIES[family].default_policy
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FAMILIES)
+
+    def __len__(self) -> int:
+        return len(FAMILIES)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
 #: Each family's flagship published scheduler: ``edgegym evaluate``'s default policy and the
-#: baseline the agents' periodic evaluation compares against.
-DEFAULT_POLICY: dict[str, str] = {
-    "continual": "thief",
-    "mig": "migrator",
-    "energy": "etf",
-    "dag": "mrs",
-}
+#: baseline the agents' periodic evaluation compares against (``Family.default_policy``).
+DEFAULT_POLICY: Mapping[str, str] = _DefaultPolicies()
 
 
 def env_family(env: gym.Env) -> str | None:
     """The edgegym family of ``env`` (through any wrappers), or ``None`` for a foreign env."""
-    from edgegym.envs import ENV_IDS
-
     cls = type(env.unwrapped)
-    entry = f"{cls.__module__}:{cls.__name__}"
-    return next((fam for ep, fam, *_ in ENV_IDS.values() if ep == entry), None)
+    fam = family_of_entry_point(f"{cls.__module__}:{cls.__name__}")
+    return fam.name if fam is not None else None
 
 
 def make_policy(spec: str, env: gym.Env) -> Policy:

@@ -268,24 +268,9 @@ def cmd_envs(args: argparse.Namespace) -> int:
 
 def _scenario_shape(d: dict) -> tuple[str, str, str]:
     """(tenants, GPUs, horizon) of a validated scenario, as the family words them."""
-    fam, hw = d["family"], d.get("hardware", {})
-    if fam == "dag":
-        sv = d["servers"]
-        gpus = f"{sv['count']} servers x {sv['gpus_per_server']} x {sv['gpu']}"
-        return (
-            f"{len(d['applications'])} apps",
-            gpus,
-            f"{d['requests']} requests / {d['duration_s']:g} s",
-        )
-    if fam == "energy":
-        return (
-            str(len(d["tenants"])),
-            f"1 x {hw['gpu']}",
-            f"{d['quanta']} x {d['quantum_s']:g} s quanta",
-        )
-    tenants = d.get("streams", len(d.get("tenants", [])))
-    gpus = f"{hw.get('gpus', 1)} x {hw['gpu']}"
-    return str(tenants), gpus, f"{d['windows']} x {d['window_s']:g} s windows"
+    from edgegym.families import get_family
+
+    return get_family(d["family"]).shape(d)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from edgegym.envs import ENV_IDS, FLAT_IDS, register_all
+from edgegym.families import FAMILIES
 from edgegym.scenarios import ScenarioError
 
 #: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
@@ -38,19 +39,16 @@ from edgegym.scenarios import ScenarioError
 PolicyLike = str | Any
 
 
-#: The families' headline metrics (``episode_metrics`` key, column label), in table order:
-#: Goodput and SLO attainment (mig), the fairness indices F_T, F_E, F_S (energy), the
-#: objective and completion time (dag). The evaluator's table and the leaderboard show those
-#: that any policy reports, before accuracy, energy and retrainings.
-HEADLINE_METRICS: tuple[tuple[str, str], ...] = (
-    ("goodput", "goodput"),
-    ("slo_attainment", "SLO"),
-    ("F_T", "F_T"),
-    ("F_E", "F_E"),
-    ("F_S", "F_S"),
-    ("objective", "objective"),
-    ("completion_s", "completion s"),
-)
+def headline_metrics() -> tuple[tuple[str, str], ...]:
+    """The registered families' headline metrics (``episode_metrics`` key, column label), in
+    registration order (``Family.headline_metrics``): Goodput and SLO attainment (mig), the
+    fairness indices F_T, F_E, F_S (energy), the objective and completion time (dag). The
+    evaluator's table and the leaderboard show those that any policy reports, before
+    accuracy, energy and retrainings."""
+    out: list[tuple[str, str]] = []
+    for fam in FAMILIES.values():
+        out += [m for m in fam.headline_metrics if m not in out]
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- result
@@ -160,8 +158,8 @@ class EvalResult:
         """Aligned text table: return, accuracy, energy, retrainings and decision time."""
         # Family-specific headline metrics, shown when any policy reports them.
         present = set().union(*(r.get("metrics", {}).keys() for r in self.results))
-        extra_keys = [k for k, _ in HEADLINE_METRICS if k in present]
-        extra = [label for k, label in HEADLINE_METRICS if k in present]
+        extra_keys = [k for k, _ in headline_metrics() if k in present]
+        extra = [label for k, label in headline_metrics() if k in present]
         header = [
             "policy",
             "return",
@@ -538,11 +536,11 @@ def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
 
 
 __all__ = [
-    "HEADLINE_METRICS",
     "EvalResult",
     "PolicyLike",
     "check_env_id",
     "default_scenario",
     "evaluate",
+    "headline_metrics",
     "make_env",
 ]

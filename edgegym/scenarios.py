@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from edgegym.families import FAMILIES, ScenarioSchema
 from edgegym.hardware.gpus import GPUS
 from edgegym.workload.models import MODELS
 from edgegym.workload.nc import NC_DATASETS
@@ -576,17 +577,14 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
     """
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
-    families = ("continual", "mig", "energy", "dag")
-    if raw.get("family") not in families:
+    if raw.get("family") not in FAMILIES:
         raise ScenarioError(
-            f"{src}: family = {raw.get('family')!r} is not one of {', '.join(families)}"
+            f"{src}: family = {raw.get('family')!r} is not one of {', '.join(FAMILIES)}"
         )
-    if raw["family"] == "mig":
-        return _validate_mig(raw, src, base_dir)
-    if raw["family"] == "energy":
-        return _validate_energy(raw, src, base_dir)
-    if raw["family"] == "dag":
-        return _validate_dag(raw, src, base_dir)
+    return FAMILIES[raw["family"]].schema.validate(raw, src, base_dir)
+
+
+def _validate_continual(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
     data = _validate_top(raw, CONTINUAL, SECTIONS, src)
     data["hardware"] = _validate_record(raw.get("hardware"), HARDWARE, "hardware", src)
     _check_clock(data["hardware"]["gpu"], data["hardware"]["clock_mhz"], "hardware", src)
@@ -641,6 +639,24 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
     return data
 
 
+def _schemas() -> dict[str, ScenarioSchema]:
+    """The built-in families' scenario schemas (each family package registers its own)."""
+    return {
+        "continual": ScenarioSchema(_validate_continual, CONTINUAL, HARDWARE, frozenset(SECTIONS)),
+        "mig": ScenarioSchema(_validate_mig, MIG, MIG_HARDWARE, frozenset(MIG_SECTIONS)),
+        "energy": ScenarioSchema(
+            _validate_energy, ENERGY, ENERGY_HARDWARE, frozenset(ENERGY_SECTIONS)
+        ),
+        "dag": ScenarioSchema(
+            _validate_dag, DAG, DAG_SERVERS, frozenset(DAG_SECTIONS), hardware_key="servers"
+        ),
+    }
+
+
+#: Scenario schemas of the four built-in families, by family name.
+SCHEMAS: dict[str, ScenarioSchema] = _schemas()
+
+
 # ----------------------------------------------------------------------------- loading
 def _bundled_dir() -> Path:
     return Path(str(resources.files("edgegym.scenario_data")))
@@ -679,15 +695,13 @@ def _parse_value(value: Any) -> Any:
 def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str) -> dict[str, Any]:
     """Apply ``key=value`` overrides (dotted paths; bare hardware keys such as ``gpus`` work)."""
     out = copy.deepcopy(raw)
+    fam = FAMILIES.get(out.get("family"))
+    schema = fam.schema if fam is not None else SCHEMAS["continual"]
+    top, hardware, sections = schema.top, schema.hardware, schema.sections
     for key, value in overrides.items():
         path = key.split(".")
-        top, hardware, sections = {
-            "mig": (MIG, MIG_HARDWARE, MIG_SECTIONS),
-            "energy": (ENERGY, ENERGY_HARDWARE, ENERGY_SECTIONS),
-            "dag": (DAG, DAG_SERVERS, DAG_SECTIONS),
-        }.get(out.get("family"), (CONTINUAL, HARDWARE, SECTIONS))
         if len(path) == 1 and path[0] not in out and path[0] in hardware:
-            path = ["servers" if out.get("family") == "dag" else "hardware", path[0]]
+            path = [schema.hardware_key, path[0]]
         if len(path) == 1 and path[0] not in top and path[0] not in sections:
             allowed = [*top, *hardware, "section.field"]
             raise UnknownOverrideError(

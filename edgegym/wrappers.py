@@ -17,8 +17,8 @@ for RLlib's action-masking RLModule):
   - **full product** when ``prod(nvec) <= max_actions`` (default
     :data:`DEFAULT_MAX_ACTIONS`): index ``i`` is ``np.unravel_index(i, nvec)`` (C order: the
     last entry varies fastest);
-  - otherwise a **catalogue**, built by the family's rule in :data:`CATALOGUES` (below), or by
-    :func:`generic_catalogue` for families without one.
+  - otherwise a **catalogue**, built by the family's registered rule (``Family.catalogue``;
+    :func:`catalogue_builder`), or by :func:`generic_catalogue` for families without one.
 
   ``action_masks()`` (and ``info["action_mask"]``) is the ``Discrete`` mask translated from the
   environment's flat ``MultiDiscrete`` mask: a joint action whose every entry is valid is
@@ -74,6 +74,7 @@ the wrappers it needs (MIGReconfig-v0 is already flat and comes back as made). T
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import math
 from collections.abc import Callable, Mapping
@@ -85,6 +86,7 @@ import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
+from edgegym.families import FAMILIES
 
 #: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
 DEFAULT_MAX_ACTIONS = 1024
@@ -415,13 +417,21 @@ def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
-#: Family -> catalogue builder ``(env, max_actions) -> (K, D) int array``. A new family adds
-#: its rule here (and documents it in the module docstring).
-CATALOGUES: dict[str, Callable[[gym.Env, int], np.ndarray]] = {
-    "continual": continual_catalogue,
-    "energy": energy_catalogue,
-    "dag": dag_catalogue,
-}
+#: Family -> catalogue builder ``(env, max_actions) -> (K, D) int array`` set here by hand;
+#: it wins over the family's registered rule (``Family.catalogue``, ``module:function``),
+#: which is how a family brings its own.
+CATALOGUES: dict[str, Callable[[gym.Env, int], np.ndarray]] = {}
+
+
+def catalogue_builder(family: str | None) -> Callable[[gym.Env, int], np.ndarray] | None:
+    """The catalogue rule of ``family``: :data:`CATALOGUES`, else the registered one."""
+    if family in CATALOGUES:
+        return CATALOGUES[family]
+    fam = FAMILIES.get(family or "")
+    if fam is None or not fam.catalogue:
+        return None
+    module, _, name = fam.catalogue.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def joint_actions(env: gym.Env, max_actions: int = DEFAULT_MAX_ACTIONS) -> JointActions:
@@ -435,7 +445,7 @@ def joint_actions(env: gym.Env, max_actions: int = DEFAULT_MAX_ACTIONS) -> Joint
     if math.prod(int(n) for n in nvec) <= max_actions:
         return JointActions(nvec)
     family = family_of(env)
-    builder = CATALOGUES.get(family or "")
+    builder = catalogue_builder(family)
     if builder is not None:
         return JointActions(nvec, builder(env, int(max_actions)), rule=f"{family}-catalogue")
     return JointActions(nvec, generic_catalogue(nvec, int(max_actions)), rule="generic-catalogue")
@@ -634,6 +644,7 @@ __all__ = [
     "FlatObservation",
     "JointActions",
     "MaskInObservation",
+    "catalogue_builder",
     "continual_catalogue",
     "energy_catalogue",
     "family_of",

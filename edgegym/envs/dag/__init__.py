@@ -1,5 +1,33 @@
 """The DAG-offload family (SRS/MRS): ``edgegym/DAGOffload-v0``."""
 
 from edgegym.envs.dag.env import DAGOffloadEnv
+from edgegym.families import Family, register_family
+from edgegym.scenarios import SCHEMAS
 
-__all__ = ["DAGOffloadEnv"]
+
+def _shape(d):
+    sv = d["servers"]
+    return (
+        f"{len(d['applications'])} apps",
+        f"{sv['count']} servers x {sv['gpus_per_server']} x {sv['gpu']}",
+        f"{d['requests']} requests / {d['duration_s']:g} s",
+    )
+
+
+FAMILY = register_family(
+    Family(
+        name="dag",
+        env_id="edgegym/DAGOffload-v0",
+        entry_point="edgegym.envs.dag.env:DAGOffloadEnv",
+        default_scenario="srs-edge-5apps",
+        summary="SRS/MRS: edge server per DAG task and retraining configuration per model",
+        schema=SCHEMAS["dag"],
+        default_policy="mrs",
+        flat_id="edgegym/DAGOffload-Flat-v0",
+        catalogue="edgegym.wrappers:dag_catalogue",
+        headline_metrics=(("objective", "objective"), ("completion_s", "completion s")),
+        shape=_shape,
+    )
+)
+
+__all__ = ["FAMILY", "DAGOffloadEnv"]

@@ -1,5 +1,31 @@
 """The MIG reconfiguration family (MIGRator): ``edgegym/MIGReconfig-v0``."""
 
 from edgegym.envs.mig.env import MIGReconfigEnv
+from edgegym.families import Family, register_family
+from edgegym.scenarios import SCHEMAS
 
-__all__ = ["MIGReconfigEnv"]
+
+def _shape(d):
+    hw = d["hardware"]
+    return (
+        str(len(d["tenants"])),
+        f"1 x {hw['gpu']}",
+        f"{d['windows']} x {d['window_s']:g} s windows",
+    )
+
+
+FAMILY = register_family(
+    Family(
+        name="mig",
+        env_id="edgegym/MIGReconfig-v0",
+        entry_point="edgegym.envs.mig.env:MIGReconfigEnv",
+        default_scenario="migrator-w1",
+        summary="MIGRator: MIG layout and instance-to-task assignment every basis second",
+        schema=SCHEMAS["mig"],
+        default_policy="migrator",
+        headline_metrics=(("goodput", "goodput"), ("slo_attainment", "SLO")),
+        shape=_shape,
+    )
+)
+
+__all__ = ["FAMILY", "MIGReconfigEnv"]
