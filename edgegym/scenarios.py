@@ -378,7 +378,13 @@ DAG_MODEL = {
     # with neither, configurations always have their full data.
     "pool_mb_per_s": (_num(0.0, 1e4), False, 0.0),
 }
-DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival"}
+#: Weights of the DAG family's completion and energy terms; the accuracy term's weight is the
+#: paper's theta (top-level ``theta``), so Eq. 9 is the default objective.
+DAG_OBJECTIVE = {
+    "completion": (_num(0.0, 1e6), False, 1.0),
+    "energy": (_num(0.0, 1e6), False, 0.0),
+}
+DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival", "objective"}
 
 
 def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
@@ -387,6 +393,9 @@ def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> di
 
     data = _validate_top(raw, DAG, DAG_SECTIONS, src)
     data["servers"] = _validate_record(raw.get("servers", {}), DAG_SERVERS, "servers", src)
+    data["objective"] = _validate_record(
+        raw.get("objective", {}), DAG_OBJECTIVE, "objective", src
+    )
     data["retrain_configs"] = _validate_list(
         raw.get("retrain_configs"), DAG_RETRAIN, "retrain_configs", src
     )

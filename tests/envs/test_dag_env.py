@@ -187,3 +187,21 @@ def test_pool_from_inputs_grows_with_requests_and_empties_on_retraining():
     for i, name in enumerate(app.models):
         sent = app.input_mb[i] + sum(d for _, d in app.preds(i))
         assert env.pool_mb[env.model_index[name]] >= sent - 1e-12
+
+
+def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
+    env = DAGOffloadEnv(
+        requests=12, theta=3.0, **{"objective.energy": 0.5, "objective.completion": 2.0}
+    )
+    _, info = env.reset(seed=1)
+    done, seen_energy = False, False
+    while not done:
+        _, reward, done, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+        t = info["reward_terms"]
+        assert reward == pytest.approx(
+            2.0 * t["completion"] + 3.0 * t["accuracy"] + 0.5 * t["energy"]
+        )
+        seen_energy |= t["energy"] < 0
+    assert seen_energy  # placements cost energy, so the energy weight matters
+    with pytest.raises(ValueError, match="objective.power"):
+        DAGOffloadEnv(requests=12, **{"objective.power": 1.0})

@@ -126,8 +126,10 @@ class DAGOffloadEnv(gym.Env):
     requests / 10).
 
     **Reward**: per request, ``-(completion + theta * sum_i (1 - A_i))`` (Eq. 9) summed over
-    its epochs, as named terms ``completion`` and ``accuracy`` (weights 1 and theta) plus
-    ``energy`` (weight 0). ``info``: the epoch, per-request completion time, accuracy and
+    its epochs, as named terms ``completion`` and ``accuracy`` (weights ``objective.completion``
+    = 1 and theta) plus ``energy`` (minus the placed node's joules / 1000, weight
+    ``objective.energy`` = 0; ``--set objective.energy=0.5`` trades energy against time).
+    ``info``: the epoch, per-request completion time, accuracy and
     objective when they are known, per-server utilisation, energy of the step.
 
     **Episode end**: ``terminated`` once every request is admitted and placed.
@@ -167,6 +169,14 @@ class DAGOffloadEnv(gym.Env):
         self.n_nodes = int(sc["max_nodes"])
         self.n_edges = int(sc["max_edges"])
         self.theta = float(sc["theta"])
+        obj = sc["objective"]
+        #: Weights of the named terms: ``objective.completion`` (1), theta, ``objective.energy``
+        #: (0); the defaults give Eq. 9.
+        self.weights = {
+            "completion": float(obj["completion"]),
+            "accuracy": self.theta,
+            "energy": float(obj["energy"]),
+        }
         self.a_min = float(sc["a_min"])
         self.n_requests = int(sc["requests"])
         self.duration = float(sc["duration_s"])
@@ -402,8 +412,7 @@ class DAGOffloadEnv(gym.Env):
             terms, extra = self._admit(choice)
         else:
             terms, extra = self._place(server)
-        weights = {"completion": 1.0, "accuracy": self.theta, "energy": 0.0}
-        reward = float(sum(weights[k] * v for k, v in terms.items()))
+        reward = float(sum(self.weights[k] * v for k, v in terms.items()))
         self._advance()
         terminated = self.epoch is None
         info = self._info(
