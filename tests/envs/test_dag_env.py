@@ -203,5 +203,5 @@ def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
         )
         seen_energy |= t["energy"] < 0
     assert seen_energy  # placements cost energy, so the energy weight matters
-    with pytest.raises(ValueError, match="objective.power"):
+    with pytest.raises(ValueError, match=r"objective\.power"):
         DAGOffloadEnv(requests=12, **{"objective.power": 1.0})
