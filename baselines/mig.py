@@ -37,15 +37,11 @@ def _retrain_sizes(snap) -> np.ndarray:
     spec = snap.spec
     sizes = np.array(spec.catalogue.sizes)
     left_s = spec.window_s - (snap.time_s - snap.window * spec.window_s)
+    fits = spec.fits_window(snap.job_left, left_s)  # (M, Z), the mask's rule
     out = np.zeros(spec.n_tenants, dtype=np.int64)
     for i in range(spec.n_tenants):
-        if snap.status[i] != PENDING:
-            continue
-        with np.errstate(divide="ignore"):
-            dur = spec.overhead_new_s[i] + snap.job_left[i] / spec.size_train_speed[i]
-        fits = (dur <= left_s) & (sizes >= spec.min_train_size[i])
-        if fits.any():
-            out[i] = sizes[np.argmax(fits)]
+        if snap.status[i] == PENDING and fits[i].any():
+            out[i] = sizes[np.argmax(fits[i])]
     return out
 
 

@@ -584,11 +584,10 @@ def build_problem(
             for n in sigs
         ]
     )
-    with np.errstate(divide="ignore"):
-        secs = spec.overhead_new_s[:, None] + snap.job_left[:, None] / spec.size_train_speed
-    dur = np.ceil(secs / basis - 1e-9)
-    too_small = np.array(sizes)[None, :] < spec.min_train_size[:, None]
-    dur = np.where(too_small | ~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
+    secs = spec.retrain_seconds(snap.job_left)  # inf where the size cannot hold the job
+    with np.errstate(invalid="ignore"):
+        dur = np.ceil(secs / basis - 1e-9)
+    dur = np.where(~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
     prev = np.full(m, -1)
     if snap.signature >= 0:
         for i in range(m):

@@ -225,3 +225,21 @@ def test_lower_clock_is_slower_and_cheaper(tmp_path):
         out[clock] = infos[-1]["episode_metrics"]
     assert out[810]["slo_attainment"] < out[0]["slo_attainment"]
     assert out[810]["energy_j"] < out[0]["energy_j"]
+
+
+def test_fits_window_known_answer():
+    """A job fits a size iff overhead + work / speed <= time left, on sizes that hold it."""
+    spec = MIGReconfigEnv(scenario="migrator-w5").spec_
+    sizes = np.array(spec.catalogue.sizes)
+    work = np.array([30.0, 0.0])  # GPU-seconds left per tenant
+    secs = spec.retrain_seconds(work)
+    for z, size in enumerate(sizes):
+        if size < spec.min_train_size[0]:
+            assert secs[0, z] == np.inf
+        else:
+            want = spec.overhead_new_s[0] + 30.0 / spec.size_train_speed[0, z]
+            assert secs[0, z] == pytest.approx(want)
+    ok = np.isfinite(secs[0])
+    exact = float(secs[0][ok].min())  # the fastest size finishes exactly at the window end
+    assert spec.fits_window(work, exact)[0][ok].any()
+    assert not spec.fits_window(work, exact - 1e-3)[0][ok & (secs[0] == exact)].any()

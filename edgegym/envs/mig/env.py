@@ -237,7 +237,13 @@ class MIGReconfigEnv(gym.Env):
         keep = self._keep()
         mask = spec.valid_static & cat.feasible(keep)
         time_left = eng.window_start_s + spec.window_s - eng.cluster.time_s
-        sizes = np.array(cat.sizes)
+        # Work of each job: what is left, or the whole job when it has not started.
+        left = np.where(
+            eng.tenants.job_left > 0,
+            eng.tenants.job_left,
+            self.profile.gpu_seconds[:, eng.window, 0],
+        )
+        fits = spec.fits_window(left, time_left)  # (M, Z)
         for i in range(m):
             if status[i] == RUNNING:
                 continue
@@ -245,13 +251,7 @@ class MIGReconfigEnv(gym.Env):
             if status[i] == DONE:
                 mask &= none
                 continue
-            left = float(eng.tenants.job_left[i]) or float(
-                self.profile.gpu_seconds[i, eng.window, 0]
-            )
-            with np.errstate(divide="ignore"):
-                dur = spec.overhead_new_s[i] + left / spec.size_train_speed[i]
-            fits = (dur <= time_left + _EPS) & (sizes >= spec.min_train_size[i])
-            mask &= none | np.any(cat.counts[:, m + i, :][:, fits] > 0, axis=1)
+            mask &= none | np.any(cat.counts[:, m + i, :][:, fits[i]] > 0, axis=1)
         return mask
 
     def sim_state(self, oracle: bool = False) -> MIGSnapshot:

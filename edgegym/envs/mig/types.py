@@ -20,6 +20,11 @@ from edgegym.workload.nc import NCDataset, get_dataset, nc_profile
 PENDING, RUNNING, DONE = 0, 1, 2
 
 
+#: Slack of :meth:`MIGSpec.fits_window` (seconds), so a job that ends exactly at the window's
+#: end fits despite rounding.
+FIT_EPS = 1e-9
+
+
 @dataclass(frozen=True)
 class MIGSpec:
     """Everything a MIG scenario fixes, precomputed once when the environment is built."""
@@ -143,6 +148,22 @@ class MIGSpec:
         return nc_profile(
             self.models, self.datasets, self.ceilings, self.data_fraction, self.windows
         )
+
+    def retrain_seconds(self, job_left: np.ndarray) -> np.ndarray:
+        """(M, Z) seconds a retraining job with ``job_left`` (M,) GPU-seconds of work occupies a
+        new instance of each size, its creation overhead included; ``inf`` where the size is
+        too small to hold the job. The one rule behind the MIG mask, the MIG baselines and
+        MIGRator's planner (a job is never resized, so it runs on one instance throughout)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = self.overhead_new_s[:, None] + job_left[:, None] / self.size_train_speed
+        too_small = np.asarray(self.catalogue.sizes)[None, :] < self.min_train_size[:, None]
+        return np.where(too_small, np.inf, secs)
+
+    def fits_window(self, job_left: np.ndarray, left_s: float) -> np.ndarray:
+        """(M, Z) bool: a job with ``job_left`` GPU-seconds, launched now on a new instance of
+        each size, finishes within the ``left_s`` seconds left in its window (MIGRator's
+        constraint 4: retraining is launched and finished inside its window)."""
+        return self.retrain_seconds(job_left) <= left_s + FIT_EPS
 
     @property
     def n_seconds(self) -> int:
