@@ -393,9 +393,7 @@ def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> di
 
     data = _validate_top(raw, DAG, DAG_SECTIONS, src)
     data["servers"] = _validate_record(raw.get("servers", {}), DAG_SERVERS, "servers", src)
-    data["objective"] = _validate_record(
-        raw.get("objective", {}), DAG_OBJECTIVE, "objective", src
-    )
+    data["objective"] = _validate_record(raw.get("objective", {}), DAG_OBJECTIVE, "objective", src)
     data["retrain_configs"] = _validate_list(
         raw.get("retrain_configs"), DAG_RETRAIN, "retrain_configs", src
     )

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs._common import (
     check_backend,
-    check_render_mode,
     real_seed,
-    scenario_for,
     unapplied_clock,
 )
+from edgegym.envs.base import EdgeEnv
 from edgegym.envs.continual import observation, reward
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
-from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
+from edgegym.envs.render import Panel, Series, tenant_colors
 from edgegym.hardware.gpus import PowerModel
 from edgegym.hardware.mps import quantize_shares
 from edgegym.scenarios import Scenario, ScenarioError
@@ -29,7 +27,7 @@ from edgegym.workload.continual import sample_profile
 DEFAULT_SCENARIO = "ekya-cityscapes"
 
 
-class ContinualLearningEnv(gym.Env):
+class ContinualLearningEnv(EdgeEnv):
     """Ekya's joint retraining/inference scheduling problem (NSDI'22, §3-4).
 
     V video streams share G GPUs (MPS-style shares in quanta of delta). Each stream runs live
@@ -88,7 +86,8 @@ class ContinualLearningEnv(gym.Env):
     Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}  # noqa: RUF012
+    env_id = "edgegym/ContinualLearning-v0"
+    metadata = {**EdgeEnv.metadata, "render_fps": 2}  # noqa: RUF012
 
     def __init__(
         self,
@@ -104,7 +103,9 @@ class ContinualLearningEnv(gym.Env):
     ) -> None:
         self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
         self.real_options = dict(real_options or {})
-        sc = scenario_for("edgegym/ContinualLearning-v0", scenario, overrides)
+        sc = self._setup(
+            scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
+        )
         self.spec_ = spec = ContinualSpec.from_scenario(sc)
         self.max_streams = int(max_streams or spec.streams)
         if self.max_streams < spec.streams:
@@ -112,8 +113,6 @@ class ContinualLearningEnv(gym.Env):
                 f"max_streams={self.max_streams} is smaller than the scenario's "
                 f"{spec.streams} streams"
             )
-        self.render_mode = check_render_mode(render_mode)
-        self.record_timeline = record_timeline
         c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
         self._per_stream = np.array([c + 1, l_inf, q, q], dtype=np.int64)
         self.action_space = spaces.MultiDiscrete(np.tile(self._per_stream, self.max_streams))
@@ -357,17 +356,9 @@ class ContinualLearningEnv(gym.Env):
             info["real"] = eng.executor.report()
         return info
 
-    def close(self) -> None:
-        """Close the ``"human"`` window, if one is open."""
-        release(self)
-        super().close()
-
-    def render(self) -> str | np.ndarray | None:
-        """Text table of the streams (``"ansi"``), the frame of :meth:`_frame_panels`
-        (``"rgb_array"``), or that frame shown in a window (``"human"``, returns ``None``)."""
-        if self.render_mode in ("rgb_array", "human"):
-            return render_frame(self, *self._frame_panels())
-        if self.render_mode != "ansi" or self.engine is None:
+    def _render_text(self) -> str | None:
+        """Text table of the streams."""
+        if self.engine is None:
             return None
         eng = self.engine
         t, a = eng.tenants, eng.alloc

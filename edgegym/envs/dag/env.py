@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_render_mode, scenario_for
-from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
+from edgegym.envs.base import EdgeEnv
+from edgegym.envs.render import Panel, Series, tenant_colors
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.scenarios import Scenario
 from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
@@ -81,7 +80,7 @@ class DAGSnapshot:
     max_nodes: int
 
 
-class DAGOffloadEnv(gym.Env):
+class DAGOffloadEnv(EdgeEnv):
     """Online scheduling of multi-model DAG requests with retraining (Zeng et al., INFOCOM'25).
 
     Requests of several applications (DAGs of models) arrive over time at an edge cluster of E
@@ -147,7 +146,8 @@ class DAGOffloadEnv(gym.Env):
     Version history: v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 20}  # noqa: RUF012
+    env_id = "edgegym/DAGOffload-v0"
+    metadata = {**EdgeEnv.metadata, "render_fps": 20}  # noqa: RUF012
 
     def __init__(
         self,
@@ -157,9 +157,10 @@ class DAGOffloadEnv(gym.Env):
         **overrides: Any,
     ) -> None:
         self.record_timeline = record_timeline  # schedules are always kept in `schedules`
-        sc = scenario_for("edgegym/DAGOffload-v0", scenario, overrides)
+        sc = self._setup(
+            scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
+        )
         self.scenario = sc
-        self.render_mode = check_render_mode(render_mode)
         sv = sc["servers"]
         self.e = int(sv["count"])
         self.gpu = get_gpu(sv["gpu"])
@@ -612,17 +613,9 @@ class DAGOffloadEnv(gym.Env):
         info.update(extra)
         return info
 
-    def close(self) -> None:
-        """Close the ``"human"`` window, if one is open."""
-        release(self)
-        super().close()
-
-    def render(self) -> str | np.ndarray | None:
-        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
-        or that frame shown in a window (``"human"``, returns ``None``)."""
-        if self.render_mode in ("rgb_array", "human"):
-            return render_frame(self, *self._frame_panels())
-        if self.render_mode != "ansi" or self._next < 0:
+    def _render_text(self) -> str | None:
+        """One text line of the current state."""
+        if self._next < 0:
             return None
         ep = self.epoch
         what = (

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs._common import (
     check_backend,
-    check_render_mode,
     real_seed,
-    scenario_for,
     unapplied_clock,
 )
+from edgegym.envs.base import EdgeEnv
 from edgegym.envs.mig import observation, reward
 from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
-from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
+from edgegym.envs.render import Panel, Series, tenant_colors
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
 from edgegym.scenarios import Scenario
@@ -30,7 +28,7 @@ DEFAULT_SCENARIO = "migrator-w1"
 _EPS = 1e-9
 
 
-class MIGReconfigEnv(gym.Env):
+class MIGReconfigEnv(EdgeEnv):
     """MIGRator's problem (arXiv 2407.13126, §2-§4): M tenants share one MIG GPU.
 
     Each tenant serves inference requests (arrival trace, latency SLO, batch size) with its
@@ -102,7 +100,8 @@ class MIGReconfigEnv(gym.Env):
     Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 10}  # noqa: RUF012
+    env_id = "edgegym/MIGReconfig-v0"
+    metadata = {**EdgeEnv.metadata, "render_fps": 10}  # noqa: RUF012
 
     def __init__(
         self,
@@ -117,10 +116,10 @@ class MIGReconfigEnv(gym.Env):
     ) -> None:
         self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
         self.real_options = dict(real_options or {})
-        sc = scenario_for("edgegym/MIGReconfig-v0", scenario, overrides)
+        sc = self._setup(
+            scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
+        )
         self.spec_ = spec = MIGSpec.from_scenario(sc)
-        self.render_mode = check_render_mode(render_mode)
-        self.record_timeline = record_timeline
         self.action_space = spaces.Discrete(len(spec.catalogue))
         self.observation_space = observation.space(spec)
         self.timeline: list[dict[str, Any]] | None = None
@@ -291,17 +290,9 @@ class MIGReconfigEnv(gym.Env):
         t = self._engine().tenants
         return np.where(t.running, RUNNING, np.where(t.retrained, DONE, PENDING))
 
-    def close(self) -> None:
-        """Close the ``"human"`` window, if one is open."""
-        release(self)
-        super().close()
-
-    def render(self) -> str | np.ndarray | None:
-        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
-        or that frame shown in a window (``"human"``, returns ``None``)."""
-        if self.render_mode in ("rgb_array", "human"):
-            return render_frame(self, *self._frame_panels())
-        if self.render_mode != "ansi" or self.engine is None:
+    def _render_text(self) -> str | None:
+        """One text line of the current state."""
+        if self.engine is None:
             return None
         eng = self.engine
         cat = self.spec_.catalogue
