@@ -36,7 +36,8 @@ def test_golden(case: record.Case) -> None:
 
 
 def test_compare_reports_first_difference() -> None:
-    """The comparison itself: equal runs match; a one-ulp reward change is found and located."""
+    """The comparison itself: equal runs match; a one-ulp reward change is found and located
+    when comparing bitwise (``--exact``)."""
     case = next(c for c in CASES if c.policy == record.RANDOM)
     a = record.run_case(case)
     b = record.run_case(case)
@@ -44,6 +45,21 @@ def test_compare_reports_first_difference() -> None:
     assert n > 2
     assert record.compare(a, b, n) == []
     b["reward"][2] = np.nextafter(b["reward"][2], np.inf)
-    diffs = record.compare(a, b, n)
+    diffs = record.compare(a, b, n, tolerance=0)
     assert diffs and diffs[0].startswith("first difference at step 2, field reward:")
     assert any(d.startswith("reward differs at 1/") for d in diffs)
+
+
+def test_tolerance_is_for_ulps_not_for_changes() -> None:
+    """A 2-ulp reward difference matches (other CPUs' SIMD math); ``--exact`` and any change of
+    1e-12 do not."""
+    case = next(c for c in CASES if c.policy == record.RANDOM)
+    a = record.run_case(case)
+    b = record.run_case(case)
+    n = a["meta"]["steps"]
+    b["reward"][1] = np.nextafter(np.nextafter(b["reward"][1], np.inf), np.inf)
+    near: list[int] = []
+    assert record.compare(a, b, n, near=near) == [] and near == [1]
+    assert record.compare(a, b, n, tolerance=0)
+    b["reward"][1] += 1e-12
+    assert record.compare(a, b, n)[0].startswith("first difference at step 1, field reward:")
