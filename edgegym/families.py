@@ -57,6 +57,10 @@ class Family:
         name: The scenario files' ``family:`` value (``continual``, ``mig``, ...).
         env_id: Its Gymnasium id (``edgegym/ContinualLearning-v0``).
         entry_point: ``module:Class`` of the environment.
+        vector_entry_point: ``module:Class`` of its native vector environment (an
+            :class:`edgegym.envs.vector.EdgeVectorEnv`), which ``gymnasium.make_vec(env_id,
+            N)`` builds; ``None`` while the family has none (``make_vec`` then copies N
+            single envs).
         default_scenario: Bundled scenario that ``gymnasium.make(env_id)`` uses.
         summary: One line for ``edgegym envs``.
         schema: How its scenarios are validated and overridden.
@@ -78,6 +82,7 @@ class Family:
     default_scenario: str
     summary: str
     schema: ScenarioSchema
+    vector_entry_point: str | None = None
     default_policy: str = "random"
     flat_id: str | None = None
     catalogue: str | None = None

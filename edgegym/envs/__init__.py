@@ -36,7 +36,11 @@ def _register_ids(fam: Family, added: bool = True) -> None:
         return
     ENV_IDS[fam.env_id] = (fam.entry_point, fam.name, fam.default_scenario, fam.summary)
     if fam.env_id not in gym.registry:
-        gym.register(id=fam.env_id, entry_point=fam.entry_point)
+        gym.register(
+            id=fam.env_id,
+            entry_point=fam.entry_point,
+            vector_entry_point=fam.vector_entry_point,
+        )
     if fam.flat_id:
         FLAT_IDS[fam.flat_id] = fam.env_id
         if fam.flat_id not in gym.registry:

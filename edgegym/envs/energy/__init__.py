@@ -19,6 +19,7 @@ FAMILY = register_family(
         name="energy",
         env_id="edgegym/EnergyFairShare-v0",
         entry_point="edgegym.envs.energy.env:EnergyFairShareEnv",
+        vector_entry_point="edgegym.envs.energy.vector:EnergyFairShareVectorEnv",
         default_scenario="etf-tx2-resnet50-mobilenetv2",
         summary="ETF: time slices per quantum for tenants at their own DVFS clocks",
         schema=SCHEMAS["energy"],

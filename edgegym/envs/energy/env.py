@@ -2,29 +2,45 @@
 
 from __future__ import annotations
 
-import math
-from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_render_mode, scenario_for
-from edgegym.envs.render import Panel, Series, release, render_frame, tenant_colors
-from edgegym.hardware.gpus import PowerModel, get_gpu
-from edgegym.hardware.mps import quantize_shares
+from edgegym.envs.base import EdgeEnv
+from edgegym.envs.render import Panel, Series, tenant_colors
+from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
-from edgegym.sim.timeslice import TimeSliceExecutor, fairness
-from edgegym.workload.arrivals import make_arrival
-from edgegym.workload.models import get_model
+from edgegym.sim.core import weighted_reward
+from edgegym.sim.energy import (
+    GLOBALS,
+    PER_TENANT,
+    TERMS,
+    EnergyDynamics,
+    EnergyParams,
+    EnergyState,
+    clock_at,
+    energy_params,
+    profiles_at,
+)
 
 DEFAULT_SCENARIO = "etf-tx2-resnet50-mobilenetv2"
-PER_TENANT = 9
-GLOBALS = 4
-TERMS = ("fs", "ft", "fe", "throughput", "energy")
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "GLOBALS",
+    "PER_TENANT",
+    "TERMS",
+    "EnergyFairShareEnv",
+    "EnergySnapshot",
+    "energy_spaces",
+]
+
+
+def energy_spaces(p: EnergyParams) -> tuple[spaces.Box, spaces.MultiDiscrete]:
+    """Observation and action space of one env (the single and the vector env share them)."""
+    obs = spaces.Box(0.0, 10.0, shape=(PER_TENANT * p.n + GLOBALS,), dtype=np.float32)
+    return obs, spaces.MultiDiscrete(np.full(p.n, p.units + 1))
 
 
 @dataclass(frozen=True)
@@ -42,7 +58,7 @@ class EnergySnapshot:
     energy_j_total: np.ndarray  # (N,) joules used so far
 
 
-class EnergyFairShareEnv(gym.Env):
+class EnergyFairShareEnv(EdgeEnv):
     """Energy-Time Fairness (Liang et al., SEC'23): N tenants time-share one GPU.
 
     Each tenant serves a DNN model at its own DVFS clock (fixed, or changing at given times),
@@ -88,6 +104,7 @@ class EnergyFairShareEnv(gym.Env):
     Version history: v0: initial release.
     """
 
+    env_id = "edgegym/EnergyFairShare-v0"
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(
@@ -97,145 +114,95 @@ class EnergyFairShareEnv(gym.Env):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        sc = scenario_for("edgegym/EnergyFairShare-v0", scenario, overrides)
-        self.scenario = sc
-        self.render_mode = check_render_mode(render_mode)
-        self.record_timeline = record_timeline
-        self.gpu = get_gpu(sc["hardware"]["gpu"])
-        self.power_model = PowerModel.from_spec(self.gpu)
-        self.quantum_s = float(sc["quantum_s"])
-        self.unit_s = float(sc["unit_s"])
-        self.units = round(self.quantum_s / self.unit_s)
-        self.quanta = int(sc["quanta"])
-        self.horizon = int(sc["fairness_horizon"])
-        self.n = int(sc["max_tenants"])
-        tenants = sc["tenants"]
-        self.n_tenants = len(tenants)
-        self.names = [t["name"] for t in tenants]
-        self.models = [get_model(t["model"]) for t in tenants]
-        self.weights = np.zeros(self.n)
-        self.weights[: self.n_tenants] = [t["weight"] for t in tenants]
-        self.arrive = np.full(self.n, np.inf)
-        self.leave = np.full(self.n, -np.inf)
-        self.arrive[: self.n_tenants] = [t["arrive_s"] for t in tenants]
-        self.leave[: self.n_tenants] = [t["leave_s"] for t in tenants]
-        resolve = self.gpu.resolve_clock
-        self.clocks = [
-            sorted((float(a), resolve(f)) for a, f in t["clock_mhz"])
-            if isinstance(t["clock_mhz"], list)
-            else [(0.0, resolve(t["clock_mhz"]))]
-            for t in tenants
-        ]
-        self.batch = [int(t["batch"]) for t in tenants]
-        base = Path(sc.source).parent
-        self.demand_spec = [
-            None if t["demand"] == "backlogged" else make_arrival(t["demand"], base)
-            for t in tenants
-        ]
-        self.weights_obj = dict(sc["objective"])
-        self.action_space = spaces.MultiDiscrete(np.full(self.n, self.units + 1))
-        self.observation_space = spaces.Box(
-            0.0, 10.0, shape=(PER_TENANT * self.n + GLOBALS,), dtype=np.float32
+        sc = self._setup(
+            scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
+        self.scenario = sc
+        self.params = p = energy_params(sc)
+        self.dynamics = EnergyDynamics()
+        self.gpu = get_gpu(sc["hardware"]["gpu"])
+        self.power_model = p.power_model
+        self.quantum_s = p.quantum_s
+        self.unit_s = p.unit_s
+        self.units = p.units
+        self.quanta = p.quanta
+        self.horizon = p.horizon
+        self.n = p.n
+        self.n_tenants = p.n_tenants
+        self.names = list(p.names)
+        self.models = list(p.models)
+        self.weights = p.weights
+        self.arrive = p.arrive
+        self.leave = p.leave
+        self.clocks = [list(c) for c in p.clocks]
+        self.batch = list(p.batch)
+        self.demand_spec = list(p.processes)
+        self.weights_obj = dict(sc["objective"])
+        self.observation_space, self.action_space = energy_spaces(p)
         self.timeline: list[dict[str, Any]] | None = None
-        self._k = -1
+        self.state: EnergyState | None = None
 
     # ------------------------------------------------------------------ profiles
     def clock_at(self, i: int, t: float) -> float:
         """Clock (MHz) of tenant i at time t."""
-        f = self.clocks[i][0][1]
-        for at, mhz in self.clocks[i]:
-            if at <= t + 1e-9:
-                f = mhz
-        return f
+        return clock_at(self.params.clocks[i], t)
 
     def _profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(N,) power (W) and seconds per request of every slot at time t (cached per clocks)."""
-        key = tuple(self.clock_at(i, t) for i in range(self.n_tenants))
-        cache = self.__dict__.setdefault("_profile_cache", {})
-        if key not in cache:
-            cache[key] = self._compute_profiles(t)
-        power, service = cache[key]
-        return power.copy(), service.copy()
-
-    def _compute_profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        power = np.zeros(self.n)
-        service = np.zeros(self.n)
-        top = self.gpu.max_clock_mhz
-        for i, md in enumerate(self.models):
-            f = self.clock_at(i, t)
-            power[i] = float(self.power_model.power(f, md.power_activity))
-            b = self.batch[i]
-            service[i] = float(md.latency_s(1.0, f / top, b)) / b
-        return power, service
+        """(N,) power (W) and seconds per request of every slot at time t."""
+        return profiles_at(self.params, t)
 
     # ------------------------------------------------------------------ gym API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        self.arrivals = np.zeros((self.n, self.quanta))
-        for i, proc in enumerate(self.demand_spec):
-            if proc is not None:
-                self.arrivals[i] = proc.counts(self.quanta, self.quantum_s, self.np_random)
-        self.executor = TimeSliceExecutor(self.n, self.unit_s, self.power_model.idle_power_w)
-        self.queue = np.zeros(self.n)  # requests waiting (arrival-driven tenants)
-        self.time_total = np.zeros(self.n)
-        self.energy_total = np.zeros(self.n)
-        self.requests_total = np.zeros(self.n)
-        self.energy_j = 0.0
-        # Per quantum of the fairness horizon: (time_s, energy_j, wanted) per slot.
-        self.recent: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque(maxlen=self.horizon)
-        self.wanted_ever = np.zeros(self.n, dtype=bool)
-        self.last = (np.zeros(self.n), np.zeros(self.n))
-        self.fs_sum = 0.0
-        self._k = 0
+        self.state = self.dynamics.initial(self.params, [self.np_random])
         self.timeline = [] if self.record_timeline else None
         return self._obs(), self._info({})
+
+    @property
+    def _k(self) -> int:
+        return -1 if self.state is None else int(self.state.k[0])
 
     @property
     def now_s(self) -> float:
         """Time at the start of the current quantum."""
         return self._k * self.quantum_s
 
+    @property
+    def last(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) seconds run and joules used by every slot in the last quantum."""
+        if self.state is None:
+            return np.zeros(self.n), np.zeros(self.n)
+        return self.state.last_t[0], self.state.last_e[0]
+
     def _active(self, t: float) -> np.ndarray:
         return (self.arrive <= t + 1e-9) & (self.leave > t + 1e-9)
 
-    def _demand_units(self, t: float) -> np.ndarray:
-        active = self._active(t)
-        _, service = self._profiles(t)
-        out = np.zeros(self.n, dtype=np.int64)
-        for i in np.flatnonzero(active):
-            if self.demand_spec[i] is None:
-                out[i] = self.units
-            else:
-                k = min(self._k, self.quanta - 1)  # after the last quantum: nothing arrives
-                new = self.arrivals[i, k] if self._k < self.quanta else 0.0
-                work = (self.queue[i] + new) * service[i]
-                out[i] = min(self.units, math.ceil(work / self.unit_s - 1e-9))
-        return out
+    def _demand_units(self) -> np.ndarray:
+        return self.dynamics.demand_units(self.params, self.state)[0]
 
     def action_masks(self) -> np.ndarray:
         """Flat (max_tenants * (U + 1),) bool: units 0 .. demand for each slot."""
-        done = self._k < 0 or self._k >= self.quanta
-        d = np.zeros(self.n, dtype=int) if done else self._demand_units(self.now_s)
-        grid = np.arange(self.units + 1)[None, :] <= d[:, None]
-        return grid.ravel()
+        if self.state is None:
+            return np.zeros(self.n * (self.units + 1), dtype=bool)
+        return self.dynamics.mask(self.params, self.state)[0]
 
     def sim_state(self) -> EnergySnapshot:
         """Structured state for baselines."""
-        t = self.now_s
-        power, service = self._profiles(t)
+        st = self.state
+        k = min(self._k, self.quanta)
+        service = self.params.service_tab[k].copy()
         return EnergySnapshot(
-            time_s=t,
+            time_s=self.now_s,
             units=self.units,
-            active=self._active(t),
-            power=power,
+            active=self.params.active_tab[k].copy(),
+            power=self.params.power_tab[k].copy(),
             weights=self.weights.copy(),
-            demand_units=self._demand_units(t),
+            demand_units=self._demand_units(),
             speed=np.where(service > 0, 1.0 / np.maximum(service, 1e-12), 0.0),
-            time_s_total=self.time_total.copy(),
-            energy_j_total=self.energy_total.copy(),
+            time_s_total=st.time_total[0].copy(),
+            energy_j_total=st.energy_total[0].copy(),
         )
 
     def project(self, action: Any) -> np.ndarray:
@@ -243,164 +210,72 @@ class EnergyFairShareEnv(gym.Env):
         a = np.asarray(action)
         if a.shape != (self.n,):
             raise ValueError(f"action must have shape ({self.n},), got {a.shape}")
-        d = self._demand_units(self.now_s)
-        u = np.clip(np.nan_to_num(a.astype(float)), 0, None)
-        u = np.minimum(np.floor(u), d).astype(np.int64)
-        if u.sum() > self.units:
-            u = np.asarray(quantize_shares(u, 1.0, float(self.units), as_quanta=True))
-        return u.astype(np.int64)
+        return self.dynamics.project(self.params, self.state, a[None])[0]
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._k < 0 or self._k >= self.quanta:
             raise RuntimeError("call reset() before step() (and after the episode ends)")
+        a = np.asarray(action)
+        if a.shape != (self.n,):
+            raise ValueError(f"action must have shape ({self.n},), got {a.shape}")
         t = self.now_s
-        units = self.project(action)
-        active = self._active(t)
-        wanted = self._demand_units(t) > 0  # had work for the GPU this quantum
-        self.wanted_ever |= wanted
-        power, service = self._profiles(t)
-        work = np.full(self.n, np.inf)
-        for i, proc in enumerate(self.demand_spec):
-            if proc is not None:
-                self.queue[i] += self.arrivals[i, self._k]
-                work[i] = self.queue[i] * service[i]
-        res = self.executor.run(units, power, service, work, self.quantum_s)
-        for i, proc in enumerate(self.demand_spec):
-            if proc is not None:
-                self.queue[i] = max(0.0, self.queue[i] - res.requests[i])
-        self.time_total += res.time_s
-        self.energy_total += res.energy_j
-        self.requests_total += res.requests
-        step_energy = float(res.energy_j.sum()) + res.idle_j
-        self.energy_j += step_energy
-        self.recent.append((res.time_s, res.energy_j, wanted))
-        self.last = (res.time_s, res.energy_j)
-        f_t, f_e, f_s = self._fairness(active)
-        self.fs_sum += f_s
-        top_service, _ = self._top_service()
-        # What the present tenants would serve in the quantum at the top clock, sharing evenly.
-        alone = np.where(active, self.quantum_s / np.maximum(top_service, 1e-12), 0.0)
-        terms = {
-            "fs": f_s,
-            "ft": f_t,
-            "fe": f_e,
-            "throughput": float(res.requests.sum() / max(alone.sum() / max(active.sum(), 1), 1e-9)),
-            "energy": -step_energy / (self.power_model.max_power_w * self.quantum_s),
-        }
-        reward = float(sum(self.weights_obj.get(k, 0.0) * v for k, v in terms.items()))
+        active = self.params.active_tab[self._k].copy()
+        self.state, rec = self.dynamics.step(self.params, self.state, a[None])
+        terms = {name: float(v[0]) for name, v in rec.terms.items()}
+        reward = float(weighted_reward(rec.terms, self.weights_obj)[0])
+        row = rec.info
         if self.timeline is not None:
             self.timeline.append(
                 {
                     "t0": t,
                     "t1": t + self.quantum_s,
-                    "units": units.tolist(),
-                    "time_s": res.time_s.tolist(),
-                    "energy_j": res.energy_j.tolist(),
+                    "units": row["units"][0].tolist(),
+                    "time_s": row["tenant_time_s"][0].tolist(),
+                    "energy_j": row["tenant_energy_j"][0].tolist(),
                     "active": active.tolist(),
                 }
             )
-        self._k += 1
-        terminated = self._k >= self.quanta
+        terminated = bool(self.dynamics.done(self.params, self.state)[0])
         info = self._info(
             {
                 "reward_terms": terms,
-                "units": units,
-                "tenant_time_s": res.time_s,
-                "tenant_energy_j": res.energy_j,
-                "throughput_rps": res.requests / self.quantum_s,
-                "latency_s": res.latency_s,
-                "energy_j": step_energy,
-                "F_T": f_t,
-                "F_E": f_e,
-                "F_S": f_s,
+                "units": row["units"][0],
+                "tenant_time_s": row["tenant_time_s"][0],
+                "tenant_energy_j": row["tenant_energy_j"][0],
+                "throughput_rps": row["throughput_rps"][0],
+                "latency_s": row["latency_s"][0],
+                "energy_j": float(rec.energy_j[0]),
+                "F_T": float(row["F_T"][0]),
+                "F_E": float(row["F_E"][0]),
+                "F_S": float(row["F_S"][0]),
             }
         )
         if terminated:
             info["episode_metrics"] = self.episode_metrics()
         return self._obs(), reward, terminated, False, info
 
-    def _top_service(self) -> tuple[np.ndarray, np.ndarray]:
-        out = np.zeros(self.n)
-        for i, md in enumerate(self.models):
-            out[i] = float(md.latency_s(1.0, 1.0, self.batch[i])) / self.batch[i]
-        return out, np.where(out > 0, out, 1.0)
-
     def _fairness(self, active: np.ndarray) -> tuple[float, float, float]:
         """F_T, F_E, F_S over the last ``fairness_horizon`` quanta, of the present tenants that
         wanted the GPU in that horizon or got time in it (a tenant with nothing to run is not
         starved; an idle GPU with work waiting scores 0, see :func:`fairness`)."""
-        if not self.recent:
-            return 1.0, 1.0, 1.0
-        t = np.sum([r[0] for r in self.recent], axis=0)
-        e = np.sum([r[1] for r in self.recent], axis=0)
-        wanted = np.any([r[2] for r in self.recent], axis=0)
-        counted = active & (wanted | (t > 0))
-        return fairness(t[counted], e[counted], self.weights[counted])
+        f = self.dynamics.fairness_of(self.params, self.state, np.asarray(active)[None])
+        return float(f[0][0]), float(f[1][0]), float(f[2][0])
 
     def episode_metrics(self) -> dict[str, Any]:
         """Whole-episode numbers: fairness of the cumulative allocation and per-tenant totals."""
-        live = (self.weights > 0) & (self.wanted_ever | (self.time_total > 0))
-        f_t, f_e, f_s = fairness(self.time_total[live], self.energy_total[live], self.weights[live])
-        total_s = max(self.quanta * self.quantum_s, 1e-12)
-        out: dict[str, Any] = {
-            "F_T": f_t,
-            "F_E": f_e,
-            "F_S": f_s,
-            "mean_step_F_S": self.fs_sum / max(self._k, 1),
-            "energy_j": self.energy_j,
-            "throughput_rps": float(self.requests_total.sum() / total_s),
-        }
-        for i in range(self.n_tenants):
-            out[f"time_share_{self.names[i]}"] = float(self.time_total[i] / total_s)
-            out[f"energy_j_{self.names[i]}"] = float(self.energy_total[i])
-            out[f"throughput_rps_{self.names[i]}"] = float(self.requests_total[i] / total_s)
-        return out
+        return self.dynamics.metrics(self.params, self.state, 0)
 
     def _obs(self) -> np.ndarray:
-        t = min(self.now_s, (self.quanta - 1) * self.quantum_s)
-        power, service = self._profiles(t)
-        active = self._active(t)
-        top_service, _ = self._top_service()
-        w = np.where(active, self.weights, 0.0)
-        tw, ew = self._horizon_shares()
-        lt, le = self.last
-        feats = np.zeros((self.n, PER_TENANT))
-        feats[:, 0] = active
-        feats[:, 1] = w / max(w.sum(), 1e-12)
-        feats[:, 2] = power / self.power_model.max_power_w
-        feats[:, 3] = np.where(service > 0, top_service / np.maximum(service, 1e-12), 0.0)
-        feats[:, 4] = 0.0 if self._k >= self.quanta else self._demand_units(t) / self.units
-        feats[:, 5] = tw
-        feats[:, 6] = ew
-        feats[:, 7] = lt / max(lt.sum(), 1e-12)
-        feats[:, 8] = le / max(le.sum(), 1e-12)
-        f_t, f_e, _ = self._fairness(active)
-        glob = np.array([self._k / self.quanta, f_t, f_e, active.sum() / self.n])
-        return np.clip(np.concatenate([feats.ravel(), glob]), 0.0, 10.0).astype(np.float32)
-
-    def _horizon_shares(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.recent:
-            return np.zeros(self.n), np.zeros(self.n)
-        t = np.sum([r[0] for r in self.recent], axis=0)
-        e = np.sum([r[1] for r in self.recent], axis=0)
-        return t / max(t.sum(), 1e-12), e / max(e.sum(), 1e-12)
+        return self.dynamics.observation(self.params, self.state)[0]
 
     def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
         info = {"action_mask": self.action_masks(), "time_s": self.now_s}
         info.update(extra)
         return info
 
-    def close(self) -> None:
-        """Close the ``"human"`` window, if one is open."""
-        release(self)
-        super().close()
-
-    def render(self) -> str | np.ndarray | None:
-        """One text line (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``),
-        or that frame shown in a window (``"human"``, returns ``None``)."""
-        if self.render_mode in ("rgb_array", "human"):
-            return render_frame(self, *self._frame_panels())
-        if self.render_mode != "ansi" or self._k < 0:
+    def _render_text(self) -> str | None:
+        """One line: each tenant's time and energy in the last quantum."""
+        if self._k < 0:
             return None
         lt, le = self.last
         parts = [f"{self.names[i]}: {lt[i]:.3f}s {le[i]:.2f}J" for i in range(self.n_tenants)]
