@@ -7,6 +7,8 @@ the measured numbers are kept in ``docs/benchmarks.md``.
 Modules:
     common: timing helpers, CPU pinning and machine information.
     env_throughput: environment step throughput (edgegym vs CartPole).
+    vector_envs: aggregate env-steps/s of every family's vector env at N = 1, 16, 256 (vs
+        CartPole's numpy vector env at the same N).
     thief: decision time of Ekya's thief scheduler (Algorithm 1).
     migrator: decision time and optimality of the MIGRator planner on W1.
     mrs: scheduling time of MRS (SRS/MRS Algorithm 3) for 1000 DAG requests.

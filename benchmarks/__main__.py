@@ -1,9 +1,11 @@
 """Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root).
 
-Runs the environment throughput benchmark (edgegym vs CartPole-v1), the thief decision-time
-benchmark, the MIGRator planner benchmark (decision time and optimality on W1) and the MRS
-scheduling time for 1000 DAG requests, prints
-readable tables and optionally writes every number with machine information to a JSON file.
+Runs the environment throughput benchmark (edgegym vs CartPole-v1), the vector env throughput
+of every family at N = 1, 16, 256 beside CartPole's numpy vector env
+(:mod:`benchmarks.vector_envs`), the thief decision-time benchmark, the MIGRator planner
+benchmark (decision time and optimality on W1) and the MRS scheduling time for 1000 DAG
+requests, prints readable tables and optionally writes every number with machine information
+to a JSON file.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import env_throughput, migrator, mrs, thief
+from benchmarks import env_throughput, migrator, mrs, thief, vector_envs
 from benchmarks.common import machine_info, pinned_to_one_core
 from edgegym.outputs import check_output_path
 
@@ -60,7 +62,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="edgegym speed benchmarks: environment step throughput (against "
-        "CartPole-v1), Ekya's thief decision time, the MIGRator planner's decision time and "
+        "CartPole-v1), vector env throughput per family at N = 1, 16, 256 (against CartPole's "
+        "vector env), Ekya's thief decision time, the MIGRator planner's decision time and "
         "optimality on W1, and MRS scheduling time for 1000 DAG requests (200 with --quick).",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write all numbers here")
@@ -166,20 +169,9 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
     thief_res = thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS)
     print()
     print(_format_thief(thief_res))
-    etf = env_throughput.measure_throughput(
-        "edgegym/EnergyFairShare-v0", cfg.env_steps, cfg.repeats, cfg.warmup, sim_time=True
-    )
-    print(
-        f"\nedgegym/EnergyFairShare-v0 steps/s {etf.steps_per_s:,.0f} (random actions), ratio to "
-        f"CartPole {etf.steps_per_s / throughput['cartpole']['steps_per_s']:.4f}"
-    )
-    dag = env_throughput.measure_throughput(
-        "edgegym/DAGOffload-v0", cfg.env_steps // 5, cfg.repeats, cfg.warmup // 5, sim_time=True
-    )
-    print(
-        f"edgegym/DAGOffload-v0 steps/s {dag.steps_per_s:,.0f} (random actions), ratio to "
-        f"CartPole {dag.steps_per_s / throughput['cartpole']['steps_per_s']:.4f}"
-    )
+    vec = vector_envs.run(env_steps=cfg.env_steps * 2, repeats=cfg.repeats)
+    print()
+    print(vector_envs.format_result(vec))
     mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
     print()
     print(migrator.format_result(mig))
@@ -192,8 +184,7 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
         "throughput": throughput,
         "thief": thief_res,
         "migrator": mig,
-        "energy_env": etf.to_dict(),
-        "dag_env": dag.to_dict(),
+        "vector_envs": vec,
     }
 
 

@@ -261,5 +261,5 @@ def test_benchmarks_help_names_every_benchmark():
     res = _command("benchmarks", "--help")
     assert res.returncode == 0
     text = " ".join(res.stdout.split())
-    for name in ("throughput", "thief", "MIGRator", "MRS"):
+    for name in ("throughput", "vector env", "N = 1, 16, 256", "thief", "MIGRator", "MRS"):
         assert name in text
