@@ -22,8 +22,10 @@ names the file and the key. Sections:
     ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
     ``normalize_advantage``, ``target_kl``.
 ``train``
-    ``timesteps``, ``n_envs``, ``vec_env`` (``auto``: subprocesses when ``n_envs > 1`` and the
-    machine has more than one core; ``dummy``; ``subproc``), ``torch_threads``, ``device``.
+    ``timesteps``, ``n_envs``, ``vec_env`` (``auto``: the id's native vector env where it
+    has one, else subprocesses when ``n_envs > 1`` and the machine has more than one core;
+    ``native``: the native vector env (:mod:`edgegym.agents.vecenv`), an error where there
+    is none; ``dummy``; ``subproc``), ``torch_threads``, ``device``.
 ``eval``
     ``freq`` (timesteps between evaluations, 0 = off), ``episodes``, ``seed`` (first episode
     seed), ``baseline`` (the family's best baseline, a :func:`edgegym.baselines.make_policy`
@@ -82,7 +84,7 @@ DEFAULTS: dict[str, Any] = {
 ALGOS = ("ppo", "maskable_ppo")
 POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
-VEC_ENVS = ("auto", "dummy", "subproc")
+VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
 
 class ConfigError(ValueError):

@@ -47,7 +47,7 @@ from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
 from edgegym.evaluation import check_env_id, default_scenario, make_env
-from edgegym.wrappers import flatten_env
+from edgegym.wrappers import flatten_env, joint_actions
 
 CONFIG_NAME = "config.yaml"
 MODEL_NAME = "model.zip"
@@ -108,10 +108,61 @@ def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:
     return flatten_env(env, flat_obs, discrete, int(wrappers["max_actions"]))
 
 
+def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
+    """The SB3 ``VecEnv`` of the factory's id on its native vector env, with the flat view the
+    ``wrappers`` ask for (:class:`edgegym.wrappers.FlatVectorEnv`), or ``None`` where the id
+    has no native vector env or the wrappers ask for a view it does not offer (flattened
+    observations without ``Discrete`` actions, or the reverse)."""
+    from edgegym.agents.vecenv import SB3VecEnv
+    from gymnasium.vector import AutoresetMode
+
+    from edgegym.wrappers import FlatVectorEnv
+
+    if gym.spec(factory.env_id).vector_entry_point is None:
+        return None
+    probe = make_env(factory.env_id, factory.scenario, factory.overrides)
+    try:
+        obs_space, act_space = probe.observation_space, probe.action_space
+        flat_obs = bool(factory.wrappers["flatten_obs"]) and not (
+            isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 1
+        )
+        discrete = bool(factory.wrappers["discrete_actions"]) and isinstance(
+            act_space, spaces.MultiDiscrete
+        )
+        if flat_obs and not discrete:
+            return None
+        if discrete and not isinstance(obs_space, spaces.Box | spaces.Dict):
+            return None
+        joint = joint_actions(probe.unwrapped, int(factory.wrappers["max_actions"]))
+    finally:
+        probe.close()
+    kwargs = dict(factory.overrides)
+    if factory.scenario is not None:
+        kwargs["scenario"] = factory.scenario
+    venv = gym.make_vec(
+        factory.env_id,
+        n_envs,
+        vectorization_mode="vector_entry_point",
+        autoreset_mode=AutoresetMode.SAME_STEP,
+        **kwargs,
+    )
+    if discrete:
+        venv = FlatVectorEnv(venv, joint=joint)
+    return SB3VecEnv(venv)
+
+
 def _vec_env(factory: EnvFactory, n_envs: int, kind: str) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    if kind == "auto":
+    if kind in ("auto", "native"):
+        venv = native_vec_env(factory, n_envs)
+        if venv is not None:
+            return venv
+        if kind == "native":
+            raise ValueError(
+                f"train.vec_env=native: {factory.env_id} has no native vector env for these "
+                "wrappers; use auto, dummy or subproc"
+            )
         kind = "subproc" if n_envs > 1 and (os.cpu_count() or 1) > 1 else "dummy"
     if kind == "subproc" and n_envs > 1:
         return SubprocVecEnv([factory] * n_envs)

@@ -153,6 +153,17 @@ class DictFlattener:
             return np.asarray(obs, dtype=np.float32).ravel()
         return np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in self.keys])
 
+    def batch(self, obs: Any) -> np.ndarray:
+        """(N, D) ``float32``: the flat vectors of a batch of observations (arrays, or a dict
+        of arrays, with axis 0 = N), each row equal to :meth:`__call__` of that env's."""
+        if not self.keys:
+            a = np.asarray(obs, dtype=np.float32)
+            return a.reshape(a.shape[0], -1)
+        n = len(obs[self.keys[0]])
+        return np.concatenate(
+            [np.asarray(obs[k], dtype=np.float32).reshape(n, -1) for k in self.keys], axis=1
+        )
+
     def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
         """Inverse of :meth:`__call__` (arrays come back as ``float32``)."""
         flat = np.asarray(flat, dtype=np.float32)
@@ -624,6 +635,105 @@ def make_masked(env_id: str, **kwargs: Any) -> gym.Env:
     return MaskInObservation(env)
 
 
+class FlatVectorEnv(gym.vector.VectorWrapper):
+    """The flat view of a native vector env (:class:`edgegym.envs.vector.EdgeVectorEnv`):
+    each env is exactly what :func:`make_flat` makes of the single env (a flat ``float32``
+    ``Box`` observation, ``Discrete`` actions over the same :class:`JointActions`, the
+    ``Discrete`` mask in ``info["action_mask"]`` and :meth:`action_masks`, and
+    ``info["joint_action"]``), batched on axis 0.
+
+    Args:
+        env: The family's native vector env.
+        joint: The joint actions; ``None`` builds them as :func:`make_flat` does, from one
+            single env of the same scenario.
+        max_actions: As for :func:`make_flat`.
+    """
+
+    def __init__(
+        self,
+        env: gym.vector.VectorEnv,
+        joint: JointActions | None = None,
+        max_actions: int = DEFAULT_MAX_ACTIONS,
+    ) -> None:
+        super().__init__(env)
+        inner = env.unwrapped
+        if joint is None:
+            single = gym.make(inner.env_id, scenario=inner.scenario, disable_env_checker=True)
+            joint = joint_actions(single.unwrapped, max_actions)
+            single.close()
+        self.joint = joint
+        self.flattener = DictFlattener(env.single_observation_space)
+        self.single_observation_space = self.flattener.space
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
+        self.single_action_space = spaces.Discrete(len(joint))
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self._md_masks: np.ndarray | None = None
+        self._masks: np.ndarray | None = None
+
+    def action_masks(self) -> np.ndarray:
+        """(N, K) bool: valid ``Discrete`` actions of every env."""
+        if self._masks is None:
+            md = self._md_masks
+            if md is None:
+                return np.zeros((self.num_envs, len(self.joint)), dtype=bool)
+            self._masks = np.stack([self.joint.mask(row) for row in md])
+        return self._masks
+
+    def _translate(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        self._md_masks = np.asarray(info["action_mask"], dtype=bool)
+        self._masks = None
+        info = dict(info)
+        info["action_mask"] = self.action_masks()
+        if "final_obs" in info:
+            final_obs = info["final_obs"].copy()
+            final_info = dict(info["final_info"])
+            ended = np.flatnonzero(info["_final_obs"])
+            for i in ended:
+                final_obs[i] = self.flattener(final_obs[i])
+            if "action_mask" in final_info:
+                fmask = np.zeros((self.num_envs, len(self.joint)), dtype=bool)
+                for i in ended:
+                    fmask[i] = self.joint.mask(final_info["action_mask"][i])
+                final_info["action_mask"] = fmask
+            info["final_obs"], info["final_info"] = final_obs, final_info
+        return self.flattener.batch(obs), info
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every env; masks and observations become the flat view's."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._translate(obs, info)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Decode every env's index onto its current mask, step, translate."""
+        idx = np.asarray(actions).reshape(-1)
+        if idx.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {idx.shape}")
+        md = self._md_masks
+        if md is None:
+            raise RuntimeError("call reset() before step()")
+        joint = np.stack([self.joint.decode(int(a), row) for a, row in zip(idx, md, strict=True)])
+        obs, reward, terminated, truncated, info = self.env.step(joint)
+        obs, info = self._translate(obs, info)
+        info["joint_action"] = joint
+        info["_joint_action"] = np.ones(self.num_envs, dtype=bool)
+        return obs, reward, terminated, truncated, info
+
+
+def make_flat_vector(
+    env_id: str, num_envs: int = 1, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
+) -> FlatVectorEnv:
+    """Vector entry point of the registered ``-Flat-v0`` ids: the base id's native vector env
+    (``gymnasium.make_vec(env_id, num_envs, **kwargs)``) in :class:`FlatVectorEnv`."""
+    base = gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point", **kwargs)
+    return FlatVectorEnv(base, max_actions=max_actions)
+
+
 def make_flat_registered(
     env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
 ) -> gym.Env:
@@ -642,6 +752,7 @@ __all__ = [
     "DictFlattener",
     "DiscreteActions",
     "FlatObservation",
+    "FlatVectorEnv",
     "JointActions",
     "MaskInObservation",
     "catalogue_builder",
@@ -653,5 +764,6 @@ __all__ = [
     "joint_actions",
     "make_flat",
     "make_flat_registered",
+    "make_flat_vector",
     "make_masked",
 ]

@@ -49,6 +49,9 @@ def _register_ids(fam: Family, added: bool = True) -> None:
             gym.register(
                 id=fam.flat_id,
                 entry_point="edgegym.wrappers:make_flat_registered",
+                vector_entry_point=(
+                    "edgegym.wrappers:make_flat_vector" if fam.vector_entry_point else None
+                ),
                 kwargs={"env_id": fam.env_id},
                 order_enforce=False,
             )

@@ -86,8 +86,11 @@ def test_training_is_deterministic_for_a_fixed_seed(tmp_path):
     assert any(not np.array_equal(a[k], c[k]) for k in a)  # the seed matters
 
 
-def test_subprocess_and_in_process_vector_envs_train_the_same_policy(tmp_path):
+@pytest.mark.parametrize("other", ["subproc", "native"])
+def test_every_vector_env_kind_trains_the_same_policy(tmp_path, other):
+    """Subprocesses and the native vector env (edgegym.agents.vecenv) train exactly the policy
+    that DummyVecEnv of single envs trains."""
     a = _params(_short_run(tmp_path / "a", seed=1, n_envs=2, vec_env="dummy").model_path)
-    b = _params(_short_run(tmp_path / "b", seed=1, n_envs=2, vec_env="subproc").model_path)
+    b = _params(_short_run(tmp_path / "b", seed=1, n_envs=2, vec_env=other).model_path)
     for key in a:
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)

@@ -170,3 +170,59 @@ def test_bad_vector_arguments_are_clear(fam) -> None:
     vec.reset(seed=0)
     with pytest.raises(ValueError, match="actions must have shape"):
         vec.step(np.zeros((5, 5)))
+
+
+FLAT_FAMILIES = [f for f in VECTOR_FAMILIES if f.flat_id]
+
+
+@pytest.mark.parametrize("fam", FLAT_FAMILIES, ids=lambda f: f.name)
+def test_flat_vector_equals_flat_single_envs(fam) -> None:
+    """``make_vec(<Flat id>, N)`` is the native vector env in :class:`FlatVectorEnv`; each env
+    steps exactly as ``gymnasium.make(<Flat id>)`` does (same joint actions and masks)."""
+    scenario, overrides = SMALL.get(fam.name, [(None, {})])[0]
+    kwargs = dict(overrides, **({"scenario": scenario} if scenario else {}))
+    n = 4
+    vec = gym.make_vec(fam.flat_id, num_envs=n, **kwargs)
+    assert type(vec).__name__ == "FlatVectorEnv"
+    singles = [gym.make(fam.flat_id, **kwargs) for _ in range(n)]
+    assert vec.single_action_space == singles[0].action_space
+    assert vec.single_observation_space == singles[0].observation_space
+    obs, info = vec.reset(seed=7)
+    for i, env in enumerate(singles):
+        o, inf = env.reset(seed=7 + i)
+        assert _same(obs[i], o)
+        np.testing.assert_array_equal(info["action_mask"][i], inf["action_mask"])
+    rng = np.random.default_rng(0)
+    alive = np.ones(n, dtype=bool)
+    while alive.any():
+        actions = masked_random(rng, vec.action_masks(), vec.single_action_space)
+        obs, rew, term, trunc, info = vec.step(actions)
+        for i, env in enumerate(singles):
+            if not alive[i]:
+                continue
+            o, r, t, tr, inf = env.step(actions[i])
+            assert _same(obs[i], o) and rew[i] == r and (term[i], trunc[i]) == (t, tr)
+            np.testing.assert_array_equal(info["action_mask"][i], inf["action_mask"])
+            np.testing.assert_array_equal(info["joint_action"][i], inf["joint_action"])
+            alive[i] = not (t or tr)
+    vec.close()
+
+
+@pytest.mark.parametrize("fam", FLAT_FAMILIES, ids=lambda f: f.name)
+def test_flat_vector_same_step_autoreset(fam) -> None:
+    scenario, overrides = SMALL.get(fam.name, [(None, {})])[0]
+    kwargs = dict(overrides, **({"scenario": scenario} if scenario else {}))
+    vec = gym.make_vec(fam.flat_id, num_envs=2, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+    vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(20_000):
+        obs, _, term, _, info = vec.step(
+            masked_random(rng, vec.action_masks(), vec.single_action_space)
+        )
+        if term.any():
+            i = int(np.flatnonzero(term)[0])
+            assert info["final_obs"][i] in vec.single_observation_space
+            assert info["final_info"]["action_mask"][i].shape == (len(vec.joint),)
+            assert obs in vec.observation_space
+            return
+    raise AssertionError("no episode ended")
