@@ -87,6 +87,7 @@ from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
 from edgegym.families import FAMILIES
+from edgegym.hardware.mps import largest_remainder
 
 #: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
 DEFAULT_MAX_ACTIONS = 1024
@@ -368,19 +369,6 @@ def _compositions(m: int, parts: int) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64).reshape(-1, parts)
 
 
-def _largest_remainder(chunks: np.ndarray, m: int, total: int) -> np.ndarray:
-    """Units of ``chunks / m`` of ``total`` per row, summing to ``total`` (ties to the lower
-    index)."""
-    exact = chunks * total / m
-    base = np.floor(exact + 1e-9).astype(np.int64)
-    rest = total - base.sum(axis=1)
-    frac = exact - base
-    order = np.argsort(-frac, axis=1, kind="stable")
-    for r in np.flatnonzero(rest > 0):
-        base[r, order[r, : rest[r]]] += 1
-    return base
-
-
 def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
     """The ``energy`` family's catalogue (module docstring)."""
     u = env.unwrapped
@@ -391,7 +379,7 @@ def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
         m -= 1
     chunks = _compositions(m, live)
     out = np.zeros((chunks.shape[0], slots), dtype=np.int64)
-    out[:, :live] = chunks if m == units else _largest_remainder(chunks, m, units)
+    out[:, :live] = chunks if m == units else largest_remainder(chunks, units)
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["quantize_shares", "share_speedup"]
+__all__ = ["largest_remainder", "quantize_shares", "share_speedup"]
 
 _EPS = 1e-9  # tolerance when converting floats to whole quanta
 
@@ -55,17 +55,39 @@ def quantize_shares(
 
     q = np.floor(x / quantum + _EPS).astype(np.int64)  # (n,) requested quanta
     cap = int(np.floor(capacity / quantum + _EPS))
-    total = int(q.sum())
-    if total > cap:
-        scaled = q * cap  # (n,) numerators of t = q * cap / total
-        base = scaled // total
-        remainder = scaled % total  # fractional part of t, times `total`
-        leftover = cap - int(base.sum())
-        # Stable sort on -remainder: largest remainder first, ties keep the lower index.
-        order = np.argsort(-remainder, kind="stable")
-        base[order[:leftover]] += 1
-        q = base
+    if int(q.sum()) > cap:
+        q = largest_remainder(q[None, :], cap)[0]
     return q if as_quanta else q * quantum
+
+
+def largest_remainder(q: ArrayLike, total: int) -> NDArray[np.int64]:
+    """Rows of whole units rescaled to sum to exactly ``total``, by largest remainder.
+
+    Each row ``q`` (non-negative integers, positive sum ``S``) becomes ``floor(q * total /
+    S)`` (exact integer division) plus one unit each for the ``total - sum(floor)`` entries
+    with the largest remainders ``q * total mod S``, ties to the lower index: the rule of
+    :func:`quantize_shares` (rows over capacity scaled down) and of the energy family's
+    catalogue (splits of ``m`` chunks scaled up onto ``U`` units). Exact integers, so equal
+    remainders are equal (no float rounding decides a tie).
+
+    Args:
+        q: (M, n) non-negative integers, every row with a positive sum.
+        total: Units each row sums to afterwards (>= 0).
+
+    Returns:
+        (M, n) int64.
+    """
+    q = np.asarray(q, dtype=np.int64)
+    sums = q.sum(axis=1, keepdims=True)  # (M, 1)
+    scaled = q * int(total)
+    base = scaled // sums
+    remainder = scaled % sums
+    leftover = int(total) - base.sum(axis=1, keepdims=True)  # (M, 1)
+    # Rank of each entry when sorted by remainder, largest first, ties to the lower index.
+    order = np.argsort(-remainder, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(q.shape[1]), q.shape), axis=1)
+    return base + (rank < leftover)
 
 
 def share_speedup(

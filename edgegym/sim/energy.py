@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.hardware.gpus import PowerModel, get_gpu
+from edgegym.hardware.mps import largest_remainder
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Record
 from edgegym.sim.timeslice import fairness
@@ -216,22 +217,6 @@ def energy_params(sc: Scenario) -> EnergyParams:
     )
 
 
-def scale_down(q: np.ndarray, cap: int) -> np.ndarray:
-    """(M, n) int64 rows, each summing to more than ``cap``, scaled down onto whole units
-    summing to ``cap``: :func:`edgegym.hardware.mps.quantize_shares` (``quantum=1``,
-    ``as_quanta=True``) of every row at once, in exact integer arithmetic (largest remainder,
-    ties to the lower index)."""
-    total = q.sum(axis=1, keepdims=True)  # (M, 1)
-    scaled = q * cap
-    base = scaled // total
-    remainder = scaled % total
-    leftover = cap - base.sum(axis=1, keepdims=True)  # (M, 1)
-    order = np.argsort(-remainder, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(q.shape[1])[None, :].repeat(q.shape[0], 0), axis=1)
-    return base + (rank < leftover)
-
-
 def _rows(x: np.ndarray) -> np.ndarray:
     return np.arange(x.shape[0])
 
@@ -333,7 +318,7 @@ class EnergyDynamics:
     def project(self, params: EnergyParams, state: EnergyState, actions: Any) -> np.ndarray:
         """(N, n) int64 units applied: clipped to the mask, floored, and rows over U scaled
         down onto whole units as :func:`edgegym.hardware.mps.quantize_shares` does
-        (:func:`scale_down`)."""
+        (:func:`edgegym.hardware.mps.largest_remainder`)."""
         a = np.asarray(actions)
         m = state.k.shape[0]
         if a.shape != (m, params.n):
@@ -343,7 +328,7 @@ class EnergyDynamics:
         u = np.minimum(np.floor(u), d).astype(np.int64)
         over = np.flatnonzero(u.sum(axis=1) > params.units)
         if over.size:
-            u[over] = scale_down(u[over], params.units)
+            u[over] = largest_remainder(u[over], params.units)
         return u
 
     # ------------------------------------------------------------------ contract
@@ -498,5 +483,4 @@ __all__ = [
     "clock_at",
     "energy_params",
     "profiles_at",
-    "scale_down",
 ]

@@ -163,18 +163,3 @@ def test_spaces_and_info_layout() -> None:
 def test_gymnasium_vector_checker() -> None:
     """Gymnasium 1.4 has no vector env checker; the single-env checker covers the adapter."""
     pytest.importorskip("gymnasium.utils.vector_env_checker")
-
-
-def test_scale_down_equals_quantize_shares() -> None:
-    from edgegym.hardware.mps import quantize_shares
-    from edgegym.sim.energy import scale_down
-
-    rng = np.random.default_rng(0)
-    for cap in (1, 7, 60):
-        q = rng.integers(0, cap + 1, size=(500, 5))
-        q[:, 0] = cap  # every row over cap
-        q[0] = [cap, cap, 0, 0, 0]  # ties
-        got = scale_down(q.astype(np.int64), cap)
-        want = np.stack([quantize_shares(r, 1.0, float(cap), as_quanta=True) for r in q])
-        np.testing.assert_array_equal(got, want)
-        assert got.dtype == np.int64

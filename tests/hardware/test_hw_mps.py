@@ -94,3 +94,36 @@ def test_share_speedup():
         share_speedup(-0.1)
     with pytest.raises(ValueError):
         share_speedup(0.5, alpha=0.0)
+
+
+def _reference_largest_remainder(row: list[int], total: int) -> list[int]:
+    """Obviously-correct rule with exact fractions: floor, then one unit each for the
+    largest remainders, ties to the lower index."""
+    from fractions import Fraction
+
+    s = sum(row)
+    exact = [Fraction(v * total, s) for v in row]
+    base = [int(e) for e in exact]
+    order = sorted(range(len(row)), key=lambda i: (-(exact[i] - base[i]), i))
+    for i in order[: total - sum(base)]:
+        base[i] += 1
+    return base
+
+
+def test_largest_remainder_matches_exact_fractions_up_and_down() -> None:
+    from edgegym.hardware.mps import largest_remainder
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 6))
+        rows = rng.integers(0, 50, size=(8, n))
+        rows[:, 0] += 1  # positive sums
+        total = int(rng.integers(0, 120))  # scales up as well as down
+        got = largest_remainder(rows, total)
+        want = [_reference_largest_remainder(r.tolist(), total) for r in rows]
+        np.testing.assert_array_equal(got, want)
+        assert (got.sum(axis=1) == total).all()
+    # Ties go to the lower index: 3 equal requests onto 2 units.
+    np.testing.assert_array_equal(largest_remainder([[1, 1, 1]], 2), [[1, 1, 0]])
+    # 7 chunks of [1, 2, 4] onto 60 units: exact 8.57, 17.14, 34.29 -> 9, 17, 34.
+    np.testing.assert_array_equal(largest_remainder([[1, 2, 4]], 60), [[9, 17, 34]])
