@@ -19,6 +19,7 @@ FAMILY = register_family(
         name="dag",
         env_id="edgegym/DAGOffload-v0",
         entry_point="edgegym.envs.dag.env:DAGOffloadEnv",
+        vector_entry_point="edgegym.envs.dag.vector:DAGOffloadVectorEnv",
         default_scenario="srs-edge-5apps",
         summary="SRS/MRS: edge server per DAG task and retraining configuration per model",
         schema=SCHEMAS["dag"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,47 +10,75 @@ from gymnasium import spaces
 
 from edgegym.envs.base import EdgeEnv
 from edgegym.envs.render import Panel, Series, tenant_colors
-from edgegym.hardware.gpus import PowerModel, get_gpu
+from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
-from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
-from edgegym.workload.arrivals import make_arrival
-from edgegym.workload.dag import DAGApp, RetrainOption, extend_with_retraining
+from edgegym.sim.core import Record, weighted_reward
+from edgegym.sim.dag import EdgeCluster, RequestSchedule
+from edgegym.sim.dagenv import (
+    GLOBALS,
+    NODE_FEATURES,
+    SERVER_FEATURES,
+    DAGDynamics,
+    DAGParams,
+    DAGState,
+    Epoch,
+    Pending,
+    dag_params,
+)
+from edgegym.workload.dag import DAGApp, RetrainOption
 
 DEFAULT_SCENARIO = "srs-edge-5apps"
-NODE_FEATURES = 13
-SERVER_FEATURES = 5
-GLOBALS = 5
-_MB_PER_GBPS = 125.0
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "GLOBALS",
+    "NODE_FEATURES",
+    "SERVER_FEATURES",
+    "DAGOffloadEnv",
+    "DAGSnapshot",
+    "Epoch",
+    "Pending",
+    "dag_spaces",
+]
 
 
-@dataclass
-class Epoch:
-    """The decision the environment waits for: admit request ``k`` (choose its retraining
-    configurations) or place node ``node`` of request ``k``'s extended DAG on a server."""
+def dag_spaces(p: DAGParams) -> tuple[spaces.Dict, spaces.MultiDiscrete]:
+    """Observation and action space of one env (the single and the vector env share them)."""
+    n, h, big = p.n_nodes, len(p.options), 1e6
+    obs = spaces.Dict(
+        {
+            "nodes": spaces.Box(0.0, big, (n, NODE_FEATURES), np.float32),
+            "edges": spaces.Box(-1.0, float(n), (p.n_edges, 2), np.float32),
+            "edge_mask": spaces.Box(0.0, 1.0, (p.n_edges,), np.float32),
+            "servers": spaces.Box(0.0, big, (p.e, SERVER_FEATURES), np.float32),
+            "globals": spaces.Box(0.0, big, (GLOBALS,), np.float32),
+        }
+    )
+    return obs, spaces.MultiDiscrete(np.array([p.e] + [h + 1] * n))
 
-    kind: str  # "admit" or "place"
-    k: int
-    node: int = -1
-    time_s: float = 0.0  # the request's arrival (admit) or the node's earliest input time
 
-
-@dataclass
-class Pending:
-    """An admitted request whose extended DAG is still being placed."""
-
-    app: DAGApp  # inference DAG
-    app_index: int
-    schedule: RequestSchedule  # extended DAG and the placements so far
-    queue: list[int]  # unplaced nodes of the extended DAG in decreasing Eq. 10 priority
-    choice: list[int]  # retraining option per inference task (-1: none)
-    acc: np.ndarray  # (V,) accuracy each task runs with
-    acc_now: np.ndarray  # (V,) accuracy of each task's model at arrival
-    acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
-    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) options as they ran at arrival
-    priority: np.ndarray  # (V,) Eq. 10 priorities of the inference DAG
-    retrains: dict[int, int]  # extended node -> the inference task whose model it retrains
-    head_ready: float = 0.0  # earliest input time of queue[0] over the servers
-    front: float = 0.0  # latest finish of the nodes placed so far (arrival before any)
+def step_info(rec: Record, i: int) -> dict[str, Any]:
+    """Env ``i``'s epoch-specific ``info`` entries out of a step's Record, as the single env
+    gives them: admit epochs ``accuracy``, ``retrained``, ``energy_j``; place epochs
+    ``node``, ``server``, ``energy_j``, and ``completion_s``, ``accuracy``, ``objective`` when
+    the request finished."""
+    rec_info = rec.info
+    energy = float(rec.energy_j[i])
+    if rec_info["epoch"][i] == "admit":
+        return {
+            "accuracy": float(rec_info["accuracy"][i]),
+            "retrained": list(rec_info["retrained"][i]),
+            "energy_j": energy,
+        }
+    out: dict[str, Any] = {
+        "node": int(rec_info["node"][i]),
+        "server": int(rec_info["server"][i]),
+        "energy_j": energy,
+    }
+    if not np.isnan(rec_info["objective"][i]):
+        out["completion_s"] = float(rec_info["completion_s"][i])
+        out["accuracy"] = float(rec_info["accuracy"][i])
+        out["objective"] = float(rec_info["objective"][i])
+    return out
 
 
 @dataclass(frozen=True)
@@ -161,176 +188,142 @@ class DAGOffloadEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
-        sv = sc["servers"]
-        self.e = int(sv["count"])
-        self.gpu = get_gpu(sv["gpu"])
-        self.power = PowerModel.from_spec(self.gpu)
-        self.gpus_per_server = int(sv["gpus_per_server"])
-        self.units = float(sv["gpus_per_server"] * sv["units_per_gpu"])
-        self.n_nodes = int(sc["max_nodes"])
-        self.n_edges = int(sc["max_edges"])
-        self.theta = float(sc["theta"])
-        obj = sc["objective"]
+        self.params = p = dag_params(sc)
+        self.dynamics = DAGDynamics()
+        self.e = p.e
+        self.gpu = get_gpu(sc["servers"]["gpu"])
+        self.power = p.power
+        self.gpus_per_server = p.gpus_per_server
+        self.units = p.units
+        self.n_nodes = p.n_nodes
+        self.n_edges = p.n_edges
+        self.theta = p.theta
         #: Weights of the named terms: ``objective.completion`` (1), theta, ``objective.energy``
         #: (0); the defaults give Eq. 9.
-        self.weights = {
-            "completion": float(obj["completion"]),
-            "accuracy": self.theta,
-            "energy": float(obj["energy"]),
-        }
-        self.a_min = float(sc["a_min"])
-        self.n_requests = int(sc["requests"])
-        self.duration = float(sc["duration_s"])
-        self.options = tuple(RetrainOption(**c) for c in sc["retrain_configs"])
-        self.model_names = sorted(sc["models"])
-        self.model_index = {m: k for k, m in enumerate(self.model_names)}
-        mp = sc["models"]
-        self.m_start = np.array([mp[m]["start_accuracy"] for m in self.model_names])
-        self.m_ceiling = np.array([mp[m]["ceiling"] for m in self.model_names])
-        self.m_drift = np.array([mp[m]["drift_per_s"] for m in self.model_names])
-        self.m_floor = np.array([mp[m]["floor"] for m in self.model_names])
-        self.m_pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in self.model_names])
-        self.pool_from_inputs = bool(sc["pool_from_inputs"])
-        self.m_pooled = (self.m_pool_rate > 0) | self.pool_from_inputs
-        self.apps = []
-        for a in sc["applications"]:
-            t = a["tasks"]
-            e = a["edges"]
-            self.apps.append(
-                DAGApp(
-                    name=a["name"],
-                    models=tuple(x["model"] for x in t),
-                    workload=np.array([x["workload"] for x in t]),
-                    demand=np.array([x["demand"] for x in t]),
-                    input_mb=np.array([x["input_mb"] for x in t]),
-                    edges=np.array([[x[0], x[1]] for x in e], dtype=np.int64).reshape(-1, 2),
-                    edge_mb=np.array([x[2] for x in e], dtype=float),
-                    model_mb=np.array([mp[x["model"]]["size_mb"] for x in t]),
-                )
-            )
-        self.app_weights = np.array([a["weight"] for a in sc["applications"]])
-        self.app_weights = self.app_weights / self.app_weights.sum()
-        self.arrival = make_arrival(sc["arrival"], Path(sc.source).parent)
-        h = len(self.options)
-        self.action_space = spaces.MultiDiscrete(np.array([self.e] + [h + 1] * self.n_nodes))
-        big = 1e6
-        self.observation_space = spaces.Dict(
-            {
-                "nodes": spaces.Box(0.0, big, (self.n_nodes, NODE_FEATURES), np.float32),
-                "edges": spaces.Box(-1.0, float(self.n_nodes), (self.n_edges, 2), np.float32),
-                "edge_mask": spaces.Box(0.0, 1.0, (self.n_edges,), np.float32),
-                "servers": spaces.Box(0.0, big, (self.e, SERVER_FEATURES), np.float32),
-                "globals": spaces.Box(0.0, big, (GLOBALS,), np.float32),
-            }
-        )
-        self._next = -1  # next request to admit; -1 before reset()
-        self.epoch: Epoch | None = None
+        self.weights = dict(p.weights)
+        self.a_min = p.a_min
+        self.n_requests = p.n_requests
+        self.duration = p.duration
+        self.options = p.options
+        self.model_names = list(p.model_names)
+        self.model_index = dict(p.model_index)
+        self.m_start = p.m_start
+        self.m_ceiling = p.m_ceiling
+        self.m_drift = p.m_drift
+        self.m_floor = p.m_floor
+        self.m_pool_rate = p.m_pool_rate
+        self.pool_from_inputs = p.pool_from_inputs
+        self.m_pooled = p.m_pooled
+        self.apps = list(p.apps)
+        self.app_weights = p.app_weights
+        self.arrival = p.arrival
+        self.observation_space, self.action_space = dag_spaces(p)
+        self.state: DAGState | None = None
+
+    # ------------------------------------------------------------------ state (env 0)
+    @property
+    def cluster(self) -> EdgeCluster:
+        """The edge servers and their capacity timelines."""
+        return self.state.cluster[0]
+
+    @property
+    def epoch(self) -> Epoch | None:
+        """The decision waited for (``None`` before reset and after the episode ends)."""
+        return None if self.state is None else self.state.epoch[0]
+
+    @property
+    def pending(self) -> dict[int, Pending]:
+        """Admitted requests still being placed, by request index."""
+        return self.state.pending[0]
+
+    @property
+    def schedules(self) -> list[RequestSchedule]:
+        """Every finished request's schedule, in completion order."""
+        return self.state.schedules[0]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """One entry per finished request (completion order)."""
+        return self.state.records[0]
+
+    @property
+    def times(self) -> np.ndarray:
+        """(requests,) arrival times (a view: writing it changes the episode)."""
+        return self.state.times[0]
+
+    @property
+    def app_of(self) -> np.ndarray:
+        """(requests,) application of each request."""
+        return self.state.app_of[0]
+
+    @property
+    def base_acc(self) -> np.ndarray:
+        """(models,) accuracy of each model at its last retraining."""
+        return self.state.base_acc[0]
+
+    @property
+    def base_time(self) -> np.ndarray:
+        """(models,) time of each model's last retraining."""
+        return self.state.base_time[0]
+
+    @property
+    def pool_mb(self) -> np.ndarray:
+        """(models,) pooled request inputs since each model's last retraining."""
+        return self.state.pool_mb[0]
+
+    @property
+    def busy(self) -> np.ndarray:
+        """(E,) resource-unit seconds used per server."""
+        return self.state.busy[0]
+
+    @property
+    def horizon(self) -> float:
+        """Latest finish so far."""
+        return float(self.state.horizon[0])
+
+    @property
+    def energy_j(self) -> float:
+        """Joules of the nodes placed so far."""
+        return float(self.state.energy_j[0])
+
+    @property
+    def _next(self) -> int:
+        """Requests admitted so far (-1 before reset)."""
+        return -1 if self.state is None else int(self.state.next[0])
 
     # ------------------------------------------------------------------ episode
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
-        rng = self.np_random
-        sv = self.scenario["servers"]
-        lo, hi = sv["speed_tflops"]
-        speed = rng.uniform(lo, hi, self.e) / hi  # 1 = the fastest server in the range
-        lo, hi = sv["link_gbps"]
-        link = rng.uniform(lo, hi, (self.e, self.e)) * _MB_PER_GBPS
-        link = (link + link.T) / 2
-        lo, hi = sv["storage_gbps"]
-        source = rng.uniform(lo, hi, self.e) * _MB_PER_GBPS
-        self.cluster = EdgeCluster(speed, np.full(self.e, self.units), link, source)
-        # Arrival times: the process over the run, time-scaled to exactly `requests` requests.
-        n_bins = 1000
-        counts = self.arrival.counts(n_bins, self.duration / n_bins, rng).astype(float)
-        if counts.sum() <= 0:
-            counts = np.ones(n_bins)
-        edges = np.linspace(0.0, self.duration, n_bins + 1)
-        cdf = np.concatenate([[0.0], np.cumsum(counts)]) / counts.sum()
-        q = (np.arange(self.n_requests) + rng.uniform(size=self.n_requests)) / self.n_requests
-        self.times = np.interp(q, cdf, edges)
-        self.app_of = rng.choice(len(self.apps), size=self.n_requests, p=self.app_weights)
-        self.base_acc = self.m_start.copy()
-        self.base_time = np.zeros(len(self.model_names))
-        self.pool_mb = np.zeros(len(self.model_names))  # request inputs since last retraining
-        self.total = {"objective": 0.0, "completion": 0.0, "accuracy": 0.0, "retrainings": 0}
-        self.energy_j = 0.0
-        self.busy = np.zeros(self.e)  # resource-unit seconds used per server
-        self.horizon = 0.0  # latest finish so far
-        self.pending: dict[int, Pending] = {}
-        self.schedules: list[RequestSchedule] = []
-        self.records: list[dict[str, Any]] = []  # one per completed request (arrival order kept)
-        self._next = 0
-        self._advance()
+        self.state = self.dynamics.initial(self.params, [self.np_random])
         return self._obs(), self._info({})
 
     def _advance(self) -> None:
         """Pick the next epoch (see the class docstring)."""
-        best = None
-        for k, p in self.pending.items():
-            key = (p.head_ready, p.schedule.arrival, k)
-            if best is None or key < best:
-                best = key
-        if self._next < self.n_requests and (best is None or self.times[self._next] <= best[0]):
-            k = self._next
-            self.epoch = Epoch("admit", k, -1, float(self.times[k]))
-        elif best is not None:
-            k = best[2]
-            self.epoch = Epoch("place", k, self.pending[k].queue[0], best[0])
-        else:
-            self.epoch = None
+        self.dynamics.advance(self.params, self.state, 0)
 
     @property
     def now(self) -> float:
         """Time of the current epoch (the last one after the episode ends)."""
-        if self.epoch is not None:
-            return self.epoch.time_s
-        return float(self.times[-1]) if self._next > 0 else 0.0
+        return self.dynamics.now(self.params, self.state, 0)
 
     def model_accuracy(self, t: float) -> np.ndarray:
         """(models,) accuracy of every model at time t (linear drift to a floor)."""
-        return np.maximum(self.m_floor, self.base_acc - self.m_drift * (t - self.base_time))
+        return self.dynamics.model_accuracy(self.params, self.state, 0, t)
 
     def _task_acc(self, app: DAGApp, t: float) -> tuple[np.ndarray, np.ndarray]:
-        acc = self.model_accuracy(t)
-        idx = np.array([self.model_index[m] for m in app.models])
-        now = acc[idx]
-        gain = np.array([o.gain for o in self.options])[None, :] * self._data_fraction(idx, t)
-        after = now[:, None] + gain * (self.m_ceiling[idx][:, None] - now[:, None])
-        return now, after
+        return self.dynamics.task_acc(self.params, self.state, 0, app, t)
 
     def _data_fraction(self, idx: np.ndarray, t: float) -> np.ndarray:
         """(V, H) fraction of each configuration's data the model's pool holds (1 without
         pools): a retraining uses ``min(b_h, pool)`` and its cost and gain scale with it."""
-        b = np.array([o.data_mb for o in self.options])
-        pool = self.pool_mb[idx] + self.m_pool_rate[idx] * np.maximum(0.0, t - self.base_time[idx])
-        frac = np.minimum(1.0, pool[:, None] / np.maximum(b[None, :], 1e-12))
-        return np.where(self.m_pooled[idx][:, None], frac, 1.0)
+        return self.dynamics.data_fraction(self.params, self.state, 0, idx, t)
 
     def task_options(self, app: DAGApp, t: float) -> list[list[RetrainOption]]:
         """Per task, the configurations as they would run now (data and workload scaled by
         the pool of drifted samples; workload 0 when the pool is empty)."""
-        idx = np.array([self.model_index[m] for m in app.models])
-        frac = self._data_fraction(idx, t)
-        out = []
-        for i in range(app.n):
-            row = []
-            for h, o in enumerate(self.options):
-                f = float(frac[i, h])
-                row.append(
-                    RetrainOption(o.name, o.data_mb * f, o.workload * f, o.demand, o.gain * f)
-                )
-            out.append(row)
-        return out
-
-    def _arriving(self) -> tuple[DAGApp, int, np.ndarray, np.ndarray, tuple]:
-        """The request of the current admit epoch: app, its index, accuracies and options."""
-        k = self.epoch.k
-        a = int(self.app_of[k])
-        app, t = self.apps[a], float(self.times[k])
-        now, after = self._task_acc(app, t)
-        return app, a, now, after, tuple(map(tuple, self.task_options(app, t)))
+        return self.dynamics.task_options(self.params, self.state, 0, app, t)
 
     def sim_state(self) -> DAGSnapshot:
         """The current epoch's request and the live cluster, for baselines."""
@@ -338,8 +331,9 @@ class DAGOffloadEnv(EdgeEnv):
         if ep is None:
             raise RuntimeError("the episode has ended; call reset()")
         if ep.kind == "admit":
-            app, a, now, after, opts = self._arriving()
-            sched = None
+            arr = self.dynamics.arriving(self.params, self.state, 0)
+            app, a, now, after = arr.app, arr.app_index, arr.acc_now, arr.acc_after
+            opts, sched = arr.options, None
         else:
             p = self.pending[ep.k]
             app, a, now, after, opts = p.app, p.app_index, p.acc_now, p.acc_after, p.options
@@ -364,249 +358,46 @@ class DAGOffloadEnv(EdgeEnv):
     # ------------------------------------------------------------------ actions
     def action_masks(self) -> np.ndarray:
         """Flat mask over the ``MultiDiscrete`` entries (see the class docstring)."""
-        n, e, h = self.n_nodes, self.e, len(self.options)
-        srv = np.zeros(e, dtype=bool)
-        cfg = np.zeros((n, h + 1), dtype=bool)
-        srv[0] = True
-        cfg[:, 0] = True
-        ep = self.epoch
-        if ep is not None and ep.kind == "place":
-            demand = self.pending[ep.k].schedule.app.demand[ep.node]
-            srv = self.cluster.capacity >= demand - 1e-9
-        elif ep is not None:
-            app, _, now, after, opts = self._arriving()
-            fits = np.array([self.units >= o.demand for o in self.options])
-            for i in range(app.n):
-                has_data = np.array([o.workload > 0 for o in opts[i]])
-                ok = (after[i] >= self.a_min) & has_data & fits
-                cfg[i, 1:] = ok
-                cfg[i, 0] = now[i] >= self.a_min or not ok.any()
-        return np.concatenate([srv, cfg.ravel()])
+        if self.state is None:
+            return self.dynamics.idle_mask(self.params)
+        return self.dynamics.mask_row(self.params, self.state, 0).copy()
 
     def project(self, action: Any) -> tuple[int, list[int]]:
         """Applied ``(server, retraining choices)`` for ``action`` at the current epoch."""
         a = np.asarray(action)
-        n, e, h = self.n_nodes, self.e, len(self.options)
+        n = self.n_nodes
         if a.shape != (1 + n,):
             raise ValueError(f"action must have shape ({1 + n},), got {a.shape}")
-        a = np.nan_to_num(a.astype(float)).astype(np.int64)
-        mask = self.action_masks()
-        srv_mask, cfg_mask = mask[:e], mask[e:].reshape(n, h + 1)
-        server = int(a[0]) if 0 <= a[0] < e and srv_mask[a[0]] else int(np.argmax(srv_mask))
-        choice = []
-        if self.epoch is not None and self.epoch.kind == "admit":
-            app = self.apps[int(self.app_of[self.epoch.k])]
-            for i in range(app.n):
-                v = a[1 + i]
-                if not (0 <= v <= h and cfg_mask[i, v]):
-                    valid = np.flatnonzero(cfg_mask[i])
-                    v = int(valid[1]) if valid.size > 1 and not cfg_mask[i, 0] else int(valid[0])
-                choice.append(int(v) - 1)
-        return server, choice
+        return self.dynamics.project(self.params, self.state, a[None])[0]
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self.epoch is None:
             raise RuntimeError("call reset() before step() (and after the episode ends)")
-        server, choice = self.project(action)
-        ep = self.epoch
-        if ep.kind == "admit":
-            terms, extra = self._admit(choice)
-        else:
-            terms, extra = self._place(server)
-        reward = float(sum(self.weights[k] * v for k, v in terms.items()))
-        self._advance()
+        a = np.asarray(action)
+        if a.shape != (1 + self.n_nodes,):
+            raise ValueError(f"action must have shape ({1 + self.n_nodes},), got {a.shape}")
+        self.state, rec = self.dynamics.step(self.params, self.state, a[None])
+        terms = {name: float(v[0]) for name, v in rec.terms.items()}
+        reward = float(weighted_reward(rec.terms, self.weights)[0])
         terminated = self.epoch is None
+        row = rec.info
         info = self._info(
             {
-                "epoch": ep.kind,
-                "request": ep.k,
+                "epoch": str(row["epoch"][0]),
+                "request": int(row["request"][0]),
                 "reward_terms": terms,
-                "utilisation": (self.busy / (self.units * max(self.horizon, 1e-9))).tolist(),
-                **extra,
+                "utilisation": row["utilisation"][0].tolist(),
+                **step_info(rec, 0),
             }
         )
         if terminated:
-            k = self.n_requests
-            info["episode_metrics"] = {
-                "objective": self.total["objective"] / k,
-                "completion_s": self.total["completion"] / k,
-                "accuracy": self.total["accuracy"] / k,
-                "retrainings": float(self.total["retrainings"]),
-                "energy_j": self.energy_j,
-            }
+            info["episode_metrics"] = self.dynamics.metrics(self.params, self.state, 0)
         return self._obs(), reward, terminated, False, info
-
-    def _admit(self, choice: list[int]) -> tuple[dict[str, float], dict[str, Any]]:
-        """Admit the arriving request with its retraining choices."""
-        k = self.epoch.k
-        t = float(self.times[k])
-        app, a, now, after, opts = self._arriving()
-        ext = extend_with_retraining(app, choice, opts)
-        acc = np.array([after[i, c] if c >= 0 else now[i] for i, c in enumerate(choice)])
-        retrains, r = {}, app.n
-        for i, c in enumerate(choice):
-            if c >= 0:
-                m = self.model_index[app.models[i]]
-                self.base_acc[m] = after[i, c]  # updated for this and later requests
-                self.base_time[m] = t
-                self.pool_mb[m] = 0.0
-                retrains[r] = i
-                r += 1
-        if self.pool_from_inputs:  # this request's data joins its models' pools
-            for i, name in enumerate(app.models):
-                into = app.input_mb[i] + sum(d for _, d in app.preds(i))
-                self.pool_mb[self.model_index[name]] += into
-        sched = RequestSchedule(ext, t)
-        p = Pending(
-            app=app,
-            app_index=a,
-            schedule=sched,
-            queue=list_order(ext, self.cluster),
-            choice=choice,
-            acc=acc,
-            acc_now=now,
-            acc_after=after,
-            options=opts,
-            priority=priorities(app, self.cluster),
-            retrains=retrains,
-        )
-        p.head_ready = self._ready(p)
-        p.front = t
-        self.pending[k] = p
-        self._next += 1
-        # No node can start before the earliest pending request's arrival any more.
-        self.cluster.forget_before(min(q.schedule.arrival for q in self.pending.values()))
-        loss = float(np.sum(1.0 - acc))
-        self.total["accuracy"] += float(acc.mean())
-        self.total["retrainings"] += len(retrains)
-        terms = {"completion": 0.0, "accuracy": -loss, "energy": 0.0}
-        extra = {
-            "accuracy": float(acc.mean()),
-            "retrained": [i for i, c in enumerate(choice) if c >= 0],
-            "energy_j": 0.0,
-        }
-        return terms, extra
-
-    def _ready(self, p: Pending) -> float:
-        i = p.queue[0]
-        return min(self.cluster.ready_time(p.schedule, i, j) for j in range(self.e))
-
-    def _place(self, server: int) -> tuple[dict[str, float], dict[str, Any]]:
-        """Place the presented node on ``server``; finish its request if it was the last."""
-        k, i = self.epoch.k, self.epoch.node
-        p = self.pending[k]
-        app = p.schedule.app
-        pl = self.cluster.place(p.schedule, i, server)
-        self.busy[server] += (pl.finish - pl.start) * float(app.demand[i])
-        self.horizon = max(self.horizon, pl.finish)
-        dyn = (self.power.max_power_w - self.power.idle_power_w) * self.gpus_per_server
-        energy = (pl.finish - pl.start) * float(app.demand[i]) / self.units * dyn
-        self.energy_j += energy
-        p.queue.pop(0)
-        # The completion term is paid as the request's latest finish moves (it telescopes to
-        # the completion time at the last node), so each placement sees its own cost.
-        grown = max(0.0, pl.finish - p.front)
-        p.front = max(p.front, pl.finish)
-        terms = {"completion": -grown, "accuracy": 0.0, "energy": -energy / 1000.0}
-        extra: dict[str, Any] = {"node": i, "server": server, "energy_j": energy}
-        if p.queue:
-            p.head_ready = self._ready(p)
-            return terms, extra
-        del self.pending[k]
-        completion = p.schedule.completion
-        loss = float(np.sum(1.0 - p.acc))
-        objective = completion + self.theta * loss
-        self.total["objective"] += objective
-        self.total["completion"] += completion
-        self.schedules.append(p.schedule)
-        self.records.append(
-            {
-                "request": k,
-                "app": p.app.name,
-                "arrival_s": p.schedule.arrival,
-                "completion_s": completion,
-                "accuracy": float(p.acc.mean()),
-                "objective": objective,
-                "retrainings": len(p.retrains),
-            }
-        )
-        extra.update(
-            {"completion_s": completion, "accuracy": float(p.acc.mean()), "objective": objective}
-        )
-        return terms, extra
 
     # ------------------------------------------------------------------ views
     def _obs(self) -> dict[str, np.ndarray]:
-        n = self.n_nodes
-        nodes = np.zeros((n, NODE_FEATURES), dtype=np.float32)
-        edges = np.full((self.n_edges, 2), -1.0, dtype=np.float32)
-        emask = np.zeros(self.n_edges, dtype=np.float32)
-        servers = np.zeros((self.e, SERVER_FEATURES), dtype=np.float32)
-        ep = self.epoch
-        t = self.now
-        if ep is not None:
-            if ep.kind == "admit":
-                app, _, acc, _, _ = self._arriving()
-                phi = priorities(app, self.cluster)
-                gained = np.zeros(app.n)
-                placed: set[int] = set()
-                cur, cur_r = -1, -1
-            else:
-                p = self.pending[ep.k]
-                app, acc, phi, placed = p.app, p.acc, p.priority, set(p.schedule.tasks)
-                gained = p.acc - p.acc_now
-                cur = ep.node if ep.node < app.n else -1
-                cur_r = p.retrains.get(ep.node, -1)
-            idx = [self.model_index[m] for m in app.models]
-            mean_exe = app.workload / app.demand * float(np.mean(1.0 / self.cluster.speed))
-            for i in range(app.n):
-                nodes[i] = [
-                    1.0,
-                    app.workload[i],
-                    app.demand[i],
-                    app.input_mb[i],
-                    acc[i],
-                    self.m_ceiling[idx[i]] - acc[i],
-                    max(0.0, t - self.base_time[idx[i]]) / 100.0,
-                    mean_exe[i],
-                    phi[i],
-                    gained[i],
-                    float(i in placed),
-                    float(i == cur),
-                    float(i == cur_r),
-                ]
-            m = min(len(app.edges), self.n_edges)
-            edges[:m] = app.edges[:m]
-            emask[:m] = 1.0
-            if ep.kind == "place":
-                sched = self.pending[ep.k].schedule
-                fin = [self.cluster.finish_on(sched, ep.node, j)[1] for j in range(self.e)]
-                servers[:, 4] = np.array(fin) - min(fin)  # 0 on the earliest-finish server(s)
-        for j in range(self.e):
-            last = self.cluster.times[j][-1]
-            servers[j, :4] = [
-                self.cluster.speed[j],
-                self.units,
-                max(0.0, last - t),
-                self.cluster.source[j] / 1000.0,
-            ]
-        glob = np.array(
-            [
-                self._next / self.n_requests if self._next >= 0 else 0.0,
-                self.theta / 10,
-                self.a_min,
-                float(ep is not None and ep.kind == "admit"),
-                len(self.pending) / 10.0 if self._next >= 0 else 0.0,
-            ],
-            dtype=np.float32,
-        )
-        return {
-            "nodes": nodes,
-            "edges": edges,
-            "edge_mask": emask,
-            "servers": np.minimum(servers, 1e6),
-            "globals": glob,
-        }
+        obs = self.dynamics.observation(self.params, self.state)
+        return {k: v[0] for k, v in obs.items()}
 
     def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
         info = {"action_mask": self.action_masks(), "time_s": self.now}
