@@ -19,6 +19,7 @@ FAMILY = register_family(
         name="mig",
         env_id="edgegym/MIGReconfig-v0",
         entry_point="edgegym.envs.mig.env:MIGReconfigEnv",
+        vector_entry_point="edgegym.envs.mig.vector:MIGVectorEnv",
         default_scenario="migrator-w1",
         summary="MIGRator: MIG layout and instance-to-task assignment every basis second",
         schema=SCHEMAS["mig"],

@@ -3,29 +3,130 @@ learning (MIGRator)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import (
-    check_backend,
-    real_seed,
-    unapplied_clock,
-)
+from edgegym.envs._common import check_backend, real_seed, unapplied_clock
 from edgegym.envs.base import EdgeEnv
-from edgegym.envs.mig import observation, reward
-from edgegym.envs.mig.types import DONE, PENDING, RUNNING, MIGSnapshot, MIGSpec
+from edgegym.envs.mig import observation
+from edgegym.envs.mig.types import PENDING, MIGSnapshot, MIGSpec
 from edgegym.envs.render import Panel, Series, tenant_colors
-from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
-from edgegym.hardware.migalloc import ABSENT, IDLE
+from edgegym.hardware.mig import MIG_TOTAL_GPCS
+from edgegym.hardware.migalloc import ABSENT
 from edgegym.scenarios import Scenario
-from edgegym.sim.engine import Engine
+from edgegym.sim.core import weighted_reward
+from edgegym.sim.mig import MIGDynamics, MIGParams, MIGState, Stretch, status_of
 from edgegym.sim.serving import MIGExecutor
-from edgegym.sim.state import Allocation, ClusterState
+from edgegym.sim.state import Allocation, ClusterState, TenantState
+from edgegym.sim.state import MIGState as InstanceState
+from edgegym.workload.continual import ContinualProfile
 
 DEFAULT_SCENARIO = "migrator-w1"
 _EPS = 1e-9
+
+
+def mig_spaces(params: MIGParams) -> tuple[spaces.Box, spaces.Discrete]:
+    """The observation and action spaces of a scenario (single env; shared with the vector
+    env)."""
+    spec = params.spec
+    return observation.space(spec), spaces.Discrete(len(spec.catalogue))
+
+
+@dataclass(frozen=True)
+class EngineView:
+    """Env 0 of the dynamics' state under the attribute names of
+    :class:`edgegym.sim.engine.Engine` (a snapshot; its arrays are live views): what code
+    written for the engine-backed environment reads (``engine.window``,
+    ``engine.window_start_s``, ``engine.cluster.time_s``, ``engine.tenants.model_acc``,
+    ``engine.profile``, ``engine.metrics.timeline``, the real backend's ``engine.executor``)."""
+
+    window: int
+    window_s: float
+    done: bool
+    cluster: ClusterState
+    tenants: TenantState
+    profile: ContinualProfile
+    metrics: SimpleNamespace  # timeline: per-stretch records, or None
+    executor: Any
+
+    @property
+    def window_start_s(self) -> float:
+        """Simulated time at which the current window started."""
+        return self.window * self.window_s
+
+
+class _RealDynamics(MIGDynamics):
+    """The dynamics of the real backend's one env: the real executor
+    (:class:`edgegym.real.mig.RealMIGExecutor`) runs each stretch and measures the deployed
+    models at every window start; everything else is :class:`MIGDynamics`'.
+
+    The executor keeps the engine's interface (cluster, tenants, allocation objects), so each
+    stretch hands it env 0's state in those objects; ``tenants.job_target`` is a view, so a
+    real retraining job's measured accuracy is what the model is swapped in with.
+    """
+
+    def __init__(self, executor: Any, cluster: ClusterState) -> None:
+        self.executor = executor
+        self.cluster = cluster
+
+    def stretch(self, params: MIGParams, state: MIGState, until: np.ndarray) -> Stretch:
+        m = params.spec.n_tenants
+        ex = self.executor
+        t = float(state.time_s[0])
+        self.cluster.time_s = t
+        ex.sim.state = InstanceState(
+            task=state.task[0].copy(),
+            ready_s=state.ready_s[0].copy(),
+            since_s=state.since_s[0].copy(),
+            backlog=state.backlog[0].copy(),
+        )
+        cfg = np.where(state.running[0], 0, -1)
+        tenants = TenantState(
+            model_acc=state.model_acc[0].copy(),
+            job_cfg=cfg.copy(),
+            job_left=state.job_left[0].copy(),
+            job_total=state.job_total[0].copy(),
+            job_target=state.job_target[0],  # a view: the executor sets measured targets
+            retrained=state.retrained[0].copy(),
+        )
+        alloc = Allocation(
+            retrain_cfg=cfg,
+            infer_cfg=np.zeros(m, dtype=np.int64),
+            share_retrain=state.share_retrain[0].copy(),
+            share_infer=params.share[state.signature[0], :m].copy(),
+        )
+        speed = ex.retrain_speed(alloc)
+        active = state.running[0] & (speed > 0)
+        with np.errstate(divide="ignore"):
+            finish = np.where(active, tenants.job_left / np.where(active, speed, 1.0), np.inf)
+        dt = max(0.0, min(float(until[0]) - t, float(finish.min(initial=np.inf))))
+        seg = ex.run(self.cluster, tenants, alloc, dt)
+        state.backlog = ex.sim.state.backlog[None].copy()
+        return Stretch(
+            dt=np.array([dt]),
+            active=active[None],
+            finish=finish[None],
+            work=seg.work_done[None],
+            requests=seg.requests[None],
+            served=seg.served_slo[None],
+            energy_j=np.array([seg.energy_j]),
+        )
+
+    def enter_window(
+        self, params: MIGParams, state: MIGState, idx: np.ndarray, k: np.ndarray
+    ) -> None:
+        super().enter_window(params, state, idx, k)
+        if int(k[0]) < params.spec.windows:
+            self.measure(int(k[0]), state)
+
+    def measure(self, k: int, state: MIGState) -> None:
+        """New classes as measured: the deployed models' accuracy on window ``k``'s data."""
+        self.executor.start_window(k)
+        state.model_acc[0] = self.executor.deployed_accuracy()
 
 
 class MIGReconfigEnv(EdgeEnv):
@@ -78,6 +179,16 @@ class MIGReconfigEnv(EdgeEnv):
 
     **Episode end**: ``terminated`` after the last window; never truncated.
 
+    **Info**: ``action_mask``, ``time_s``, ``window``, ``allocation`` and ``layout`` (text, once
+    a signature is applied); after a step ``reward_terms``, ``projected``, ``reconfigurations``,
+    ``goodput``, ``requests``, ``slo_attainment``, ``accuracy``, ``energy_j``, ``downtime_s``;
+    ``episode_metrics`` at the end.
+
+    **Implementation**: the batch of one of :class:`edgegym.sim.mig.MIGDynamics` (the native
+    vector environment, :class:`edgegym.envs.mig.vector.MIGVectorEnv`, is the batch of N). The
+    real backend runs the same dynamics with the real executor in its execution seam.
+    ``engine`` and ``executor`` give env 0's state under the engine-era attribute names.
+
     Args:
         scenario: Bundled scenario name (``migrator-w1`` ... ``migrator-w16``) or a path.
         record_timeline: Keep one record per decision in ``env.unwrapped.timeline``.
@@ -120,213 +231,203 @@ class MIGReconfigEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.spec_ = spec = MIGSpec.from_scenario(sc)
-        self.action_space = spaces.Discrete(len(spec.catalogue))
-        self.observation_space = observation.space(spec)
+        self.params = MIGParams.from_spec(spec)
+        self.profile = self.params.profile
+        self.dynamics: MIGDynamics = MIGDynamics()
+        self.observation_space, self.action_space = mig_spaces(self.params)
         self.timeline: list[dict[str, Any]] | None = None
-        self.engine: Engine | None = None
-        self._ready = False
-        self._mask: np.ndarray | None = None
+        self.state: MIGState | None = None
+        self._real: Any = None
 
     # ------------------------------------------------------------------ gym API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        spec = self.spec_
-        rng = self.np_random
-        self.arrivals = np.stack(
-            [proc.counts(spec.n_seconds, 1.0, rng) for proc in spec.arrivals]
-        ).astype(float)  # (M, T)
-        cluster = ClusterState(gpus=1, clock_mhz=np.array([spec.clock_mhz]))
-        self.executor = MIGExecutor(
-            self.arrivals,
-            spec.rate,
-            spec.latency,
-            spec.train_speed,
-            spec.slo_s,
-            spec.catalogue.placement_size,
-            spec.power,
-            cluster,
-        )
+        self.state = self.dynamics.initial(self.params, [self.np_random])
         if self.backend == "real":
-            self.executor = self._real_executor(self.executor)
-        self.profile = spec.profile()
-        self.engine = Engine(self.profile, self.executor, cluster, spec.window_s)
+            self._start_real(self.state)
         if self.record_timeline:
-            self.engine.metrics.timeline = []  # per segment: GPC fractions, model accuracy
-        self._start_window(0)
-        self.signature = -1
-        self.step_in_window = 0
-        self.slice_free_since = np.zeros(MIG_MEMORY_SLICES)
-        n_steps = spec.windows * spec.steps_per_window
-        self.norm = max(float(self.arrivals.sum()) / n_steps, 1e-9)
+            self.state.timeline[0] = []  # per stretch: GPU shares, model accuracy
         self.timeline = [] if self.record_timeline else None
-        self._ready = True
-        self._mask = None
-        return observation.encode(self), self._info({})
+        return self._obs(), self._info({})
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self._ready or self.engine is None or self.engine.done:
+        st = self.state
+        if st is None or st.window[0] >= self.spec_.windows:
             raise RuntimeError("call reset() before step() (and after the episode ends)")
-        mask = self.action_masks()
         try:
             a = int(np.asarray(action).reshape(()))
         except (TypeError, ValueError):
             raise ValueError(
-                f"action must be one integer in [0, {mask.size}), got {action!r}"
+                f"action must be one integer in [0, {len(self.spec_.catalogue)}), got {action!r}"
             ) from None
-        projected = not (0 <= a < mask.size and mask[a])
-        if projected:
-            a = self._fallback(mask)
-        changes = self._apply(a)
-        self._mask = None
-        eng = self.engine
-        spec = self.spec_
-        t0 = eng.cluster.time_s
-        window_end = eng.window_start_s + spec.window_s
-        t_end = min(eng.window_start_s + (self.step_in_window + 1) * spec.basis_s, window_end)
-        m0 = self._counters()
-        self._run_until(t_end)
-        m1 = self._counters()
-        delta = {k: m1[k] - m0[k] for k in m0}
-        self.step_in_window += 1
-        if self.step_in_window >= spec.steps_per_window:
-            self._start_window(eng.window + 1)
-            self.step_in_window = 0
-        self._mask = None  # the state moved on: recompute the mask when asked
-        terms = reward.terms(self, delta, t_end - t0)
-        r = reward.combine(terms, spec.weights)
+        t0 = float(st.time_s[0])
+        st, rec = self.dynamics.step(self.params, st, np.array([a], dtype=np.int64))
+        r = float(weighted_reward(rec.terms, self.spec_.weights)[0])
+        row = {key: value[0] for key, value in rec.info.items()}
+        sig = int(st.signature[0])
+        changes = int(row["reconfigurations"])
         if self.timeline is not None:
+            cat = self.spec_.catalogue
             self.timeline.append(
                 {
                     "t0": t0,
-                    "t1": t_end,
-                    "window": int(eng.window if self.step_in_window else eng.window - 1),
-                    "signature": a,
-                    "allocation": spec.catalogue.describe(a),
-                    "gpcs": spec.catalogue.gpcs[a].tolist(),
-                    "requests": delta["requests"].tolist(),
-                    "goodput": delta["goodput"].tolist(),
-                    "served_slo": delta["served_slo"].tolist(),
-                    "model_acc": eng.tenants.model_acc.tolist(),
+                    "t1": t0 + float(rec.duration_s[0]),
+                    "window": int(st.window[0] if st.step_in_window[0] else st.window[0] - 1),
+                    "signature": sig,
+                    "allocation": cat.describe(sig),
+                    "gpcs": cat.gpcs[sig].tolist(),
+                    "requests": row["tenant_requests"].tolist(),
+                    "goodput": row["tenant_goodput"].tolist(),
+                    "served_slo": row["tenant_served_slo"].tolist(),
+                    "model_acc": st.model_acc[0].tolist(),
                     "reconfigured": changes,
                 }
             )
-        terminated = eng.done
-        info = self._info({"reward_terms": terms, "projected": projected, **self._step_info(delta)})
+        terminated = bool(self.dynamics.done(self.params, st)[0])
+        info = self._info(
+            {
+                "reward_terms": {k: float(v[0]) for k, v in rec.terms.items()},
+                "projected": bool(row["projected"]),
+                "goodput": float(row["goodput"]),
+                "requests": float(row["requests"]),
+                "slo_attainment": float(row["slo_attainment"]),
+                "accuracy": float(row["accuracy"]),
+                "energy_j": float(rec.energy_j[0]),
+                "downtime_s": float(row["downtime_s"]),
+            }
+        )
         info["reconfigurations"] = changes
         if terminated:
-            info["episode_metrics"] = eng.metrics.summary()
-        return observation.encode(self), float(r), terminated, False, info
+            info["episode_metrics"] = self.dynamics.metrics(self.params, st, 0)
+        return self._obs(), r, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """(N,) bool: the signatures that are valid now (see the class docstring)."""
-        if self._mask is None:
-            self._mask = self._compute_mask()
-        return self._mask.copy()
-
-    def _compute_mask(self) -> np.ndarray:
-        spec = self.spec_
-        cat = spec.catalogue
-        eng = self.engine
-        if eng is None or eng.done:
-            return np.ones(len(cat), dtype=bool)
-        m = spec.n_tenants
-        status = self.status()
-        keep = self._keep()
-        mask = spec.valid_static & cat.feasible(keep)
-        time_left = eng.window_start_s + spec.window_s - eng.cluster.time_s
-        # Work of each job: what is left, or the whole job when it has not started.
-        left = np.where(
-            eng.tenants.job_left > 0,
-            eng.tenants.job_left,
-            self.profile.gpu_seconds[:, eng.window, 0],
-        )
-        fits = spec.fits_window(left, time_left)  # (M, Z)
-        for i in range(m):
-            if status[i] == RUNNING:
-                continue
-            none = cat.n_instances[:, m + i] == 0
-            if status[i] == DONE:
-                mask &= none
-                continue
-            mask &= none | np.any(cat.counts[:, m + i, :][:, fits[i]] > 0, axis=1)
-        return mask
+        if self.state is None:
+            return np.ones(len(self.spec_.catalogue), dtype=bool)
+        return self.dynamics.mask(self.params, self.state)[0].copy()
 
     def sim_state(self, oracle: bool = False) -> MIGSnapshot:
         """Structured state for baselines (``oracle``: include this window's true arrivals)."""
-        eng = self._engine()
+        st = self._state()
         spec = self.spec_
-        t = eng.cluster.time_s
+        t = float(st.time_s[0])
         now = int(np.floor(t + _EPS))
-        w0 = int(round(eng.window_start_s))
-        window = None
-        if oracle:
-            window = self.arrivals[:, w0 : w0 + int(np.ceil(spec.window_s))].copy()
-        left = np.where(
-            self.status() == PENDING,
-            self.profile.gpu_seconds[:, min(eng.window, spec.windows - 1), 0],
-            eng.tenants.job_left,
-        )
+        window = int(st.window[0])
+        arrivals = st.arrivals[0]
+        w0 = round(window * spec.window_s)
+        k = min(window, spec.windows - 1)
+        status = self.status()
         return MIGSnapshot(
             spec=spec,
             time_s=t,
-            window=eng.window,
-            step_in_window=self.step_in_window,
-            signature=self.signature,
-            placement_task=self.executor.state.task.copy(),
-            status=self.status(),
-            job_left=left,
-            model_acc=eng.tenants.model_acc.copy(),
-            post_acc=self.profile.post_acc[:, min(eng.window, spec.windows - 1), 0].copy(),
-            backlog=self.executor.state.backlog.copy(),
-            past_arrivals=self.arrivals[:, :now].copy(),
+            window=window,
+            step_in_window=int(st.step_in_window[0]),
+            signature=int(st.signature[0]),
+            placement_task=st.task[0].copy(),
+            status=status,
+            job_left=np.where(status == PENDING, self.profile.gpu_seconds[:, k, 0], st.job_left[0]),
+            model_acc=st.model_acc[0].copy(),
+            post_acc=self.profile.post_acc[:, k, 0].copy(),
+            backlog=st.backlog[0].copy(),
+            past_arrivals=arrivals[:, :now].copy(),
             mask=self.action_masks(),
-            window_arrivals=window,
+            window_arrivals=(
+                arrivals[:, w0 : w0 + int(np.ceil(spec.window_s))].copy() if oracle else None
+            ),
         )
 
     def status(self) -> np.ndarray:
         """(M,) retraining status of each tenant in the current window."""
-        t = self._engine().tenants
-        return np.where(t.running, RUNNING, np.where(t.retrained, DONE, PENDING))
+        st = self._state()
+        return status_of(st.running[0], st.retrained[0])
 
+    # ------------------------------------------------------------------ engine-era views
+    @property
+    def engine(self) -> EngineView | None:
+        """Env 0 under the engine's attribute names (``None`` before ``reset``)."""
+        st = self.state
+        if st is None:
+            return None
+        spec = self.spec_
+        return EngineView(
+            window=int(st.window[0]),
+            window_s=spec.window_s,
+            done=bool(st.window[0] >= spec.windows),
+            cluster=ClusterState(
+                gpus=1,
+                clock_mhz=self.params.clock_mhz.copy(),
+                time_s=float(st.time_s[0]),
+                energy_j=float(st.energy_j[0].sum()),
+            ),
+            tenants=TenantState(
+                model_acc=st.model_acc[0],
+                job_cfg=np.where(st.running[0], 0, -1),
+                job_left=st.job_left[0],
+                job_total=st.job_total[0],
+                job_target=st.job_target[0],
+                retrained=st.retrained[0],
+            ),
+            profile=self.profile,
+            metrics=SimpleNamespace(timeline=st.timeline[0]),
+            executor=self.executor,
+        )
+
+    @property
+    def executor(self) -> Any:
+        """The real backend's executor; in simulation, env 0's instances and queues as
+        ``executor.state`` (:class:`edgegym.sim.state.MIGState`, live views)."""
+        if self._real is not None:
+            return self._real
+        st = self._state()
+        return SimpleNamespace(
+            state=InstanceState(
+                task=st.task[0], ready_s=st.ready_s[0], since_s=st.since_s[0], backlog=st.backlog[0]
+            )
+        )
+
+    # ------------------------------------------------------------------ rendering
     def _render_text(self) -> str | None:
         """One text line of the current state."""
-        if self.engine is None:
+        st = self.state
+        if st is None:
             return None
-        eng = self.engine
-        cat = self.spec_.catalogue
-        lay = self._layout_text()
-        desc = cat.describe(self.signature) if self.signature >= 0 else "-"
-        return f"t={eng.cluster.time_s:7.1f}s window {eng.window}: {desc} [{lay}]"
+        sig = int(st.signature[0])
+        desc = self.spec_.catalogue.describe(sig) if sig >= 0 else "-"
+        t = float(st.time_s[0])
+        return f"t={t:7.1f}s window {int(st.window[0])}: {desc} [{self._layout_text()}]"
 
     def _frame_panels(self) -> tuple[str, list[Panel]]:
         """Title and panels of the ``"rgb_array"`` frame: GPCs and serving per tenant."""
         spec = self.spec_
-        eng = self.engine
-        if eng is None or not self._ready:
+        st = self.state
+        if st is None:
             return "MIGReconfig-v0: call reset()", []
         m = spec.n_tenants
-        st = self.executor.state
-        now = eng.cluster.time_s
+        now = float(st.time_s[0])
+        task, ready_s = st.task[0], st.ready_s[0]
         size = spec.catalogue.placement_size
         gpcs = np.zeros((3, m))  # retraining, inference, reconfiguring (not ready yet)
-        for p in np.flatnonzero(st.task >= 0):
-            task = int(st.task[p])
-            row = 2 if st.ready_s[p] > now + _EPS else (0 if task >= m else 1)
-            gpcs[row, task % m] += float(size[p])
-        k = min(eng.window, spec.windows - 1)
-        if self.step_in_window == 0 and not eng.done and k > 0:
+        for p in np.flatnonzero(task >= 0):
+            t = int(task[p])
+            row = 2 if ready_s[p] > now + _EPS else (0 if t >= m else 1)
+            gpcs[row, t % m] += float(size[p])
+        window = int(st.window[0])
+        done = window >= spec.windows
+        k = min(window, spec.windows - 1)
+        if st.step_in_window[0] == 0 and not done and k > 0:
             k -= 1  # a window has just begun: show the one that ended
-        mt = eng.metrics
-        req = mt.requests[:, k]
-        slo = np.divide(mt.served_slo[:, k], req, out=np.zeros(m), where=req > 0)
-        good = np.divide(mt.goodput[:, k], req, out=np.zeros(m), where=req > 0)
+        req = st.requests[0][:, k]
+        slo = np.divide(st.served_slo[0][:, k], req, out=np.zeros(m), where=req > 0)
+        good = np.divide(st.goodput[0][:, k], req, out=np.zeros(m), where=req > 0)
         dark, light = tenant_colors(m)
         labels = list(spec.names)
-        desc = spec.catalogue.describe(self.signature) if self.signature >= 0 else "-"
-        window = f"{min(eng.window + 1, spec.windows)}/{spec.windows}"
-        title = f"t = {now:.1f} s   window {window}{' (done)' if eng.done else ''}   {desc}"
+        sig = int(st.signature[0])
+        desc = spec.catalogue.describe(sig) if sig >= 0 else "-"
+        shown = f"{min(window + 1, spec.windows)}/{spec.windows}"
+        title = f"t = {now:.1f} s   window {shown}{' (done)' if done else ''}   {desc}"
         layout = Panel(
             f"MIG GPCs ({spec.gpu.name})",
             labels,
@@ -343,7 +444,7 @@ class MIGReconfigEnv(EdgeEnv):
             f"window {k + 1}: {int(req.sum())} requests",
             labels,
             [
-                Series("model accuracy", eng.tenants.model_acc, dark, "0.3"),
+                Series("model accuracy", st.model_acc[0], dark, "0.3"),
                 Series("SLO attainment", slo, light, "0.75"),
                 Series("Goodput", good, "tab:green"),
             ],
@@ -352,18 +453,29 @@ class MIGReconfigEnv(EdgeEnv):
         return title, [layout, serving]
 
     # ------------------------------------------------------------------ internals
-    def _start_window(self, k: int) -> None:
-        eng = self._engine()
-        eng.start_window(k)
-        if self.backend == "real" and not eng.done:
-            # New classes as measured: the deployed models' accuracy on the window's data.
-            eng.tenants.model_acc = self.executor.deployed_accuracy()
+    def _state(self) -> MIGState:
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
 
-    def _real_executor(self, sim: MIGExecutor) -> Any:
+    def _start_real(self, state: MIGState) -> None:
+        """Build the episode's real executor (after the arrivals are drawn, as the seed of its
+        work comes from a copy of the generator) and measure the deployed models."""
         from edgegym.real.mig import RealMIGExecutor
 
         spec = self.spec_
-        return RealMIGExecutor(
+        cluster = ClusterState(gpus=1, clock_mhz=self.params.clock_mhz.copy())
+        sim = MIGExecutor(
+            state.arrivals[0],
+            spec.rate,
+            spec.latency,
+            spec.train_speed,
+            spec.slo_s,
+            spec.catalogue.placement_size,
+            spec.power,
+            cluster,
+        )
+        self._real = RealMIGExecutor(
             sim,
             spec,
             device=self.device,
@@ -374,140 +486,40 @@ class MIGReconfigEnv(EdgeEnv):
             ),
             options=self.real_options,
         )
+        dyn = _RealDynamics(self._real, cluster)
+        dyn.measure(0, state)
+        self.dynamics = dyn
 
-    def _engine(self) -> Engine:
-        if self.engine is None:
-            raise RuntimeError("call reset() first")
-        return self.engine
-
-    def _keep(self) -> list[tuple[int, int]]:
-        m = self.spec_.n_tenants
-        task = self.executor.state.task
-        running = self._engine().tenants.running
-        return [(int(p), int(task[p])) for p in np.flatnonzero(task >= m) if running[task[p] - m]]
-
-    def _fallback(self, mask: np.ndarray) -> int:
-        cat = self.spec_.catalogue
-        m = self.spec_.n_tenants
-        if self.signature >= 0:
-            sig = list(cat.signatures[self.signature])
-            running = self._engine().tenants.running
-            for i in range(m):
-                if not running[i]:
-                    sig[m + i] = ()
-            n = cat.index(tuple(sig))
-            if mask[n]:
-                return n
-        valid = np.flatnonzero(mask)
-        return int(valid[0]) if valid.size else max(self.signature, 0)
-
-    def _apply(self, n: int) -> int:
-        """Realise signature ``n``; returns the number of instances (re)configured."""
-        spec = self.spec_
-        cat = spec.catalogue
-        eng = self._engine()
-        st = self.executor.state
-        m = spec.n_tenants
-        now = eng.cluster.time_s
-        _, new = cat.realise(n, st.task, self._keep())
-        first = self.signature < 0
-        changed = 0
-        downtime = 0.0
-        for p in np.flatnonzero(new >= 0):
-            if new[p] == st.task[p]:
-                continue
-            tenant = int(new[p]) % m
-            existed = st.task[p] != ABSENT
-            ov = spec.overhead_reload_s[tenant] if existed else spec.overhead_new_s[tenant]
-            start = now
-            if spec.preinit and not first:
-                prof, s0 = cat.placements[p]
-                if existed and st.task[p] == IDLE:
-                    start = min(now, float(st.since_s[p]))
-                else:
-                    free = float(self.slice_free_since[s0 : s0 + prof.mem_slices].max())
-                    start = min(now, free)
-            ready = now if first else max(now, start + ov)
-            st.ready_s[p] = ready
-            changed += 1
-            downtime += ready - now
-        moved = new != st.task
-        st.since_s[moved] = now
-        st.task = new
-        # Memory slices covered by a working instance are not free; newly free ones are.
-        busy = np.zeros(MIG_MEMORY_SLICES, dtype=bool)
-        for p in np.flatnonzero(new >= 0):
-            prof, s0 = cat.placements[p]
-            busy[s0 : s0 + prof.mem_slices] = True
-        was_busy = np.isinf(self.slice_free_since)
-        self.slice_free_since = np.where(
-            busy, np.inf, np.where(was_busy, now, self.slice_free_since)
-        )
-        self.signature = n
-        if not first:
-            eng.metrics.reconfigurations += changed
-            eng.metrics.downtime_s += downtime
-        gp = cat.gpcs[n].astype(float) / MIG_TOTAL_GPCS
-        alloc = Allocation.idle(m)
-        alloc.share_infer = gp[:m].copy()
-        alloc.share_retrain = gp[m:].copy()
-        alloc.retrain_cfg = np.where(gp[m:] > 0, 0, -1)
-        eng.apply(alloc)
-        return 0 if first else changed
-
-    def _run_until(self, t_end: float) -> None:
-        eng = self._engine()
-        st = self.executor.state
-        while eng.cluster.time_s < t_end - _EPS and not eng.done:
-            t = eng.cluster.time_s
-            nxt = min(t_end, np.floor(t + _EPS) + 1.0)
-            pending = st.ready_s[(st.task >= 0) & (st.ready_s > t + _EPS)]
-            if pending.size:
-                nxt = min(nxt, float(pending.min()))
-            eng.advance(nxt)
-
-    def _counters(self) -> dict[str, np.ndarray]:
-        mt = self._engine().metrics
-        return {
-            "requests": mt.requests.sum(axis=1),
-            "served_slo": mt.served_slo.sum(axis=1),
-            "goodput": mt.goodput.sum(axis=1),
-            "correct": mt.correct.sum(axis=1),
-            "energy_j": np.array([mt.energy_j.sum()]),
-            "downtime_s": np.array([mt.downtime_s]),
-        }
-
-    def _step_info(self, delta: dict[str, np.ndarray]) -> dict[str, Any]:
-        req = float(delta["requests"].sum())
-        return {
-            "goodput": float(delta["goodput"].sum()),
-            "requests": req,
-            "slo_attainment": float(delta["served_slo"].sum() / req) if req > 0 else 1.0,
-            "accuracy": float(delta["correct"].sum() / req) if req > 0 else 0.0,
-            "energy_j": float(delta["energy_j"][0]),
-            "downtime_s": float(delta["downtime_s"][0]),
-        }
+    def _obs(self) -> np.ndarray:
+        return self.dynamics.observation(self.params, self._state())[0]
 
     def _layout_text(self) -> str:
         cat = self.spec_.catalogue
-        st = self.executor.state
+        task = self._state().task[0]
         m = self.spec_.n_tenants
         parts = []
-        for p in np.flatnonzero(st.task != ABSENT):
+        for p in np.flatnonzero(task != ABSENT):
             prof, s0 = cat.placements[p]
-            t = int(st.task[p])
+            t = int(task[p])
             who = "idle" if t < 0 else (f"I{t}" if t < m else f"R{t - m}")
             parts.append(f"{prof.name}@{s0}:{who}")
         return " ".join(parts)
 
     def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
-        mask = self.action_masks()
-        eng = self._engine()
-        info = {"action_mask": mask, "time_s": eng.cluster.time_s, "window": eng.window}
-        if self.signature >= 0:
-            info["allocation"] = self.spec_.catalogue.describe(self.signature)
+        st = self._state()
+        info = {
+            "action_mask": self.action_masks(),
+            "time_s": float(st.time_s[0]),
+            "window": int(st.window[0]),
+        }
+        sig = int(st.signature[0])
+        if sig >= 0:
+            info["allocation"] = self.spec_.catalogue.describe(sig)
             info["layout"] = self._layout_text()
         info.update(extra)
-        if self.backend == "real":
-            info["real"] = self.executor.report()
+        if self._real is not None:
+            info["real"] = self._real.report()
         return info
+
+
+__all__ = ["DEFAULT_SCENARIO", "EngineView", "MIGReconfigEnv", "mig_spaces"]

@@ -5,31 +5,11 @@
   requests per step; the mean of this term over an episode is the episode's Goodput fraction.
 * ``energy``: minus the step's energy over the GPU's maximum power times the basis (a fraction
   of the most the GPU could use); weight 0 by default, so the published objective is unchanged.
+
+:meth:`edgegym.sim.mig.MIGDynamics.step` returns them; the reward is their weighted sum
+(:func:`edgegym.sim.core.weighted_reward`).
 """
 
-from __future__ import annotations
+from edgegym.sim.mig import TERMS
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-if TYPE_CHECKING:
-    from edgegym.envs.mig.env import MIGReconfigEnv
-
-TERMS = ("goodput", "energy")
-
-
-def terms(env: MIGReconfigEnv, delta: Mapping[str, np.ndarray], dt: float) -> dict[str, float]:
-    """The unweighted terms of one step."""
-    spec = env.spec_
-    full = spec.power.max_power_w * max(spec.basis_s, 1e-9)
-    return {
-        "goodput": float(delta["goodput"].sum()) / env.norm,
-        "energy": -float(delta["energy_j"][0]) / full,
-    }
-
-
-def combine(values: Mapping[str, float], weights: Mapping[str, float]) -> float:
-    """Weighted sum of the terms."""
-    return float(sum(weights.get(k, 0.0) * v for k, v in values.items()))
+__all__ = ["TERMS"]

@@ -1,0 +1,854 @@
+"""Pure batched dynamics of the MIG reconfiguration family (``edgegym/MIGReconfig-v0``).
+
+The :class:`~edgegym.sim.core.Dynamics` of MIGRator's problem (DESIGN §6, §8): the scenario's
+:class:`MIGSpec`, immutable :class:`MIGParams` (the spec, the continual-learning profile and
+per-signature lookup tables precomputed when an environment is built), a :class:`MIGState` of
+arrays with a leading batch axis ``N`` and :class:`MIGDynamics`, whose functions step ``N``
+environments in lockstep numpy. The single environment
+(:class:`edgegym.envs.mig.env.MIGReconfigEnv`) is the batch of one; the vector environment
+(:mod:`edgegym.envs.mig.vector`) the batch of ``N``.
+
+A step (one decision epoch of ``basis_s`` seconds) does, for every env:
+
+* **Projection**: an action that the mask forbids becomes the current allocation with the
+  retraining instances no longer needed released (the lowest-index valid signature at the
+  first decision).
+* **Reconfiguration**: the signature is realised on the layout that keeps the most (placement,
+  task) pairs (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise`, one Python call
+  per env, memoised per (signature, allocation, running jobs) in the params); instances that get
+  a new task are ready after the tenant's overhead, or earlier with ``preinit`` (§4.2).
+* **Execution** in stretches of constant rates, split at second boundaries, instances becoming
+  ready and retraining completions: the request queues of
+  :class:`edgegym.sim.serving.MIGExecutor` and the retraining rules of
+  :class:`edgegym.sim.engine.Engine`, batched (the loop runs until every env has reached its
+  step's end; an env that already has only waits).
+* **Accounting** into per-window counters, from which the step's Goodput and energy are
+  differences of per-tenant sums, exactly as the engine's metrics give them.
+
+The real backend (``backend="real"``) runs the same functions for its one env with its real
+executor in place of the batched stretch (:meth:`MIGDynamics.stretch` and
+:meth:`MIGDynamics.enter_window` are the seam; see :mod:`edgegym.envs.mig.env`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
+from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
+from edgegym.hardware.migalloc import ABSENT, IDLE, AllocationCatalogue, catalogue
+from edgegym.scenarios import Scenario
+from edgegym.sim.core import Record
+from edgegym.workload.arrivals import ArrivalProcess, make_arrival
+from edgegym.workload.continual import ContinualProfile
+from edgegym.workload.models import ModelProfile, get_model
+from edgegym.workload.nc import NCDataset, get_dataset, nc_profile
+
+_EPS = 1e-9
+#: Observation layout (see :mod:`edgegym.envs.mig.observation`).
+PER_TENANT = 14
+GLOBALS = 4
+HIGH = 10.0
+TERMS = ("goodput", "energy")
+#: Entries of the realisation memo before it starts afresh (bounds its memory).
+MEMO_LIMIT = 200_000
+
+# Retraining job status per tenant.
+PENDING, RUNNING, DONE = 0, 1, 2
+
+
+#: Slack of :meth:`MIGSpec.fits_window` (seconds), so a job that ends exactly at the window's
+#: end fits despite rounding.
+FIT_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class MIGSpec:
+    """Everything a MIG scenario fixes, precomputed once when the environment is built."""
+
+    scenario: Scenario
+    gpu: GPUSpec
+    power: PowerModel
+    clock_mhz: float
+    catalogue: AllocationCatalogue
+    models: tuple[ModelProfile, ...]
+    datasets: tuple[NCDataset, ...]
+    arrivals: tuple[ArrivalProcess, ...]
+    names: tuple[str, ...]
+    n_tenants: int
+    windows: int
+    window_s: float
+    basis_s: float
+    steps_per_window: int
+    batch: int
+    preinit: bool
+    data_fraction: float
+    ceilings: np.ndarray  # (M,)
+    slo_s: np.ndarray  # (M,)
+    rate: np.ndarray  # (M, P) requests/s of one instance at each placement
+    latency: np.ndarray  # (M, P) seconds per batch at each placement
+    train_speed: np.ndarray  # (M, P) GPU-seconds of retraining per second at each placement
+    size_rate: np.ndarray  # (M, Z) requests/s of one instance of each size (SLO-feasible)
+    size_train_speed: np.ndarray  # (M, Z) retraining speed of each instance size
+    min_infer_size: np.ndarray  # (M,) smallest instance that holds the model for inference
+    min_train_size: np.ndarray  # (M,) smallest instance that holds a retraining job
+    overhead_new_s: np.ndarray  # (M,) overhead of a newly created instance for the model
+    overhead_reload_s: np.ndarray  # (M,) overhead of reusing an instance for another task
+    valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
+    weights: dict[str, float]
+
+    @classmethod
+    def from_scenario(cls, sc: Scenario) -> MIGSpec:
+        """Build the specification from a validated ``family: mig`` scenario."""
+        hw = sc["hardware"]
+        gpu = get_gpu(hw["gpu"])
+        tenants = sc["tenants"]
+        m = len(tenants)
+        cat = catalogue(gpu.name, m)
+        models = tuple(get_model(t["model"]) for t in tenants)
+        datasets = tuple(get_dataset(t["dataset"]) for t in tenants)
+        base = Path(sc.source).parent
+        arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)
+        batch = int(sc["batch"])
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
+        cf = clock / gpu.max_clock_mhz  # DVFS: slower clock, slower models, less power
+        share = cat.placement_size / MIG_TOTAL_GPCS  # (P,)
+        latency = np.stack([md.latency_s(share, cf, batch) for md in models])  # (M, P)
+        rate = batch / latency
+        clock_speed = np.array(
+            [speed_factor(clock, gpu.max_clock_mhz, md.memory_bound) for md in models]
+        )
+        train_speed = np.stack([share**md.train_alpha for md in models]) * clock_speed[:, None]
+        slo = np.array([t["slo_ms"] / 1000.0 for t in tenants])
+        sizes = np.array(cat.sizes)
+        zshare = sizes / MIG_TOTAL_GPCS
+        zlat = np.stack([md.latency_s(zshare, cf, batch) for md in models])
+        size_rate = np.where(zlat <= slo[:, None] + 1e-9, batch / zlat, 0.0)
+        size_train = np.stack([zshare**md.train_alpha for md in models]) * clock_speed[:, None]
+        prof = {p.gpcs: p for p in get_mig_profiles(gpu.name).values()}
+
+        def smallest(mem: float) -> int:
+            fit = [g for g in sorted(prof) if prof[g].memory_gb >= mem]
+            return fit[0] if fit else 99
+
+        min_inf = np.array([smallest(md.memory_gb) for md in models])
+        min_train = np.array([smallest(md.train_memory_gb) for md in models])
+        ov = sc["overhead"]
+        load_s = np.array([md.model_load_s for md in models])
+        new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
+        reload_s = ov["library_s"] + load_s
+        # Static validity: every inference task holds an instance big enough for its model;
+        # every retraining instance is big enough for the job.
+        ok = np.ones(len(cat), dtype=bool)
+        for i in range(m):
+            big = sizes >= min_inf[i]
+            ok &= np.any(cat.counts[:, i, :][:, big] > 0, axis=1)
+            small_train = sizes < min_train[i]
+            ok &= ~np.any(cat.counts[:, m + i, :][:, small_train] > 0, axis=1)
+        window_s = float(sc["window_s"])
+        basis = float(sc["basis_s"])
+        return cls(
+            scenario=sc,
+            gpu=gpu,
+            power=PowerModel.from_spec(gpu),
+            clock_mhz=clock,
+            catalogue=cat,
+            models=models,
+            datasets=datasets,
+            arrivals=arrivals,
+            names=tuple(t["name"] for t in tenants),
+            n_tenants=m,
+            windows=int(sc["windows"]),
+            window_s=window_s,
+            basis_s=basis,
+            steps_per_window=math.ceil(window_s / basis - 1e-9),
+            batch=batch,
+            preinit=bool(sc["preinit"]),
+            data_fraction=float(sc["data_fraction"]),
+            ceilings=np.array([t["ceiling"] for t in tenants]),
+            slo_s=slo,
+            rate=rate,
+            latency=latency,
+            train_speed=train_speed,
+            size_rate=size_rate,
+            size_train_speed=size_train,
+            min_infer_size=min_inf,
+            min_train_size=min_train,
+            overhead_new_s=new_s,
+            overhead_reload_s=reload_s,
+            valid_static=ok,
+            weights=dict(sc["objective"]),
+        )
+
+    def profile(self):
+        """The tenants' continual-learning profile (deterministic)."""
+        return nc_profile(
+            self.models, self.datasets, self.ceilings, self.data_fraction, self.windows
+        )
+
+    def retrain_seconds(self, job_left: np.ndarray) -> np.ndarray:
+        """(M, Z) seconds a retraining job with ``job_left`` (M,) GPU-seconds of work occupies a
+        new instance of each size, its creation overhead included; ``inf`` where the size is
+        too small to hold the job. The one rule behind the MIG mask, the MIG baselines and
+        MIGRator's planner (a job is never resized, so it runs on one instance throughout)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = self.overhead_new_s[:, None] + job_left[:, None] / self.size_train_speed
+        too_small = np.asarray(self.catalogue.sizes)[None, :] < self.min_train_size[:, None]
+        return np.where(too_small, np.inf, secs)
+
+    def fits_window(self, job_left: np.ndarray, left_s: float) -> np.ndarray:
+        """(M, Z) bool: a job with ``job_left`` GPU-seconds, launched now on a new instance of
+        each size, finishes within the ``left_s`` seconds left in its window (MIGRator's
+        constraint 4: retraining is launched and finished inside its window)."""
+        return self.retrain_seconds(job_left) <= left_s + FIT_EPS
+
+    @property
+    def n_seconds(self) -> int:
+        """Seconds in the episode."""
+        return int(math.ceil(self.windows * self.window_s - 1e-9))
+
+
+@dataclass(frozen=True, eq=False)
+class MIGParams:
+    """Everything a scenario fixes, precomputed once (S signatures, P placements, M tenants,
+    Z instance sizes, K windows, T seconds).
+
+    ``realised`` and ``feasible`` are memo tables filled as envs meet new allocations (pure
+    functions of their keys, so they never change what a step does).
+    """
+
+    spec: MIGSpec
+    profile: ContinualProfile
+    n_seconds: int  # T
+    n_steps: int  # decisions per episode
+    share: np.ndarray  # (S, 2M) fraction of the GPCs each task holds
+    retrain_size: np.ndarray  # (S, M) size index of each retraining instance, Z where none
+    stripped: np.ndarray  # (S, 2^M) the signature keeping only the running jobs' instances
+    slices: np.ndarray  # (P, 8) bool: memory slices each placement covers
+    meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
+    slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
+    gpcs: np.ndarray  # (P,) float GPCs of each placement
+    speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
+    clock_mhz: np.ndarray  # (1,) the GPU's clock
+    keep_base: np.ndarray  # (P,) int64 weights of the running-job key of an allocation
+    task_base: np.ndarray  # (P,) int64 weights of the key of an allocation
+    realised: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict, repr=False)
+    feasible: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_spec(cls, spec: MIGSpec) -> MIGParams:
+        """Precompute the tables of a specification."""
+        cat = spec.catalogue
+        m = spec.n_tenants
+        z = len(cat.sizes)
+        rsize = np.full((len(cat), m), z, dtype=np.int64)
+        for i in range(m):
+            has = cat.counts[:, m + i, :] > 0  # at most one instance
+            rsize[:, i] = np.where(has.any(axis=1), np.argmax(has, axis=1), z)
+        stripped = np.zeros((len(cat), 2**m), dtype=np.int64)
+        for n, sig in enumerate(cat.signatures):
+            for bits in range(2**m):
+                s = list(sig)
+                for i in range(m):
+                    if not bits >> i & 1:
+                        s[m + i] = ()
+                stripped[n, bits] = cat.index(tuple(s))
+        slices = np.zeros((len(cat.placements), MIG_MEMORY_SLICES), dtype=bool)
+        for p, (prof, s0) in enumerate(cat.placements):
+            slices[p, s0 : s0 + prof.mem_slices] = True
+        meets = spec.latency <= spec.slo_s[:, None] + _EPS
+        zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
+        zmin = np.minimum(zmin, z - 1)
+        if (2 * m + 2) ** len(cat.placements) >= 2**63:
+            raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
+        tables = (rsize, stripped, slices, meets)
+        for arr in tables:
+            arr.setflags(write=False)
+        return cls(
+            spec=spec,
+            profile=spec.profile(),
+            n_seconds=spec.n_seconds,
+            n_steps=spec.windows * spec.steps_per_window,
+            share=cat.gpcs.astype(float) / MIG_TOTAL_GPCS,
+            retrain_size=rsize,
+            stripped=stripped,
+            slices=slices,
+            meets=meets,
+            slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
+            gpcs=cat.placement_size.astype(float),
+            speed_min=spec.size_train_speed[np.arange(m), zmin],
+            clock_mhz=np.array([spec.clock_mhz]),
+            keep_base=(m + 1) ** np.arange(len(cat.placements), dtype=np.int64),
+            task_base=(2 * m + 2) ** np.arange(len(cat.placements), dtype=np.int64),
+        )
+
+    def realise(self, a: np.ndarray, task: np.ndarray, running: np.ndarray) -> np.ndarray:
+        """(N, P) task per placement of signatures ``a`` (N,) realised from allocations ``task``
+        (N, P), keeping the instances of the running (N, M) jobs: one
+        :meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise` per env, memoised."""
+        codes = (task + 2) @ self.task_base  # (N,) each allocation as one integer
+        bits = running @ (1 << np.arange(running.shape[1]))
+        memo = self.realised
+        if len(memo) > MEMO_LIMIT:
+            memo.clear()
+        rows = []
+        for i, key in enumerate(zip(a.tolist(), codes.tolist(), bits.tolist(), strict=True)):
+            row = memo.get(key)
+            if row is None:
+                keep = keep_pairs(self, task[i], running[i])
+                _, row = self.spec.catalogue.realise(key[0], task[i], keep)
+                memo[key] = row
+            rows.append(row)
+        return np.stack(rows)
+
+
+def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list[tuple[int, int]]:
+    """The (placement, task) pairs of one env's running retraining jobs: they must stay."""
+    m = params.spec.n_tenants
+    return [(int(p), int(task[p])) for p in np.flatnonzero(task >= m) if running[task[p] - m]]
+
+
+@dataclass
+class MIGState:
+    """N environments' state (leading axis N)."""
+
+    time_s: np.ndarray  # (N,) simulated seconds since the episode started
+    window: np.ndarray  # (N,) int64 current retraining window (K: episode over)
+    step_in_window: np.ndarray  # (N,) int64 decision index inside the window
+    signature: np.ndarray  # (N,) int64 current allocation signature (-1 before the first)
+    arrivals: np.ndarray  # (N, M, T) requests arriving in each second
+    recent_sum: np.ndarray  # (N, M, T + 1) arrivals of the 10 s before each second, summed
+    norm: np.ndarray  # (N,) mean requests per decision of the episode (reward scale)
+    task: np.ndarray  # (N, P) int64 task per placement (IDLE -1, ABSENT -2)
+    ready_s: np.ndarray  # (N, P) time each instance finishes its reconfiguration
+    since_s: np.ndarray  # (N, P) time each placement got its task (or became free)
+    backlog: np.ndarray  # (N, M) requests queued per tenant (fluid)
+    slice_free_since: np.ndarray  # (N, 8) time each memory slice became free (inf: busy)
+    model_acc: np.ndarray  # (N, M) accuracy of the deployed model on the window's data
+    running: np.ndarray  # (N, M) bool: a retraining job is in flight
+    job_left: np.ndarray  # (N, M) GPU-seconds of retraining work left
+    job_total: np.ndarray  # (N, M) GPU-seconds of the whole job
+    job_target: np.ndarray  # (N, M) accuracy the model has when the job finishes
+    retrained: np.ndarray  # (N, M) bool: a job finished in this window
+    share_retrain: np.ndarray  # (N, M) GPU fraction the retraining job was given
+    requests: np.ndarray  # (N, M, K) requests arrived per window
+    served_slo: np.ndarray  # (N, M, K) requests served within the SLO
+    goodput: np.ndarray  # (N, M, K) requests in SLO and answered correctly
+    correct: np.ndarray  # (N, M, K) requests answered correctly
+    acc_integral: np.ndarray  # (N, M, K) accuracy-seconds of the deployed models
+    energy_j: np.ndarray  # (N, K) joules per window
+    retrain_gpu_s: np.ndarray  # (N, M) GPU-seconds given to retraining
+    retrainings: np.ndarray  # (N, M) int64 jobs finished
+    reconfigurations: np.ndarray  # (N,) int64 instances (re)configured
+    downtime_s: np.ndarray  # (N,) instance-seconds of reconfiguration overhead
+    mask: np.ndarray  # (N, S) bool valid signatures now (kept by initial and step)
+    timeline: list[list[dict[str, Any]] | None]  # (N,) per-stretch records, None: not kept
+
+
+@dataclass
+class Stretch:
+    """What one stretch of constant rates did, per env (the executor seam's result)."""
+
+    dt: np.ndarray  # (N,) seconds
+    active: np.ndarray  # (N, M) bool: a retraining job progressed
+    finish: np.ndarray  # (N, M) seconds until each active job finishes (inf otherwise)
+    work: np.ndarray  # (N, M) retraining GPU-seconds done
+    requests: np.ndarray  # (N, M) requests arrived
+    served: np.ndarray  # (N, M) requests served within the SLO
+    energy_j: np.ndarray  # (N,) joules
+
+
+def status_of(running: np.ndarray, retrained: np.ndarray) -> np.ndarray:
+    """Retraining status (PENDING / RUNNING / DONE) of each tenant, any shape."""
+    return np.where(running, RUNNING, np.where(retrained, DONE, PENDING))
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return np.arange(x.shape[0])
+
+
+class MIGDynamics:
+    """The MIG family's :class:`~edgegym.sim.core.Dynamics` (pure batched functions)."""
+
+    terms: tuple[str, ...] = TERMS
+
+    # ------------------------------------------------------------------ start
+    def initial(self, params: MIGParams, rngs: Sequence[np.random.Generator]) -> MIGState:
+        """Fresh episodes; env ``i`` draws its arrival trace from ``rngs[i]`` only. The
+        deployed models know the pre-training classes; window 0 brings new ones."""
+        spec, prof = params.spec, params.profile
+        n, m, t, k = len(rngs), spec.n_tenants, params.n_seconds, spec.windows
+        p = len(spec.catalogue.placements)
+        arrivals = np.zeros((n, m, t))
+        for j, rng in enumerate(rngs):
+            arrivals[j] = np.stack([proc.counts(t, 1.0, rng) for proc in spec.arrivals])
+        cum = np.zeros((n, m, t + 1))
+        np.cumsum(arrivals, axis=2, out=cum[:, :, 1:])  # integer counts: exact sums
+        lo = np.maximum(np.arange(t + 1) - 10, 0)
+        norm = np.array([max(float(a.sum()) / params.n_steps, 1e-9) for a in arrivals])
+        state = MIGState(
+            time_s=np.zeros(n),
+            window=np.zeros(n, dtype=np.int64),
+            step_in_window=np.zeros(n, dtype=np.int64),
+            signature=np.full(n, -1, dtype=np.int64),
+            arrivals=arrivals,
+            recent_sum=cum - cum[:, :, lo],
+            norm=norm,
+            task=np.full((n, p), ABSENT, dtype=np.int64),
+            ready_s=np.zeros((n, p)),
+            since_s=np.zeros((n, p)),
+            backlog=np.zeros((n, m)),
+            slice_free_since=np.zeros((n, MIG_MEMORY_SLICES)),
+            model_acc=np.repeat(prof.start_acc.astype(float)[None], n, axis=0),
+            running=np.zeros((n, m), dtype=bool),
+            job_left=np.zeros((n, m)),
+            job_total=np.zeros((n, m)),
+            job_target=np.zeros((n, m)),
+            retrained=np.zeros((n, m), dtype=bool),
+            share_retrain=np.zeros((n, m)),
+            requests=np.zeros((n, m, k)),
+            served_slo=np.zeros((n, m, k)),
+            goodput=np.zeros((n, m, k)),
+            correct=np.zeros((n, m, k)),
+            acc_integral=np.zeros((n, m, k)),
+            energy_j=np.zeros((n, k)),
+            retrain_gpu_s=np.zeros((n, m)),
+            retrainings=np.zeros((n, m), dtype=np.int64),
+            reconfigurations=np.zeros(n, dtype=np.int64),
+            downtime_s=np.zeros(n),
+            mask=np.zeros((n, len(spec.catalogue)), dtype=bool),
+            timeline=[None] * n,
+        )
+        state.mask = self._mask(params, state)
+        return state
+
+    # ------------------------------------------------------------------ masks
+    def mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, S) bool: the signatures valid now (all of them once an episode has ended); see
+        the env's docstring for the rules."""
+        return state.mask
+
+    def _feasible(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, S) bool: statically valid signatures that keep every running job in place."""
+        m = params.spec.n_tenants
+        code = np.where(state.task >= m, state.task - m, 0)
+        kept = (state.task >= m) & np.take_along_axis(state.running, code, axis=1)
+        keys = np.where(kept, code + 1, 0) @ params.keep_base  # (N,) the kept pairs, encoded
+        out = np.empty((keys.shape[0], len(params.spec.catalogue)), dtype=bool)
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        for u, key in enumerate(uniq.tolist()):
+            row = params.feasible.get(key)
+            if row is None:
+                j = int(np.flatnonzero(inverse == u)[0])
+                keep = keep_pairs(params, state.task[j], state.running[j])
+                row = params.spec.valid_static & params.spec.catalogue.feasible(keep)
+                params.feasible[key] = row
+            out[inverse == u] = row
+        return out
+
+    def _mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        spec, prof = params.spec, params.profile
+        m = spec.n_tenants
+        done = state.window >= spec.windows
+        mask = self._feasible(params, state)
+        k = np.minimum(state.window, spec.windows - 1)
+        time_left = state.window * spec.window_s + spec.window_s - state.time_s  # (N,)
+        # Work of each job: what is left, or the whole job when it has not started.
+        left = np.where(state.job_left > 0, state.job_left, prof.gpu_seconds[:, k, 0].T)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = spec.overhead_new_s[None, :, None] + left[:, :, None] / spec.size_train_speed
+        too_small = np.asarray(spec.catalogue.sizes)[None, :] < spec.min_train_size[:, None]
+        secs = np.where(too_small[None], np.inf, secs)
+        fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
+        fits = np.concatenate([fits, np.ones((*fits.shape[:2], 1), dtype=bool)], axis=2)
+        for i in range(m):
+            rs = params.retrain_size[:, i]  # (S,)
+            none = (rs == len(spec.catalogue.sizes))[None]
+            ok = np.where(state.retrained[:, i, None], none, fits[:, i, rs])
+            mask &= ok | state.running[:, i, None]
+        mask[done] = True
+        return mask
+
+    def project(self, params: MIGParams, state: MIGState, actions: Any) -> tuple[np.ndarray, ...]:
+        """(N,) signatures applied and (N,) bool ``projected``: an action the mask forbids
+        becomes the current allocation with the retraining instances no longer needed released,
+        or the lowest-index valid signature (0 if none) where that is not valid either."""
+        a = np.asarray(actions).astype(np.int64).reshape(-1)
+        mask = state.mask
+        n_sig = mask.shape[1]
+        inside = (a >= 0) & (a < n_sig)
+        rows = _rows(a)
+        projected = ~(inside & mask[rows, np.where(inside, a, 0)])
+        if not projected.any():
+            return a, projected
+        bits = state.running @ (1 << np.arange(params.spec.n_tenants))
+        cur = params.stripped[np.maximum(state.signature, 0), bits]
+        cur_ok = (state.signature >= 0) & mask[rows, cur]
+        first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), np.maximum(state.signature, 0))
+        fallback = np.where(cur_ok, cur, first)
+        return np.where(projected, fallback, a), projected
+
+    # ------------------------------------------------------------------ step
+    def step(
+        self, params: MIGParams, state: MIGState, actions: np.ndarray
+    ) -> tuple[MIGState, Record]:
+        """One decision epoch of every env (in place). Every env must be running."""
+        spec = params.spec
+        if (state.window >= spec.windows).any():
+            raise RuntimeError("step() on an env whose episode has ended")
+        a, projected = self.project(params, state, actions)
+        changes = self._apply(params, state, a)
+        t0 = state.time_s.copy()
+        w_start = state.window * spec.window_s
+        t_end = np.minimum(
+            w_start + (state.step_in_window + 1) * spec.basis_s, w_start + spec.window_s
+        )
+        before = self._counters(state)
+        while True:
+            go = state.time_s < t_end - _EPS
+            if not go.any():
+                break
+            t = state.time_s
+            nxt = np.minimum(t_end, np.floor(t + _EPS) + 1.0)
+            pending = (state.task >= 0) & (state.ready_s > t[:, None] + _EPS)
+            nxt = np.minimum(nxt, np.where(pending, state.ready_s, np.inf).min(axis=1))
+            self._advance(params, state, nxt, go)
+        after = self._counters(state)
+        d_req, d_slo, d_good, d_corr, d_energy, d_down = (
+            x1 - x0 for x0, x1 in zip(before, after, strict=True)
+        )
+        state.step_in_window += 1
+        new_window = np.flatnonzero(state.step_in_window >= spec.steps_per_window)
+        if new_window.size:
+            state.step_in_window[new_window] = 0
+            self.enter_window(params, state, new_window, state.window[new_window] + 1)
+        state.mask = self._mask(params, state)
+        full = spec.power.max_power_w * max(spec.basis_s, 1e-9)
+        req = d_req.sum(axis=1)
+        has = req > 0
+        safe = np.where(has, req, 1.0)
+        good = d_good.sum(axis=1)
+        terms = {"goodput": good / state.norm, "energy": -d_energy / full}
+        info = {
+            "projected": projected,
+            "reconfigurations": changes,
+            "goodput": good,
+            "requests": req,
+            "slo_attainment": np.where(has, d_slo.sum(axis=1) / safe, 1.0),
+            "accuracy": np.where(has, d_corr.sum(axis=1) / safe, 0.0),
+            "downtime_s": d_down,
+            "tenant_requests": d_req,
+            "tenant_goodput": d_good,
+            "tenant_served_slo": d_slo,
+        }
+        return state, Record(energy_j=d_energy, duration_s=t_end - t0, terms=terms, info=info)
+
+    def _counters(self, state: MIGState) -> tuple[np.ndarray, ...]:
+        """Per env: per-tenant sums of the window counters, energy and downtime so far (a
+        step's numbers are differences of these, as the engine's metrics give them)."""
+        return (
+            state.requests.sum(axis=2),
+            state.served_slo.sum(axis=2),
+            state.goodput.sum(axis=2),
+            state.correct.sum(axis=2),
+            state.energy_j.sum(axis=1),
+            state.downtime_s.copy(),
+        )
+
+    def _apply(self, params: MIGParams, state: MIGState, a: np.ndarray) -> np.ndarray:
+        """Realise signatures ``a`` (N,); returns (N,) instances (re)configured (0 at the
+        first decision, a warm start)."""
+        spec = params.spec
+        m = spec.n_tenants
+        now = state.time_s[:, None]
+        first = (state.signature < 0)[:, None]
+        old = state.task
+        new = params.realise(a, old, state.running)
+        changed = (new >= 0) & (new != old)
+        tenant = np.where(new >= 0, new, 0) % m
+        existed = old != ABSENT
+        ov = np.where(existed, spec.overhead_reload_s[tenant], spec.overhead_new_s[tenant])
+        start = now
+        if spec.preinit:
+            # An instance whose slices were free can be built ahead of time.
+            free = np.where(params.slices[None], state.slice_free_since[:, None, :], -np.inf)
+            start = np.where(
+                existed & (old == IDLE),
+                np.minimum(now, state.since_s),
+                np.minimum(now, free.max(2)),
+            )
+        ready = np.where(first, now, np.maximum(now, start + ov))
+        state.ready_s = np.where(changed, ready, state.ready_s)
+        count = np.where(first[:, 0], 0, changed.sum(axis=1))
+        # Summed in placement order, as one instance after another.
+        downtime = np.cumsum(np.where(changed, ready - now, 0.0), axis=1)[:, -1]
+        state.reconfigurations += count
+        state.downtime_s = np.where(first[:, 0], state.downtime_s, state.downtime_s + downtime)
+        state.since_s = np.where(new != old, now, state.since_s)
+        state.task = new
+        # Memory slices covered by a working instance are not free; newly free ones are.
+        busy = ((new >= 0).astype(np.int64) @ params.slices.astype(np.int64)) > 0
+        sfs = state.slice_free_since
+        state.slice_free_since = np.where(busy, np.inf, np.where(np.isinf(sfs), now, sfs))
+        state.signature = a.copy()
+        # The engine's rules: a running job keeps its instance; a tenant that has retrained
+        # this window is refused; a pending one with an instance starts its job.
+        k = state.window
+        gp_r = params.share[a, m:]
+        refused = state.retrained | (~state.running & (gp_r <= 0))
+        state.share_retrain = np.where(refused, 0.0, gp_r)
+        start_job = ~state.running & ~refused & (state.share_retrain > 0)
+        if start_job.any():
+            total = params.profile.gpu_seconds[:, k, 0].T  # (N, M)
+            target = params.profile.post_acc[:, k, 0].T
+            state.job_total = np.where(start_job, total, state.job_total)
+            state.job_left = np.where(start_job, total, state.job_left)
+            state.job_target = np.where(start_job, target, state.job_target)
+            state.running = state.running | start_job
+        return count
+
+    def stretch(self, params: MIGParams, state: MIGState, until: np.ndarray) -> Stretch:
+        """Serve the queues and retrain until ``until`` (N,) or the first job completion, at
+        constant rates (:class:`edgegym.sim.serving.MIGExecutor.run`, batched). Updates the
+        backlog; the caller accounts for the rest. The executor seam: the real backend
+        replaces this."""
+        spec = params.spec
+        m = spec.n_tenants
+        t = state.time_s
+        ready = state.ready_s <= t[:, None] + _EPS  # (N, P)
+        tenant_ids = np.arange(m)[None, :, None]
+        own_i = (state.task[:, None, :] == tenant_ids) & ready[:, None, :]  # (N, M, P)
+        own_r = (state.task[:, None, :] == m + tenant_ids) & ready[:, None, :]
+        speed = np.sum(np.where(own_r, spec.train_speed, 0.0), axis=2)
+        speed = np.where(state.running, speed, 0.0)
+        active = state.running & (speed > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            finish = np.where(active, state.job_left / np.where(active, speed, 1.0), np.inf)
+        dt = np.maximum(0.0, np.minimum(until - t, finish.min(axis=1)))
+        sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
+        lam = state.arrivals[_rows(t), :, sec]  # (N, M)
+        mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
+        bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
+        b0 = np.minimum(state.backlog, bmax)
+        dtc = dt[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
+            drain_served = np.where(t_empty >= dtc, mu * dtc, b0 + lam * dtc)
+            drain_b1 = np.where(t_empty >= dtc, b0 - (mu - lam) * dtc, 0.0)
+            t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
+            fill_b1 = np.where(t_full >= dtc, b0 + (lam - mu) * dtc, bmax)
+        filling = lam > mu
+        served = np.where(filling, mu * dtc, drain_served)
+        state.backlog = np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
+        infer_gpcs = own_i.astype(float) @ params.gpcs  # (N, M)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dtc, _EPS)), 0.0)
+        train_gpcs = np.where(state.running, own_r.astype(float) @ params.gpcs, 0.0)
+        busy = infer_gpcs * load + train_gpcs
+        util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
+        power = spec.power.power(params.clock_mhz, util)
+        return Stretch(
+            dt=dt,
+            active=active,
+            finish=finish,
+            work=speed * dtc,
+            requests=lam * dtc,
+            served=served,
+            energy_j=power * dt,
+        )
+
+    def _advance(self, params: MIGParams, state: MIGState, until: np.ndarray, go: np.ndarray):
+        """Run the envs ``go`` (N,) one stretch towards ``until`` (N,) and account for it
+        (:meth:`edgegym.sim.engine.Engine.advance`); the others stay as they are."""
+        saved = state.backlog
+        seg = self.stretch(params, state, until)
+        state.backlog = np.where(go[:, None], state.backlog, saved)
+        dt = np.where(go, seg.dt, 0.0)
+        gc = go[:, None]
+        left = np.where(gc, np.maximum(0.0, state.job_left - seg.work), state.job_left)
+        state.job_left = left
+        done = (
+            gc
+            & seg.active
+            & ((seg.finish <= dt[:, None] + _EPS) | (left <= _EPS * np.maximum(state.job_total, 1)))
+        )
+        rec = np.flatnonzero(go & (dt > 0))
+        if rec.size:
+            k = state.window[rec]
+            d = dt[rec, None]
+            acc = state.model_acc[rec]
+            req = seg.requests[rec]
+            served = seg.served[rec]
+            state.acc_integral[rec, :, k] += acc * d
+            state.energy_j[rec, k] += seg.energy_j[rec]
+            state.retrain_gpu_s[rec] += (
+                np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
+            )
+            state.requests[rec, :, k] += req
+            state.served_slo[rec, :, k] += served
+            state.goodput[rec, :, k] += served * acc
+            state.correct[rec, :, k] += req * acc
+            self._log(params, state, rec, dt)
+        state.time_s = state.time_s + dt
+        if done.any():
+            state.model_acc = np.where(done, state.job_target, state.model_acc)
+            state.running = state.running & ~done
+            state.job_left = np.where(done, 0.0, state.job_left)
+            state.job_total = np.where(done, 0.0, state.job_total)
+            state.retrained = state.retrained | done
+            state.retrainings += done
+
+    def _log(self, params: MIGParams, state: MIGState, rec: np.ndarray, dt: np.ndarray) -> None:
+        """Append a stretch record to the timelines of envs ``rec`` that keep one (the
+        engine's ``metrics.timeline`` layout)."""
+        m = params.spec.n_tenants
+        for i in rec.tolist():
+            tl = state.timeline[i]
+            if tl is None:
+                continue
+            t = float(state.time_s[i])
+            tl.append(
+                {
+                    "t0": t,
+                    "t1": t + float(dt[i]),
+                    "window": int(state.window[i]),
+                    "accuracy": (state.model_acc[i] * dt[i] / dt[i]).tolist(),
+                    "share_retrain": state.share_retrain[i].tolist(),
+                    "share_infer": params.share[state.signature[i], :m].tolist(),
+                    "retrain_cfg": np.where(state.running[i], 0, -1).tolist(),
+                    "infer_cfg": [0] * m,
+                }
+            )
+
+    def enter_window(
+        self, params: MIGParams, state: MIGState, idx: np.ndarray, k: np.ndarray
+    ) -> None:
+        """Envs ``idx`` enter windows ``k``: unfinished jobs are dropped and the deployed
+        models drift (:meth:`edgegym.sim.engine.Engine.start_window`); the executor seam."""
+        state.window[idx] = k
+        live = k < params.spec.windows
+        idx, k = idx[live], k[live]
+        if not idx.size:
+            return
+        prof = params.profile
+        drifted = np.maximum(prof.floor[:, k].T, state.model_acc[idx] - prof.drift[:, k].T)
+        state.model_acc[idx] = np.where((k > 0)[:, None], drifted, state.model_acc[idx])
+        for arr in (state.job_left, state.job_total, state.job_target, state.share_retrain):
+            arr[idx] = 0.0
+        state.running[idx] = False
+        state.retrained[idx] = False
+
+    # ------------------------------------------------------------------ views
+    def observation(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, 14 M + 4) float32 (see :mod:`edgegym.envs.mig.observation` for the table)."""
+        spec, prof = params.spec, params.profile
+        n, m = state.time_s.shape[0], spec.n_tenants
+        rows = _rows(state.time_s)
+        t = state.time_s
+        now = np.floor(t + 1e-9).astype(np.int64)
+        ref = np.maximum(spec.size_rate[:, -1], 1e-9)
+        started = (now > 0)[:, None]
+        last = np.where(started, state.arrivals[rows, :, np.maximum(now - 1, 0)], 0.0)
+        width = np.minimum(now, 10)
+        recent = np.where(
+            started, state.recent_sum[rows, :, now] / np.maximum(width, 1)[:, None], 0.0
+        )
+        ready = state.ready_s <= t[:, None] + _EPS
+        tenant_ids = np.arange(m)[None, :, None]
+        own_i = state.task[:, None, :] == tenant_ids  # (N, M, P)
+        mu = np.sum(np.where(own_i & ready[:, None, :] & params.meets, spec.rate, 0.0), axis=2)
+        status = status_of(state.running, state.retrained)
+        k = np.minimum(state.window, spec.windows - 1)
+        total = prof.gpu_seconds[:, k, 0].T
+        progress = np.where(
+            state.job_total > 0,
+            1.0 - state.job_left / np.maximum(state.job_total, 1e-12),
+            0.0,
+        )
+        progress = np.where(status == DONE, 1.0, progress)
+        left = np.where(status == PENDING, total, state.job_left)
+        own_r = state.task[:, None, :] == m + tenant_ids
+        feats = np.zeros((n, m, PER_TENANT))
+        feats[:, :, 0] = last / ref
+        feats[:, :, 1] = recent / ref
+        feats[:, :, 2] = state.backlog / ref
+        feats[:, :, 3] = own_i.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 4] = mu / ref
+        feats[:, :, 5] = state.model_acc
+        feats[:, :, 6] = prof.post_acc[:, k, 0].T
+        np.put_along_axis(feats, (7 + status)[:, :, None], 1.0, axis=2)
+        feats[:, :, 10] = progress
+        feats[:, :, 11] = own_r.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
+        feats[:, :, 13] = spec.overhead_new_s / 10.0
+        assigned = state.task >= 0
+        n_assigned = assigned.sum(axis=1)
+        waiting = (assigned & (state.ready_s > t[:, None] + 1e-9)).sum(axis=1)
+        glob = np.stack(
+            [
+                (t - state.window * spec.window_s) / spec.window_s,
+                state.window / spec.windows,
+                1.0 - (assigned.astype(float) @ params.gpcs) / MIG_TOTAL_GPCS,
+                np.where(n_assigned > 0, waiting / np.maximum(n_assigned, 1), 0.0),
+            ],
+            axis=1,
+        )
+        out = np.concatenate([feats.reshape(n, -1), glob], axis=1)
+        return np.clip(out, 0.0, HIGH).astype(np.float32)
+
+    def done(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N,) bool: the last window has ended."""
+        return state.window >= params.spec.windows
+
+    def metrics(self, params: MIGParams, state: MIGState, i: int) -> dict[str, float]:
+        """Env ``i``'s whole-episode numbers (:meth:`edgegym.sim.metrics.Metrics.summary`):
+        Goodput, SLO attainment and accuracy as fractions of all requests (MIGRator §5.2)."""
+        requests, goodput = state.requests[i], state.goodput[i]
+        if requests.any():
+            n = max(float(requests.sum()), 1.0)
+            per_tenant = goodput.sum(axis=1) / np.maximum(requests.sum(axis=1), 1.0)
+            return {
+                "goodput": float(goodput.sum() / n),
+                "slo_attainment": float(state.served_slo[i].sum() / n),
+                "accuracy": float(state.correct[i].sum() / n),
+                "min_tenant_goodput": float(per_tenant.min()),
+                "requests": float(requests.sum()),
+                "energy_j": float(state.energy_j[i].sum()),
+                "retrainings": float(state.retrainings[i].sum()),
+                "reconfigurations": float(state.reconfigurations[i]),
+                "downtime_s": float(state.downtime_s[i]),
+            }
+        wa = state.acc_integral[i] / params.spec.window_s  # no request arrived
+        return {
+            "accuracy": float(wa.mean()),
+            "min_stream_accuracy": float(wa.mean(axis=1).min()),
+            "energy_j": float(state.energy_j[i].sum()),
+            "retrain_gpu_s": float(state.retrain_gpu_s[i].sum()),
+            "retrainings": float(state.retrainings[i].sum()),
+            "below_a_min_frac": 0.0,
+        }
+
+
+__all__ = [
+    "DONE",
+    "FIT_EPS",
+    "GLOBALS",
+    "HIGH",
+    "PENDING",
+    "PER_TENANT",
+    "RUNNING",
+    "TERMS",
+    "MIGDynamics",
+    "MIGParams",
+    "MIGSpec",
+    "MIGState",
+    "Stretch",
+    "keep_pairs",
+    "status_of",
+]

@@ -1,0 +1,62 @@
+"""The MIG family's native vector env beyond the generic checks of ``test_vector.py``:
+projection of invalid actions, the per-stretch timeline, and the memoised realisation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.envs.mig import MIGReconfigEnv
+from edgegym.envs.mig.vector import MIGVectorEnv
+from edgegym.sim.mig import keep_pairs
+
+SMALL = {"scenario": "migrator-w5", "window_s": 12, "windows": 2}
+
+
+def test_invalid_actions_are_projected_as_in_the_single_env() -> None:
+    vec = MIGVectorEnv(num_envs=3, **SMALL)
+    singles = [MIGReconfigEnv(**SMALL) for _ in range(3)]
+    vec.reset(seed=5)
+    for i, env in enumerate(singles):
+        env.reset(seed=5 + i)
+    n_sig = vec.single_action_space.n
+    rng = np.random.default_rng(0)
+    for step in range(24):
+        mask = vec.action_masks()
+        good = [int(rng.choice(np.flatnonzero(row))) for row in mask]
+        bad = [-1, n_sig, int(np.flatnonzero(~mask[2])[0]) if (~mask[2]).any() else -3]
+        actions = np.array(bad if step % 3 == 1 else good)
+        obs, rew, term, _, info = vec.step(actions)
+        for i, env in enumerate(singles):
+            o, r, t, _, inf = env.step(actions[i])
+            assert inf["projected"] == info["projected"][i] == (step % 3 == 1)
+            assert np.array_equal(o, obs[i]) and r == rew[i] and t == term[i]
+            assert np.array_equal(env.executor.state.task, vec.state.task[i])
+            assert inf["reconfigurations"] == info["reconfigurations"][i]
+
+
+def test_memoised_realisation_is_the_catalogues() -> None:
+    vec = MIGVectorEnv(num_envs=4, **SMALL)
+    vec.reset(seed=1)
+    p = vec.params
+    cat = p.spec.catalogue
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        st = vec.state
+        a = np.array([int(rng.choice(np.flatnonzero(row))) for row in vec.action_masks()])
+        got = p.realise(a, st.task, st.running)
+        for i in range(4):
+            keep = keep_pairs(p, st.task[i], st.running[i])
+            np.testing.assert_array_equal(got[i], cat.realise(int(a[i]), st.task[i], keep)[1])
+        vec.step(a)
+
+
+def test_single_env_keeps_the_engine_timeline_of_stretches() -> None:
+    env = MIGReconfigEnv(record_timeline=True, **SMALL)
+    env.reset(seed=0)
+    term = False
+    while not term:
+        _, _, term, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    stretches = env.engine.metrics.timeline
+    assert len(env.timeline) == 24 and len(stretches) >= 24
+    assert stretches[-1]["t1"] == env.engine.cluster.time_s == 24.0
+    assert {"t0", "t1", "window", "accuracy", "share_infer", "share_retrain"} <= set(stretches[0])
