@@ -20,6 +20,7 @@ FAMILY = register_family(
         name="continual",
         env_id="edgegym/ContinualLearning-v0",
         entry_point="edgegym.envs.continual.env:ContinualLearningEnv",
+        vector_entry_point="edgegym.envs.continual.vector:ContinualLearningVectorEnv",
         default_scenario="ekya-cityscapes",
         summary="Ekya: retraining + inference configurations and GPU shares per stream",
         schema=SCHEMAS["continual"],

@@ -1,7 +1,15 @@
-"""``edgegym/ContinualLearning-v0``: joint retraining and inference on shared GPUs (Ekya)."""
+"""``edgegym/ContinualLearning-v0``: joint retraining and inference on shared GPUs (Ekya).
+
+The environment is the batch of one of the family's functional core
+(:mod:`edgegym.sim.continual`): ``reset`` draws a fresh :class:`ContinualState` of one env,
+``step`` runs :meth:`ContinualDynamics.step` on it and returns row 0 of what it computes. The
+real backend plugs its executor into the same dynamics (``ContinualParams.make_executor``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -13,18 +21,80 @@ from edgegym.envs._common import (
     unapplied_clock,
 )
 from edgegym.envs.base import EdgeEnv
-from edgegym.envs.continual import observation, reward
+from edgegym.envs.continual import observation
 from edgegym.envs.continual.types import ContinualSnapshot, ContinualSpec
 from edgegym.envs.render import Panel, Series, tenant_colors
-from edgegym.hardware.gpus import PowerModel
-from edgegym.hardware.mps import quantize_shares
 from edgegym.scenarios import Scenario, ScenarioError
-from edgegym.sim.engine import Engine
-from edgegym.sim.executor import SimulatedExecutor
-from edgegym.sim.state import Allocation, ClusterState
-from edgegym.workload.continual import sample_profile
+from edgegym.sim.continual import (
+    TERMS,
+    ContinualDynamics,
+    ContinualParams,
+    ContinualState,
+    continual_params,
+)
+from edgegym.sim.core import weighted_reward
+from edgegym.sim.executor import Executor, SimulatedExecutor
+from edgegym.sim.metrics import Metrics
+from edgegym.sim.state import Allocation, ClusterState, TenantState
+from edgegym.workload.continual import ContinualProfile, inference_accuracy
 
 DEFAULT_SCENARIO = "ekya-cityscapes"
+
+
+def continual_spaces(p: ContinualParams) -> tuple[spaces.Dict, spaces.MultiDiscrete]:
+    """Observation and action space of one env (the single and the vector env share them)."""
+    obs = observation.make_space(len(p.spec.retrain_configs), p.max_streams)
+    return obs, spaces.MultiDiscrete(np.tile(p.nvec, p.max_streams))
+
+
+def real_executor(
+    spec: ContinualSpec,
+    device: str,
+    time_scale: float | None,
+    options: dict[str, Any],
+    sim: SimulatedExecutor,
+    rng: np.random.Generator,
+) -> Executor:
+    """The real backend's executor of one episode (``ContinualParams.make_executor``, with
+    the first four arguments bound): actual PyTorch work on ``device``, seeded from a copy of
+    the episode's generator."""
+    from edgegym.real.executor import RealExecutor
+
+    requested = []
+    if spec.gpus > 1:
+        requested.append(f"{spec.gpus} GPUs: emulated on one {device} device")
+    requested += unapplied_clock(
+        spec.clock_mhz, spec.gpu.max_clock_mhz, "progress rates and shares"
+    )
+    return RealExecutor(
+        sim,
+        spec.retrain_configs,
+        spec.windows,
+        [spec.model.name] * spec.streams,
+        device=device,
+        time_scale=time_scale,
+        seed=real_seed(rng),
+        requested=requested,
+        options=options,
+    )
+
+
+@dataclass(frozen=True)
+class EngineView:
+    """The single env's episode in the shape of :class:`edgegym.sim.engine.Engine`, read-only
+    (``env.unwrapped.engine``), for code written against the engine-based env: the arrays are
+    views of the env's state (row 0), rebuilt on every access."""
+
+    window: int  # current retraining window (``windows``: the episode is over)
+    done: bool  # the last window has ended
+    window_start_s: float  # simulated time at which the current window started
+    time_left_s: float  # seconds left in the current window
+    profile: ContinualProfile  # the episode's true profile
+    tenants: TenantState  # the streams' models and retraining jobs
+    alloc: Allocation  # the allocation applied
+    cluster: ClusterState  # GPUs, clock, time and energy so far
+    executor: Executor | None  # the real backend's executor (None: the simulator)
+    metrics: Metrics  # accumulated metrics, and the timeline when one is recorded
 
 
 class ContinualLearningEnv(EdgeEnv):
@@ -37,7 +107,10 @@ class ContinualLearningEnv(EdgeEnv):
     both jobs. The retrained model replaces the old one when the job finishes.
 
     **Decision epochs**: the start of every retraining window and every retraining completion
-    (Ekya reallocates then). Simulated time between epochs is advanced in closed form.
+    (Ekya reallocates then). Simulated time between epochs is advanced in closed form
+    (:class:`edgegym.sim.continual.ContinualDynamics`, this env being its batch of one; the
+    native vector env :class:`edgegym.envs.continual.vector.ContinualLearningVectorEnv` steps
+    N at once).
 
     **Action space**: ``MultiDiscrete`` with 4 entries per stream slot (``max_streams`` slots):
     ``[retrain, infer, r, i]`` where ``retrain`` is 0 (no retraining) or 1 + configuration
@@ -65,7 +138,8 @@ class ContinualLearningEnv(EdgeEnv):
     Args:
         scenario: Bundled scenario name or path to a scenario file.
         max_streams: Stream slots (pad to train one policy over scenarios with fewer streams).
-        record_timeline: Keep a per-segment timeline in ``env.unwrapped.engine.metrics``.
+        record_timeline: Keep a per-segment timeline in ``env.unwrapped.timeline`` (also
+            ``env.unwrapped.engine.metrics.timeline``).
         render_mode: ``None``, ``"ansi"`` (text table of the streams), ``"rgb_array"`` (a
             640x360 frame: GPU shares per stream, retraining dark and inference light, and
             inference accuracy against a_MIN; :mod:`edgegym.envs.render`) or ``"human"``
@@ -113,14 +187,15 @@ class ContinualLearningEnv(EdgeEnv):
                 f"max_streams={self.max_streams} is smaller than the scenario's "
                 f"{spec.streams} streams"
             )
-        c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
-        self._per_stream = np.array([c + 1, l_inf, q, q], dtype=np.int64)
-        self.action_space = spaces.MultiDiscrete(np.tile(self._per_stream, self.max_streams))
-        self.observation_space = observation.make_space(c, self.max_streams)
-        self.power = PowerModel.from_spec(spec.gpu)
-        self.full_power_w = spec.gpus * spec.gpu.max_power_w
-        self.curve_rate = np.array([cfg.curve_rate for cfg in spec.retrain_configs])
-        self.engine: Engine | None = None
+        make = None
+        if self.backend == "real":
+            make = partial(real_executor, spec, self.device, self.time_scale, self.real_options)
+        self.params = continual_params(spec, self.max_streams, make)
+        self.dynamics = ContinualDynamics()
+        self.observation_space, self.action_space = continual_spaces(self.params)
+        self.state: ContinualState | None = None
+        self.timeline: list[dict[str, Any]] | None = None
+        self._mask: np.ndarray | None = None  # action mask of the current state
 
     # ------------------------------------------------------------------ episode
     def reset(
@@ -128,81 +203,66 @@ class ContinualLearningEnv(EdgeEnv):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode: draw its profile and the window-0 estimates from ``np_random``."""
         super().reset(seed=seed)
-        spec = self.spec_
-        profile = sample_profile(
-            spec.scenario["drift"], spec.retrain_configs, spec.streams, spec.windows, self.np_random
-        )
-        executor = SimulatedExecutor(
-            profile.demand,
-            spec.infer_share,
-            spec.infer_factor,
-            self.power,
-            spec.share_alpha,
-            spec.multi_gpu_efficiency,
-            speed=spec.speed,
-        )
-        if self.backend == "real":
-            executor = self._real_executor(executor)
-        cluster = ClusterState(gpus=spec.gpus, clock_mhz=np.full(spec.gpus, spec.clock_mhz))
-        self.engine = Engine(profile, executor, cluster, spec.window_s)
-        self.engine.metrics.a_min = spec.a_min
-        if self.record_timeline:
-            self.engine.metrics.timeline = []
-        self._enter_window(0)
-        return observation.encode(self), self._info(dict.fromkeys(reward.TERMS, 0.0), 0.0)
+        self.state = self.dynamics.initial(self.params, [self.np_random])
+        self._mask = None
+        self.timeline = [] if self.record_timeline else None
+        return self._obs(), self._info(dict.fromkeys(TERMS, 0.0), 0.0)
 
-    def _real_executor(self, sim: SimulatedExecutor) -> Any:
-        from edgegym.real.executor import RealExecutor
+    @property
+    def est_post_acc(self) -> np.ndarray:
+        """(V, C) micro-profiler estimates of post-retraining accuracy in the current window."""
+        return self._state.est_post_acc[0]
 
-        spec = self.spec_
-        requested = []
-        if spec.gpus > 1:
-            requested.append(f"{spec.gpus} GPUs: emulated on one {self.device} device")
-        requested += unapplied_clock(
-            spec.clock_mhz, spec.gpu.max_clock_mhz, "progress rates and shares"
-        )
-        return RealExecutor(
-            sim,
-            spec.retrain_configs,
-            spec.windows,
-            [spec.model.name] * spec.streams,
-            device=self.device,
-            time_scale=self.time_scale,
-            seed=real_seed(self.np_random),
-            requested=requested,
-            options=self.real_options,
-        )
-
-    def _enter_window(self, k: int) -> None:
-        eng, spec = self.engine, self.spec_
-        eng.start_window(k)
-        if k >= spec.windows:
-            return
-        if self.backend == "real":
-            # Drift as measured: the deployed models' accuracy on the new window's data.
-            eng.tenants.model_acc = eng.executor.deployed_accuracy()
-        prof = eng.profile
-        # Micro-profiler error: a part shared by all configurations of a stream (they are
-        # profiled on the same data subsample) and an independent part per configuration.
-        rho = spec.profiler_noise_shared
-        shared = self.np_random.normal(0.0, 1.0, size=(spec.streams, 1))
-        own = self.np_random.normal(0.0, 1.0, size=prof.post_acc[:, k].shape)
-        noise = np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * own
-        self.est_post_acc = np.clip(prof.post_acc[:, k] + spec.profiler_noise * noise, 0.0, 1.0)
-        self.est_gpu_seconds = prof.gpu_seconds[:, k].copy()  # resource demands: deterministic
+    @property
+    def est_gpu_seconds(self) -> np.ndarray:
+        """(V, C) retraining cost of every configuration in the current window."""
+        return self._state.gpu_seconds[0]
 
     @property
     def infer_share_now(self) -> np.ndarray:
         """(V, L) share each inference configuration needs in the current window."""
-        return self.engine.executor.infer_share
+        return self._state.infer_share[0]
+
+    @property
+    def _state(self) -> ContinualState:
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
+
+    @property
+    def engine(self) -> EngineView | None:
+        """The episode in the engine's shape (:class:`EngineView`; ``None`` before reset)."""
+        st = self.state
+        if st is None:
+            return None
+        p, dyn = self.params, self.dynamics
+        spec = p.spec
+        cluster, tenants, alloc = dyn.engine_views(p, st, 0)
+        metrics = dyn.episode_metrics(p, st, 0)
+        metrics.timeline = self.timeline
+        window = int(st.window[0])
+        start = window * spec.window_s
+        return EngineView(
+            window=window,
+            done=window >= spec.windows,
+            window_start_s=start,
+            time_left_s=max(0.0, start + spec.window_s - cluster.time_s),
+            profile=st.episode[0].profile,
+            tenants=tenants,
+            alloc=alloc,
+            cluster=cluster,
+            executor=st.episode[0].executor,
+            metrics=metrics,
+        )
 
     def step(
         self, action: np.ndarray
     ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Apply an allocation and run to the next decision epoch."""
-        if self.engine is None:
+        st = self.state
+        if st is None:
             raise RuntimeError("call reset() before step()")
-        if self.engine.done:
+        if st.window[0] >= self.spec_.windows:
             raise RuntimeError("the episode has ended; call reset()")
         action = np.asarray(action)
         if action.shape != self.action_space.shape:
@@ -210,64 +270,60 @@ class ContinualLearningEnv(EdgeEnv):
                 f"action has shape {action.shape}; expected {self.action_space.shape} "
                 f"(4 entries per stream slot: retrain, infer, retrain quanta, infer quanta)"
             )
-        applied = self.engine.apply(self.decode_action(action)).copy()
-        terms, energy = self._run_to_next_epoch()
-        rew = reward.combine(terms, self.spec_.weights)
-        info = self._info(terms, energy)
-        info["allocation"] = {
-            "retrain_cfg": applied.retrain_cfg.tolist(),
-            "infer_cfg": applied.infer_cfg.tolist(),
-            "share_retrain": applied.share_retrain.tolist(),
-            "share_infer": applied.share_infer.tolist(),
-        }
-        terminated = self.engine.done
+        before = None
+        if self.timeline is not None:
+            before = (float(st.time_s[0]), int(st.window[0]), st.model_acc[0].copy())
+            before += (st.infer_share[0].copy(),)
+        self.state, rec = self.dynamics.step(self.params, st, action[None])
+        self._mask = None
+        terms = {name: float(v[0]) for name, v in rec.terms.items()}
+        rew = float(weighted_reward(rec.terms, self.params.term_weights)[0])
+        info = self._info(terms, float(rec.energy_j[0]))
+        applied = {k: rec.info[k][0] for k in ("retrain_cfg", "infer_cfg")}
+        applied.update({k: rec.info[k][0] for k in ("share_retrain", "share_infer")})
+        info["allocation"] = {k: v.tolist() for k, v in applied.items()}
+        if before is not None:
+            self._record_segment(before, applied, float(rec.duration_s[0]))
+        terminated = bool(self.dynamics.done(self.params, self.state)[0])
         if terminated:
-            info["episode_metrics"] = self.engine.metrics.summary()
-        return observation.encode(self), rew, terminated, False, info
+            info["episode_metrics"] = self.dynamics.metrics(self.params, self.state, 0)
+        return self._obs(), rew, terminated, False, info
 
-    def _run_to_next_epoch(self) -> tuple[dict[str, float], float]:
-        eng, spec = self.engine, self.spec_
-        terms = dict.fromkeys(reward.TERMS, 0.0)
-        energy = 0.0
-        while True:
-            window_end = eng.window_start_s + spec.window_s
-            seg, done = eng.advance(window_end)
-            seg_terms = reward.segment_terms(
-                seg.acc_integral,
-                seg.duration_s,
-                seg.energy_j,
-                spec.a_min,
-                spec.window_s,
-                self.full_power_w,
-            )
-            for key, value in seg_terms.items():
-                terms[key] += value
-            energy += seg.energy_j
-            if eng.cluster.time_s >= window_end - 1e-9:
-                self._enter_window(eng.window + 1)
-                return terms, energy
-            if np.any(done):
-                return terms, energy
+    def _record_segment(
+        self, before: tuple[Any, ...], applied: dict[str, np.ndarray], dt: float
+    ) -> None:
+        """Append the step's stretch to the timeline (as :class:`Metrics` records it)."""
+        if dt <= 0:
+            return
+        t0, window, model_acc, infer_share = before
+        cfg = applied["infer_cfg"]
+        needed = infer_share[np.arange(cfg.shape[0]), cfg]
+        factor = self.spec_.infer_factor[cfg]
+        acc = inference_accuracy(model_acc, factor, needed, applied["share_infer"]) * dt / dt
+        self.timeline.append(
+            {
+                "t0": t0,
+                "t1": t0 + dt,
+                "window": window,
+                "accuracy": acc.tolist(),
+                "share_retrain": applied["share_retrain"].tolist(),
+                "share_infer": applied["share_infer"].tolist(),
+                "retrain_cfg": applied["retrain_cfg"].tolist(),
+                "infer_cfg": applied["infer_cfg"].tolist(),
+            }
+        )
 
     # ------------------------------------------------------------------ actions
     def decode_action(self, action: np.ndarray) -> Allocation:
         """Turn a ``MultiDiscrete`` action into a feasible :class:`Allocation` (projection)."""
-        spec, t = self.spec_, self.engine.tenants
-        n = spec.streams
-        a = np.asarray(action, dtype=np.int64).reshape(self.max_streams, 4)[:n]
-        a = np.clip(a, 0, self._per_stream - 1)
-        retrain = a[:, 0] - 1
-        retrain = np.where(t.running, t.job_cfg, retrain)
-        retrain = np.where(t.retrained, -1, retrain)
-        r_quanta = np.where(retrain >= 0, a[:, 2], 0)
-        shares = quantize_shares(
-            np.concatenate([r_quanta, a[:, 3]]) * spec.quantum, spec.quantum, spec.gpus
+        retrain, infer, share_r, share_i = self.dynamics.project(
+            self.params, self._state, np.asarray(action)[None]
         )
         return Allocation(
-            retrain_cfg=retrain,
-            infer_cfg=a[:, 1].copy(),
-            share_retrain=shares[:n],
-            share_infer=shares[n:],
+            retrain_cfg=retrain[0],
+            infer_cfg=infer[0],
+            share_retrain=share_r[0],
+            share_infer=share_i[0],
         )
 
     def encode_action(self, alloc: Allocation) -> np.ndarray:
@@ -279,88 +335,81 @@ class ContinualLearningEnv(EdgeEnv):
         out[:n, 1] = alloc.infer_cfg
         out[:n, 2] = np.floor(np.asarray(alloc.share_retrain) / spec.quantum + 1e-6)
         out[:n, 3] = np.floor(np.asarray(alloc.share_infer) / spec.quantum + 1e-6)
-        return np.clip(out, 0, self._per_stream - 1).reshape(-1)
+        return np.clip(out, 0, self.params.nvec - 1).reshape(-1)
 
     def action_masks(self) -> np.ndarray:
         """Flat boolean mask over every ``MultiDiscrete`` entry (sb3-contrib convention)."""
-        spec = self.spec_
-        c1, l_inf, q, _ = self._per_stream
-        rows = np.zeros((self.max_streams, int(self._per_stream.sum())), dtype=bool)
-        rows[:, 0] = True  # no retraining
-        rows[:, c1] = True  # inference configuration 0
-        rows[:, c1 + l_inf] = True  # zero retraining share
-        rows[:, c1 + l_inf + q] = True  # zero inference share
-        if self.engine is not None and not self.engine.done:
-            t = self.engine.tenants
-            n = spec.streams
-            free = ~t.running & ~t.retrained
-            rows[:n, 1:c1] = free[:, None]
-            running = np.flatnonzero(t.running)
-            rows[running, 0] = False
-            rows[running, 1 + t.job_cfg[running]] = True
-            rows[:n, c1 : c1 + l_inf] = True
-            retrain_ok = t.running | free
-            rows[:n, c1 + l_inf : c1 + l_inf + q] = retrain_ok[:, None]
-            rows[:n, c1 + l_inf] = True
-            rows[:n, c1 + l_inf + q :] = True
-        return rows.reshape(-1)
+        if self.state is None:
+            return self.dynamics.base_mask(self.params, 1).reshape(-1)
+        if self._mask is None:
+            self._mask = self.dynamics.mask(self.params, self.state)[0]
+        return self._mask.copy()
 
     # ------------------------------------------------------------------ views
     def sim_state(self) -> ContinualSnapshot:
         """Structured state for analytic schedulers (estimates, and the truth for oracles)."""
-        eng, spec = self.engine, self.spec_
-        if eng is None:
+        spec, st = self.spec_, self.state
+        if st is None:
             raise RuntimeError("call reset() before sim_state()")
-        t = eng.tenants
-        k = min(eng.window, spec.windows - 1)
-        idx = np.arange(spec.streams)
-        cfg = np.maximum(t.job_cfg, 0)
+        window = int(st.window[0])
+        cfg = np.maximum(st.job_cfg[0], 0)
+        est = st.est_post_acc[0]
+        left = window * spec.window_s + spec.window_s - float(st.time_s[0])
         return ContinualSnapshot(
             gpus=spec.gpus,
             quantum=spec.quantum,
-            window=eng.window,
+            window=window,
             n_windows=spec.windows,
             window_s=spec.window_s,
-            time_left_s=eng.time_left_s,
+            time_left_s=max(0.0, left),
             a_min=spec.a_min,
             share_alpha=spec.share_alpha,
             multi_gpu_efficiency=spec.multi_gpu_efficiency,
-            model_acc=t.model_acc.copy(),
-            job_cfg=t.job_cfg.copy(),
-            job_left=t.job_left.copy(),
-            job_target_est=np.where(t.running, self.est_post_acc[idx, cfg], 0.0),
-            retrained=t.retrained.copy(),
-            est_post_acc=self.est_post_acc.copy(),
-            est_gpu_seconds=self.est_gpu_seconds.copy(),
-            true_post_acc=eng.profile.post_acc[:, k].copy(),
-            true_gpu_seconds=eng.profile.gpu_seconds[:, k].copy(),
-            infer_share=self.infer_share_now.copy(),
+            model_acc=st.model_acc[0].copy(),
+            job_cfg=st.job_cfg[0].copy(),
+            job_left=st.job_left[0].copy(),
+            job_target_est=np.where(st.job_cfg[0] >= 0, est[np.arange(spec.streams), cfg], 0.0),
+            retrained=st.retrained[0].copy(),
+            est_post_acc=est.copy(),
+            est_gpu_seconds=st.gpu_seconds[0].copy(),
+            true_post_acc=st.post_acc[0].copy(),
+            true_gpu_seconds=st.gpu_seconds[0].copy(),
+            infer_share=st.infer_share[0].copy(),
             infer_factor=spec.infer_factor.copy(),
             uniform_configs=spec.uniform_configs,
-            alloc=eng.alloc.copy(),
+            alloc=Allocation(
+                retrain_cfg=st.retrain_cfg[0].copy(),
+                infer_cfg=st.infer_cfg[0].copy(),
+                share_retrain=st.share_retrain[0].copy(),
+                share_infer=st.share_infer[0].copy(),
+            ),
         )
 
+    def _obs(self) -> dict[str, np.ndarray]:
+        obs = self.dynamics.observation(self.params, self.state)
+        return {k: v[0] for k, v in obs.items()}
+
     def _info(self, terms: dict[str, float], energy: float) -> dict[str, Any]:
-        eng = self.engine
-        acc = eng.executor.inference_accuracy(eng.tenants, eng.alloc)
+        st = self.state
+        acc = self.dynamics.stream_accuracy(self.params, st)[0]
         info = {
             "reward_terms": terms,
             "energy_j": energy,
             "stream_accuracy": acc.tolist(),
-            "model_accuracy": eng.tenants.model_acc.tolist(),
-            "window": eng.window,
-            "time_s": eng.cluster.time_s,
+            "model_accuracy": st.model_acc[0].tolist(),
+            "window": int(st.window[0]),
+            "time_s": float(st.time_s[0]),
             "action_mask": self.action_masks(),
         }
         if self.backend == "real":
-            info["real"] = eng.executor.report()
+            info["real"] = st.episode[0].executor.report()
         return info
 
     def _render_text(self) -> str | None:
         """Text table of the streams."""
-        if self.engine is None:
-            return None
         eng = self.engine
+        if eng is None:
+            return None
         t, a = eng.tenants, eng.alloc
         lines = [
             f"t={eng.cluster.time_s:8.1f}s window {eng.window}  energy {eng.cluster.energy_j:.0f} J"
@@ -380,7 +429,7 @@ class ContinualLearningEnv(EdgeEnv):
             return "ContinualLearning-v0: call reset()", []
         n = spec.streams
         a = eng.alloc
-        acc = np.asarray(eng.executor.inference_accuracy(eng.tenants, a), dtype=float)
+        acc = np.asarray(self.dynamics.stream_accuracy(self.params, self.state)[0], dtype=float)
         dark, light = tenant_colors(n)
         labels = [f"s{v}" for v in range(n)]
         window = f"{min(eng.window + 1, spec.windows)}/{spec.windows}"

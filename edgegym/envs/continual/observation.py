@@ -20,22 +20,17 @@ col   feature (all in [0, 1])
 
 ``stream_mask`` (V_max,): 1 for present streams. ``globals`` (6,): time left in the window /
 window length, window index / windows, GPUs / 64, free share / G, a_MIN, quantum / G.
+
+The encoding itself is :meth:`edgegym.sim.continual.ContinualDynamics.observation` (batched:
+every array gets a leading axis N); the single environment returns its row.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.workload.continual import progress_accuracy
-
-if TYPE_CHECKING:
-    from edgegym.envs.continual.env import ContinualLearningEnv
-
-N_STREAM_BASE = 9
-N_GLOBAL = 6
+from edgegym.sim.continual import N_GLOBAL, N_STREAM_BASE
 
 
 def make_space(n_configs: int, max_streams: int) -> spaces.Dict:
@@ -50,42 +45,4 @@ def make_space(n_configs: int, max_streams: int) -> spaces.Dict:
     )
 
 
-def encode(env: ContinualLearningEnv) -> dict[str, np.ndarray]:
-    """Observation of the environment's current state."""
-    spec, eng = env.spec_, env.engine
-    t, a = eng.tenants, eng.alloc
-    n, g = spec.streams, float(spec.gpus)
-    c = len(spec.retrain_configs)
-    rows = np.zeros((env.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
-    running = t.running
-    cfg = np.maximum(t.job_cfg, 0)
-    rate = env.curve_rate[cfg]
-    est_target = env.est_post_acc[np.arange(n), cfg]
-    rows[:n, 0] = 1.0
-    rows[:n, 1] = t.model_acc
-    rows[:n, 2] = running
-    rows[:n, 3] = t.retrained
-    rows[:n, 4] = t.progress
-    rows[:n, 5] = np.where(
-        running, progress_accuracy(t.model_acc, est_target, t.progress, rate), 0.0
-    )
-    rows[:n, 6] = np.minimum(1.0, env.infer_share_now.max(axis=1) / g)
-    rows[:n, 7] = a.share_retrain / g
-    rows[:n, 8] = a.share_infer / g
-    rows[:n, 9 : 9 + c] = env.est_post_acc
-    rows[:n, 9 + c :] = np.minimum(1.0, env.est_gpu_seconds / (g * spec.window_s))
-    mask = np.zeros(env.max_streams, dtype=np.float32)
-    mask[:n] = 1.0
-    free = max(0.0, g - a.total) / g
-    glob = np.array(
-        [
-            eng.time_left_s / spec.window_s,
-            min(eng.window, spec.windows - 1) / max(spec.windows - 1, 1),
-            min(1.0, g / 64.0),
-            free,
-            spec.a_min,
-            min(1.0, spec.quantum / g),
-        ],
-        dtype=np.float32,
-    )
-    return {"streams": np.clip(rows, 0.0, 1.0), "stream_mask": mask, "globals": np.clip(glob, 0, 1)}
+__all__ = ["N_GLOBAL", "N_STREAM_BASE", "make_space"]

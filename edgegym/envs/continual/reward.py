@@ -10,38 +10,20 @@ Per decision step, over the interval since the previous decision:
   over one window (weight 0 by default, so the published objective is unchanged).
 
 Terms are signed as in every edgegym family: the reward is ``sum(weight * term)`` with the
-scenario's non-negative ``objective`` weights, so penalties are negative terms.
+scenario's non-negative ``objective`` weights (:func:`edgegym.sim.core.weighted_reward`; the
+weight of each term is the objective entry :data:`WEIGHT_KEYS` names), so penalties are
+negative terms. They are computed, batched, by
+:class:`edgegym.sim.continual.ContinualDynamics` (``Record.terms``).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-TERMS = ("accuracy", "a_min_shortfall", "energy")
-WEIGHT_KEYS = {"accuracy": "accuracy", "a_min_shortfall": "a_min", "energy": "energy"}
+from edgegym.sim.continual import TERMS, WEIGHT_KEYS
 
 
-def segment_terms(
-    acc_integral: np.ndarray,
-    duration_s: float,
-    energy_j: float,
-    a_min: float,
-    window_s: float,
-    full_power_w: float,
-) -> dict[str, float]:
-    """Reward terms of one executed segment (constant accuracy over ``duration_s``)."""
-    if duration_s <= 0:
-        return dict.fromkeys(TERMS, 0.0)
-    n = acc_integral.shape[0]
-    acc = acc_integral / duration_s
-    shortfall = np.maximum(0.0, a_min - acc) * duration_s
-    return {
-        "accuracy": float(acc_integral.sum()) / (n * window_s),
-        "a_min_shortfall": -float(shortfall.sum()) / (n * window_s),
-        "energy": -energy_j / (full_power_w * window_s),
-    }
+def term_weights(weights: dict[str, float]) -> dict[str, float]:
+    """Weight of each reward term, from the scenario's objective weights (keyed as there)."""
+    return {t: float(weights[WEIGHT_KEYS[t]]) for t in TERMS}
 
 
-def combine(terms: dict[str, float], weights: dict[str, float]) -> float:
-    """Weighted sum of the (signed) terms."""
-    return float(sum(weights[WEIGHT_KEYS[t]] * v for t, v in terms.items()))
+__all__ = ["TERMS", "WEIGHT_KEYS", "term_weights"]

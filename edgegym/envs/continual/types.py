@@ -1,4 +1,8 @@
-"""Static specification and structured snapshot of the continual-learning family."""
+"""Static specification and structured snapshot of the continual-learning family.
+
+:class:`ContinualSpec` (what a scenario fixes) lives with the family's dynamics in
+:mod:`edgegym.sim.continual` and is re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -6,80 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgegym.hardware.gpus import GPUSpec, get_gpu, speed_factor
-from edgegym.scenarios import Scenario
+from edgegym.sim.continual import ContinualSpec
 from edgegym.sim.state import Allocation
-from edgegym.workload.continual import InferenceConfig, RetrainConfig
-from edgegym.workload.models import ModelProfile, get_model
-
-
-@dataclass(frozen=True)
-class ContinualSpec:
-    """Everything a scenario fixes, precomputed once when the environment is built."""
-
-    scenario: Scenario
-    gpu: GPUSpec
-    model: ModelProfile
-    gpus: int
-    quantum: float  # delta: GPU share unit of every allocation
-    streams: int
-    windows: int
-    window_s: float
-    a_min: float
-    profiler_noise: float
-    profiler_noise_shared: float  # fraction of the estimate error's variance shared by configs
-    share_alpha: float
-    multi_gpu_efficiency: float
-    retrain_configs: tuple[RetrainConfig, ...]
-    inference_configs: tuple[InferenceConfig, ...]
-    infer_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
-    infer_factor: np.ndarray  # (L,) accuracy factor of each inference configuration
-    uniform_configs: tuple[int, int]  # indices of the uniform scheduler's Config 1 and 2
-    weights: dict[str, float]  # objective weights by reward-term name
-    clock_mhz: float = 0.0  # DVFS core clock of every GPU
-    speed: float = 1.0  # throughput at that clock relative to the top clock
-
-    @classmethod
-    def from_scenario(cls, sc: Scenario) -> ContinualSpec:
-        """Build the specification from a validated scenario."""
-        hw = sc["hardware"]
-        retrain = tuple(RetrainConfig(**c) for c in sc["retrain_configs"])
-        infer = tuple(InferenceConfig(**c) for c in sc["inference_configs"])
-        names = [c.name for c in retrain]
-        gpu = get_gpu(hw["gpu"])
-        model = get_model(sc["model"])
-        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
-        return cls(
-            scenario=sc,
-            gpu=gpu,
-            model=model,
-            gpus=int(hw["gpus"]),
-            quantum=float(hw["share_quantum"]),
-            streams=int(sc["streams"]),
-            windows=int(sc["windows"]),
-            window_s=float(sc["window_s"]),
-            a_min=float(sc["a_min"]),
-            profiler_noise=float(sc["profiler_noise"]),
-            profiler_noise_shared=float(sc["profiler_noise_shared"]),
-            share_alpha=float(hw["share_alpha"]),
-            multi_gpu_efficiency=float(hw["multi_gpu_efficiency"]),
-            retrain_configs=retrain,
-            inference_configs=infer,
-            infer_share=np.array([c.share for c in infer]),
-            infer_factor=np.array([c.accuracy_factor for c in infer]),
-            uniform_configs=(
-                names.index(sc["uniform"]["config1"]),
-                names.index(sc["uniform"]["config2"]),
-            ),
-            weights={k: float(v) for k, v in sc["objective"].items()},
-            clock_mhz=clock,
-            speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
-        )
-
-    @property
-    def levels(self) -> int:
-        """Share levels per job: 0, delta, ..., G (inclusive)."""
-        return int(round(self.gpus / self.quantum)) + 1
 
 
 @dataclass(frozen=True)
@@ -122,3 +54,6 @@ class ContinualSnapshot:
     def can_retrain(self) -> np.ndarray:
         """(V,) bool: a new retraining job may start (none in flight, none done this window)."""
         return (self.job_cfg < 0) & ~self.retrained
+
+
+__all__ = ["ContinualSnapshot", "ContinualSpec"]

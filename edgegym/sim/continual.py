@@ -1,0 +1,746 @@
+"""Pure batched dynamics of the continual-learning family (``edgegym/ContinualLearning-v0``).
+
+The :class:`~edgegym.sim.core.Dynamics` of Ekya's joint retraining and inference (DESIGN §6,
+§8): immutable :class:`ContinualParams` (everything a scenario fixes, precomputed when an
+environment is built), a :class:`ContinualState` of arrays with a leading batch axis ``N`` and
+:class:`ContinualDynamics`, whose functions step ``N`` environments in lockstep numpy. The
+single environment (:class:`edgegym.envs.continual.env.ContinualLearningEnv`) is the batch of
+one; the vector environment (:mod:`edgegym.envs.continual.vector`) the batch of ``N``.
+
+The rules are those of the event-exact engine (:mod:`edgegym.sim.engine`), batched over envs x
+streams, and give its numbers bit for bit:
+
+* A decision step applies an allocation (projected onto a feasible one, :meth:`project`) and
+  runs it to the env's next decision epoch: a retraining completion or the end of the window,
+  whichever comes first. Rates are constant in between, so the stretch is closed-form: its
+  length is ``min(time left in the window, min over running jobs of work left / speed)``.
+* A retraining job starts when its stream is given a configuration and a positive share; its
+  configuration is then fixed until it finishes. A stream retrains at most once per window; a
+  job that has not finished when its window ends is dropped. A finished job's model replaces
+  the deployed one at once.
+* At a window start the deployed accuracy drifts to ``max(floor, accuracy - drift)`` and the
+  micro-profiler's estimates of the window are drawn (from the env's own generator, at the
+  moment the window is entered, so the random stream is that of the engine-based env).
+
+Energy follows :class:`edgegym.sim.executor.SimulatedExecutor` (every GPU at the pooled
+utilisation, DVFS power model); reward terms follow :mod:`edgegym.envs.continual.reward`.
+
+Executors: an env may carry an :class:`edgegym.sim.executor.Executor` (``params.make_executor``,
+the real backend's :class:`edgegym.real.executor.RealExecutor`). For such an env the step runs a
+per-env path through the executor seam: ``start_window`` and ``deployed_accuracy`` at window
+starts, ``retrain_speed`` and ``run`` for the stretch (which may measure energy and set the
+finishing job's accuracy); the rules and the accounting stay the ones above. The simulator
+(``make_executor=None``) computes the same stretch in closed form over the whole batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
+from edgegym.hardware.mps import largest_remainder
+from edgegym.scenarios import Scenario
+from edgegym.sim.core import Record
+from edgegym.sim.executor import Executor, SimulatedExecutor
+from edgegym.sim.metrics import Metrics
+from edgegym.sim.state import Allocation, ClusterState, TenantState
+from edgegym.workload.continual import (
+    ContinualProfile,
+    InferenceConfig,
+    RetrainConfig,
+    inference_accuracy,
+    progress_accuracy,
+    sample_profile,
+)
+from edgegym.workload.models import ModelProfile, get_model
+
+#: Reward terms, in order (see :mod:`edgegym.envs.continual.reward`).
+TERMS = ("accuracy", "a_min_shortfall", "energy")
+#: Objective weight of each reward term (the scenario's ``objective`` keys).
+WEIGHT_KEYS = {"accuracy": "accuracy", "a_min_shortfall": "a_min", "energy": "energy"}
+#: Observation columns per stream before the per-configuration estimates, and globals.
+N_STREAM_BASE = 9
+N_GLOBAL = 6
+
+_EPS = 1e-9  # the engine's tolerance on job completion
+_QUANTA_EPS = 1e-9  # hardware.mps.quantize_shares's tolerance on whole quanta
+
+#: Builds an env's executor from its simulated executor and its generator (real backend).
+ExecutorFactory = Callable[[SimulatedExecutor, np.random.Generator], Executor]
+
+
+@dataclass(frozen=True)
+class ContinualSpec:
+    """Everything a scenario fixes, precomputed once when the environment is built."""
+
+    scenario: Scenario
+    gpu: GPUSpec
+    model: ModelProfile
+    gpus: int
+    quantum: float  # delta: GPU share unit of every allocation
+    streams: int
+    windows: int
+    window_s: float
+    a_min: float
+    profiler_noise: float
+    profiler_noise_shared: float  # fraction of the estimate error's variance shared by configs
+    share_alpha: float
+    multi_gpu_efficiency: float
+    retrain_configs: tuple[RetrainConfig, ...]
+    inference_configs: tuple[InferenceConfig, ...]
+    infer_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
+    infer_factor: np.ndarray  # (L,) accuracy factor of each inference configuration
+    uniform_configs: tuple[int, int]  # indices of the uniform scheduler's Config 1 and 2
+    weights: dict[str, float]  # objective weights by reward-term name
+    clock_mhz: float = 0.0  # DVFS core clock of every GPU
+    speed: float = 1.0  # throughput at that clock relative to the top clock
+
+    @classmethod
+    def from_scenario(cls, sc: Scenario) -> ContinualSpec:
+        """Build the specification from a validated scenario."""
+        hw = sc["hardware"]
+        retrain = tuple(RetrainConfig(**c) for c in sc["retrain_configs"])
+        infer = tuple(InferenceConfig(**c) for c in sc["inference_configs"])
+        names = [c.name for c in retrain]
+        gpu = get_gpu(hw["gpu"])
+        model = get_model(sc["model"])
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
+        return cls(
+            scenario=sc,
+            gpu=gpu,
+            model=model,
+            gpus=int(hw["gpus"]),
+            quantum=float(hw["share_quantum"]),
+            streams=int(sc["streams"]),
+            windows=int(sc["windows"]),
+            window_s=float(sc["window_s"]),
+            a_min=float(sc["a_min"]),
+            profiler_noise=float(sc["profiler_noise"]),
+            profiler_noise_shared=float(sc["profiler_noise_shared"]),
+            share_alpha=float(hw["share_alpha"]),
+            multi_gpu_efficiency=float(hw["multi_gpu_efficiency"]),
+            retrain_configs=retrain,
+            inference_configs=infer,
+            infer_share=np.array([c.share for c in infer]),
+            infer_factor=np.array([c.accuracy_factor for c in infer]),
+            uniform_configs=(
+                names.index(sc["uniform"]["config1"]),
+                names.index(sc["uniform"]["config2"]),
+            ),
+            weights={k: float(v) for k, v in sc["objective"].items()},
+            clock_mhz=clock,
+            speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
+        )
+
+    @property
+    def levels(self) -> int:
+        """Share levels per job: 0, delta, ..., G (inclusive)."""
+        return int(round(self.gpus / self.quantum)) + 1
+
+
+@dataclass(frozen=True, eq=False)
+class ContinualParams:
+    """Everything a scenario fixes, precomputed once (V streams, ``max_streams`` slots, C
+    retraining and L inference configurations, K windows, G GPUs)."""
+
+    spec: ContinualSpec
+    max_streams: int  # stream slots of the action and observation (>= V; padding beyond V)
+    nvec: np.ndarray  # (4,) int64 entries per slot: [C + 1, L, levels, levels]
+    curve_rate: np.ndarray  # (C,) accuracy-vs-progress curvature of each configuration
+    base_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
+    widest: int  # the inference configuration that needs the largest share
+    cap_quanta: int  # whole quanta of all G GPUs
+    power_model: PowerModel
+    clock_mhz: np.ndarray  # (G,) core clock of every GPU
+    # PowerModel.power(clock, u) = idle + ((max - idle) * u * clock_frac) * volt2, per GPU.
+    clock_frac: np.ndarray  # (G,) clock / top clock
+    volt2: np.ndarray  # (G,) (voltage / top voltage) ** 2
+    full_power_w: float  # watts of all G GPUs at full power
+    mask_idle: np.ndarray  # (max_streams, W) bool: the mask of an env that is not live
+    mask_live: np.ndarray  # (max_streams, W) bool: the state-independent part of a live one
+    term_weights: dict[str, float]  # reward term -> objective weight
+    make_executor: ExecutorFactory | None = field(default=None, repr=False)
+
+
+def continual_params(
+    spec: ContinualSpec,
+    max_streams: int | None = None,
+    make_executor: ExecutorFactory | None = None,
+) -> ContinualParams:
+    """The :class:`ContinualParams` of a scenario's specification.
+
+    Args:
+        spec: The scenario's specification.
+        max_streams: Stream slots (default: the scenario's streams).
+        make_executor: Builds each env's executor at reset (``None``: the simulator).
+    """
+    c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
+    power = PowerModel.from_spec(spec.gpu)
+    clock = np.full(spec.gpus, spec.clock_mhz)
+    nvec = np.array([c + 1, l_inf, q, q], dtype=np.int64)
+    base_share = np.asarray(spec.infer_share) / float(spec.speed)
+    curve = np.array([cfg.curve_rate for cfg in spec.retrain_configs])
+    slots = int(max_streams or spec.streams)
+    idle = np.zeros((slots, int(nvec.sum())), dtype=bool)
+    idle[:, [0, c + 1, c + 1 + l_inf, c + 1 + l_inf + q]] = True  # none, config 0, zero shares
+    live = idle.copy()
+    live[: spec.streams, c + 1 : c + 1 + l_inf] = True  # every inference configuration
+    live[: spec.streams, c + 1 + l_inf + q :] = True  # every inference share
+    clock_frac = clock / power.max_clock_mhz
+    volt2 = (power.voltage(clock) / power.max_voltage_v) ** 2
+    for arr in (nvec, base_share, curve, clock, clock_frac, volt2, idle, live):
+        arr.setflags(write=False)
+    return ContinualParams(
+        spec=spec,
+        max_streams=slots,
+        nvec=nvec,
+        curve_rate=curve,
+        base_share=base_share,
+        widest=int(np.argmax(base_share)),
+        cap_quanta=int(np.floor(spec.gpus / spec.quantum + _QUANTA_EPS)),
+        power_model=power,
+        clock_mhz=clock,
+        clock_frac=clock_frac,
+        volt2=volt2,
+        full_power_w=spec.gpus * spec.gpu.max_power_w,
+        term_weights={t: float(spec.weights[WEIGHT_KEYS[t]]) for t in TERMS},
+        mask_idle=idle,
+        mask_live=live,
+        make_executor=make_executor,
+    )
+
+
+@dataclass(eq=False)
+class Episode:
+    """One env's episode-long Python objects (a per-env element of :class:`ContinualState`)."""
+
+    profile: ContinualProfile  # the episode's true profile
+    # (K, V, 3 + 2C) the profile by window: floor, drift, demand, post_acc (C), gpu_seconds (C)
+    by_window: np.ndarray
+    rng: np.random.Generator  # the env's generator: estimates are drawn at window starts
+    executor: Executor | None = None  # None: the simulator
+
+
+def _by_window(prof: ContinualProfile) -> np.ndarray:
+    """(K, V, 3 + 2C) one row per window and stream of everything a window start reads."""
+    cols = [prof.floor[:, :, None], prof.drift[:, :, None], prof.demand[:, :, None]]
+    return np.concatenate([*cols, prof.post_acc, prof.gpu_seconds], axis=2).transpose(1, 0, 2)
+
+
+@dataclass
+class ContinualState:
+    """N environments' state (leading axis N; V streams, K windows, C and L configurations)."""
+
+    window: np.ndarray  # (N,) int64 current retraining window (K: the episode is over)
+    time_s: np.ndarray  # (N,) simulated seconds since the episode started
+    energy_j: np.ndarray  # (N,) joules used since the episode started
+    # Streams (the engine's TenantState) and the allocation applied (its Allocation).
+    model_acc: np.ndarray  # (N, V) accuracy of the deployed model on the window's data
+    job_cfg: np.ndarray  # (N, V) int64 configuration of the job in flight, -1 = none
+    job_left: np.ndarray  # (N, V) GPU-seconds (full GPU, top clock) of work still to do
+    job_total: np.ndarray  # (N, V) GPU-seconds of the whole job
+    job_target: np.ndarray  # (N, V) accuracy the model will have when the job finishes
+    retrained: np.ndarray  # (N, V) bool, a retraining job finished in this window
+    retrain_cfg: np.ndarray  # (N, V) int64 applied retraining configuration, -1 = none
+    infer_cfg: np.ndarray  # (N, V) int64 applied inference configuration
+    share_retrain: np.ndarray  # (N, V) GPUs held by the retraining job
+    share_infer: np.ndarray  # (N, V) GPUs held by the inference job
+    # The current window: its demand, its true profile and the micro-profiler's estimates.
+    infer_share: np.ndarray  # (N, V, L) share each inference configuration needs now
+    post_acc: np.ndarray  # (N, V, C) true accuracy after retraining with each configuration
+    gpu_seconds: np.ndarray  # (N, V, C) retraining cost at a full GPU (estimates are exact)
+    est_post_acc: np.ndarray  # (N, V, C) micro-profiler estimate of post_acc
+    # Episode metrics (sim.metrics.Metrics).
+    acc_integral: np.ndarray  # (N, V, K) accuracy-seconds per stream and window
+    window_energy_j: np.ndarray  # (N, K) joules per window
+    retrain_gpu_s: np.ndarray  # (N, V) GPU-seconds spent retraining
+    retrainings: np.ndarray  # (N, V) int64 jobs finished
+    below_min_s: np.ndarray  # (N, V) seconds below a_MIN
+    episode: list[Episode]  # (N,) profile, generator and executor of each env
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return np.arange(x.shape[0])
+
+
+def _pick(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(N, V) ``table[n, v, index[n, v]]`` of an (N, V, X) table (``take_along_axis``, with
+    less overhead)."""
+    m, v, x = table.shape
+    flat = np.arange(0, m * v * x, x).reshape(m, v) + index
+    return np.take(table.reshape(-1), flat)
+
+
+def _needed(state: ContinualState) -> np.ndarray:
+    """(N, V) share the applied inference configuration needs."""
+    return _pick(state.infer_share, state.infer_cfg)
+
+
+class ContinualDynamics:
+    """The continual family's :class:`~edgegym.sim.core.Dynamics` (pure batched functions)."""
+
+    terms: tuple[str, ...] = TERMS
+
+    # ------------------------------------------------------------------ start
+    def initial(
+        self, params: ContinualParams, rngs: Sequence[np.random.Generator]
+    ) -> ContinualState:
+        """Fresh episodes: env ``i`` draws its profile, then (real backend) its executor's
+        seed, then the window-0 estimates from ``rngs[i]``."""
+        spec = params.spec
+        m, v, k, c = len(rngs), spec.streams, spec.windows, len(spec.retrain_configs)
+        l_inf = len(spec.inference_configs)
+        state = ContinualState(
+            window=np.zeros(m, dtype=np.int64),
+            time_s=np.zeros(m),
+            energy_j=np.zeros(m),
+            model_acc=np.zeros((m, v)),
+            job_cfg=np.full((m, v), -1, dtype=np.int64),
+            job_left=np.zeros((m, v)),
+            job_total=np.zeros((m, v)),
+            job_target=np.zeros((m, v)),
+            retrained=np.zeros((m, v), dtype=bool),
+            retrain_cfg=np.full((m, v), -1, dtype=np.int64),
+            infer_cfg=np.zeros((m, v), dtype=np.int64),
+            share_retrain=np.zeros((m, v)),
+            share_infer=np.zeros((m, v)),
+            infer_share=np.zeros((m, v, l_inf)),
+            post_acc=np.zeros((m, v, c)),
+            gpu_seconds=np.zeros((m, v, c)),
+            est_post_acc=np.zeros((m, v, c)),
+            acc_integral=np.zeros((m, v, k)),
+            window_energy_j=np.zeros((m, k)),
+            retrain_gpu_s=np.zeros((m, v)),
+            retrainings=np.zeros((m, v), dtype=np.int64),
+            below_min_s=np.zeros((m, v)),
+            episode=[],
+        )
+        drift = spec.scenario["drift"]
+        for j, rng in enumerate(rngs):
+            prof = sample_profile(drift, spec.retrain_configs, v, k, rng)
+            ep = Episode(prof, _by_window(prof), rng)
+            state.episode.append(ep)
+            state.model_acc[j] = prof.start_acc
+            if params.make_executor is not None:
+                sim = SimulatedExecutor(
+                    prof.demand,
+                    spec.infer_share,
+                    spec.infer_factor,
+                    params.power_model,
+                    spec.share_alpha,
+                    spec.multi_gpu_efficiency,
+                    speed=spec.speed,
+                )
+                ep.executor = params.make_executor(sim, rng)
+        self._enter_window(params, state, np.arange(m), np.zeros(m, dtype=np.int64))
+        return state
+
+    def _enter_window(
+        self, params: ContinualParams, state: ContinualState, idx: np.ndarray, k: np.ndarray
+    ) -> None:
+        """Envs ``idx`` enter windows ``k``: drop unfinished jobs, drift, draw the estimates
+        (the engine's ``start_window`` and the env's micro-profiler)."""
+        spec = params.spec
+        state.window[idx] = k
+        live = k < spec.windows
+        if not live.all():
+            idx, k = idx[live], k[live]
+        if idx.size == 0:
+            return
+        v, c = spec.streams, len(spec.retrain_configs)
+        executors = params.make_executor is not None
+        if executors:
+            for i, kk in zip(idx, k, strict=True):
+                ex = state.episode[i].executor
+                if ex is not None:
+                    ex.start_window(int(kk))
+        # The window's profile, and the micro-profiler's error: a part shared by all
+        # configurations of a stream (they are profiled on the same data subsample) and an
+        # independent part per configuration, drawn from each env's generator in turn.
+        n = idx.size
+        table = np.empty((n, v, 3 + 2 * c))
+        draws = np.empty((n, v * (1 + c)))
+        for j, (i, kk) in enumerate(zip(idx.tolist(), k.tolist(), strict=True)):
+            ep = state.episode[i]
+            table[j] = ep.by_window[kk]
+            # = normal(0, 1, size=(V, 1)) then normal(0, 1, size=(V, C)): one stream
+            ep.rng.standard_normal(out=draws[j])
+        draws += 0.0  # normal() returns 0.0 + 1.0 * z
+        shared = draws[:, :v, None]
+        own = draws[:, v:].reshape(n, v, c)
+        floor, loss = table[:, :, 0], table[:, :, 1]
+        post, cost = table[:, :, 3 : 3 + c], table[:, :, 3 + c :]
+        state.infer_share[idx] = table[:, :, 2:3] * params.base_share
+        later = k > 0
+        if later.all():
+            state.model_acc[idx] = np.maximum(floor, state.model_acc[idx] - loss)
+        elif later.any():
+            d = idx[later]
+            state.model_acc[d] = np.maximum(floor[later], state.model_acc[d] - loss[later])
+        state.job_cfg[idx] = -1
+        state.job_left[idx] = 0.0
+        state.job_total[idx] = 0.0
+        state.job_target[idx] = 0.0
+        state.retrained[idx] = False
+        state.retrain_cfg[idx] = -1
+        state.infer_cfg[idx] = 0
+        state.share_retrain[idx] = 0.0
+        state.share_infer[idx] = 0.0
+        if executors:  # drift as measured: the deployed models' accuracy on the new window
+            for i in idx:
+                ex = state.episode[i].executor
+                if ex is not None:
+                    state.model_acc[i] = ex.deployed_accuracy()
+        rho = spec.profiler_noise_shared
+        noise = np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * own
+        state.post_acc[idx] = post
+        state.gpu_seconds[idx] = cost
+        state.est_post_acc[idx] = np.clip(post + spec.profiler_noise * noise, 0.0, 1.0)
+
+    # ------------------------------------------------------------------ decisions
+    def project(
+        self, params: ContinualParams, state: ContinualState, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The feasible allocation of ``actions`` (N, 4 * max_streams): ``(retrain_cfg,
+        infer_cfg, share_retrain, share_infer)``, each (N, V).
+
+        Entries are clipped to their ranges; a stream with a job in flight keeps its
+        configuration, one that already retrained gets none, a retraining share without a
+        configuration is dropped, and shares over G are scaled down onto the delta grid
+        (:func:`edgegym.hardware.mps.quantize_shares` of every env at once).
+        """
+        spec = params.spec
+        v, m = spec.streams, state.window.shape[0]
+        a = np.asarray(actions, dtype=np.int64).reshape(m, params.max_streams, 4)[:, :v]
+        a = np.clip(a, 0, params.nvec - 1)
+        retrain = np.where(state.job_cfg >= 0, state.job_cfg, a[:, :, 0] - 1)
+        retrain = np.where(state.retrained, -1, retrain)
+        r_quanta = np.where(retrain >= 0, a[:, :, 2], 0)
+        x = np.concatenate([r_quanta, a[:, :, 3]], axis=1) * spec.quantum  # (N, 2V) GPUs
+        q = np.floor(x / spec.quantum + _QUANTA_EPS).astype(np.int64)
+        over = np.flatnonzero(q.sum(axis=1) > params.cap_quanta)
+        if over.size:
+            q[over] = largest_remainder(q[over], params.cap_quanta)
+        shares = q * spec.quantum
+        return retrain, a[:, :, 1].copy(), shares[:, :v].copy(), shares[:, v:].copy()
+
+    def _apply(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        alloc: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ) -> None:
+        """Install a projected allocation: start the jobs it asks for (the engine's
+        ``apply``)."""
+        retrain, infer, share_r, share_i = alloc
+        running = state.job_cfg >= 0
+        retrain = np.where(running, state.job_cfg, retrain)
+        refused = state.retrained | (retrain < 0)
+        retrain = np.where(refused, -1, retrain)
+        share_r = np.where(refused, 0.0, share_r)
+        start = ~running & (retrain >= 0) & (share_r > 0)
+        if start.any():
+            e, s = np.nonzero(start)
+            cfg = retrain[e, s]
+            state.job_cfg[e, s] = cfg
+            state.job_total[e, s] = state.gpu_seconds[e, s, cfg]
+            state.job_left[e, s] = state.job_total[e, s]
+            state.job_target[e, s] = state.post_acc[e, s, cfg]
+        # A configuration chosen with no share does not start a job: report it as none.
+        state.retrain_cfg = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        state.infer_cfg = infer
+        state.share_retrain = share_r
+        state.share_infer = share_i
+
+    # ------------------------------------------------------------------ helpers
+    def stream_accuracy(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N, V) instantaneous inference accuracy under the applied allocation."""
+        factor = params.spec.infer_factor[state.infer_cfg]
+        return inference_accuracy(state.model_acc, factor, _needed(state), state.share_infer)
+
+    def engine_views(
+        self, params: ContinualParams, state: ContinualState, i: int
+    ) -> tuple[ClusterState, TenantState, Allocation]:
+        """Env ``i``'s cluster, streams and allocation as the engine's types; the arrays are
+        views, so an executor's writes (``job_target``) land in ``state``."""
+        cluster = ClusterState(
+            gpus=params.spec.gpus,
+            clock_mhz=np.array(params.clock_mhz),
+            time_s=float(state.time_s[i]),
+            energy_j=float(state.energy_j[i]),
+        )
+        tenants = TenantState(
+            model_acc=state.model_acc[i],
+            job_cfg=state.job_cfg[i],
+            job_left=state.job_left[i],
+            job_total=state.job_total[i],
+            job_target=state.job_target[i],
+            retrained=state.retrained[i],
+        )
+        alloc = Allocation(
+            retrain_cfg=state.retrain_cfg[i],
+            infer_cfg=state.infer_cfg[i],
+            share_retrain=state.share_retrain[i],
+            share_infer=state.share_infer[i],
+        )
+        return cluster, tenants, alloc
+
+    def _segment(
+        self, params: ContinualParams, state: ContinualState, go: np.ndarray | None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Run the envs ``go`` ((N,) bool, ``None``: all) to their next event (the engine's
+        ``advance`` and the env's accounting of the stretch). Returns the stretch's length
+        (N,), its reward terms, its energy (N,), the (N, V) jobs that finished and the (N,)
+        end of the window it ran in; envs not in ``go`` get zeros and are left as they are."""
+        spec = params.spec
+        ws = spec.window_s
+        # Work rates: hardware.mps.share_speedup at the clock's speed.
+        share = state.share_retrain
+        retraining = state.retrain_cfg >= 0
+        speedup = np.minimum(share, 1.0) ** spec.share_alpha
+        speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
+        speed = np.where(retraining, speedup * spec.speed, 0.0)
+        ex_rows: list[int] = []
+        views = {}
+        if params.make_executor is not None:
+            ex_rows = [
+                i
+                for i, ep in enumerate(state.episode)
+                if ep.executor is not None and (go is None or go[i])
+            ]
+            for i in ex_rows:
+                views[i] = self.engine_views(params, state, i)
+                speed[i] = state.episode[i].executor.retrain_speed(views[i][2])
+        active = (state.job_cfg >= 0) & (speed > 0)
+        finish = np.where(active, state.job_left / np.where(active, speed, 1.0), np.inf)
+        window_end = state.window * ws + ws
+        dt = np.minimum(window_end - state.time_s, finish.min(axis=1, initial=np.inf))
+        dt = np.maximum(0.0, dt) if go is None else np.where(go, np.maximum(0.0, dt), 0.0)
+        dt2 = dt[:, None]
+        # The stretch (sim.executor.SimulatedExecutor.run, batched).
+        needed = _needed(state)
+        factor = spec.infer_factor[state.infer_cfg]
+        acc_int = inference_accuracy(state.model_acc, factor, needed, state.share_infer) * dt2
+        work = speed * dt2
+        busy = np.minimum(state.share_infer, needed) + np.where(retraining, share, 0.0)
+        util = np.minimum(1.0, busy.sum(axis=1) / spec.gpus)
+        power = params.power_model
+        dynamic = ((power.max_power_w - power.idle_power_w) * util)[:, None] * params.clock_frac
+        energy = (power.idle_power_w + dynamic * params.volt2).sum(axis=1) * dt  # G GPUs
+        for i in ex_rows:
+            cluster, tenants, alloc = views[i]
+            seg = state.episode[i].executor.run(cluster, tenants, alloc, float(dt[i]))
+            work[i] = seg.work_done
+            acc_int[i] = seg.acc_integral
+            energy[i] = seg.energy_j
+        state.job_left = job_left = np.maximum(0.0, state.job_left - work)
+        done = (finish <= dt2 + _EPS) | (job_left <= _EPS * np.maximum(state.job_total, 1))
+        done &= active
+        if go is not None:
+            done &= go[:, None]
+        # Metrics of the stretch (sim.metrics.Metrics.record), envs with a positive length.
+        pos = dt > 0
+        every = bool(pos.all())
+        acc = acc_int / (dt2 if every else np.where(pos, dt, 1.0)[:, None])
+        below = np.where(acc < spec.a_min - 1e-9, dt2, 0.0)
+        gpu_s = np.where(retraining, share, 0.0) * dt2
+        if every:
+            k = state.window
+            state.acc_integral[_rows(k), :, k] += acc_int
+            state.window_energy_j[_rows(k), k] += energy
+            state.retrain_gpu_s += gpu_s
+            state.below_min_s += below
+        elif pos.any():
+            sel = np.flatnonzero(pos)
+            k = state.window[sel]
+            state.acc_integral[sel, :, k] += acc_int[sel]
+            state.window_energy_j[sel, k] += energy[sel]
+            state.retrain_gpu_s[sel] += gpu_s[sel]
+            state.below_min_s[sel] += below[sel]
+        state.time_s = state.time_s + dt
+        state.energy_j = state.energy_j + energy
+        if done.any():
+            state.model_acc = np.where(done, state.job_target, state.model_acc)
+            state.job_cfg[done] = -1
+            state.job_left[done] = 0.0
+            state.job_total[done] = 0.0
+            state.retrained |= done
+            state.retrainings += done
+            state.retrain_cfg[done] = -1
+        # Reward terms of the stretch (envs.continual.reward); 0 for an empty stretch.
+        n_ws = spec.streams * ws
+        shortfall = np.maximum(0.0, spec.a_min - acc) * dt2
+        terms = {
+            "accuracy": acc_int.sum(axis=1) / n_ws,
+            "a_min_shortfall": -shortfall.sum(axis=1) / n_ws,
+            "energy": -energy / (params.full_power_w * ws),
+        }
+        if not every:
+            terms = {name: np.where(pos, value, 0.0) for name, value in terms.items()}
+        return dt, terms, energy, done, window_end
+
+    # ------------------------------------------------------------------ contract
+    def base_mask(self, params: ContinualParams, m: int) -> np.ndarray:
+        """(m, max_streams, C + 1 + L + 2 levels) bool: what every slot may always choose (no
+        retraining, inference configuration 0, zero shares); the whole mask of an env whose
+        episode has ended, or has not started."""
+        return np.repeat(params.mask_idle[None], m, axis=0)
+
+    def mask(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N, max_streams * (C + 1 + L + 2 levels)) bool, per ``MultiDiscrete`` entry: no
+        retraining, inference configuration 0 and zero shares are always allowed; in a live
+        episode a free stream may pick any retraining configuration, a stream with a job in
+        flight only its job's, every stream any inference configuration and inference share,
+        and a retraining share where it runs or may start a job."""
+        spec = params.spec
+        m, v = state.window.shape[0], spec.streams
+        c1, l_inf, q, _ = (int(x) for x in params.nvec)
+        live = state.window < spec.windows
+        if not live.any():
+            return self.base_mask(params, m).reshape(m, -1)
+        rows = np.empty((m, *params.mask_live.shape), dtype=bool)
+        rows[:] = params.mask_live
+        if not live.all():
+            rows[~live] = params.mask_idle
+        running = (state.job_cfg >= 0) & live[:, None]
+        free = ~(state.job_cfg >= 0) & ~state.retrained & live[:, None]
+        streams = rows[:, :v]
+        streams[:, :, 0] = ~running
+        streams[:, :, 1:c1] = free[:, :, None]
+        e, s = np.nonzero(running)
+        streams[e, s, 1 + state.job_cfg[e, s]] = True
+        streams[:, :, c1 + l_inf + 1 : c1 + l_inf + q] = (running | free)[:, :, None]
+        return rows.reshape(m, -1)
+
+    def step(
+        self, params: ContinualParams, state: ContinualState, actions: np.ndarray
+    ) -> tuple[ContinualState, Record]:
+        """Apply every env's allocation and run it to the env's next decision epoch (a
+        retraining completion or the end of the window; in place). Every env must be live.
+
+        ``Record.info`` holds the allocation actually applied: ``retrain_cfg``,
+        ``infer_cfg``, ``share_retrain``, ``share_infer`` (each (N, V)).
+        """
+        spec = params.spec
+        if (state.window >= spec.windows).any():
+            raise RuntimeError("step() on an env whose episode has ended")
+        self._apply(params, state, self.project(params, state, actions))
+        applied = {
+            "retrain_cfg": state.retrain_cfg.copy(),
+            "infer_cfg": state.infer_cfg.copy(),
+            "share_retrain": state.share_retrain.copy(),
+            "share_infer": state.share_infer.copy(),
+        }
+        # One stretch per step: it ends at a completion or at the window's end. (The loop only
+        # guards the engine's rule for an env that reached neither.)
+        go: np.ndarray | None = None
+        duration = energy = None
+        terms: dict[str, np.ndarray] = {}
+        while True:
+            dt, seg_terms, seg_energy, done, window_end = self._segment(params, state, go)
+            if duration is None:  # the engine's sums start at 0.0 (0.0 + -0.0 is 0.0)
+                duration, energy = dt + 0.0, seg_energy + 0.0
+                terms = {name: value + 0.0 for name, value in seg_terms.items()}
+            else:
+                duration, energy = duration + dt, energy + seg_energy
+                terms = {name: value + seg_terms[name] for name, value in terms.items()}
+            enter = state.time_s >= window_end - 1e-9
+            if go is not None:
+                enter &= go
+            if enter.any():
+                idx = np.flatnonzero(enter)
+                self._enter_window(params, state, idx, state.window[idx] + 1)
+            go = ~enter & ~done.any(axis=1) & (True if go is None else go)
+            if not go.any():
+                break
+        return state, Record(energy_j=energy, duration_s=duration, terms=terms, info=applied)
+
+    def observation(self, params: ContinualParams, state: ContinualState) -> dict[str, np.ndarray]:
+        """``streams`` (N, max_streams, 9 + 2C), ``stream_mask`` (N, max_streams) and
+        ``globals`` (N, 6), float32 (the table in :mod:`edgegym.envs.continual.observation`;
+        each value is computed in float64, clipped to [0, 1] and rounded to float32)."""
+        spec = params.spec
+        m, v, c = state.window.shape[0], spec.streams, len(spec.retrain_configs)
+        g = float(spec.gpus)
+        running = state.job_cfg >= 0
+        cfg = np.maximum(state.job_cfg, 0)
+        total = state.job_total
+        progress = np.where(total > 0, 1.0 - state.job_left / np.maximum(total, 1e-12), 0.0)
+        curve = progress_accuracy(
+            state.model_acc, _pick(state.est_post_acc, cfg), progress, params.curve_rate[cfg]
+        )
+        base = np.stack(
+            [
+                np.ones((m, v)),
+                state.model_acc,
+                running,
+                state.retrained,
+                progress,
+                np.where(running, curve, 0.0),
+                # The largest share needed (demand x the widest configuration's base share).
+                np.minimum(1.0, state.infer_share[:, :, params.widest] / g),
+                state.share_retrain / g,
+                state.share_infer / g,
+            ],
+            axis=2,
+        )
+        rows = np.zeros((m, params.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
+        rows[:, :v, :N_STREAM_BASE] = np.clip(base, 0.0, 1.0)
+        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc  # in [0, 1]
+        cost = state.gpu_seconds / (g * spec.window_s)
+        rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
+        mask = np.zeros((m, params.max_streams), dtype=np.float32)
+        mask[:, :v] = 1.0
+        left = state.window * spec.window_s + spec.window_s - state.time_s
+        free = g - (state.share_retrain.sum(axis=1) + state.share_infer.sum(axis=1))
+        glob = np.empty((m, N_GLOBAL))
+        glob[:, 0] = np.where(left > 0.0, left, 0.0) / spec.window_s
+        glob[:, 1] = np.minimum(state.window, spec.windows - 1) / max(spec.windows - 1, 1)
+        glob[:, 2] = min(1.0, g / 64.0)
+        glob[:, 3] = np.where(free > 0.0, free, 0.0) / g
+        glob[:, 4] = spec.a_min
+        glob[:, 5] = min(1.0, spec.quantum / g)
+        return {
+            "streams": rows,
+            "stream_mask": mask,
+            "globals": np.clip(glob.astype(np.float32), 0, 1),
+        }
+
+    def done(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N,) bool: the last window has ended."""
+        return state.window >= params.spec.windows
+
+    def episode_metrics(self, params: ContinualParams, state: ContinualState, i: int) -> Metrics:
+        """Env ``i``'s accumulated metrics as a :class:`~edgegym.sim.metrics.Metrics` (its
+        arrays are views of ``state``)."""
+        spec = params.spec
+        out = Metrics(spec.streams, spec.windows, spec.window_s)
+        out.a_min = spec.a_min
+        out.acc_integral = state.acc_integral[i]
+        out.energy_j = state.window_energy_j[i]
+        out.retrain_gpu_s = state.retrain_gpu_s[i]
+        out.retrainings = state.retrainings[i]
+        out.below_min_s = state.below_min_s[i]
+        return out
+
+    def metrics(self, params: ContinualParams, state: ContinualState, i: int) -> dict[str, float]:
+        """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``)."""
+        return self.episode_metrics(params, state, i).summary()
+
+
+__all__ = [
+    "N_GLOBAL",
+    "N_STREAM_BASE",
+    "TERMS",
+    "WEIGHT_KEYS",
+    "ContinualDynamics",
+    "ContinualParams",
+    "ContinualSpec",
+    "ContinualState",
+    "ExecutorFactory",
+    "continual_params",
+]

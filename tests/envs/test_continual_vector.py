@@ -1,0 +1,109 @@
+"""The native vector env of the continual family against N single envs: the family's own info
+entries, projection of invalid actions, objective weights, and autoreset with each env's own
+generator (the generic checks are in ``tests/envs/test_vector.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+from edgegym.envs.continual.env import ContinualLearningEnv
+from edgegym.envs.continual.vector import ContinualLearningVectorEnv
+
+N = 5
+SMALL = {"streams": 3, "windows": 3}
+
+
+def _same_obs(vec_obs: dict, i: int, obs: dict) -> None:
+    for key, value in obs.items():
+        assert vec_obs[key][i].tobytes() == value.tobytes(), key
+
+
+def _raw_actions(rng: np.random.Generator, vec: ContinualLearningVectorEnv) -> np.ndarray:
+    """Unmasked actions, some out of range: every step exercises the projection."""
+    nvec = vec.single_action_space.nvec
+    return rng.integers(-1, nvec + 3, size=(vec.num_envs, nvec.size))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "seed"),
+    [
+        (SMALL, 0),
+        ({"scenario": "ekya-table1", "gpus": 4}, 1),
+        ({**SMALL, "objective.a_min": 0.5, "objective.energy": 0.3, "gpus": 2}, 2),
+    ],
+)
+def test_invalid_actions_info_and_weights_match_single_envs(overrides: dict, seed: int) -> None:
+    vec = ContinualLearningVectorEnv(num_envs=N, **overrides)
+    singles = [ContinualLearningEnv(**overrides) for _ in range(N)]
+    obs, info = vec.reset(seed=seed)
+    for i, env in enumerate(singles):
+        o, inf = env.reset(seed=seed + i)
+        _same_obs(obs, i, o)
+        assert info["model_accuracy"][i].tolist() == inf["model_accuracy"]
+    rng = np.random.default_rng(seed)
+    alive = np.ones(N, dtype=bool)
+    while alive.any():
+        actions = _raw_actions(rng, vec)
+        obs, rew, term, _, info = vec.step(actions)
+        for i in np.flatnonzero(alive):
+            o, r, t, _, inf = singles[i].step(actions[i])
+            _same_obs(obs, i, o)
+            assert rew[i] == r and term[i] == t
+            assert info["energy_j"][i] == inf["energy_j"]
+            assert info["stream_accuracy"][i].tolist() == inf["stream_accuracy"]
+            assert info["model_accuracy"][i].tolist() == inf["model_accuracy"]
+            assert info["window"][i] == inf["window"] and info["time_s"][i] == inf["time_s"]
+            for key, value in inf["allocation"].items():
+                assert info[key][i].tolist() == value, key
+            if t:
+                alive[i] = False
+    vec.close()
+
+
+def test_same_step_autoreset_continues_each_envs_generator() -> None:
+    """An env that ended is reset within the step from its own generator: as a single env
+    reset without a seed after its episode; the final observation and metrics are kept."""
+    vec = ContinualLearningVectorEnv(num_envs=N, autoreset_mode=AutoresetMode.SAME_STEP, **SMALL)
+    singles = [ContinualLearningEnv(**SMALL) for _ in range(N)]
+    obs, _ = vec.reset(seed=7)
+    for i, env in enumerate(singles):
+        env.reset(seed=7 + i)
+    rng = np.random.default_rng(0)
+    episodes = np.zeros(N, dtype=int)
+    while episodes.min() < 2:
+        # No retraining (each step runs to the window's end), random inference shares.
+        actions = np.zeros((N, vec.single_action_space.nvec.size), dtype=np.int64)
+        actions[:, 3::4] = rng.integers(0, vec.single_action_space.nvec[3], size=(N, 3))
+        obs, rew, term, _, info = vec.step(actions)
+        for i, env in enumerate(singles):
+            o, r, t, _, inf = env.step(actions[i])
+            assert rew[i] == r and term[i] == t
+            if t:
+                assert info["_final_obs"][i]
+                _same_obs({k: v[None] for k, v in info["final_obs"][i].items()}, 0, o)
+                final = info["final_info"]["episode_metrics"]
+                for key, value in inf["episode_metrics"].items():
+                    assert final[key][i] == value, key
+                o, inf = env.reset()  # no seed: the env's generator goes on
+                episodes[i] += 1
+            _same_obs(obs, i, o)
+            np.testing.assert_array_equal(info["action_mask"][i], inf["action_mask"])
+    vec.close()
+
+
+def test_single_env_keeps_the_engine_view() -> None:
+    """``env.unwrapped.engine`` (read by older callers) mirrors the functional state."""
+    env = ContinualLearningEnv(**SMALL, record_timeline=True)
+    assert env.engine is None
+    env.reset(seed=3)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+    eng = env.engine
+    assert eng.done and eng.window == env.spec_.windows
+    assert eng.profile.post_acc.shape == (3, 3, len(env.spec_.retrain_configs))
+    assert len(eng.metrics.timeline) == env.spec_.windows and eng.executor is None
+    wa = eng.metrics.acc_integral / env.spec_.window_s
+    assert info["episode_metrics"]["accuracy"] == float(wa.mean())
