@@ -7,8 +7,9 @@ timeline flag, rendering (``"ansi"`` from :meth:`_render_text`; ``"rgb_array"`` 
 ``"human"`` from :meth:`_frame_panels` through :mod:`edgegym.envs.render`) and ``close()``.
 A family implements ``reset``, ``step``, ``action_masks`` and the two render hooks.
 
-The families move onto it one at a time (issue 13): the continual, MIG and DAG families are
-on it; the energy family follows with its functional core.
+Every family's single environment stands on it, as the batch of one of the family's
+dynamics (:mod:`edgegym.sim.core`); :class:`edgegym.envs.vector.EdgeVectorEnv` is the batch
+of N.
 """
 
 from __future__ import annotations

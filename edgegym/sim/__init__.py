@@ -1,4 +1,5 @@
-"""The time-stepping core: state arrays, executors, the engine and its metrics."""
+"""The time-stepping core: the family-neutral contract (:mod:`edgegym.sim.core`), one
+batched dynamics per family, and what they share (executor seam, metrics, timelines)."""
 
 from edgegym.sim.engine import Engine
 from edgegym.sim.executor import Executor, SimulatedExecutor

@@ -1,4 +1,9 @@
-"""The simulation core: one engine that advances every tenant at once on numpy arrays.
+"""The one-env event-exact engine: the reference the batched dynamics were checked against.
+
+Until issue 13 the continual and MIG families ran on this engine; they now run on their
+batched dynamics (:mod:`edgegym.sim.continual`, :mod:`edgegym.sim.mig`), which apply the same
+rules over N envs. No environment uses it; it stays, with ``tests/sim/test_engine.py``, as the
+slow, obviously-correct statement of the rules below.
 
 An :class:`Engine` holds the state (:mod:`edgegym.sim.state`), the profile of the episode and
 an executor. ``apply`` installs an allocation (starting, continuing or refusing retraining

@@ -1,8 +1,10 @@
 """Typed simulator state: dataclasses of numpy arrays over tenants (shapes in comments).
 
 A *tenant* is one stream / model / application. Each tenant owns an inference job and at most
-one retraining job per retraining window. Every environment family keeps its state in these
-arrays so one engine advances them all.
+one retraining job per retraining window. These are the one-env dataclasses of the executor
+seam (:class:`edgegym.sim.executor.Executor`: the simulated and real executors take and return
+them); the families' batched states live in their dynamics modules (``sim/continual.py``,
+``sim/mig.py``, ``sim/energy.py``, ``sim/dagenv.py``).
 """
 
 from __future__ import annotations
