@@ -6,7 +6,10 @@ scenario (the native vector env where the family registers one; otherwise Gymnas
 ``SyncVectorEnv`` of N single envs, marked ``sync``) stepped with random *masked* actions,
 beside ``gym.make_vec("CartPole-v1", N, vectorization_mode="vector_entry_point")`` (Gymnasium's
 numpy-batched CartPole, random actions) timed in the same process, and the family's single env
-(``gymnasium.make(id)``, masked random actions). Nothing is asserted (DESIGN §6); the numbers go
+(``gymnasium.make(id)``, masked random actions). Only the time inside the environments'
+``step`` (and the single env's ``reset``) is counted: drawing the random actions is the
+policy's cost, not the environment's (for the continual family's 40-entry MultiDiscrete it
+costs about as much as the step at N = 256). Nothing is asserted (DESIGN §6); the numbers go
 to ``docs/benchmarks.md``.
 """
 
@@ -49,15 +52,11 @@ def _pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(mask, noise, -1.0), axis=1).astype(np.int64)
 
 
-def _rate(run: Callable[[int], None], steps: int, per_step: int, repeats: int) -> float:
-    """Median env-steps/s of ``run(steps)`` over ``repeats`` timings (after a warm-up)."""
+def _rate(run: Callable[[int], float], steps: int, per_step: int, repeats: int) -> float:
+    """Median env-steps/s over ``repeats`` timings (after a warm-up) of ``run(steps)``, which
+    returns the seconds spent inside the environment's ``step`` (and ``reset``)."""
     run(min(steps, 10))
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run(steps)
-        rates.append(steps * per_step / (time.perf_counter() - t0))
-    return median(rates)
+    return median([steps * per_step / run(steps) for _ in range(repeats)])
 
 
 def vector_rate(env_id: str, n_envs: int, steps: int, repeats: int) -> tuple[float, str]:
@@ -72,9 +71,14 @@ def vector_rate(env_id: str, n_envs: int, steps: int, repeats: int) -> tuple[flo
     else:
         masks = vec.action_masks
 
-    def run(k: int) -> None:
+    def run(k: int) -> float:
+        spent = 0.0
         for _ in range(k):
-            vec.step(masked_actions(rng, masks(), vec.single_action_space))
+            actions = masked_actions(rng, masks(), vec.single_action_space)
+            t0 = time.perf_counter()
+            vec.step(actions)
+            spent += time.perf_counter() - t0
+        return spent
 
     rate = _rate(run, steps, n_envs, repeats)
     vec.close()
@@ -87,9 +91,14 @@ def cartpole_rate(n_envs: int, steps: int, repeats: int) -> float:
     vec.reset(seed=0)
     rng = np.random.default_rng(0)
 
-    def run(k: int) -> None:
+    def run(k: int) -> float:
+        spent = 0.0
         for _ in range(k):
-            vec.step(rng.integers(0, 2, n_envs))
+            actions = rng.integers(0, 2, n_envs)
+            t0 = time.perf_counter()
+            vec.step(actions)
+            spent += time.perf_counter() - t0
+        return spent
 
     return _rate(run, steps, n_envs, repeats)
 
@@ -101,12 +110,16 @@ def single_rate(env_id: str, steps: int, repeats: int) -> float:
     rng = np.random.default_rng(0)
     u = env.unwrapped
 
-    def run(k: int) -> None:
+    def run(k: int) -> float:
+        spent = 0.0
         for _ in range(k):
             a = masked_actions(rng, u.action_masks()[None], env.action_space)[0]
+            t0 = time.perf_counter()
             _, _, term, trunc, _ = env.step(a)
             if term or trunc:
                 env.reset()
+            spent += time.perf_counter() - t0
+        return spent
 
     return _rate(run, steps, 1, repeats)
 
