@@ -148,6 +148,88 @@ class AllocationCatalogue:
         lay = int(np.argmax(total))
         return lay, self._assign(lay, need, prev)
 
+    def realise_batch(
+        self, n: np.ndarray, prev: np.ndarray, keep: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`realise` of B signatures at once, in numpy, with the same results and ties.
+
+        Row ``b`` equals ``realise(n[b], prev[b], [(p, prev[b, p]) for p in keep[b]])``. A
+        layout's score is ``100 * kept pairs + surviving instances``; the kept pairs of a
+        (task, size) class are ``min(kept, need)``, which is linear in the layout's placements
+        where the current allocation holds no more instances of the class than the signature
+        needs, and is summed explicitly for the few classes that hold more. A layout lacking
+        a kept placement scores below zero, one that cannot host the signature -1.
+
+        Args:
+            n: (B,) signature indices.
+            prev: (B, P) current task per placement (``IDLE``, ``ABSENT`` or a task).
+            keep: (B, P) bool, placements whose instance must stay (running retraining jobs).
+
+        Returns:
+            ``((B,) layout indices, (B, P) task per placement)``.
+
+        Raises:
+            ValueError: If no layout hosts a signature with its kept placements.
+        """
+        tab = _batch_tables(self)
+        n = np.asarray(n, dtype=np.int64)
+        rows = np.arange(len(n))
+        n_class = self.n_tasks * len(self.sizes)
+        need = self.counts[n].reshape(len(n), n_class)  # (B, C) by (task, size) class
+        held = prev >= 0
+        cls = np.where(held, prev * len(self.sizes) + tab.size_index, 0)  # (B, P)
+        slot = rows[:, None] * n_class + cls  # (B, P) index of each placement's class
+        have = _class_counts(slot, held, need.shape)
+        linear = held & (have.ravel()[slot] <= need.ravel()[slot])
+        weight = np.concatenate([_SCORE * linear + (prev != ABSENT), keep], axis=1)
+        total = _matmul(weight.astype(np.float32), tab.score)  # (B, L)
+        over_b, over_c = np.nonzero((need > 0) & (have > need))
+        if over_b.size:
+            members = (cls[over_b] == over_c[:, None]) & held[over_b]  # (K, P)
+            kept = _matmul(members.astype(np.float32), tab.score[: len(self.placements)])
+            part = _SCORE * np.minimum(kept, need[over_b, over_c][:, None].astype(np.float32))
+            first = np.flatnonzero(np.concatenate(([True], over_b[1:] != over_b[:-1])))
+            total[over_b[first]] += np.add.reduceat(part, first, axis=0)  # rows by env
+        total = np.where(self.hosts[n], total, -1.0)
+        lay = np.argmax(total, axis=1)
+        stuck = np.flatnonzero(total[rows, lay] < 0)
+        if stuck.size:
+            b = int(stuck[0])
+            pairs = [(int(p), int(prev[b, p])) for p in np.flatnonzero(keep[b])]
+            raise ValueError(f"no layout hosts {self.describe(int(n[b]))} keeping {pairs}")
+        return lay, self._assign_batch(lay, need, prev, cls, slot)
+
+    def _assign_batch(
+        self, lay: np.ndarray, need: np.ndarray, prev: np.ndarray, cls: np.ndarray, slot: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`_assign` of B envs: (B, P) task per placement of layouts ``lay`` (B,) for
+        needs ``need`` (B, C) by (task, size) class, from ``prev`` (B, P) whose placements
+        are of classes ``cls`` (B, P), at ``slot`` (B, P) in ``need`` flattened."""
+        tab = _batch_tables(self)
+        inlay = self.layout_place[lay]  # (B, P)
+        # First pass: the first need[c] placements of class c in the layout keep their task.
+        keep = inlay & (prev >= 0)
+        have = _class_counts(slot, keep, need.shape)
+        over_b, over_c = np.nonzero(have > need)
+        if over_b.size:
+            members = keep[over_b] & (cls[over_b] == over_c[:, None])  # (K, P)
+            drop = members & (np.cumsum(members, axis=1) > need[over_b, over_c][:, None])
+            kb, kp = np.nonzero(drop)
+            keep[over_b[kb], kp] = False
+        left = (need - np.minimum(have, need)).reshape(len(lay), self.n_tasks, len(self.sizes))
+        # Second pass: the k-th free placement of a size (placements of a size are
+        # contiguous) gets the task that the k-th unit of the size's remaining need is of.
+        free = inlay & ~keep
+        seen = np.zeros((len(lay), len(self.placements) + 1), dtype=np.int64)
+        np.cumsum(free, axis=1, out=seen[:, 1:])
+        rank = seen[:, 1:] - seen[:, tab.size_first[tab.size_index]] - 1  # (B, P)
+        upto = np.cumsum(left, axis=1)  # (B, T, Z)
+        room = seen[:, tab.size_first + tab.size_count] - seen[:, tab.size_first]  # (B, Z)
+        assert np.all(room >= upto[:, -1]), "layout cannot host the signature"
+        task = np.sum(upto[:, :, tab.size_index] <= rank[:, None, :], axis=1)  # (B, P)
+        filled = np.where(task < self.n_tasks, task, IDLE)
+        return np.where(keep, prev, np.where(free, filled, ABSENT)).astype(np.int64)
+
     @property
     def _size_onehot(self) -> np.ndarray:
         return _size_onehot(self)
@@ -186,6 +268,53 @@ def _size_onehot(cat: AllocationCatalogue) -> np.ndarray:
     for p, s in enumerate(cat.placement_size):
         out[p, cat.sizes.index(int(s))] = 1.0
     return out
+
+
+#: Weight of a kept (placement, task) pair against a surviving instance in a layout's score.
+_SCORE = 100
+
+
+#: Most multiply-adds of one float32 matrix product here: OpenBLAS runs larger ones on several
+#: threads, which costs more than it saves at these sizes and stalls when the cores are busy.
+_GEMM_LIMIT = 1 << 20
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for 2-D ``a``, in row blocks of at most :data:`_GEMM_LIMIT` multiply-adds."""
+    rows = max(1, _GEMM_LIMIT // max(b.size, 1))
+    if a.shape[0] <= rows:
+        return a @ b
+    return np.concatenate([a[i : i + rows] @ b for i in range(0, a.shape[0], rows)])
+
+
+def _class_counts(slot: np.ndarray, where: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """(B, C) placements of each class among those ``where`` (B, P), the class of a placement
+    being at ``slot`` (B, P) of the (B, C) result flattened."""
+    return np.bincount(slot[where], minlength=shape[0] * shape[1]).reshape(shape)
+
+
+@dataclass(frozen=True)
+class _BatchTables:
+    """Constant tables of :meth:`AllocationCatalogue.realise_batch`."""
+
+    score: np.ndarray  # (2P, L) float32: layout contains placement; -1000 where it lacks it
+    size_index: np.ndarray  # (P,) size index of each placement
+    size_first: np.ndarray  # (Z,) first placement of each size
+    size_count: np.ndarray  # (Z,) placements of each size
+
+
+@cache
+def _batch_tables(cat: AllocationCatalogue) -> _BatchTables:
+    size_index = np.array([cat.sizes.index(int(s)) for s in cat.placement_size])
+    if np.any(np.diff(size_index) < 0):
+        raise ValueError(f"{cat.gpu}: placements are not ordered by size")
+    inside = cat.layout_place.T.astype(np.float32)  # (P, L)
+    return _BatchTables(
+        score=np.concatenate([inside, -1000.0 * (1.0 - inside)]),
+        size_index=size_index,
+        size_first=np.searchsorted(size_index, np.arange(len(cat.sizes))),
+        size_count=np.bincount(size_index, minlength=len(cat.sizes)),
+    )
 
 
 @cache

@@ -14,9 +14,10 @@ A step (one decision epoch of ``basis_s`` seconds) does, for every env:
   retraining instances no longer needed released (the lowest-index valid signature at the
   first decision).
 * **Reconfiguration**: the signature is realised on the layout that keeps the most (placement,
-  task) pairs (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise`, one Python call
-  per env, memoised per (signature, allocation, running jobs) in the params); instances that get
-  a new task are ready after the tenant's overhead, or earlier with ``preinit`` (§4.2).
+  task) pairs (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise`), memoised per
+  (signature, allocation, running jobs) in the params, the envs the memo misses realised as one
+  batch (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`); instances that
+  get a new task are ready after the tenant's overhead, or earlier with ``preinit`` (§4.2).
 * **Execution** in stretches of constant rates, split at second boundaries, instances becoming
   ready and retraining completions: the request queues of
   :class:`edgegym.sim.serving.MIGExecutor` and the retraining rules of
@@ -33,7 +34,7 @@ executor in place of the batched stretch (:meth:`MIGDynamics.stretch` and
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ PER_TENANT = 14
 GLOBALS = 4
 HIGH = 10.0
 TERMS = ("goodput", "energy")
-#: Entries of the realisation memo before it starts afresh (bounds its memory).
+#: Entries of a memo (realisations, masks) before it starts afresh (bounds its memory).
 MEMO_LIMIT = 200_000
 
 # Retraining job status per tenant.
@@ -214,13 +215,52 @@ class MIGSpec:
         return int(math.ceil(self.windows * self.window_s - 1e-9))
 
 
+class RowMemo:
+    """Rows of a pure function memoised by integer key, kept in one growing array so that a
+    batch of keys is answered by one gather; it starts afresh past :data:`MEMO_LIMIT` keys
+    (bounds its memory).
+
+    Args:
+        width: Length of a row.
+        dtype: Type of the rows.
+    """
+
+    def __init__(self, width: int, dtype: type) -> None:
+        self.index: dict[int, int] = {}
+        self.table = np.empty((64, width), dtype=dtype)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def rows(self, keys: np.ndarray, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(N, W) the rows of ``keys`` (N,); ``make(idx)`` gives the (K, W) rows of the keys
+        at ``idx`` (K,), one for each distinct key missing from the memo."""
+        if len(self.index) > MEMO_LIMIT:
+            self.index.clear()
+        get = self.index.get
+        at = np.array([get(key, -1) for key in keys.tolist()], dtype=np.int64)
+        miss = np.flatnonzero(at < 0)
+        if miss.size:
+            new, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
+            start = len(self.index)
+            if start + len(new) > len(self.table):
+                grown = np.empty((2 * (start + len(new)), self.table.shape[1]), self.table.dtype)
+                grown[:start] = self.table[:start]
+                self.table = grown
+            self.table[start : start + len(new)] = make(miss[first])
+            self.index.update(zip(new.tolist(), range(start, start + len(new)), strict=True))
+            at[miss] = start + inverse
+        return self.table[at]
+
+
 @dataclass(frozen=True, eq=False)
 class MIGParams:
     """Everything a scenario fixes, precomputed once (S signatures, P placements, M tenants,
     Z instance sizes, K windows, T seconds).
 
-    ``realised`` and ``feasible`` are memo tables filled as envs meet new allocations (pure
-    functions of their keys, so they never change what a step does).
+    ``realised``, ``feasible`` and ``masks`` are memo tables filled as envs meet new
+    allocations and states (pure functions of their keys, so they never change what a step
+    does).
     """
 
     spec: MIGSpec
@@ -236,10 +276,11 @@ class MIGParams:
     gpcs: np.ndarray  # (P,) float GPCs of each placement
     speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
     clock_mhz: np.ndarray  # (1,) the GPU's clock
-    keep_base: np.ndarray  # (P,) int64 weights of the running-job key of an allocation
-    task_base: np.ndarray  # (P,) int64 weights of the key of an allocation
-    realised: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict, repr=False)
-    feasible: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    mask_base: np.ndarray  # (M,) int64 weights of the key of a mask
+    task_base: np.ndarray  # (P,) int64 weights of the allocation in the key of a realisation
+    realised: RowMemo = field(repr=False)  # (P,) allocation by (allocation, jobs, signature)
+    masks: RowMemo = field(repr=False)  # (S,) mask by mask key (see MIGDynamics._mask)
+    feasible: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_spec(cls, spec: MIGSpec) -> MIGParams:
@@ -265,7 +306,8 @@ class MIGParams:
         meets = spec.latency <= spec.slo_s[:, None] + _EPS
         zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
         zmin = np.minimum(zmin, z - 1)
-        if (2 * m + 2) ** len(cat.placements) >= 2**63:
+        n_place = len(cat.placements)
+        if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
         tables = (rsize, stripped, slices, meets)
         for arr in tables:
@@ -284,28 +326,43 @@ class MIGParams:
             gpcs=cat.placement_size.astype(float),
             speed_min=spec.size_train_speed[np.arange(m), zmin],
             clock_mhz=np.array([spec.clock_mhz]),
-            keep_base=(m + 1) ** np.arange(len(cat.placements), dtype=np.int64),
-            task_base=(2 * m + 2) ** np.arange(len(cat.placements), dtype=np.int64),
+            mask_base=_mask_radix(cat) ** np.arange(m, dtype=np.int64),
+            task_base=(2 * m + 2) ** np.arange(n_place, dtype=np.int64) * (len(cat) << m),
+            realised=RowMemo(n_place, np.int64),
+            masks=RowMemo(len(cat), bool),
         )
 
     def realise(self, a: np.ndarray, task: np.ndarray, running: np.ndarray) -> np.ndarray:
         """(N, P) task per placement of signatures ``a`` (N,) realised from allocations ``task``
-        (N, P), keeping the instances of the running (N, M) jobs: one
-        :meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise` per env, memoised."""
-        codes = (task + 2) @ self.task_base  # (N,) each allocation as one integer
+        (N, P), keeping the instances of the running (N, M) jobs: memoised, the envs missing
+        from the memo realised together
+        (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`)."""
         bits = running @ (1 << np.arange(running.shape[1]))
-        memo = self.realised
-        if len(memo) > MEMO_LIMIT:
-            memo.clear()
-        rows = []
-        for i, key in enumerate(zip(a.tolist(), codes.tolist(), bits.tolist(), strict=True)):
-            row = memo.get(key)
-            if row is None:
+        keys = (task + 2) @ self.task_base + (bits * len(self.spec.catalogue) + a)
+
+        def make(idx: np.ndarray) -> np.ndarray:
+            cat = self.spec.catalogue
+            if len(idx) == 1:  # one env (the single env's case): the per-env call is quicker
+                i = int(idx[0])
                 keep = keep_pairs(self, task[i], running[i])
-                _, row = self.spec.catalogue.realise(key[0], task[i], keep)
-                memo[key] = row
-            rows.append(row)
-        return np.stack(rows)
+                return cat.realise(int(a[i]), task[i], keep)[1][None]
+            keep = job_places(self, task[idx], running[idx])
+            return cat.realise_batch(a[idx], task[idx], keep)[1]
+
+        return self.realised.rows(keys, make)
+
+
+def job_places(params: MIGParams, task: np.ndarray, running: np.ndarray) -> np.ndarray:
+    """(N, P) bool: the placements of the envs' running retraining jobs (they must stay)."""
+    m = params.spec.n_tenants
+    job = task >= m
+    return job & np.take_along_axis(running, np.where(job, task - m, 0), axis=1)
+
+
+def _mask_radix(cat: AllocationCatalogue) -> int:
+    """Values of one tenant's part of a mask key: where its running job is (P: nowhere)
+    times which of the Z sizes and none it may take."""
+    return (len(cat.placements) + 1) << (len(cat.sizes) + 1)
 
 
 def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list[tuple[int, int]]:
@@ -373,6 +430,16 @@ def _rows(x: np.ndarray) -> np.ndarray:
     return np.arange(x.shape[0])
 
 
+def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``arr`` with rows ``sel`` (all, or an index array) set to ``value``: ``value`` itself
+    for all rows, else a copy (the state's arrays are replaced, never written in place)."""
+    if isinstance(sel, slice):
+        return value
+    out = arr.copy()
+    out[sel] = value
+    return out
+
+
 class MIGDynamics:
     """The MIG family's :class:`~edgegym.sim.core.Dynamics` (pure batched functions)."""
 
@@ -434,46 +501,63 @@ class MIGDynamics:
         the env's docstring for the rules."""
         return state.mask
 
-    def _feasible(self, params: MIGParams, state: MIGState) -> np.ndarray:
-        """(N, S) bool: statically valid signatures that keep every running job in place."""
-        m = params.spec.n_tenants
-        code = np.where(state.task >= m, state.task - m, 0)
-        kept = (state.task >= m) & np.take_along_axis(state.running, code, axis=1)
-        keys = np.where(kept, code + 1, 0) @ params.keep_base  # (N,) the kept pairs, encoded
-        out = np.empty((keys.shape[0], len(params.spec.catalogue)), dtype=bool)
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        for u, key in enumerate(uniq.tolist()):
-            row = params.feasible.get(key)
-            if row is None:
-                j = int(np.flatnonzero(inverse == u)[0])
-                keep = keep_pairs(params, state.task[j], state.running[j])
-                row = params.spec.valid_static & params.spec.catalogue.feasible(keep)
-                params.feasible[key] = row
-            out[inverse == u] = row
-        return out
-
     def _mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, S) bool: the mask of every env, one memoised row per distinct key. A key says,
+        per tenant, where its running job's instance is (it must stay) and which retraining
+        instance sizes it may take now (:meth:`_mask_row` decodes it); an ended env's key
+        is -1."""
         spec, prof = params.spec, params.profile
-        m = spec.n_tenants
-        done = state.window >= spec.windows
-        mask = self._feasible(params, state)
+        n, m = state.time_s.shape[0], spec.n_tenants
+        cat = spec.catalogue
         k = np.minimum(state.window, spec.windows - 1)
         time_left = state.window * spec.window_s + spec.window_s - state.time_s  # (N,)
         # Work of each job: what is left, or the whole job when it has not started.
         left = np.where(state.job_left > 0, state.job_left, prof.gpu_seconds[:, k, 0].T)
         with np.errstate(divide="ignore", invalid="ignore"):
             secs = spec.overhead_new_s[None, :, None] + left[:, :, None] / spec.size_train_speed
-        too_small = np.asarray(spec.catalogue.sizes)[None, :] < spec.min_train_size[:, None]
+        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
         secs = np.where(too_small[None], np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
-        fits = np.concatenate([fits, np.ones((*fits.shape[:2], 1), dtype=bool)], axis=2)
-        for i in range(m):
-            rs = params.retrain_size[:, i]  # (S,)
-            none = (rs == len(spec.catalogue.sizes))[None]
-            ok = np.where(state.retrained[:, i, None], none, fits[:, i, rs])
-            mask &= ok | state.running[:, i, None]
-        mask[done] = True
-        return mask
+        # Retraining sizes each tenant may take (the last: none): those its job fits in while
+        # pending, none once retrained, any while running (its instance is kept as it is).
+        allowed = np.concatenate(
+            [fits & ~state.retrained[:, :, None], np.ones((n, m, 1), dtype=bool)], axis=2
+        )
+        allowed |= state.running[:, :, None]
+        code = allowed @ (1 << np.arange(len(cat.sizes) + 1))  # (N, M)
+        own = state.task[:, None, :] == (m + np.arange(m))[:, None]  # (N, M, P)
+        place = np.where(state.running & own.any(axis=2), own.argmax(axis=2), len(cat.placements))
+        keys = (place << (len(cat.sizes) + 1) | code) @ params.mask_base
+        keys[state.window >= spec.windows] = -1
+        return params.masks.rows(keys, lambda idx: self._mask_rows(params, keys[idx]))
+
+    def _mask_rows(self, params: MIGParams, keys: np.ndarray) -> np.ndarray:
+        """(K, S) bool: the masks of mask keys ``keys`` (K,) (see :meth:`_mask_row`)."""
+        return np.stack([self._mask_row(params, key) for key in keys.tolist()])
+
+    def _mask_row(self, params: MIGParams, key: int) -> np.ndarray:
+        """(S,) bool: the mask of one env with mask key ``key`` (see :meth:`_mask`): statically
+        valid signatures that keep every running job in place, some layout hosting them, and
+        give each tenant a retraining instance it may take (all signatures for -1)."""
+        spec = params.spec
+        cat = spec.catalogue
+        m, n_place, z = spec.n_tenants, len(cat.placements), len(cat.sizes)
+        if key < 0:
+            return np.ones(len(cat), dtype=bool)
+        places, codes = [], []
+        for _ in range(m):
+            key, part = divmod(key, _mask_radix(cat))
+            places.append(part >> (z + 1))
+            codes.append(part & ((1 << (z + 1)) - 1))
+        feasible = params.feasible.get(tuple(places))
+        if feasible is None:
+            keep = [(p, m + i) for i, p in enumerate(places) if p < n_place]
+            feasible = spec.valid_static & cat.feasible(keep)
+            params.feasible[tuple(places)] = feasible
+        row = feasible.copy()
+        for i, code in enumerate(codes):
+            row &= (code >> params.retrain_size[:, i] & 1).astype(bool)
+        return row
 
     def project(self, params: MIGParams, state: MIGState, actions: Any) -> tuple[np.ndarray, ...]:
         """(N,) signatures applied and (N,) bool ``projected``: an action the mask forbids
@@ -613,29 +697,38 @@ class MIGDynamics:
             state.running = state.running | start_job
         return count
 
-    def stretch(self, params: MIGParams, state: MIGState, until: np.ndarray) -> Stretch:
+    def stretch(
+        self,
+        params: MIGParams,
+        state: MIGState,
+        until: np.ndarray,
+        rows: np.ndarray | None = None,
+    ) -> Stretch:
         """Serve the queues and retrain until ``until`` (N,) or the first job completion, at
-        constant rates (:class:`edgegym.sim.serving.MIGExecutor.run`, batched). Updates the
+        constant rates (:class:`edgegym.sim.serving.MIGExecutor.run`, batched), in the envs
+        ``rows`` (K,) (all where ``None``); the result has one row per env run. Updates their
         backlog; the caller accounts for the rest. The executor seam: the real backend
         replaces this."""
         spec = params.spec
         m = spec.n_tenants
-        t = state.time_s
-        ready = state.ready_s <= t[:, None] + _EPS  # (N, P)
+        sel = slice(None) if rows is None else rows
+        t = state.time_s[sel]
+        task, running, job_left = state.task[sel], state.running[sel], state.job_left[sel]
+        ready = state.ready_s[sel] <= t[:, None] + _EPS  # (K, P)
         tenant_ids = np.arange(m)[None, :, None]
-        own_i = (state.task[:, None, :] == tenant_ids) & ready[:, None, :]  # (N, M, P)
-        own_r = (state.task[:, None, :] == m + tenant_ids) & ready[:, None, :]
+        own_i = (task[:, None, :] == tenant_ids) & ready[:, None, :]  # (K, M, P)
+        own_r = (task[:, None, :] == m + tenant_ids) & ready[:, None, :]
         speed = np.sum(np.where(own_r, spec.train_speed, 0.0), axis=2)
-        speed = np.where(state.running, speed, 0.0)
-        active = state.running & (speed > 0)
+        speed = np.where(running, speed, 0.0)
+        active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            finish = np.where(active, state.job_left / np.where(active, speed, 1.0), np.inf)
-        dt = np.maximum(0.0, np.minimum(until - t, finish.min(axis=1)))
+            finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
+        dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
-        lam = state.arrivals[_rows(t), :, sec]  # (N, M)
+        lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
         mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
         bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
-        b0 = np.minimum(state.backlog, bmax)
+        b0 = np.minimum(state.backlog[sel], bmax)
         dtc = dt[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
@@ -645,11 +738,13 @@ class MIGDynamics:
             fill_b1 = np.where(t_full >= dtc, b0 + (lam - mu) * dtc, bmax)
         filling = lam > mu
         served = np.where(filling, mu * dtc, drain_served)
-        state.backlog = np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
-        infer_gpcs = own_i.astype(float) @ params.gpcs  # (N, M)
+        state.backlog = _put(
+            state.backlog, sel, np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
+        )
+        infer_gpcs = own_i.astype(float) @ params.gpcs  # (K, M)
         with np.errstate(divide="ignore", invalid="ignore"):
             load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dtc, _EPS)), 0.0)
-        train_gpcs = np.where(state.running, own_r.astype(float) @ params.gpcs, 0.0)
+        train_gpcs = np.where(running, own_r.astype(float) @ params.gpcs, 0.0)
         busy = infer_gpcs * load + train_gpcs
         util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
         power = spec.power.power(params.clock_mhz, util)
@@ -665,28 +760,28 @@ class MIGDynamics:
 
     def _advance(self, params: MIGParams, state: MIGState, until: np.ndarray, go: np.ndarray):
         """Run the envs ``go`` (N,) one stretch towards ``until`` (N,) and account for it
-        (:meth:`edgegym.sim.engine.Engine.advance`); the others stay as they are."""
-        saved = state.backlog
-        seg = self.stretch(params, state, until)
-        state.backlog = np.where(go[:, None], state.backlog, saved)
-        dt = np.where(go, seg.dt, 0.0)
-        gc = go[:, None]
-        left = np.where(gc, np.maximum(0.0, state.job_left - seg.work), state.job_left)
-        state.job_left = left
-        done = (
-            gc
-            & seg.active
-            & ((seg.finish <= dt[:, None] + _EPS) | (left <= _EPS * np.maximum(state.job_total, 1)))
+        (:meth:`edgegym.sim.engine.Engine.advance`); the others stay as they are (the
+        stretch runs only the envs that go, unless all do)."""
+        rows = None if go.all() else np.flatnonzero(go)
+        sel = slice(None) if rows is None else rows
+        seg = self.stretch(params, state, until, rows)
+        dt = seg.dt  # (K,)
+        left = np.maximum(0.0, state.job_left[sel] - seg.work)
+        done = seg.active & (
+            (seg.finish <= dt[:, None] + _EPS)
+            | (left <= _EPS * np.maximum(state.job_total[sel], 1))
         )
-        rec = np.flatnonzero(go & (dt > 0))
+        state.job_left = _put(state.job_left, sel, left)
+        pos = dt > 0
+        rec = np.flatnonzero(pos) if rows is None else rows[pos]
         if rec.size:
             k = state.window[rec]
-            d = dt[rec, None]
+            d = dt[pos, None]
             acc = state.model_acc[rec]
-            req = seg.requests[rec]
-            served = seg.served[rec]
+            req = seg.requests[pos]
+            served = seg.served[pos]
             state.acc_integral[rec, :, k] += acc * d
-            state.energy_j[rec, k] += seg.energy_j[rec]
+            state.energy_j[rec, k] += seg.energy_j[pos]
             state.retrain_gpu_s[rec] += (
                 np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
             )
@@ -694,9 +789,10 @@ class MIGDynamics:
             state.served_slo[rec, :, k] += served
             state.goodput[rec, :, k] += served * acc
             state.correct[rec, :, k] += req * acc
-            self._log(params, state, rec, dt)
-        state.time_s = state.time_s + dt
+            self._log(params, state, rec, dt[pos])
+        state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
         if done.any():
+            done = _put(np.zeros_like(state.running), sel, done)
             state.model_acc = np.where(done, state.job_target, state.model_acc)
             state.running = state.running & ~done
             state.job_left = np.where(done, 0.0, state.job_left)
@@ -705,10 +801,10 @@ class MIGDynamics:
             state.retrainings += done
 
     def _log(self, params: MIGParams, state: MIGState, rec: np.ndarray, dt: np.ndarray) -> None:
-        """Append a stretch record to the timelines of envs ``rec`` that keep one (the
-        engine's ``metrics.timeline`` layout)."""
+        """Append a stretch record of ``dt`` (K,) seconds to the timelines of envs ``rec``
+        (K,) that keep one (the engine's ``metrics.timeline`` layout)."""
         m = params.spec.n_tenants
-        for i in rec.tolist():
+        for i, d in zip(rec.tolist(), dt, strict=True):
             tl = state.timeline[i]
             if tl is None:
                 continue
@@ -716,9 +812,9 @@ class MIGDynamics:
             tl.append(
                 {
                     "t0": t,
-                    "t1": t + float(dt[i]),
+                    "t1": t + float(d),
                     "window": int(state.window[i]),
-                    "accuracy": (state.model_acc[i] * dt[i] / dt[i]).tolist(),
+                    "accuracy": (state.model_acc[i] * d / d).tolist(),
                     "share_retrain": state.share_retrain[i].tolist(),
                     "share_infer": params.share[state.signature[i], :m].tolist(),
                     "retrain_cfg": np.where(state.running[i], 0, -1).tolist(),
@@ -849,6 +945,7 @@ __all__ = [
     "MIGSpec",
     "MIGState",
     "Stretch",
+    "job_places",
     "keep_pairs",
     "status_of",
 ]

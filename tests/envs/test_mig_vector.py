@@ -1,5 +1,6 @@
 """The MIG family's native vector env beyond the generic checks of ``test_vector.py``:
-projection of invalid actions, the per-stretch timeline, and the memoised realisation."""
+projection of invalid actions, the per-stretch timeline, and the memoised realisation and
+masks."""
 
 from __future__ import annotations
 
@@ -60,3 +61,26 @@ def test_single_env_keeps_the_engine_timeline_of_stretches() -> None:
     assert len(env.timeline) == 24 and len(stretches) >= 24
     assert stretches[-1]["t1"] == env.engine.cluster.time_s == 24.0
     assert {"t0", "t1", "window", "accuracy", "share_infer", "share_retrain"} <= set(stretches[0])
+
+
+def test_memoised_mask_is_the_rules() -> None:
+    """The mask rows looked up by key equal the rules applied to each env directly."""
+    vec = MIGVectorEnv(num_envs=6, **SMALL)
+    vec.reset(seed=3)
+    p = vec.params
+    spec, cat = p.spec, p.spec.catalogue
+    rng = np.random.default_rng(3)
+    for _ in range(24):
+        st = vec.state
+        for i in range(6):
+            want = spec.valid_static & cat.feasible(keep_pairs(p, st.task[i], st.running[i]))
+            k = min(int(st.window[i]), spec.windows - 1)
+            left = np.where(st.job_left[i] > 0, st.job_left[i], p.profile.gpu_seconds[:, k, 0])
+            time_left = st.window[i] * spec.window_s + spec.window_s - st.time_s[i]
+            fits = np.c_[spec.fits_window(left, time_left), np.ones(spec.n_tenants, dtype=bool)]
+            for j in range(spec.n_tenants):
+                rs = p.retrain_size[:, j]
+                ok = rs == len(cat.sizes) if st.retrained[i, j] else fits[j, rs]
+                want &= ok | st.running[i, j]
+            np.testing.assert_array_equal(vec.action_masks()[i], want)
+        vec.step(np.array([int(rng.choice(np.flatnonzero(row))) for row in vec.action_masks()]))

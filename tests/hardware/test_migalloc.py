@@ -92,3 +92,44 @@ def test_unrealisable_signature_raises():
     with pytest.raises(ValueError, match="no layout"):
         cat.realise(bad, a, keep)
     assert IDLE == -1
+
+
+@pytest.mark.parametrize(("gpu", "m"), [("A100-40GB", 1), ("A100-40GB", 3), ("H100-80GB", 2)])
+def test_batched_realisation_equals_the_per_env_one(gpu, m):
+    """Random walks of allocations (running jobs kept, some instances idled, some restarts from
+    nothing) realised one by one and as one batch give the same layouts and tasks."""
+    cat = catalogue(gpu, m)
+    rng = np.random.default_rng(7)
+    n_place = len(cat.placements)
+    sigs, prevs, keeps, want = [], [], [], []
+    prev = np.full(n_place, ABSENT)
+    while len(sigs) < 1500:
+        n = int(rng.integers(len(cat)))
+        keep = (prev >= m) & (rng.random(n_place) < 0.7)
+        pairs = [(int(p), int(prev[p])) for p in np.flatnonzero(keep)]
+        if not cat.feasible(pairs)[n]:
+            continue
+        got = cat.realise(n, prev, pairs)
+        sigs.append(n)
+        prevs.append(prev)
+        keeps.append(keep)
+        want.append(got)
+        prev = got[1].copy()
+        prev[(prev >= 0) & (rng.random(n_place) < 0.15)] = IDLE
+        if rng.random() < 0.05:
+            prev = np.full(n_place, ABSENT)
+    lay, phys = cat.realise_batch(np.array(sigs), np.array(prevs), np.array(keeps))
+    np.testing.assert_array_equal(lay, [w[0] for w in want])
+    np.testing.assert_array_equal(phys, np.array([w[1] for w in want]))
+    one_lay, one = cat.realise_batch(np.array(sigs[:1]), np.array(prevs[:1]), np.array(keeps[:1]))
+    assert one_lay[0] == want[0][0] and np.array_equal(one[0], want[0][1])
+
+
+def test_batched_realisation_raises_like_the_per_env_one():
+    cat = catalogue("A100-40GB", 2)
+    prev = np.full(len(cat.placements), ABSENT)
+    _, a = cat.realise(cat.index(((4,), (2,), (1,), ())), prev)
+    bad = cat.index(((3,), (2, 1), (1,), ()))
+    good = cat.index(((4,), (2,), (1,), ()))
+    with pytest.raises(ValueError, match="no layout"):
+        cat.realise_batch(np.array([good, bad]), np.stack([a, a]), np.stack([a == 2, a == 2]))

@@ -73,7 +73,15 @@ class _RealDynamics(MIGDynamics):
         self.executor = executor
         self.cluster = cluster
 
-    def stretch(self, params: MIGParams, state: MIGState, until: np.ndarray) -> Stretch:
+    def stretch(
+        self,
+        params: MIGParams,
+        state: MIGState,
+        until: np.ndarray,
+        rows: np.ndarray | None = None,
+    ) -> Stretch:
+        """One stretch of the real executor (``rows`` is ``None``: its one env runs whenever
+        a stretch does)."""
         m = params.spec.n_tenants
         ex = self.executor
         t = float(state.time_s[0])
