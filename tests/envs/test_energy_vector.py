@@ -158,8 +158,3 @@ def test_spaces_and_info_layout() -> None:
     assert set(info["episode_metrics"]) >= {"F_S", "_F_S", "energy_j"}
     with pytest.raises(ValueError):
         vec.step(np.zeros((3, vec.params.n)))
-
-
-def test_gymnasium_vector_checker() -> None:
-    """Gymnasium 1.4 has no vector env checker; the single-env checker covers the adapter."""
-    pytest.importorskip("gymnasium.utils.vector_env_checker")
