@@ -1,6 +1,9 @@
 """A fifth family registered at run time (issue: a new family touches few places): a toy
 family declared here passes the checkers and the conformance basics, and the evaluator, the
-flat views and the CLI serve it without edits elsewhere.
+flat views and the CLI serve it without edits elsewhere; with a batched dynamics
+(:class:`ToyDynamics`, the contract of :mod:`edgegym.sim.core`) and a three-line
+:class:`~edgegym.envs.vector.EdgeVectorEnv` its ``vector_entry_point`` gives it a native vector
+env that steps exactly as its single envs.
 
 The toy: each step one GPU of ``units`` units is split between two tenants whose demand (in
 units) is drawn every step; reward term ``served`` = units that met demand / ``units``. Its
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
@@ -25,9 +29,10 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import edgegym
 from edgegym import cli
 from edgegym.envs import ENV_IDS
+from edgegym.envs.vector import EdgeVectorEnv
 from edgegym.families import Family, ScenarioSchema, register_family, unregister_family
 from edgegym.scenarios import Scenario, ScenarioError, load
-from edgegym.sim.core import weighted_reward
+from edgegym.sim.core import Record, weighted_reward
 from edgegym.wrappers import make_flat
 
 TOY_ID = "edgegym/ToyShare-v0"
@@ -90,10 +95,74 @@ class ToyShareEnv(gym.Env):
         self._k += 1
         done = self._k >= self.steps
         self._draw()
-        info = {"action_mask": self.action_masks(), "reward_terms": {"served": reward}}
+        info = {
+            "action_mask": self.action_masks(),
+            "reward_terms": {"served": met / self.units},
+            "energy_j": 0.0,
+        }
         if done:
             info["episode_metrics"] = {"served": self.served / self.steps}
         return self._obs(), reward, done, False, info
+
+
+@dataclass
+class ToyState:
+    """N toy envs (the contract of :mod:`edgegym.sim.core`)."""
+
+    k: np.ndarray  # (N,) int64 steps taken
+    demand: np.ndarray  # (N, 2) int64 units each tenant wants this step
+    served: np.ndarray  # (N,) sum of the served term
+    rng: list  # (N,) each env's generator (demand is drawn every step)
+
+
+@dataclass(frozen=True)
+class ToyParams:
+    steps: int
+    units: int
+
+
+class ToyDynamics:
+    """The toy's dynamics, batched: what a fifth family writes in ``sim/<family>.py``."""
+
+    terms = ("served",)
+
+    def initial(self, p: ToyParams, rngs) -> ToyState:
+        demand = np.array([r.integers(0, p.units + 1, size=2) for r in rngs], dtype=np.int64)
+        m = len(rngs)
+        return ToyState(np.zeros(m, np.int64), demand.reshape(m, 2), np.zeros(m), list(rngs))
+
+    def mask(self, p: ToyParams, state: ToyState) -> np.ndarray:
+        return np.ones((len(state.k), p.units + 1), dtype=bool)
+
+    def step(self, p: ToyParams, state: ToyState, actions: np.ndarray):
+        a = np.asarray(actions, dtype=np.int64)
+        met = np.minimum(a, state.demand[:, 0]) + np.minimum(p.units - a, state.demand[:, 1])
+        served = met / p.units
+        state.served = state.served + served
+        state.k = state.k + 1
+        state.demand = np.array([r.integers(0, p.units + 1, size=2) for r in state.rng])
+        n = len(a)
+        return state, Record(np.zeros(n), np.ones(n), {"served": served})
+
+    def observation(self, p: ToyParams, state: ToyState) -> np.ndarray:
+        return (state.demand / p.units).astype(np.float32)
+
+    def done(self, p: ToyParams, state: ToyState) -> np.ndarray:
+        return state.k >= p.steps
+
+    def metrics(self, p: ToyParams, state: ToyState, i: int) -> dict[str, float]:
+        return {"served": float(state.served[i]) / p.steps}
+
+
+class ToyShareVectorEnv(EdgeVectorEnv):
+    """What a fifth family writes in ``envs/<family>/vector.py``."""
+
+    env_id = TOY_ID
+
+    def _build(self, scenario):
+        p = ToyParams(int(scenario["steps"]), int(scenario["units"]))
+        obs = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
+        return p, ToyDynamics(), obs, spaces.Discrete(p.units + 1)
 
 
 class Optimal:
@@ -114,6 +183,7 @@ def toy(tmp_path: Path):
         name="toy",
         env_id=TOY_ID,
         entry_point=f"{__name__}:ToyShareEnv",
+        vector_entry_point=f"{__name__}:ToyShareVectorEnv",
         default_scenario=str(path),
         summary="toy: one GPU split between two tenants",
         schema=ScenarioSchema(_validate, TOP, {}, frozenset({"objective"})),
@@ -170,3 +240,16 @@ def test_evaluator_and_cli_serve_the_toy_family(toy, tmp_path, capsys):
     assert code == 0
     data = json.loads(out.read_text())
     assert data["env"] == TOY_ID and data["results"][0]["policy"] == "random"
+
+
+def test_toy_family_gets_a_native_vector_env(toy):
+    """Its ``vector_entry_point`` is all a family adds for ``make_vec``: N toy envs in one
+    batch step exactly as N single envs seeded s + i."""
+    from gymnasium.vector import AutoresetMode
+    from test_vector import assert_vector_matches_singles  # same folder (pytest prepends it)
+
+    from edgegym.families import get_family
+
+    vec = gym.make_vec(TOY_ID, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP)
+    assert isinstance(vec, ToyShareVectorEnv) and vec.action_masks().shape == (3, UNITS + 1)
+    assert_vector_matches_singles(get_family("toy"), {}, seed=5, n=6)

@@ -84,8 +84,15 @@ def test_vector_equals_single_envs(fam, scenario, overrides, seed) -> None:
     kwargs = dict(overrides)
     if scenario is not None:
         kwargs["scenario"] = scenario
-    vec = load_object(fam.vector_entry_point)(num_envs=N, **kwargs)
-    singles = [gym.make(fam.env_id, **kwargs).unwrapped for _ in range(N)]
+    assert_vector_matches_singles(fam, kwargs, seed)
+
+
+def assert_vector_matches_singles(fam: Any, kwargs: dict[str, Any], seed: int, n: int = N) -> None:
+    """Step ``fam``'s vector env of ``n`` envs (seed ``seed``) and ``n`` single envs (seeds
+    ``seed + i``) with the same masked random actions until every env has ended; everything
+    each env returns must be equal, bit for bit. (Also used by the toy family's test.)"""
+    vec = load_object(fam.vector_entry_point)(num_envs=n, **kwargs)
+    singles = [gym.make(fam.env_id, **kwargs).unwrapped for _ in range(n)]
     space = vec.single_action_space
     assert space == singles[0].action_space
     assert vec.single_observation_space == singles[0].observation_space
@@ -96,7 +103,7 @@ def test_vector_equals_single_envs(fam, scenario, overrides, seed) -> None:
         np.testing.assert_array_equal(info["action_mask"][i], inf["action_mask"])
     np.testing.assert_array_equal(vec.action_masks(), info["action_mask"])
     rng = np.random.default_rng(seed)
-    alive = np.ones(N, dtype=bool)
+    alive = np.ones(n, dtype=bool)
     steps = 0
     while alive.any():
         actions = masked_random(rng, vec.action_masks(), space)
