@@ -46,6 +46,7 @@ from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_prof
 from edgegym.hardware.migalloc import ABSENT, IDLE, AllocationCatalogue, catalogue
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Record
+from edgegym.sim.serving import fluid_queue
 from edgegym.workload.arrivals import ArrivalProcess, make_arrival
 from edgegym.workload.continual import ContinualProfile
 from edgegym.workload.models import ModelProfile, get_model
@@ -728,19 +729,9 @@ class MIGDynamics:
         lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
         mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
         bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
-        b0 = np.minimum(state.backlog[sel], bmax)
         dtc = dt[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
-            drain_served = np.where(t_empty >= dtc, mu * dtc, b0 + lam * dtc)
-            drain_b1 = np.where(t_empty >= dtc, b0 - (mu - lam) * dtc, 0.0)
-            t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
-            fill_b1 = np.where(t_full >= dtc, b0 + (lam - mu) * dtc, bmax)
-        filling = lam > mu
-        served = np.where(filling, mu * dtc, drain_served)
-        state.backlog = _put(
-            state.backlog, sel, np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
-        )
+        served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
+        state.backlog = _put(state.backlog, sel, b1)
         infer_gpcs = own_i.astype(float) @ params.gpcs  # (K, M)
         with np.errstate(divide="ignore", invalid="ignore"):
             load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dtc, _EPS)), 0.0)

@@ -32,6 +32,39 @@ from edgegym.sim.state import Allocation, ClusterState, MIGState, Segment, Tenan
 _EPS = 1e-9
 
 
+def fluid_queue(
+    b0: np.ndarray, lam: np.ndarray, mu: np.ndarray, bmax: np.ndarray, dt: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray]:
+    """One stretch of SLO-admission fluid queues at constant rates (any broadcastable shapes).
+
+    Requests queued beyond ``bmax`` (what the instances can finish within the SLO) miss it
+    (they count as arrived and not served in time). With ``lam <= mu`` the queue drains (or
+    stays empty) and everything is admitted; with ``lam > mu`` it fills to ``bmax``, then
+    arrivals are turned away. The one rule of the simulated (batched, :mod:`edgegym.sim.mig`)
+    and the real MIG executors.
+
+    Args:
+        b0: Backlog at the start (requests).
+        lam: Arrival rate (requests/s).
+        mu: Service rate within the SLO (requests/s).
+        bmax: Largest backlog still served within the SLO.
+        dt: Stretch length (s).
+
+    Returns:
+        ``(served, backlog at the end)``.
+    """
+    b0 = np.minimum(b0, bmax)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
+        drain_served = np.where(t_empty >= dt, mu * dt, b0 + lam * dt)
+        drain_b1 = np.where(t_empty >= dt, b0 - (mu - lam) * dt, 0.0)
+        t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
+        fill_b1 = np.where(t_full >= dt, b0 + (lam - mu) * dt, bmax)
+    filling = lam > mu
+    served = np.where(filling, mu * dt, drain_served)
+    return served, np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
+
+
 class MIGExecutor:
     """Profile-driven executor of one MIG GPU shared by M tenants.
 
@@ -110,22 +143,7 @@ class MIGExecutor:
         dt = duration_s
         lam = self.arrival_rate(cluster.time_s)
         mu, bmax = self.capacity()
-        b0 = self.state.backlog
-        # Requests queued beyond what the current instances can finish in time miss the SLO
-        # (they count as requests that arrived and were not served in time).
-        b0 = np.minimum(b0, bmax)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # lam <= mu: the queue drains (or stays empty); everything is admitted.
-            t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
-            drain_served = np.where(t_empty >= dt, mu * dt, b0 + lam * dt)
-            drain_b1 = np.where(t_empty >= dt, b0 - (mu - lam) * dt, 0.0)
-            # lam > mu: the queue fills to its bound, then arrivals are turned away.
-            t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
-            fill_b1 = np.where(t_full >= dt, b0 + (lam - mu) * dt, bmax)
-        filling = lam > mu
-        served = np.where(filling, mu * dt, drain_served)
-        b1 = np.where(filling, fill_b1, drain_b1)
-        self.state.backlog = np.maximum(0.0, b1)
+        served, self.state.backlog = fluid_queue(self.state.backlog, lam, mu, bmax, dt)
         acc = tenants.model_acc
         requests = lam * dt
         work = self.retrain_speed(alloc) * dt
