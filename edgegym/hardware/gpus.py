@@ -308,15 +308,28 @@ class PowerModel:
         Raises:
             ValueError: On a clock or utilisation out of range.
         """
+        f, u = self._checked(clock_mhz, utilisation)
+        return self.idle_power_w + self._dynamic(f, u)
+
+    def dynamic_power(self, clock_mhz: ArrayLike, utilisation: ArrayLike) -> NDArray[np.float64]:
+        """Watts above idle, ``power - idle_power_w`` (linear in the utilisation); arguments
+        and errors as in :meth:`power`."""
+        return self._dynamic(*self._checked(clock_mhz, utilisation))
+
+    def _checked(
+        self, clock_mhz: ArrayLike, utilisation: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         f = np.asarray(clock_mhz, dtype=np.float64)  # (...)
         u = np.asarray(utilisation, dtype=np.float64)  # (...) broadcastable to f
         if np.any(f <= 0) or np.any(f > self.max_clock_mhz * (1 + 1e-9)):
             raise ValueError(f"clock_mhz must lie in (0, {self.max_clock_mhz}]")
         if np.any(u < 0) or np.any(u > 1):
             raise ValueError("utilisation must lie in [0, 1]")
+        return f, u
+
+    def _dynamic(self, f: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
         v_rel = self.voltage(f) / self.max_voltage_v
-        dynamic = (self.max_power_w - self.idle_power_w) * u * (f / self.max_clock_mhz)
-        return self.idle_power_w + dynamic * v_rel**2
+        return (self.max_power_w - self.idle_power_w) * u * (f / self.max_clock_mhz) * v_rel**2
 
     def energy(
         self, clock_mhz: ArrayLike, utilisation: ArrayLike, duration_s: ArrayLike
@@ -332,6 +345,51 @@ class PowerModel:
             Joules, broadcast shape of the inputs.
         """
         return self.power(clock_mhz, utilisation) * np.asarray(duration_s, dtype=np.float64)
+
+    def gpu_energy(
+        self, clock_mhz: ArrayLike, utilisation: ArrayLike, duration_s: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Joules of G GPUs that run a stretch at one utilisation: the total and its idle part.
+
+        The one energy rule of the simulated families (continual, MIG and DAG; the energy
+        family's tenants each run alone at their own clock, which is :meth:`energy`).
+
+        Args:
+            clock_mhz: (G,) core clock of each GPU (or a scalar: one GPU).
+            utilisation: (...) busy fraction of every GPU in each stretch.
+            duration_s: (...) seconds of each stretch, broadcast against ``utilisation``.
+
+        Returns:
+            ``(total, idle)``, each of the broadcast shape of ``utilisation`` and
+            ``duration_s``: ``sum_g power(f_g, u) * t`` and ``sum_g power(f_g, 0) * t``.
+        """
+        f = np.atleast_1d(np.asarray(clock_mhz, dtype=np.float64))  # (G,)
+        u = np.asarray(utilisation, dtype=np.float64)[..., None]  # (..., 1)
+        t = np.asarray(duration_s, dtype=np.float64)
+        total = self.power(f, u).sum(axis=-1) * t
+        idle = np.full(f.shape, self.idle_power_w).sum() * t  # summed as power(f, 0) is
+        return total, idle
+
+    @staticmethod
+    def attribute(total_j: ArrayLike, idle_j: ArrayLike, busy: ArrayLike) -> NDArray[np.float64]:
+        """Split joules among tenants: idle evenly, the rest in proportion to what each used.
+
+        Args:
+            total_j: (...) joules of each stretch.
+            idle_j: (...) the idle part of ``total_j``.
+            busy: (..., M) resources (GPUs, GPCs, device seconds) each of M tenants kept busy.
+
+        Returns:
+            (..., M) joules per tenant; they sum to ``total_j``. With nothing busy, only the
+            idle part is split (evenly).
+        """
+        busy = np.asarray(busy, dtype=np.float64)
+        total = np.asarray(total_j, dtype=np.float64)[..., None]
+        idle = np.asarray(idle_j, dtype=np.float64)[..., None]
+        used = busy.sum(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(used > 0, busy / np.where(used > 0, used, 1.0), 0.0)
+        return idle / max(busy.shape[-1], 1) + (total - idle) * share
 
     def speed_factor(
         self, clock_mhz: ArrayLike, memory_bound: ArrayLike = 0.0

@@ -156,9 +156,6 @@ class ContinualParams:
     cap_quanta: int  # whole quanta of all G GPUs
     power_model: PowerModel
     clock_mhz: np.ndarray  # (G,) core clock of every GPU
-    # PowerModel.power(clock, u) = idle + ((max - idle) * u * clock_frac) * volt2, per GPU.
-    clock_frac: np.ndarray  # (G,) clock / top clock
-    volt2: np.ndarray  # (G,) (voltage / top voltage) ** 2
     full_power_w: float  # watts of all G GPUs at full power
     mask_idle: np.ndarray  # (max_streams, W) bool: the mask of an env that is not live
     mask_live: np.ndarray  # (max_streams, W) bool: the state-independent part of a live one
@@ -190,9 +187,7 @@ def continual_params(
     live = idle.copy()
     live[: spec.streams, c + 1 : c + 1 + l_inf] = True  # every inference configuration
     live[: spec.streams, c + 1 + l_inf + q :] = True  # every inference share
-    clock_frac = clock / power.max_clock_mhz
-    volt2 = (power.voltage(clock) / power.max_voltage_v) ** 2
-    for arr in (nvec, base_share, curve, clock, clock_frac, volt2, idle, live):
+    for arr in (nvec, base_share, curve, clock, idle, live):
         arr.setflags(write=False)
     return ContinualParams(
         spec=spec,
@@ -204,8 +199,6 @@ def continual_params(
         cap_quanta=int(np.floor(spec.gpus / spec.quantum + _QUANTA_EPS)),
         power_model=power,
         clock_mhz=clock,
-        clock_frac=clock_frac,
-        volt2=volt2,
         full_power_w=spec.gpus * spec.gpu.max_power_w,
         term_weights={t: float(spec.weights[WEIGHT_KEYS[t]]) for t in TERMS},
         mask_idle=idle,
@@ -528,9 +521,7 @@ class ContinualDynamics:
         work = speed * dt2
         busy = np.minimum(state.share_infer, needed) + np.where(retraining, share, 0.0)
         util = np.minimum(1.0, busy.sum(axis=1) / spec.gpus)
-        power = params.power_model
-        dynamic = ((power.max_power_w - power.idle_power_w) * util)[:, None] * params.clock_frac
-        energy = (power.idle_power_w + dynamic * params.volt2).sum(axis=1) * dt  # G GPUs
+        energy, _ = params.power_model.gpu_energy(params.clock_mhz, util, dt)
         for i in ex_rows:
             cluster, tenants, alloc = views[i]
             seg = state.episode[i].executor.run(cluster, tenants, alloc, float(dt[i]))

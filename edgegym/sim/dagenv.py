@@ -235,7 +235,10 @@ def dag_params(sc: Scenario) -> DAGParams:
         speed_tflops=tuple(map(float, sv["speed_tflops"])),
         link_gbps=tuple(map(float, sv["link_gbps"])),
         storage_gbps=tuple(map(float, sv["storage_gbps"])),
-        unit_dyn_w=(power.max_power_w - power.idle_power_w) * int(sv["gpus_per_server"]),
+        # Servers run at the top clock; a node's joules are the dynamic power of the units
+        # it holds (linear in the utilisation), idle power is not counted.
+        unit_dyn_w=float(power.dynamic_power(power.max_clock_mhz, 1.0))
+        * int(sv["gpus_per_server"]),
         power=power,
     )
 

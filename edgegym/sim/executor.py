@@ -100,18 +100,11 @@ class SimulatedExecutor:
         busy_train = np.where(alloc.retrain_cfg >= 0, alloc.share_retrain, 0.0)
         busy = busy_infer + busy_train  # (V,) GPUs in use per tenant
         util = min(1.0, float(busy.sum()) / cluster.gpus)
-        clock = cluster.clock_mhz
-        gpu_power = self.power.power(clock, np.full(clock.shape, util))  # (G,)
-        energy = float(np.sum(gpu_power)) * duration_s
-        idle = float(self.power.power(clock, np.zeros(clock.shape)).sum()) * duration_s
-        # Attribution: idle power split evenly, dynamic power in proportion to GPUs used.
-        dynamic = energy - idle
-        share = busy / busy.sum() if busy.sum() > 0 else np.zeros_like(busy)
-        tenant_energy = idle / max(len(busy), 1) + dynamic * share
+        energy, idle = self.power.gpu_energy(cluster.clock_mhz, util, duration_s)
         return Segment(
             duration_s=duration_s,
             work_done=work,
             acc_integral=acc * duration_s,
-            energy_j=energy,
-            tenant_energy_j=tenant_energy,
+            energy_j=float(energy),
+            tenant_energy_j=self.power.attribute(energy, idle, busy),
         )

@@ -738,7 +738,7 @@ class MIGDynamics:
         train_gpcs = np.where(running, own_r.astype(float) @ params.gpcs, 0.0)
         busy = infer_gpcs * load + train_gpcs
         util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
-        power = spec.power.power(params.clock_mhz, util)
+        energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
             dt=dt,
             active=active,
@@ -746,7 +746,7 @@ class MIGDynamics:
             work=speed * dtc,
             requests=lam * dtc,
             served=served,
-            energy_j=power * dt,
+            energy_j=energy,
         )
 
     def _advance(self, params: MIGParams, state: MIGState, until: np.ndarray, go: np.ndarray):

@@ -158,16 +158,13 @@ class MIGExecutor:
         train_gpcs = np.where(alloc.retrain_cfg >= 0, train_own.astype(float) @ self.gpcs, 0.0)
         busy = infer_gpcs * load + train_gpcs  # (M,) GPCs busy
         util = min(1.0, float(busy.sum()) / MIG_TOTAL_GPCS)
-        clock = cluster.clock_mhz
-        energy = float(np.sum(self.power.power(clock, np.full(clock.shape, util)))) * dt
-        idle = float(np.sum(self.power.power(clock, np.zeros(clock.shape)))) * dt
-        share = busy / busy.sum() if busy.sum() > 0 else np.zeros(m)
+        energy, idle = self.power.gpu_energy(cluster.clock_mhz, util, dt)
         return Segment(
             duration_s=dt,
             work_done=work,
             acc_integral=acc * dt,
-            energy_j=energy,
-            tenant_energy_j=idle / m + (energy - idle) * share,
+            energy_j=float(energy),
+            tenant_energy_j=self.power.attribute(energy, idle, busy),
             requests=requests,
             served_slo=served,
             goodput=served * acc,

@@ -110,3 +110,37 @@ def test_speed_factor():
         speed_factor(1400.0, 1300.0)
     with pytest.raises(ValueError):
         speed_factor(1000.0, 1300.0, memory_bound=1.2)
+
+
+def test_gpu_energy_and_attribution_by_hand():
+    """Two V100s at 1000 MHz, half busy, 2 s: every family's one energy rule (idle split
+    evenly, dynamic in proportion to what each tenant used), worked out by hand."""
+    pm = PowerModel.from_spec(get_gpu("V100-16GB"))
+    f = 1000.0
+    v = pm.min_voltage_v + (pm.max_voltage_v - pm.min_voltage_v) * (
+        (f - pm.min_clock_mhz) / (pm.max_clock_mhz - pm.min_clock_mhz)
+    )
+    dyn = (
+        (pm.max_power_w - pm.idle_power_w)
+        * 0.5
+        * (f / pm.max_clock_mhz)
+        * (v / pm.max_voltage_v) ** 2
+    )
+    total, idle = pm.gpu_energy(np.array([f, f]), 0.5, 2.0)
+    assert idle == pytest.approx(2 * pm.idle_power_w * 2.0)
+    assert total == pytest.approx(2 * (pm.idle_power_w + dyn) * 2.0)
+    assert float(pm.dynamic_power(f, 0.5)) == pytest.approx(dyn)
+    # Batched over stretches: (N,) utilisations and durations.
+    tot_b, idle_b = pm.gpu_energy(np.array([f, f]), np.array([0.0, 0.5]), np.array([1.0, 2.0]))
+    np.testing.assert_allclose(tot_b, [2 * pm.idle_power_w, total])
+    np.testing.assert_allclose(idle_b, [2 * pm.idle_power_w, idle])
+    # Tenants using 1 and 3 units: idle halves, dynamic 1:3; the split sums to the total.
+    split = PowerModel.attribute(total, idle, np.array([1.0, 3.0]))
+    np.testing.assert_allclose(
+        split, [idle / 2 + (total - idle) / 4, idle / 2 + 3 * (total - idle) / 4]
+    )
+    assert split.sum() == pytest.approx(total)
+    # Nothing busy: only idle is split, evenly.
+    np.testing.assert_allclose(PowerModel.attribute(idle, idle, np.zeros(4)), np.full(4, idle / 4))
+    with pytest.raises(ValueError, match="utilisation"):
+        pm.gpu_energy(np.array([f]), 1.5, 1.0)
