@@ -2,8 +2,11 @@
 
 Until issue 13 the continual and MIG families ran on this engine; they now run on their
 batched dynamics (:mod:`edgegym.sim.continual`, :mod:`edgegym.sim.mig`), which apply the same
-rules over N envs. No environment uses it; it stays, with ``tests/sim/test_engine.py``, as the
-slow, obviously-correct statement of the rules below.
+rules over N envs. No environment uses it; it stays as the slow, obviously-correct statement
+of the rules below: ``tests/sim/test_engine.py`` checks it against hand-computed values, and
+``tests/sim/test_engine_reference.py`` drives it and the batched continual dynamics with the
+same allocations over whole episodes and requires the same models, times, energy and window
+accuracies.
 
 An :class:`Engine` holds the state (:mod:`edgegym.sim.state`), the profile of the episode and
 an executor. ``apply`` installs an allocation (starting, continuing or refusing retraining
