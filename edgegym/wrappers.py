@@ -371,8 +371,8 @@ def _compositions(m: int, parts: int) -> np.ndarray:
 
 def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
     """The ``energy`` family's catalogue (module docstring)."""
-    u = env.unwrapped
-    slots, live, units = int(u.n), int(u.n_tenants), int(u.units)
+    p = env.unwrapped.params
+    slots, live, units = int(p.n), int(p.n_tenants), int(p.units)
     live = max(1, min(live, slots))
     m = units
     while m > 1 and math.comb(m + live - 1, live - 1) > max_actions:

@@ -53,14 +53,14 @@ def run(sc: Scenario, phi: float, quanta: int = QUANTA) -> dict[str, Any]:
     while not term:
         action, _ = pol.predict(obs)
         obs, _, term, _, info = env.step(action)
-        lat.append(info["latency_s"][: env.n_tenants])
+        lat.append(info["latency_s"][: env.params.n_tenants])
     m = dict(info["episode_metrics"])
     lat_arr = np.array(lat)
     m["latency_s"] = [float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else None
                       for c in lat_arr.T]  # fmt: skip
-    m["power"] = [float(p) for p in env._profiles(0.0)[0][: env.n_tenants]]
+    m["power"] = [float(p) for p in env._profiles(0.0)[0][: env.params.n_tenants]]
     m["timeline"] = env.timeline
-    m["names"] = env.names
+    m["names"] = list(env.params.names)
     return m
 
 

@@ -174,7 +174,7 @@ def test_loaded_policy_acts_on_the_raw_environment(trained):
     action, _ = policy.predict(obs)
     assert env.action_space.contains(action)  # MultiDiscrete, decoded from the catalogue
     mask = env.unwrapped.action_masks()
-    offsets = [i * (env.unwrapped.units + 1) for i in range(len(action))]
+    offsets = [i * (env.unwrapped.params.units + 1) for i in range(len(action))]
     assert all(mask[o + a] for o, a in zip(offsets, action, strict=True))
 
 

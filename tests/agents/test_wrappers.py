@@ -151,7 +151,7 @@ def test_discrete_mask_consistent_with_multidiscrete_mask(env_id):
 def test_energy_catalogue_holds_every_work_conserving_split_and_the_etf_actions():
     env = gym.make(ENERGY)
     joint = joint_actions(env)
-    u = env.unwrapped
+    u = env.unwrapped.params
     assert len(joint) == u.units + 1  # two tenants: (0, U), (1, U - 1), ..., (U, 0)
     table = np.array([joint.vector(i) for i in range(len(joint))])
     assert (table.sum(axis=1) == u.units).all() and (table[:, 2:] == 0).all()
@@ -166,7 +166,7 @@ def test_energy_catalogue_coarsens_when_too_large():
     joint = joint_actions(env, max_actions=200)
     assert 100 < len(joint) <= 200
     table = np.array([joint.vector(i) for i in range(len(joint))])
-    assert (table.sum(axis=1) == env.unwrapped.units).all()
+    assert (table.sum(axis=1) == env.unwrapped.params.units).all()
 
 
 @pytest.mark.parametrize(

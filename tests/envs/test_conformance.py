@@ -345,7 +345,7 @@ def test_terminates_after_last_window(env_id, variant):
     if hasattr(u, "spec_"):
         windows, window_s = u.spec_.windows, u.spec_.window_s
     else:  # one step per scheduling quantum
-        windows, window_s = u.quanta, u.quantum_s
+        windows, window_s = u.params.quanta, u.params.quantum_s
     traj = rollout(env, 0, 1)
     for _, _, term, trunc, info in traj[1:-1]:
         assert term is False and trunc is False

@@ -71,7 +71,7 @@ def test_vector_equals_single_envs(scenario: str, overrides: dict, seed: int) ->
                 for key, v in inf["episode_metrics"].items():
                     assert info["episode_metrics"][key][i] == v, key
         done = bool(term.all())
-    assert steps == singles[0].quanta
+    assert steps == singles[0].params.quanta
 
 
 def test_next_step_autoreset() -> None:

@@ -32,7 +32,7 @@ from edgegym.sim.continual import (
     ContinualState,
     continual_params,
 )
-from edgegym.sim.core import weighted_reward
+from edgegym.sim.core import Record
 from edgegym.sim.executor import Executor, SimulatedExecutor
 from edgegym.sim.metrics import Metrics
 from edgegym.sim.state import Allocation, ClusterState, TenantState
@@ -190,23 +190,14 @@ class ContinualLearningEnv(EdgeEnv):
         make = None
         if self.backend == "real":
             make = partial(real_executor, spec, self.device, self.time_scale, self.real_options)
-        self.params = continual_params(spec, self.max_streams, make)
-        self.dynamics = ContinualDynamics()
-        self.observation_space, self.action_space = continual_spaces(self.params)
-        self.state: ContinualState | None = None
-        self.timeline: list[dict[str, Any]] | None = None
-        self._mask: np.ndarray | None = None  # action mask of the current state
+        params = continual_params(spec, self.max_streams, make)
+        self._use(params, ContinualDynamics(), *continual_spaces(params), params.term_weights)
 
     # ------------------------------------------------------------------ episode
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start an episode: draw its profile and the window-0 estimates from ``np_random``."""
-        super().reset(seed=seed)
-        self.state = self.dynamics.initial(self.params, [self.np_random])
-        self._mask = None
-        self.timeline = [] if self.record_timeline else None
-        return self._obs(), self._info(dict.fromkeys(TERMS, 0.0), 0.0)
+    action_help = " (4 entries per stream slot: retrain, infer, retrain quanta, infer quanta)"
+
+    def _reset_info(self) -> dict[str, Any]:
+        return {"reward_terms": dict.fromkeys(TERMS, 0.0), "energy_j": 0.0}
 
     @property
     def est_post_acc(self) -> np.ndarray:
@@ -255,39 +246,22 @@ class ContinualLearningEnv(EdgeEnv):
             metrics=metrics,
         )
 
-    def step(
-        self, action: np.ndarray
-    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Apply an allocation and run to the next decision epoch."""
+    def _record_info(self, rec: Record) -> dict[str, Any]:
+        """``info["allocation"]``: the allocation actually applied."""
+        return {"allocation": {k: v[0].tolist() for k, v in rec.info.items()}}
+
+    def _before_step(self) -> tuple[Any, ...]:
         st = self.state
-        if st is None:
-            raise RuntimeError("call reset() before step()")
-        if st.window[0] >= self.spec_.windows:
-            raise RuntimeError("the episode has ended; call reset()")
-        action = np.asarray(action)
-        if action.shape != self.action_space.shape:
-            raise ValueError(
-                f"action has shape {action.shape}; expected {self.action_space.shape} "
-                f"(4 entries per stream slot: retrain, infer, retrain quanta, infer quanta)"
-            )
-        before = None
-        if self.timeline is not None:
-            before = (float(st.time_s[0]), int(st.window[0]), st.model_acc[0].copy())
-            before += (st.infer_share[0].copy(),)
-        self.state, rec = self.dynamics.step(self.params, st, action[None])
-        self._mask = None
-        terms = {name: float(v[0]) for name, v in rec.terms.items()}
-        rew = float(weighted_reward(rec.terms, self.params.term_weights)[0])
-        info = self._info(terms, float(rec.energy_j[0]))
-        applied = {k: rec.info[k][0] for k in ("retrain_cfg", "infer_cfg")}
-        applied.update({k: rec.info[k][0] for k in ("share_retrain", "share_infer")})
-        info["allocation"] = {k: v.tolist() for k, v in applied.items()}
-        if before is not None:
-            self._record_segment(before, applied, float(rec.duration_s[0]))
-        terminated = bool(self.dynamics.done(self.params, self.state)[0])
-        if terminated:
-            info["episode_metrics"] = self.dynamics.metrics(self.params, self.state, 0)
-        return self._obs(), rew, terminated, False, info
+        return (
+            float(st.time_s[0]),
+            int(st.window[0]),
+            st.model_acc[0].copy(),
+            st.infer_share[0].copy(),
+        )
+
+    def _timeline_add(self, before: tuple[Any, ...], rec: Record) -> None:
+        applied = {k: v[0] for k, v in rec.info.items()}
+        self._record_segment(before, applied, float(rec.duration_s[0]))
 
     def _record_segment(
         self, before: tuple[Any, ...], applied: dict[str, np.ndarray], dt: float
@@ -341,9 +315,7 @@ class ContinualLearningEnv(EdgeEnv):
         """Flat boolean mask over every ``MultiDiscrete`` entry (sb3-contrib convention)."""
         if self.state is None:
             return self.dynamics.base_mask(self.params, 1).reshape(-1)
-        if self._mask is None:
-            self._mask = self.dynamics.mask(self.params, self.state)[0]
-        return self._mask.copy()
+        return super().action_masks()
 
     # ------------------------------------------------------------------ views
     def sim_state(self) -> ContinualSnapshot:
@@ -385,21 +357,14 @@ class ContinualLearningEnv(EdgeEnv):
             ),
         )
 
-    def _obs(self) -> dict[str, np.ndarray]:
-        obs = self.dynamics.observation(self.params, self.state)
-        return {k: v[0] for k, v in obs.items()}
-
-    def _info(self, terms: dict[str, float], energy: float) -> dict[str, Any]:
+    def _state_info(self) -> dict[str, Any]:
         st = self.state
         acc = self.dynamics.stream_accuracy(self.params, st)[0]
         info = {
-            "reward_terms": terms,
-            "energy_j": energy,
             "stream_accuracy": acc.tolist(),
             "model_accuracy": st.model_acc[0].tolist(),
             "window": int(st.window[0]),
             "time_s": float(st.time_s[0]),
-            "action_mask": self.action_masks(),
         }
         if self.backend == "real":
             info["real"] = st.episode[0].executor.report()

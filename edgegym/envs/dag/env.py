@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
@@ -295,7 +296,7 @@ class DAGOffloadEnv(EdgeEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        super().reset(seed=seed)
+        gym.Env.reset(self, seed=seed)  # the episode is drawn below, not by EdgeEnv.reset
         self.state = self.dynamics.initial(self.params, [self.np_random])
         return self._obs(), self._info({})
 

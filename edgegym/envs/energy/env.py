@@ -10,16 +10,14 @@ from gymnasium import spaces
 
 from edgegym.envs.base import EdgeEnv
 from edgegym.envs.render import Panel, Series, tenant_colors
-from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
-from edgegym.sim.core import weighted_reward
+from edgegym.sim.core import Record
 from edgegym.sim.energy import (
     GLOBALS,
     PER_TENANT,
     TERMS,
     EnergyDynamics,
     EnergyParams,
-    EnergyState,
     clock_at,
     energy_params,
     profiles_at,
@@ -118,29 +116,8 @@ class EnergyFairShareEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
-        self.params = p = energy_params(sc)
-        self.dynamics = EnergyDynamics()
-        self.gpu = get_gpu(sc["hardware"]["gpu"])
-        self.power_model = p.power_model
-        self.quantum_s = p.quantum_s
-        self.unit_s = p.unit_s
-        self.units = p.units
-        self.quanta = p.quanta
-        self.horizon = p.horizon
-        self.n = p.n
-        self.n_tenants = p.n_tenants
-        self.names = list(p.names)
-        self.models = list(p.models)
-        self.weights = p.weights
-        self.arrive = p.arrive
-        self.leave = p.leave
-        self.clocks = [list(c) for c in p.clocks]
-        self.batch = list(p.batch)
-        self.demand_spec = list(p.processes)
-        self.weights_obj = dict(sc["objective"])
-        self.observation_space, self.action_space = energy_spaces(p)
-        self.timeline: list[dict[str, Any]] | None = None
-        self.state: EnergyState | None = None
+        params = energy_params(sc)
+        self._use(params, EnergyDynamics(), *energy_spaces(params), params.objective)
 
     # ------------------------------------------------------------------ profiles
     def clock_at(self, i: int, t: float) -> float:
@@ -151,15 +128,7 @@ class EnergyFairShareEnv(EdgeEnv):
         """(N,) power (W) and seconds per request of every slot at time t."""
         return profiles_at(self.params, t)
 
-    # ------------------------------------------------------------------ gym API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.state = self.dynamics.initial(self.params, [self.np_random])
-        self.timeline = [] if self.record_timeline else None
-        return self._obs(), self._info({})
-
+    # ------------------------------------------------------------------ episode
     @property
     def _k(self) -> int:
         return -1 if self.state is None else int(self.state.k[0])
@@ -167,38 +136,32 @@ class EnergyFairShareEnv(EdgeEnv):
     @property
     def now_s(self) -> float:
         """Time at the start of the current quantum."""
-        return self._k * self.quantum_s
+        return self._k * self.params.quantum_s
 
     @property
     def last(self) -> tuple[np.ndarray, np.ndarray]:
         """(N,) seconds run and joules used by every slot in the last quantum."""
         if self.state is None:
-            return np.zeros(self.n), np.zeros(self.n)
+            return np.zeros(self.params.n), np.zeros(self.params.n)
         return self.state.last_t[0], self.state.last_e[0]
 
     def _active(self, t: float) -> np.ndarray:
-        return (self.arrive <= t + 1e-9) & (self.leave > t + 1e-9)
+        return (self.params.arrive <= t + 1e-9) & (self.params.leave > t + 1e-9)
 
     def _demand_units(self) -> np.ndarray:
         return self.dynamics.demand_units(self.params, self.state)[0]
 
-    def action_masks(self) -> np.ndarray:
-        """Flat (max_tenants * (U + 1),) bool: units 0 .. demand for each slot."""
-        if self.state is None:
-            return np.zeros(self.n * (self.units + 1), dtype=bool)
-        return self.dynamics.mask(self.params, self.state)[0]
-
     def sim_state(self) -> EnergySnapshot:
         """Structured state for baselines."""
         st = self.state
-        k = min(self._k, self.quanta)
+        k = min(self._k, self.params.quanta)
         service = self.params.service_tab[k].copy()
         return EnergySnapshot(
             time_s=self.now_s,
-            units=self.units,
+            units=self.params.units,
             active=self.params.active_tab[k].copy(),
             power=self.params.power_tab[k].copy(),
-            weights=self.weights.copy(),
+            weights=self.params.weights.copy(),
             demand_units=self._demand_units(),
             speed=np.where(service > 0, 1.0 / np.maximum(service, 1e-12), 0.0),
             time_s_total=st.time_total[0].copy(),
@@ -207,52 +170,29 @@ class EnergyFairShareEnv(EdgeEnv):
 
     def project(self, action: Any) -> np.ndarray:
         """The units actually applied for ``action`` (see the class docstring)."""
-        a = np.asarray(action)
-        if a.shape != (self.n,):
-            raise ValueError(f"action must have shape ({self.n},), got {a.shape}")
-        return self.dynamics.project(self.params, self.state, a[None])[0]
+        return self.dynamics.project(self.params, self.state, self._action_batch(action))[0]
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._k < 0 or self._k >= self.quanta:
-            raise RuntimeError("call reset() before step() (and after the episode ends)")
-        a = np.asarray(action)
-        if a.shape != (self.n,):
-            raise ValueError(f"action must have shape ({self.n},), got {a.shape}")
-        t = self.now_s
-        active = self.params.active_tab[self._k].copy()
-        self.state, rec = self.dynamics.step(self.params, self.state, a[None])
-        terms = {name: float(v[0]) for name, v in rec.terms.items()}
-        reward = float(weighted_reward(rec.terms, self.weights_obj)[0])
+    action_help = " (time units per tenant slot)"
+
+    def _state_info(self) -> dict[str, Any]:
+        return {"time_s": self.now_s}
+
+    def _before_step(self) -> tuple[float, np.ndarray]:
+        return self.now_s, self.params.active_tab[self._k].copy()
+
+    def _timeline_add(self, before: tuple[float, np.ndarray], rec: Record) -> None:
+        t, active = before
         row = rec.info
-        if self.timeline is not None:
-            self.timeline.append(
-                {
-                    "t0": t,
-                    "t1": t + self.quantum_s,
-                    "units": row["units"][0].tolist(),
-                    "time_s": row["tenant_time_s"][0].tolist(),
-                    "energy_j": row["tenant_energy_j"][0].tolist(),
-                    "active": active.tolist(),
-                }
-            )
-        terminated = bool(self.dynamics.done(self.params, self.state)[0])
-        info = self._info(
+        self.timeline.append(
             {
-                "reward_terms": terms,
-                "units": row["units"][0],
-                "tenant_time_s": row["tenant_time_s"][0],
-                "tenant_energy_j": row["tenant_energy_j"][0],
-                "throughput_rps": row["throughput_rps"][0],
-                "latency_s": row["latency_s"][0],
-                "energy_j": float(rec.energy_j[0]),
-                "F_T": float(row["F_T"][0]),
-                "F_E": float(row["F_E"][0]),
-                "F_S": float(row["F_S"][0]),
+                "t0": t,
+                "t1": t + self.params.quantum_s,
+                "units": row["units"][0].tolist(),
+                "time_s": row["tenant_time_s"][0].tolist(),
+                "energy_j": row["tenant_energy_j"][0].tolist(),
+                "active": active.tolist(),
             }
         )
-        if terminated:
-            info["episode_metrics"] = self.episode_metrics()
-        return self._obs(), reward, terminated, False, info
 
     def _fairness(self, active: np.ndarray) -> tuple[float, float, float]:
         """F_T, F_E, F_S over the last ``fairness_horizon`` quanta, of the present tenants that
@@ -261,52 +201,41 @@ class EnergyFairShareEnv(EdgeEnv):
         f = self.dynamics.fairness_of(self.params, self.state, np.asarray(active)[None])
         return float(f[0][0]), float(f[1][0]), float(f[2][0])
 
-    def episode_metrics(self) -> dict[str, Any]:
-        """Whole-episode numbers: fairness of the cumulative allocation and per-tenant totals."""
-        return self.dynamics.metrics(self.params, self.state, 0)
-
-    def _obs(self) -> np.ndarray:
-        return self.dynamics.observation(self.params, self.state)[0]
-
-    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
-        info = {"action_mask": self.action_masks(), "time_s": self.now_s}
-        info.update(extra)
-        return info
-
     def _render_text(self) -> str | None:
         """One line: each tenant's time and energy in the last quantum."""
         if self._k < 0:
             return None
         lt, le = self.last
-        parts = [f"{self.names[i]}: {lt[i]:.3f}s {le[i]:.2f}J" for i in range(self.n_tenants)]
+        names = self.params.names
+        parts = [f"{names[i]}: {lt[i]:.3f}s {le[i]:.2f}J" for i in range(len(names))]
         return f"t={self.now_s:.2f}s " + ", ".join(parts)
 
     def _frame_panels(self) -> tuple[str, list[Panel]]:
         """Title and panels of the ``"rgb_array"`` frame: last quantum's shares, fairness."""
         if self._k < 0:
             return "EnergyFairShare-v0: call reset()", []
-        n = self.n_tenants
+        n = self.params.n_tenants
         lt, le = self.last
         t_share = lt[:n] / max(float(lt.sum()), 1e-12)
         e_share = le[:n] / max(float(le.sum()), 1e-12)
         # Fairness of the horizon that ended with the last quantum (its tenants present).
-        last_t = max(self._k - 1, 0) * self.quantum_s
+        last_t = max(self._k - 1, 0) * self.params.quantum_s
         f_t, f_e, f_s = self._fairness(self._active(last_t))
-        present = [self.names[i] for i in np.flatnonzero(self._active(self.now_s)[:n])]
+        present = [self.params.names[i] for i in np.flatnonzero(self._active(self.now_s)[:n])]
         dark, light = tenant_colors(n)
-        done = " (done)" if self._k >= self.quanta else ""
+        done = " (done)" if self._k >= self.params.quanta else ""
         title = (
-            f"t = {self.now_s:.2f} s   quantum {self._k}/{self.quanta}{done}   "
+            f"t = {self.now_s:.2f} s   quantum {self._k}/{self.params.quanta}{done}   "
             f"present: {', '.join(present) or 'none'}"
         )
         shares = Panel(
             "last quantum: share of GPU time and energy",
-            list(self.names),
+            list(self.params.names),
             [Series("time", t_share, light, "0.75"), Series("energy", e_share, dark, "0.3")],
             ylim=(0.0, 1.0),
         )
         fair = Panel(
-            f"fairness over the last {min(self._k, self.horizon)} quanta",
+            f"fairness over the last {min(self._k, self.params.horizon)} quanta",
             ["F_T", "F_E", "F_S"],
             [Series("fairness", [f_t, f_e, f_s], ["tab:blue", "tab:orange", "tab:green"], "0.5")],
             ylim=(0.0, 1.0),

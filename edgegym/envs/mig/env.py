@@ -18,7 +18,7 @@ from edgegym.envs.render import Panel, Series, tenant_colors
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT
 from edgegym.scenarios import Scenario
-from edgegym.sim.core import weighted_reward
+from edgegym.sim.core import Record
 from edgegym.sim.mig import MIGDynamics, MIGParams, MIGState, Stretch, status_of
 from edgegym.sim.serving import MIGExecutor
 from edgegym.sim.state import Allocation, ClusterState, TenantState
@@ -239,83 +239,40 @@ class MIGReconfigEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.spec_ = spec = MIGSpec.from_scenario(sc)
-        self.params = MIGParams.from_spec(spec)
-        self.profile = self.params.profile
-        self.dynamics: MIGDynamics = MIGDynamics()
-        self.observation_space, self.action_space = mig_spaces(self.params)
-        self.timeline: list[dict[str, Any]] | None = None
-        self.state: MIGState | None = None
+        params = MIGParams.from_spec(spec)
+        self.profile = params.profile
+        self._use(params, MIGDynamics(), *mig_spaces(params), spec.weights)
         self._real: Any = None
 
-    # ------------------------------------------------------------------ gym API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.state = self.dynamics.initial(self.params, [self.np_random])
+    # ------------------------------------------------------------------ episode
+    def _on_reset(self) -> None:
         if self.backend == "real":
             self._start_real(self.state)
         if self.record_timeline:
             self.state.timeline[0] = []  # per stretch: GPU shares, model accuracy
-        self.timeline = [] if self.record_timeline else None
-        return self._obs(), self._info({})
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        st = self.state
-        if st is None or st.window[0] >= self.spec_.windows:
-            raise RuntimeError("call reset() before step() (and after the episode ends)")
-        try:
-            a = int(np.asarray(action).reshape(()))
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"action must be one integer in [0, {len(self.spec_.catalogue)}), got {action!r}"
-            ) from None
-        t0 = float(st.time_s[0])
-        st, rec = self.dynamics.step(self.params, st, np.array([a], dtype=np.int64))
-        r = float(weighted_reward(rec.terms, self.spec_.weights)[0])
-        row = {key: value[0] for key, value in rec.info.items()}
+    def _before_step(self) -> float:
+        return float(self.state.time_s[0])
+
+    def _timeline_add(self, t0: float, rec: Record) -> None:
+        st, cat = self.state, self.spec_.catalogue
         sig = int(st.signature[0])
-        changes = int(row["reconfigurations"])
-        if self.timeline is not None:
-            cat = self.spec_.catalogue
-            self.timeline.append(
-                {
-                    "t0": t0,
-                    "t1": t0 + float(rec.duration_s[0]),
-                    "window": int(st.window[0] if st.step_in_window[0] else st.window[0] - 1),
-                    "signature": sig,
-                    "allocation": cat.describe(sig),
-                    "gpcs": cat.gpcs[sig].tolist(),
-                    "requests": row["tenant_requests"].tolist(),
-                    "goodput": row["tenant_goodput"].tolist(),
-                    "served_slo": row["tenant_served_slo"].tolist(),
-                    "model_acc": st.model_acc[0].tolist(),
-                    "reconfigured": changes,
-                }
-            )
-        terminated = bool(self.dynamics.done(self.params, st)[0])
-        info = self._info(
+        row = {key: value[0] for key, value in rec.info.items()}
+        self.timeline.append(
             {
-                "reward_terms": {k: float(v[0]) for k, v in rec.terms.items()},
-                "projected": bool(row["projected"]),
-                "goodput": float(row["goodput"]),
-                "requests": float(row["requests"]),
-                "slo_attainment": float(row["slo_attainment"]),
-                "accuracy": float(row["accuracy"]),
-                "energy_j": float(rec.energy_j[0]),
-                "downtime_s": float(row["downtime_s"]),
+                "t0": t0,
+                "t1": t0 + float(rec.duration_s[0]),
+                "window": int(st.window[0] if st.step_in_window[0] else st.window[0] - 1),
+                "signature": sig,
+                "allocation": cat.describe(sig),
+                "gpcs": cat.gpcs[sig].tolist(),
+                "requests": row["tenant_requests"].tolist(),
+                "goodput": row["tenant_goodput"].tolist(),
+                "served_slo": row["tenant_served_slo"].tolist(),
+                "model_acc": st.model_acc[0].tolist(),
+                "reconfigured": int(row["reconfigurations"]),
             }
         )
-        info["reconfigurations"] = changes
-        if terminated:
-            info["episode_metrics"] = self.dynamics.metrics(self.params, st, 0)
-        return self._obs(), r, terminated, False, info
-
-    def action_masks(self) -> np.ndarray:
-        """(N,) bool: the signatures that are valid now (see the class docstring)."""
-        if self.state is None:
-            return np.ones(len(self.spec_.catalogue), dtype=bool)
-        return self.dynamics.mask(self.params, self.state)[0].copy()
 
     def sim_state(self, oracle: bool = False) -> MIGSnapshot:
         """Structured state for baselines (``oracle``: include this window's true arrivals)."""
@@ -498,9 +455,6 @@ class MIGReconfigEnv(EdgeEnv):
         dyn.measure(0, state)
         self.dynamics = dyn
 
-    def _obs(self) -> np.ndarray:
-        return self.dynamics.observation(self.params, self._state())[0]
-
     def _layout_text(self) -> str:
         cat = self.spec_.catalogue
         task = self._state().task[0]
@@ -513,18 +467,13 @@ class MIGReconfigEnv(EdgeEnv):
             parts.append(f"{prof.name}@{s0}:{who}")
         return " ".join(parts)
 
-    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def _state_info(self) -> dict[str, Any]:
         st = self._state()
-        info = {
-            "action_mask": self.action_masks(),
-            "time_s": float(st.time_s[0]),
-            "window": int(st.window[0]),
-        }
+        info: dict[str, Any] = {"time_s": float(st.time_s[0]), "window": int(st.window[0])}
         sig = int(st.signature[0])
         if sig >= 0:
             info["allocation"] = self.spec_.catalogue.describe(sig)
             info["layout"] = self._layout_text()
-        info.update(extra)
         if self._real is not None:
             info["real"] = self._real.report()
         return info
