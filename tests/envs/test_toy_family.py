@@ -1,9 +1,9 @@
 """A fifth family registered at run time (issue: a new family touches few places): a toy
 family declared here passes the checkers and the conformance basics, and the evaluator, the
-flat views and the CLI serve it without edits elsewhere; with a batched dynamics
-(:class:`ToyDynamics`, the contract of :mod:`edgegym.sim.core`) and a three-line
-:class:`~edgegym.envs.vector.EdgeVectorEnv` its ``vector_entry_point`` gives it a native vector
-env that steps exactly as its single envs.
+flat views and the CLI serve it without edits elsewhere. It writes a batched dynamics
+(:class:`ToyDynamics`, the contract of :mod:`edgegym.sim.core`) and two small env classes,
+on :class:`~edgegym.envs.base.EdgeEnv` and :class:`~edgegym.envs.vector.EdgeVectorEnv`; its
+``vector_entry_point`` gives it a native vector env that steps exactly as its single envs.
 
 The toy: each step one GPU of ``units`` units is split between two tenants whose demand (in
 units) is drawn every step; reward term ``served`` = units that met demand / ``units``. Its
@@ -29,10 +29,11 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import edgegym
 from edgegym import cli
 from edgegym.envs import ENV_IDS
+from edgegym.envs.base import EdgeEnv
 from edgegym.envs.vector import EdgeVectorEnv
 from edgegym.families import Family, ScenarioSchema, register_family, unregister_family
-from edgegym.scenarios import Scenario, ScenarioError, load
-from edgegym.sim.core import Record, weighted_reward
+from edgegym.scenarios import ScenarioError, load
+from edgegym.sim.core import Record
 from edgegym.wrappers import make_flat
 
 TOY_ID = "edgegym/ToyShare-v0"
@@ -50,59 +51,6 @@ def _validate(raw, src, base_dir):
             raise ScenarioError(f"{src}: {key} = {v!r}: expected an integer in [{lo}, {hi}]")
     data["objective"] = {"served": 1.0, **dict(raw.get("objective") or {})}
     return data
-
-
-class ToyShareEnv(gym.Env):
-    """Toy family: ``Discrete(units + 1)`` units for tenant 0 (the rest to tenant 1)."""
-
-    metadata = {"render_modes": []}  # noqa: RUF012
-
-    def __init__(
-        self, scenario: str | Scenario | None = None, record_timeline: bool = False, **overrides
-    ):
-        from edgegym.envs._common import scenario_for
-
-        sc = scenario_for(TOY_ID, scenario or ENV_IDS[TOY_ID][2], overrides)
-        self.steps, self.units = int(sc["steps"]), int(sc["units"])
-        self.weights = dict(sc["objective"])
-        self.action_space = spaces.Discrete(self.units + 1)
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
-        self._k = -1
-
-    def _draw(self):
-        self.demand = self.np_random.integers(0, self.units + 1, size=2)
-
-    def _obs(self):
-        return (self.demand / self.units).astype(np.float32)
-
-    def action_masks(self):
-        return np.ones(self.units + 1, dtype=bool)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self._k, self.served = 0, 0.0
-        self._draw()
-        return self._obs(), {"action_mask": self.action_masks()}
-
-    def step(self, action):
-        if self._k < 0 or self._k >= self.steps:
-            raise RuntimeError("call reset() before step()")
-        a = int(action)
-        met = min(a, self.demand[0]) + min(self.units - a, self.demand[1])
-        terms = {"served": np.array([met / self.units])}
-        reward = float(weighted_reward(terms, self.weights)[0])
-        self.served += met / self.units
-        self._k += 1
-        done = self._k >= self.steps
-        self._draw()
-        info = {
-            "action_mask": self.action_masks(),
-            "reward_terms": {"served": met / self.units},
-            "energy_j": 0.0,
-        }
-        if done:
-            info["episode_metrics"] = {"served": self.served / self.steps}
-        return self._obs(), reward, done, False, info
 
 
 @dataclass
@@ -154,15 +102,35 @@ class ToyDynamics:
         return {"served": float(state.served[i]) / p.steps}
 
 
+def toy_core(scenario):
+    """Params, dynamics and spaces of a toy scenario: what single and vector env both build."""
+    p = ToyParams(int(scenario["steps"]), int(scenario["units"]))
+    obs = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
+    return p, ToyDynamics(), obs, spaces.Discrete(p.units + 1)
+
+
+class ToyShareEnv(EdgeEnv):
+    """Toy family: ``Discrete(units + 1)`` units for tenant 0 (the rest to tenant 1); what a
+    fifth family writes in ``envs/<family>/env.py`` (EdgeEnv runs the episode)."""
+
+    env_id = TOY_ID
+    metadata = {"render_modes": []}  # noqa: RUF012
+
+    def __init__(self, scenario=None, record_timeline: bool = False, **overrides):
+        sc = self._setup(
+            scenario or ENV_IDS[TOY_ID][2], overrides, render_mode=None,
+            record_timeline=record_timeline,
+        )  # fmt: skip
+        self._use(*toy_core(sc), dict(sc["objective"]))
+
+
 class ToyShareVectorEnv(EdgeVectorEnv):
     """What a fifth family writes in ``envs/<family>/vector.py``."""
 
     env_id = TOY_ID
 
     def _build(self, scenario):
-        p = ToyParams(int(scenario["steps"]), int(scenario["units"]))
-        obs = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
-        return p, ToyDynamics(), obs, spaces.Discrete(p.units + 1)
+        return toy_core(scenario)
 
 
 class Optimal:
@@ -226,7 +194,7 @@ def test_evaluator_and_cli_serve_the_toy_family(toy, tmp_path, capsys):
     obs, _ = env.reset(seed=0)
     best, got, done = 0.0, 0.0, False
     while not done:
-        best += min(int(env.unwrapped.demand.sum()), UNITS) / UNITS
+        best += min(int(env.unwrapped.state.demand[0].sum()), UNITS) / UNITS
         obs, r, done, _, _ = env.step(Optimal().predict(obs)[0])
         got += r
     assert got == pytest.approx(best)
