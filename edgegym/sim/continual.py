@@ -163,6 +163,21 @@ class ContinualParams:
     make_executor: ExecutorFactory | None = field(default=None, repr=False)
 
 
+def simulated_executor(params: ContinualParams, profile: ContinualProfile) -> SimulatedExecutor:
+    """The one-env simulator of an episode (the real executor wraps it; the reference engine
+    runs on it): the episode's demand and the scenario's configurations, power and sharing."""
+    spec = params.spec
+    return SimulatedExecutor(
+        profile.demand,
+        spec.infer_share,
+        spec.infer_factor,
+        params.power_model,
+        spec.share_alpha,
+        spec.multi_gpu_efficiency,
+        speed=spec.speed,
+    )
+
+
 def continual_params(
     spec: ContinualSpec,
     max_streams: int | None = None,
@@ -319,16 +334,7 @@ class ContinualDynamics:
             state.episode.append(ep)
             state.model_acc[j] = prof.start_acc
             if params.make_executor is not None:
-                sim = SimulatedExecutor(
-                    prof.demand,
-                    spec.infer_share,
-                    spec.infer_factor,
-                    params.power_model,
-                    spec.share_alpha,
-                    spec.multi_gpu_efficiency,
-                    speed=spec.speed,
-                )
-                ep.executor = params.make_executor(sim, rng)
+                ep.executor = params.make_executor(simulated_executor(params, prof), rng)
         self._enter_window(params, state, np.arange(m), np.zeros(m, dtype=np.int64))
         return state
 

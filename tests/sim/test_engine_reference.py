@@ -13,24 +13,16 @@ import numpy as np
 import pytest
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.sim import Allocation, ClusterState, Engine, SimulatedExecutor
+from edgegym.sim import Allocation, ClusterState, Engine
+from edgegym.sim.continual import simulated_executor
 
 
 def reference_engine(env) -> Engine:
     """An engine over the env's episode (its true profile and the executor's constants)."""
     spec, params = env.params.spec, env.params
-    prof = env.engine.profile
-    executor = SimulatedExecutor(
-        prof.demand,
-        spec.infer_share,
-        spec.infer_factor,
-        params.power_model,
-        spec.share_alpha,
-        spec.multi_gpu_efficiency,
-        speed=spec.speed,
-    )
+    executor = simulated_executor(params, env.engine.profile)
     cluster = ClusterState(gpus=spec.gpus, clock_mhz=params.clock_mhz.copy())
-    eng = Engine(prof, executor, cluster, spec.window_s)
+    eng = Engine(env.engine.profile, executor, cluster, spec.window_s)
     eng.start_window(0)
     return eng
 
