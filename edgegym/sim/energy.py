@@ -17,7 +17,7 @@ sum over the quanta in chronological order bit for bit (older, empty rows add ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,14 @@ from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.hardware.mps import largest_remainder
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Record
-from edgegym.sim.timeslice import fairness
+from edgegym.sim.timeslice import TimeSliceExecutor, fairness
 from edgegym.workload.arrivals import make_arrival
 from edgegym.workload.models import get_model
+
+#: The executor seam of the family: ``make_executor(simulator, rng) -> executor``, where the
+#: executor has the simulator's ``run(units, power_w, service_s, work_s, quantum_s)`` (one
+#: quantum of one env, returning a :class:`QuantumResult`) and its ``vruntime``.
+ExecutorFactory = Callable[[TimeSliceExecutor, np.random.Generator], Any]
 
 PER_TENANT = 9
 GLOBALS = 4
@@ -68,6 +73,8 @@ class EnergyParams:
     batch: tuple[int, ...] = field(repr=False)
     power_model: PowerModel = field(repr=False)
     max_clock_mhz: float = 0.0
+    # The executor seam: builds each env's executor at reset (None: the batched simulator).
+    make_executor: ExecutorFactory | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -92,6 +99,7 @@ class EnergyState:
     fs_sum: np.ndarray  # (N,) sum of the per-step F_S
     vruntime: np.ndarray  # (N, n) CFS virtual runtimes
     wanted_ever: np.ndarray  # (N, n) bool: wanted the GPU at some quantum
+    executors: list[Any]  # (N,) each env's executor (``params.make_executor``) or None
 
 
 def clock_at(clocks: Sequence[tuple[float, float]], t: float) -> float:
@@ -135,8 +143,15 @@ def profiles_at(params: EnergyParams, t: float) -> tuple[np.ndarray, np.ndarray]
     )
 
 
-def energy_params(sc: Scenario) -> EnergyParams:
-    """Precompute the :class:`EnergyParams` of a loaded (and validated) scenario."""
+def energy_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> EnergyParams:
+    """Precompute the :class:`EnergyParams` of a loaded (and validated) scenario.
+
+    Args:
+        sc: The scenario.
+        make_executor: The executor seam: ``make_executor(simulator, rng)`` builds an env's
+            executor at reset from the one-env :class:`TimeSliceExecutor` (a real backend
+            wraps it); ``None`` runs the batched simulator alone.
+    """
     gpu = get_gpu(sc["hardware"]["gpu"])
     power_model = PowerModel.from_spec(gpu)
     quantum_s = float(sc["quantum_s"])
@@ -214,6 +229,7 @@ def energy_params(sc: Scenario) -> EnergyParams:
         batch=batch,
         power_model=power_model,
         max_clock_mhz=float(top),
+        make_executor=make_executor,
     )
 
 
@@ -254,7 +270,15 @@ class EnergyDynamics:
             fs_sum=np.zeros(m),
             vruntime=np.zeros((m, n)),
             wanted_ever=np.zeros((m, n), dtype=bool),
+            executors=[self._executor(params, rng) for rng in rngs],
         )
+
+    @staticmethod
+    def _executor(params: EnergyParams, rng: np.random.Generator) -> Any:
+        if params.make_executor is None:
+            return None
+        sim = TimeSliceExecutor(params.n, params.unit_s, params.idle_power_w)
+        return params.make_executor(sim, rng)
 
     # ------------------------------------------------------------------ helpers
     def demand_units(
@@ -370,6 +394,12 @@ class EnergyDynamics:
         latency = np.where(ran > 0, service + wait, np.inf)
         idle = np.maximum(0.0, big_t - ran.sum(axis=1)) * params.idle_power_w
         energy = ran * power
+        if params.make_executor is not None:  # the executor seam: each env runs on its own
+            for i, ex in enumerate(state.executors):
+                q = ex.run(units[i], power[i], service[i], work[i], big_t)
+                ran[i], energy[i], requests[i] = q.time_s, q.energy_j, q.requests
+                latency[i], idle[i] = q.latency_s, q.idle_j
+                state.vruntime[i] = ex.vruntime
         if params.arrival_slots:
             state.queue[:, slots] = np.maximum(0.0, state.queue[:, slots] - requests[:, slots])
         state.time_total += ran

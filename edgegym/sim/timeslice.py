@@ -1,4 +1,9 @@
-"""Time-sliced execution on one GPU: the executor behind ``edgegym/EnergyFairShare-v0``.
+"""Time-sliced execution on one GPU: the one-env executor of ``edgegym/EnergyFairShare-v0``.
+
+:class:`edgegym.sim.energy.EnergyDynamics` runs this rule batched over N envs; with
+``energy_params(..., make_executor=...)`` each env's quantum runs on its own executor (the seam
+a real backend plugs into), built from a :class:`TimeSliceExecutor`.
+``tests/sim/test_timeslice_reference.py`` requires both to agree over whole episodes.
 
 Each scheduling quantum the tenants' time slices (in whole units) run in the CFS-like order of
 the ETF scheduler (§5): the tenant with the lowest virtual runtime goes first and runs for its
