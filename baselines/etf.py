@@ -12,14 +12,23 @@ ETF still reaches perfect energy fairness (Eq. 15). The policies wrap them for
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import gymnasium as gym
 import numpy as np
 from edgegym.baselines.base import Policy
 
 from edgegym.sim.timeslice import fairness
+from edgegym.workload.checks import Floats, Range, check
 
 __all__ = ["ETFPolicy", "etf_time_slices", "fairness", "phi_fair"]
+
+
+#: Power or weights per tenant: non-empty, finite and > 0.
+_POSITIVE = Annotated[np.ndarray, Floats(Range(0, lo_open=True))]
+_DEMANDS = Annotated[np.ndarray, Floats(Range(0))]
+_PHI = Annotated[float, Range(0, 1)]
+_UNITS = Annotated[int, Range(0)]
 
 
 def _check(
@@ -27,18 +36,12 @@ def _check(
     weights: Sequence[float] | np.ndarray | None,
     phi: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(power, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"power must be a non-empty 1-D sequence of watts, got shape {p.shape}")
-    if not np.all(np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError(f"power must be positive and finite (watts), got {p.tolist()}")
-    w = np.ones_like(p) if weights is None else np.asarray(weights, dtype=float)
+    p = check(power, _POSITIVE, "power")
+    w = np.ones_like(p) if weights is None else check(weights, _POSITIVE, "weights")
     if w.shape != p.shape:
-        raise ValueError(f"weights must have one entry per tenant ({p.size}), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise ValueError(f"weights must be positive and finite, got {w.tolist()}")
-    if phi is not None and not (0.0 <= float(phi) <= 1.0):
-        raise ValueError(f"phi must be in [0, 1], got {phi}")
+        raise ValueError(f"weights: must have one entry per tenant ({p.size}), got {w.shape}")
+    if phi is not None:
+        check(phi, _PHI, "phi")
     return p, w
 
 
@@ -67,12 +70,14 @@ def etf_time_slices(
             or negative demands.
     """
     p, w = _check(power, weights, phi)
-    t = int(quantum)
-    if t < 0 or t != quantum:
-        raise ValueError(f"quantum must be a non-negative integer number of units, got {quantum}")
-    d = np.full(p.size, t, dtype=np.int64) if demands is None else np.asarray(demands)
-    if d.shape != p.shape or np.any(d < 0) or not np.all(np.equal(np.floor(d), d)):
-        raise ValueError(f"demands must be {p.size} non-negative integers, got {d!r}")
+    t = check(quantum, _UNITS, "quantum")
+    d = (
+        np.full(p.size, t, dtype=np.float64)
+        if demands is None
+        else check(demands, _DEMANDS, "demands")
+    )
+    if d.shape != p.shape or not np.all(np.equal(np.floor(d), d)):
+        raise ValueError(f"demands: must be {p.size} non-negative integers, got {d.tolist()}")
     d = d.astype(np.int64)
     # Line 1: phi-fair minimum in whole units, capped by demand (1e-9 guards float floors).
     slices = np.minimum(np.floor(w / w.sum() * t * float(phi) + 1e-9).astype(np.int64), d)
@@ -111,9 +116,7 @@ class ETFPolicy(Policy):
 
     def __init__(self, env: gym.Env, phi: float = 0.7) -> None:
         super().__init__(env)
-        if not 0.0 <= float(phi) <= 1.0:
-            raise ValueError(f"phi must be in [0, 1], got {phi}")
-        self.phi = float(phi)
+        self.phi = float(check(phi, _PHI, "phi"))
 
     def act(self) -> np.ndarray:
         """Time units per tenant slot (inactive slots get 0)."""

@@ -29,7 +29,7 @@ class ScenarioSchema:
 
     Attributes:
         validate: The family's validator (see :data:`Validator`).
-        top: Top-level fields (name -> check spec), for ``key=value`` overrides.
+        top: Top-level fields (name -> pydantic field), for ``key=value`` overrides.
         hardware: Fields of the hardware section, which overrides may name bare
             (``gpus=4`` for ``hardware.gpus``).
         sections: Names of the scenario's sections (``section.field`` overrides).

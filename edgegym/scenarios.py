@@ -3,8 +3,15 @@
 A scenario is a YAML file naming the hardware, the tenants and their models, the drift and
 configuration profiles, the window length and the objective weights. Bundled scenarios live
 in ``scenarios/`` (installed as ``edgegym.scenario_data``); any other path works too.
-Validation happens once, at load time: a bad file raises :class:`ScenarioError` with one
-message naming the file, the field and the allowed range.
+Validation happens once, at load time: a bad file raises :class:`ScenarioError` with one line
+per problem, each naming the file, the field path (``tenants[2].slo_ms``), the bad value and
+the allowed range.
+
+Each family's schema is a pydantic model (:class:`ContinualScenario`, :class:`MIGScenario`,
+:class:`EnergyScenario`, :class:`DAGScenario`), one model per section and record, with the
+defaults in the models, ``extra="forbid"`` (a typo is named) and the field types of
+:mod:`edgegym.workload.checks` (ranges; NaN and infinities rejected). A validated scenario is
+the model's ``model_dump()``: plain dicts, lists and numbers, as the simulators read them.
 """
 
 from __future__ import annotations
@@ -14,12 +21,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
+import numpy as np
 import yaml
+from annotated_types import Len, MinLen
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from edgegym.families import FAMILIES, ScenarioSchema
+from edgegym.families import FAMILIES, ScenarioSchema, Validator
 from edgegym.hardware.gpus import GPUS
+from edgegym.workload.arrival_specs import make_arrival
+from edgegym.workload.checks import Expect, Flag, OneOf, Range, Text, check, error_lines, rule
+from edgegym.workload.dag import DAGError, topological_order
 from edgegym.workload.models import MODELS
 from edgegym.workload.nc import NC_DATASETS
 
@@ -49,446 +72,672 @@ class UnknownOverrideError(ScenarioError, TypeError):
         self.allowed = list(allowed or [])
 
 
-# ----------------------------------------------------------------------------- field checks
-Check = Callable[[Any], str | None]  # returns a problem description, or None when valid
-
-
-def _num(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> Check:
-    kind = "integer" if integer else "number"
-    article = "an" if integer else "a"
-    bracket = "(" if lo_open else "["
-
-    def check(v: Any) -> str | None:
-        ok_type = isinstance(v, int) if integer else isinstance(v, int | float)
-        if isinstance(v, bool) or not ok_type:
-            return f"must be {article} {kind} in {bracket}{lo}, {hi}]"
-        if v < lo or v > hi or (lo_open and v == lo):
-            return f"= {v} is out of range (allowed: {kind} in {bracket}{lo}, {hi}])"
-        return None
-
-    return check
-
-
-def _choice(options: Callable[[], list[str]] | list[str]) -> Check:
-    def check(v: Any) -> str | None:
-        opts = options() if callable(options) else options
-        if v not in opts:
-            return f"= {v!r} is not one of {', '.join(map(str, opts))}"
-        return None
-
-    return check
-
-
-def _str(v: Any) -> str | None:
-    return None if isinstance(v, str) and v else "must be a non-empty string"
-
-
-def _range_pair(lo: float, hi: float) -> Check:
-    def check(v: Any) -> str | None:
-        if (
-            not isinstance(v, list | tuple)
-            or len(v) != 2
-            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
-        ):
-            return f"must be a pair [low, high] of numbers in [{lo}, {hi}]"
-        if not (lo <= v[0] <= v[1] <= hi):
-            return f"= {list(v)} must satisfy {lo} <= low <= high <= {hi}"
-        return None
-
-    return check
-
-
-# Field specs: name -> (check, required, default). Nested sections are validated by their own
-# spec below; lists of records by a record spec.
-_UNIT = _num(0.0, 1.0)
-HARDWARE = {
-    "gpu": (_choice(lambda: sorted(GPUS)), True, None),
-    "gpus": (_num(1, 64, integer=True), False, 1),
-    "share_quantum": (_num(0.0, 1.0, lo_open=True), False, 0.1),
-    "share_alpha": (_num(0.1, 1.0), False, 1.0),
-    "multi_gpu_efficiency": (_num(0.0, 1.0), False, 0.9),
-    "clock_mhz": (_num(0.0, 1e4), False, 0.0),  # DVFS core clock of every GPU; 0: the top
-}
-RETRAIN_CONFIG = {
-    "name": (_str, True, None),
-    "epochs": (_num(1, 10_000, integer=True), False, 1),
-    "batch_size": (_num(1, 65_536, integer=True), False, 32),
-    "layers_retrained": (_UNIT, False, 1.0),
-    "last_layer_width": (_num(1, 1_000_000, integer=True), False, 64),
-    "data_fraction": (_num(0.0, 1.0, lo_open=True), False, 1.0),
-    "gpu_seconds": (_num(0.0, 1e7, lo_open=True), False, 1.0),
-    "quality": (_UNIT, False, 1.0),
-    "curve_rate": (_num(0.0, 100.0, lo_open=True), False, 3.0),
-}
-INFERENCE_CONFIG = {
-    "name": (_str, True, None),
-    "frame_sampling": (_num(0.0, 1.0, lo_open=True), False, 1.0),
-    "resolution": (_num(0.0, 1.0, lo_open=True), False, 1.0),
-    "share": (_num(0.0, 64.0, lo_open=True), True, None),
-    "accuracy_factor": (_UNIT, True, None),
-}
-GENERATED_DRIFT = {
-    "kind": (_choice(["generated"]), True, None),
-    "ceiling": (_range_pair(0.0, 1.0), True, None),
-    "floor_gap": (_range_pair(0.0, 1.0), True, None),
-    "drift": (_range_pair(0.0, 1.0), True, None),
-    "config_jitter": (_num(0.0, 0.5), False, 0.0),
-    "data_volume": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
-    "demand": (_range_pair(0.01, 100.0), False, [1.0, 1.0]),
-    "sensitivity": (lambda v: _validate_sensitivity(v), False, None),
-}
-
-
-def _validate_sensitivity(v: Any) -> str | None:
-    if v is None:
-        return None
-    keys = {"epochs_tau": (0.1, 1000.0), "data_exponent": (0.0, 5.0), "partial_layers": (0.0, 1.0)}
-    if not isinstance(v, Mapping) or set(v) != set(keys):
-        return f"must be a mapping with exactly {', '.join(keys)}"
-    for key, (lo, hi) in keys.items():
-        problem = _range_pair(lo, hi)(v[key])
-        if problem:
-            return f"{key} {problem}"
-    return None
-
-
-OBJECTIVE = {
-    "accuracy": (_num(0.0, 100.0), False, 1.0),
-    "a_min": (_num(0.0, 100.0), False, 1.0),
-    "energy": (_num(0.0, 1.0), False, 0.0),
-}
-CONTINUAL = {
-    "name": (_str, True, None),
-    "family": (_choice(["continual"]), True, None),
-    "description": (_str, False, ""),
-    "model": (_choice(lambda: sorted(MODELS)), False, "resnet18"),
-    "streams": (_num(1, 64, integer=True), True, None),
-    "windows": (_num(1, 1000, integer=True), True, None),
-    "window_s": (_num(0.0, 1e6, lo_open=True), True, None),
-    "a_min": (_UNIT, False, 0.0),
-    "profiler_noise": (_num(0.0, 0.5), False, 0.0),
-    "profiler_noise_shared": (_UNIT, False, 0.0),
-}
-SECTIONS = {"hardware", "retrain_configs", "inference_configs", "drift", "uniform", "objective"}
-FREE = {"provenance", "notes", "paper"}
-
-
-def _validate_top(
-    raw: Mapping[str, Any],
-    spec: Mapping[str, tuple[Check, bool, Any]],
-    sections: set[str],
-    src: str,
-) -> dict[str, Any]:
-    """Top-level fields of any family: no unknown keys, the spec's fields, free-text kept."""
-    unknown = set(raw) - set(spec) - sections - FREE
-    if unknown:
-        allowed = ", ".join([*spec, *sorted(sections)])
-        raise ScenarioError(f"{src}: {sorted(unknown)[0]}: unknown field (allowed: {allowed})")
-    data = _validate_record({k: v for k, v in raw.items() if k in spec}, spec, "scenario", src)
-    for key in FREE & set(raw):
-        data[key] = raw[key]
-    return data
-
-
-def _check_clock(gpu_name: str, mhz: Any, where: str, src: str) -> None:
-    """A DVFS clock must be one the GPU can run (0: its top clock)."""
-    try:
-        GPUS[gpu_name].resolve_clock(mhz)
-    except ValueError as exc:
-        raise ScenarioError(f"{src}: {where}.{exc}") from None
-
-
-def _bool(v: Any) -> str | None:
-    return None if isinstance(v, bool) else "must be true or false"
+# ----------------------------------------------------------------------------- field types
+def _gpus() -> list[str]:
+    return sorted(GPUS)
 
 
 def _mig_gpus() -> list[str]:
     return sorted(name for name, g in GPUS.items() if g.mig_capable)
 
 
+def _models() -> list[str]:
+    return sorted(MODELS)
+
+
+def _datasets() -> list[str]:
+    return sorted(NC_DATASETS)
+
+
+Gpu = Annotated[str, OneOf(_gpus)]
+MigGpu = Annotated[str, OneOf(_mig_gpus)]
+Model = Annotated[str, OneOf(_models)]
+Dataset = Annotated[str, OneOf(_datasets)]
+Unit = Annotated[float, Range(0.0, 1.0)]
+UnitOpen = Annotated[float, Range(0.0, 1.0, lo_open=True)]
+Weight100 = Annotated[float, Range(0.0, 100.0)]
+Seconds60 = Annotated[float, Range(0.0, 60.0)]
+DagWeight = Annotated[float, Range(0.0, 1e6)]
+ClockMHz = Annotated[float, Range(0.0, 1e4)]  # a DVFS core clock; 0: the GPU's top clock
+Arrival = Annotated[dict[str, Any], Expect("an arrival mapping with a 'kind' field")]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Pydantic metadata of a ``list[float]`` field: ``[low, high]`` with
+    ``lo <= low <= high <= hi`` (a range a value is drawn from).
+
+    Attributes:
+        lo: Smallest allowed low end.
+        hi: Largest allowed high end.
+    """
+
+    lo: float
+    hi: float
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> CoreSchema:
+        """Two numbers in ``[lo, hi]``, in order; any error reads ``must be a pair ...``."""
+        item = Range(self.lo, self.hi).__get_pydantic_core_schema__(float, handler)
+        pair = core_schema.list_schema(item, min_length=2, max_length=2)
+
+        def ordered(v: list[float]) -> list[float]:
+            if v[0] > v[1]:
+                raise PydanticCustomError("order", "low > high")
+            return v
+
+        schema = core_schema.no_info_after_validator_function(ordered, pair)
+        return core_schema.custom_error_schema(
+            schema,
+            custom_error_type="expected",
+            custom_error_message="must be {expected}",
+            custom_error_context={
+                "expected": f"a pair [low, high] with {self.lo} <= low <= high <= {self.hi}"
+            },
+        )
+
+
+_STEP = (Annotated[float, Range(0)], Annotated[float, Range(0, lo_open=True)])
+
+
+def _clock(v: Any) -> Any:
+    """An energy tenant's clock: MHz > 0, or a schedule ``[[time_s >= 0, MHz > 0], ...]``."""
+    try:
+        if not isinstance(v, list):
+            return check(v, _STEP[1], "clock_mhz")
+        if not v:
+            raise ValueError
+        for step in v:
+            if not isinstance(step, list | tuple) or len(step) != 2:
+                raise ValueError
+            for x, tp in zip(step, _STEP, strict=True):
+                check(x, tp, "clock_mhz")
+    except ValueError:
+        raise PydanticCustomError(
+            "expected",
+            "must be {expected}",
+            {"expected": "MHz > 0 or a list of [time_s, MHz] pairs"},
+        ) from None
+    return v
+
+
+#: An energy tenant's clock: MHz > 0, or ``[[time_s, MHz], ...]`` (kept as written).
+ClockSchedule = Annotated[Any, PlainValidator(_clock)]
+
+
+def _clock_problem(gpu: str, mhz: float) -> str | None:
+    """Why a DVFS clock is not one the GPU can run (0: its top clock), or None."""
+    try:
+        GPUS[gpu].resolve_clock(mhz)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _unique_names(records: list[Any], field: str) -> None:
+    names = [r.name for r in records]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise rule(f"duplicate name {dup[0]!r}", field=field)
+
+
+# ----------------------------------------------------------------------------- models
+class Record(BaseModel):
+    """Base of every section and record: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScenarioModel(Record):
+    """Base of a family's scenario: the fields every family has.
+
+    Class attributes:
+        SECTIONS: Fields that are sections or lists of records (``section.field`` overrides).
+        HARDWARE: The section whose fields overrides may name bare (``gpus=4``).
+    """
+
+    SECTIONS: ClassVar[frozenset[str]] = frozenset()
+    HARDWARE: ClassVar[str] = "hardware"
+    #: Free-text fields, kept as written (and left out when absent).
+    FREE: ClassVar[frozenset[str]] = frozenset({"provenance", "notes", "paper"})
+
+    name: Text
+    description: Text = ""
+    provenance: Any = None
+    notes: Any = None
+    paper: Any = None
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Fields, then the free text given, then the sections (absent free text left out)."""
+        data = handler(self)
+        head = ["name", "family", "description"]
+        order = [
+            *head,
+            *(k for k in data if k not in head and k not in self.SECTIONS and k not in self.FREE),
+            *(k for k in ("provenance", "notes", "paper") if k in self.model_fields_set),
+            *(k for k in data if k in self.SECTIONS),
+        ]
+        return {k: data[k] for k in order}
+
+
+# Continual family (edgegym/ContinualLearning-v0, Ekya).
+class Hardware(Record):
+    """``hardware`` of a continual scenario."""
+
+    gpu: Gpu
+    gpus: Annotated[int, Range(1, 64)] = 1
+    share_quantum: Annotated[float, Range(0.0, 1.0, lo_open=True)] = 0.1
+    share_alpha: Annotated[float, Range(0.1, 1.0)] = 1.0
+    multi_gpu_efficiency: Unit = 0.9
+    clock_mhz: ClockMHz = 0.0
+
+    @model_validator(mode="after")
+    def _clock_runs(self) -> Hardware:
+        problem = _clock_problem(self.gpu, self.clock_mhz)
+        if problem:
+            raise rule(problem)
+        return self
+
+
+class RetrainConfig(Record):
+    """One of ``retrain_configs``."""
+
+    name: Text
+    epochs: Annotated[int, Range(1, 10_000)] = 1
+    batch_size: Annotated[int, Range(1, 65_536)] = 32
+    layers_retrained: Unit = 1.0
+    last_layer_width: Annotated[int, Range(1, 1_000_000)] = 64
+    data_fraction: UnitOpen = 1.0
+    gpu_seconds: Annotated[float, Range(0.0, 1e7, lo_open=True)] = 1.0
+    quality: Unit = 1.0
+    curve_rate: Annotated[float, Range(0.0, 100.0, lo_open=True)] = 3.0
+
+
+class InferenceConfig(Record):
+    """One of ``inference_configs``."""
+
+    name: Text
+    frame_sampling: UnitOpen = 1.0
+    resolution: UnitOpen = 1.0
+    share: Annotated[float, Range(0.0, 64.0, lo_open=True)]
+    accuracy_factor: Unit
+
+
+class Sensitivity(Record):
+    """``drift.sensitivity``: ranges the per-stream sensitivities are drawn from."""
+
+    epochs_tau: Annotated[list[float], Pair(0.1, 1000.0)]
+    data_exponent: Annotated[list[float], Pair(0.0, 5.0)]
+    partial_layers: Annotated[list[float], Pair(0.0, 1.0)]
+
+
+class GeneratedDrift(Record):
+    """``drift`` with ``kind: generated``: every episode's profile is drawn from ranges."""
+
+    kind: Literal["generated"]
+    ceiling: Annotated[list[float], Pair(0.0, 1.0)]
+    floor_gap: Annotated[list[float], Pair(0.0, 1.0)]
+    drift: Annotated[list[float], Pair(0.0, 1.0)]
+    config_jitter: Annotated[float, Range(0.0, 0.5)] = 0.0
+    data_volume: Annotated[list[float], Pair(0.01, 100.0)] = [1.0, 1.0]
+    demand: Annotated[list[float], Pair(0.01, 100.0)] = [1.0, 1.0]
+    sensitivity: Sensitivity | None = None
+
+
+class TableDrift(Record):
+    """``drift`` with ``kind: table``: explicit tables, broadcast to their shapes (checked by
+    :class:`ContinualScenario`, which knows the streams, windows and configurations)."""
+
+    #: field -> (axes of [streams, windows, configs] it spans, upper bound of its values).
+    SHAPES: ClassVar[dict[str, tuple[int, float | None]]] = {
+        "start_accuracy": (1, 1.0),
+        "post_accuracy": (3, 1.0),
+        "gpu_seconds": (3, None),
+        "floor": (2, 1.0),
+        "drift": (2, 1.0),
+        "demand": (2, None),
+    }
+
+    kind: Literal["table"]
+    start_accuracy: Any
+    post_accuracy: Any
+    gpu_seconds: Any
+    floor: Any = None
+    drift: Any = None
+    demand: Any = None
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if k in self.model_fields_set}
+
+    def check_shapes(self, shape: tuple[int, int, int]) -> None:
+        """Each table fits ``shape[:axes]`` (or is a scalar) and its values are in range.
+
+        Raises:
+            PydanticCustomError: The first table that does not, naming it.
+        """
+        for key, (axes, upper) in self.SHAPES.items():
+            if key not in self.model_fields_set:
+                continue
+            want = shape[:axes]
+            try:
+                arr = np.asarray(getattr(self, key), dtype=float)
+            except (TypeError, ValueError):
+                raise rule("must be numbers (nested lists)", field=key) from None
+            try:
+                if arr.ndim not in (0, len(want)):
+                    raise ValueError
+                np.broadcast_to(arr, want)
+            except ValueError:
+                raise rule(
+                    f"shape {list(arr.shape)} does not fit [streams, windows, configs] = "
+                    f"{list(want)}",
+                    field=key,
+                ) from None
+            bounds = Range(0, upper)
+            if np.any(bounds.outside(arr)):
+                raise rule(f"values must be finite numbers {bounds.text()}", field=key)
+
+
+class Objective(Record):
+    """``objective`` of a continual scenario."""
+
+    accuracy: Weight100 = 1.0
+    a_min: Weight100 = 1.0
+    energy: Unit = 0.0
+
+
+class Uniform(Record):
+    """``uniform``: the two retraining configurations of the Uniform baseline."""
+
+    config1: Text
+    config2: Text
+
+
+class ContinualScenario(ScenarioModel):
+    """A scenario of the continual family (``edgegym/ContinualLearning-v0``, Ekya)."""
+
+    SECTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"hardware", "retrain_configs", "inference_configs", "drift", "uniform", "objective"}
+    )
+
+    family: Literal["continual"]
+    model: Model = "resnet18"
+    streams: Annotated[int, Range(1, 64)]
+    windows: Annotated[int, Range(1, 1000)]
+    window_s: Annotated[float, Range(0.0, 1e6, lo_open=True)]
+    a_min: Unit = 0.0
+    profiler_noise: Annotated[float, Range(0.0, 0.5)] = 0.0
+    profiler_noise_shared: Unit = 0.0
+    hardware: Hardware
+    retrain_configs: Annotated[list[RetrainConfig], MinLen(1)]
+    inference_configs: Annotated[list[InferenceConfig], MinLen(1)]
+    objective: Objective = Field(default_factory=Objective)
+    uniform: Uniform | None = None
+    drift: Annotated[GeneratedDrift | TableDrift, Field(discriminator="kind")]
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> ContinualScenario:
+        _unique_names(self.retrain_configs, "retrain_configs")
+        _unique_names(self.inference_configs, "inference_configs")
+        names = [c.name for c in self.retrain_configs]
+        if self.uniform is None:
+            self.uniform = Uniform(config1=names[-1], config2=names[0])
+        for key in ("config1", "config2"):
+            value = getattr(self.uniform, key)
+            if value not in names:
+                raise rule(
+                    f"must be one of {', '.join(names)}, got {value!r}", field=f"uniform.{key}"
+                )
+        if isinstance(self.drift, TableDrift):
+            try:
+                self.drift.check_shapes((self.streams, self.windows, len(names)))
+            except PydanticCustomError as err:
+                ctx = err.context or {}
+                raise rule(str(ctx["problem"]), field=f"drift.{ctx['field']}") from None
+        return self
+
+
 # MIG reconfiguration family (edgegym/MIGReconfig-v0, MIGRator).
-MIG = {
-    "name": (_str, True, None),
-    "family": (_choice(["mig"]), True, None),
-    "description": (_str, False, ""),
-    "window_s": (_num(1.0, 1e5), False, 200.0),
-    "windows": (_num(0, 100, integer=True), False, 0),  # 0: the datasets' schedule
-    "basis_s": (_num(0.5, 10.0), False, 1.0),
-    "batch": (_num(1, 64, integer=True), False, 1),
-    "preinit": (_bool, False, False),
-    "data_fraction": (_num(0.0, 1.0, lo_open=True), False, 1.0),
-}
-MIG_HARDWARE = {
-    "gpu": (_choice(_mig_gpus), False, "A100-40GB"),
-    "clock_mhz": (_num(0.0, 1e4), False, 0.0),  # 0: the GPU's top clock
-}
-MIG_OVERHEAD = {  # MIGRator Fig. 5 components per instance (model load is per model)
-    "destroy_s": (_num(0.0, 60.0), False, 0.5),
-    "create_s": (_num(0.0, 60.0), False, 1.5),
-    "library_s": (_num(0.0, 60.0), False, 2.0),
-}
-MIG_OBJECTIVE = {
-    "goodput": (_num(0.0, 100.0), False, 1.0),
-    "energy": (_num(0.0, 100.0), False, 0.0),
-}
-MIG_TENANT = {
-    "model": (_choice(lambda: sorted(MODELS)), True, None),
-    "dataset": (_choice(lambda: sorted(NC_DATASETS)), True, None),
-    "arrival": (lambda v: None if isinstance(v, Mapping) else "must be a mapping", True, None),
-    "slo_ms": (_num(0.0, 1e5, lo_open=True), True, None),
-    "ceiling": (_num(0.0, 1.0, lo_open=True), False, 0.9),
-    "name": (_str, False, ""),
-}
-MIG_SECTIONS = {"hardware", "overhead", "objective", "tenants"}
+class MIGHardware(Record):
+    """``hardware`` of a MIG scenario."""
+
+    gpu: MigGpu = "A100-40GB"
+    clock_mhz: ClockMHz = 0.0
+
+    @model_validator(mode="after")
+    def _clock_runs(self) -> MIGHardware:
+        problem = _clock_problem(self.gpu, self.clock_mhz)
+        if problem:
+            raise rule(problem)
+        return self
+
+
+class MIGOverhead(Record):
+    """``overhead``: MIGRator Fig. 5 components per instance (model load is per model)."""
+
+    destroy_s: Seconds60 = 0.5
+    create_s: Seconds60 = 1.5
+    library_s: Seconds60 = 2.0
+
+
+class MIGObjective(Record):
+    """``objective`` of a MIG scenario."""
+
+    goodput: Weight100 = 1.0
+    energy: Weight100 = 0.0
+
+
+class MIGTenant(Record):
+    """One of a MIG scenario's ``tenants``."""
+
+    model: Model
+    dataset: Dataset
+    arrival: Arrival
+    slo_ms: Annotated[float, Range(0.0, 1e5, lo_open=True)]
+    ceiling: UnitOpen = 0.9
+    name: Text = ""
+
+
+class MIGScenario(ScenarioModel):
+    """A scenario of the MIG family (``edgegym/MIGReconfig-v0``, MIGRator)."""
+
+    SECTIONS: ClassVar[frozenset[str]] = frozenset({"hardware", "overhead", "objective", "tenants"})
+
+    family: Literal["mig"]
+    window_s: Annotated[float, Range(1.0, 1e5)] = 200.0
+    windows: Annotated[int, Range(0, 100)] = 0  # 0: the datasets' schedule
+    basis_s: Annotated[float, Range(0.5, 10.0)] = 1.0
+    batch: Annotated[int, Range(1, 64)] = 1
+    preinit: Flag = False
+    data_fraction: UnitOpen = 1.0
+    hardware: MIGHardware = Field(default_factory=MIGHardware)
+    overhead: MIGOverhead = Field(default_factory=MIGOverhead)
+    objective: MIGObjective = Field(default_factory=MIGObjective)
+    tenants: Annotated[list[MIGTenant], Len(1, 4)]
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> MIGScenario:
+        for i, t in enumerate(self.tenants):
+            t.name = t.name or f"{t.model}-{i}"
+        shortest = min(NC_DATASETS[t.dataset].windows for t in self.tenants)
+        if self.windows > shortest:
+            raise rule(
+                f"must be an integer in [0, {shortest}] (the shortest dataset schedule; 0 means "
+                f"{shortest}), got {self.windows}",
+                field="windows",
+            )
+        self.windows = self.windows or shortest
+        return self
 
 
 # Energy fair-share family (edgegym/EnergyFairShare-v0, ETF).
-ENERGY = {
-    "name": (_str, True, None),
-    "family": (_choice(["energy"]), True, None),
-    "description": (_str, False, ""),
-    "quantum_s": (_num(0.001, 60.0), False, 0.3),
-    "unit_s": (_num(0.0001, 60.0), False, 0.01),
-    "quanta": (_num(1, 10**6, integer=True), False, 200),
-    "fairness_horizon": (_num(1, 10**6, integer=True), False, 10),
-    "max_tenants": (_num(1, 8, integer=True), False, 8),
-}
-ENERGY_HARDWARE = {"gpu": (_choice(lambda: sorted(GPUS)), False, "TX2")}
-ENERGY_OBJECTIVE = {
-    "fs": (_num(0.0, 100.0), False, 1.0),
-    "ft": (_num(0.0, 100.0), False, 0.0),
-    "fe": (_num(0.0, 100.0), False, 0.0),
-    "throughput": (_num(0.0, 100.0), False, 0.0),
-    "energy": (_num(0.0, 100.0), False, 0.0),
-}
-ENERGY_SECTIONS = {"hardware", "objective", "tenants"}
+class EnergyHardware(Record):
+    """``hardware`` of an energy scenario."""
+
+    gpu: Gpu = "TX2"
 
 
-def _clock_check(v: Any) -> str | None:
-    if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
-        return None
-    ok = (
-        isinstance(v, list)
-        and v
-        and all(
-            isinstance(x, list | tuple)
-            and len(x) == 2
-            and all(isinstance(y, int | float) and not isinstance(y, bool) for y in x)
-            and x[0] >= 0
-            and x[1] > 0
-            for x in v
-        )
-    )
-    return None if ok else "must be MHz > 0 or a list of [time_s, MHz] pairs"
+class EnergyObjective(Record):
+    """``objective`` of an energy scenario."""
+
+    fs: Weight100 = 1.0
+    ft: Weight100 = 0.0
+    fe: Weight100 = 0.0
+    throughput: Weight100 = 0.0
+    energy: Weight100 = 0.0
 
 
-ENERGY_TENANT = {
-    "name": (_str, False, ""),
-    "model": (_choice(lambda: sorted(MODELS)), True, None),
-    "clock_mhz": (_clock_check, False, 0),
-    "weight": (_num(0.0, 1e6, lo_open=True), False, 1.0),
-    "demand": (
-        lambda v: (
-            None
-            if v == "backlogged" or isinstance(v, Mapping)
-            else "must be 'backlogged' or an arrival mapping"
-        ),
-        False,
-        "backlogged",
-    ),
-    "arrive_s": (_num(0.0, 1e9), False, 0.0),
-    "leave_s": (_num(0.0, 1e9), False, 1e9),
-    "batch": (_num(1, 64, integer=True), False, 1),
-}
+class EnergyTenant(Record):
+    """One of an energy scenario's ``tenants``."""
+
+    name: Text = ""
+    model: Model
+    clock_mhz: ClockSchedule = 0
+    weight: Annotated[float, Range(0.0, 1e6, lo_open=True)] = 1.0
+    demand: Annotated[
+        Literal["backlogged"] | dict[str, Any], Expect("'backlogged' or an arrival mapping")
+    ] = "backlogged"
+    arrive_s: Annotated[float, Range(0.0, 1e9)] = 0.0
+    leave_s: Annotated[float, Range(0.0, 1e9)] = 1e9
+    batch: Annotated[int, Range(1, 64)] = 1
+
+    @model_validator(mode="after")
+    def _leaves_after_arriving(self) -> EnergyTenant:
+        if self.leave_s <= self.arrive_s:
+            raise rule(
+                f"leave_s = {self.leave_s} must be after arrive_s = {self.arrive_s}",
+                field="leave_s",
+            )
+        return self
 
 
-def _validate_energy(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
-    from edgegym.workload.arrivals import make_arrival
+class EnergyScenario(ScenarioModel):
+    """A scenario of the energy family (``edgegym/EnergyFairShare-v0``, ETF)."""
 
-    data = _validate_top(raw, ENERGY, ENERGY_SECTIONS, src)
-    data["hardware"] = _validate_record(raw.get("hardware", {}), ENERGY_HARDWARE, "hardware", src)
-    data["objective"] = _validate_record(
-        raw.get("objective", {}), ENERGY_OBJECTIVE, "objective", src
-    )
-    units = data["quantum_s"] / data["unit_s"]
-    if abs(units - round(units)) > 1e-6 or round(units) < 1:
-        raise ScenarioError(
-            f"{src}: quantum_s / unit_s = {units:g} must be a whole number of units (>= 1)"
-        )
-    tenants = raw.get("tenants")
-    if not isinstance(tenants, list) or not 1 <= len(tenants) <= data["max_tenants"]:
-        raise ScenarioError(
-            f"{src}: tenants: must be a list of 1 to max_tenants = {data['max_tenants']} tenants"
-        )
-    data["tenants"] = []
-    for i, rec in enumerate(tenants):
-        t = _validate_record(rec, ENERGY_TENANT, f"tenants[{i}]", src)
-        clocks = t["clock_mhz"] if isinstance(t["clock_mhz"], list) else [[0, t["clock_mhz"]]]
-        for _, mhz in clocks:
-            _check_clock(data["hardware"]["gpu"], mhz, f"tenants[{i}]", src)
-        if isinstance(t["demand"], Mapping):
-            try:
-                make_arrival(t["demand"], base_dir, where=f"{src}: tenants[{i}].demand")
-            except (ValueError, FileNotFoundError) as exc:
-                raise ScenarioError(str(exc)) from None
-        if t["leave_s"] <= t["arrive_s"]:
-            raise ScenarioError(f"{src}: tenants[{i}]: leave_s must be after arrive_s")
-        t["name"] = t["name"] or f"A{i + 1}"
-        data["tenants"].append(t)
-    return data
+    SECTIONS: ClassVar[frozenset[str]] = frozenset({"hardware", "objective", "tenants"})
+
+    family: Literal["energy"]
+    quantum_s: Annotated[float, Range(0.001, 60.0)] = 0.3
+    unit_s: Annotated[float, Range(0.0001, 60.0)] = 0.01
+    quanta: Annotated[int, Range(1, 10**6)] = 200
+    fairness_horizon: Annotated[int, Range(1, 10**6)] = 10
+    max_tenants: Annotated[int, Range(1, 8)] = 8
+    hardware: EnergyHardware = Field(default_factory=EnergyHardware)
+    objective: EnergyObjective = Field(default_factory=EnergyObjective)
+    tenants: Annotated[list[EnergyTenant], MinLen(1)]
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> EnergyScenario:
+        units = self.quantum_s / self.unit_s
+        if abs(units - round(units)) > 1e-6 or round(units) < 1:
+            raise rule(f"quantum_s / unit_s = {units:g} must be a whole number of units (>= 1)")
+        if len(self.tenants) > self.max_tenants:
+            raise rule(
+                f"must be a list of 1 to max_tenants = {self.max_tenants} tenants, got "
+                f"{len(self.tenants)}",
+                field="tenants",
+            )
+        for i, t in enumerate(self.tenants):
+            clocks = t.clock_mhz if isinstance(t.clock_mhz, list) else [[0, t.clock_mhz]]
+            for _, mhz in clocks:
+                problem = _clock_problem(self.hardware.gpu, mhz)
+                if problem:
+                    raise rule(problem, field=f"tenants[{i}]")
+            t.name = t.name or f"A{i + 1}"
+        return self
 
 
 # DAG offload family (edgegym/DAGOffload-v0, SRS/MRS).
-DAG = {
-    "name": (_str, True, None),
-    "family": (_choice(["dag"]), True, None),
-    "description": (_str, False, ""),
-    "requests": (_num(1, 10**6, integer=True), False, 200),
-    "duration_s": (_num(0.0, 1e7, lo_open=True), False, 600.0),
-    "theta": (_num(0.0, 1e6), False, 1.0),
-    "a_min": (_num(0.0, 1.0), False, 0.0),
-    "max_nodes": (_num(1, 64, integer=True), False, 8),
-    "max_edges": (_num(1, 256, integer=True), False, 16),
-    # Drifted samples = the data each request sends to a model (emptied by a retraining).
-    "pool_from_inputs": (_bool, False, False),
-}
-DAG_SERVERS = {
-    "count": (_num(1, 64, integer=True), False, 5),
-    "gpu": (_choice(lambda: sorted(GPUS)), False, "A100-40GB"),
-    "gpus_per_server": (_num(1, 16, integer=True), False, 2),
-    "units_per_gpu": (_num(1, 100, integer=True), False, 2),
-    "speed_tflops": (_range_pair(0.1, 1e4), False, [9.7, 19.5]),
-    "link_gbps": (_range_pair(0.001, 1e4), False, [3.0, 5.0]),
-    "storage_gbps": (_range_pair(0.001, 1e4), False, [7.0, 10.0]),
-}
-DAG_RETRAIN = {
-    "name": (_str, True, None),
-    "data_mb": (_num(0.0, 1e6), True, None),
-    "workload": (_num(0.0, 1e6, lo_open=True), True, None),
-    "demand": (_num(0.0, 1e3, lo_open=True), True, None),
-    "gain": (_UNIT, True, None),
-}
-DAG_MODEL = {
-    "start_accuracy": (_UNIT, True, None),
-    "ceiling": (_UNIT, True, None),
-    "drift_per_s": (_num(0.0, 1.0), False, 0.0005),
-    "floor": (_UNIT, False, 0.3),
-    "size_mb": (_num(0.0, 1e5), False, 20.0),
+class DAGServers(Record):
+    """``servers`` of a DAG scenario (the hardware section)."""
+
+    count: Annotated[int, Range(1, 64)] = 5
+    gpu: Gpu = "A100-40GB"
+    gpus_per_server: Annotated[int, Range(1, 16)] = 2
+    units_per_gpu: Annotated[int, Range(1, 100)] = 2
+    speed_tflops: Annotated[list[float], Pair(0.1, 1e4)] = [9.7, 19.5]
+    link_gbps: Annotated[list[float], Pair(0.001, 1e4)] = [3.0, 5.0]
+    storage_gbps: Annotated[list[float], Pair(0.001, 1e4)] = [7.0, 10.0]
+
+
+class DAGRetrain(Record):
+    """One of a DAG scenario's ``retrain_configs``."""
+
+    name: Text
+    data_mb: Annotated[float, Range(0.0, 1e6)]
+    workload: Annotated[float, Range(0.0, 1e6, lo_open=True)]
+    demand: Annotated[float, Range(0.0, 1e3, lo_open=True)]
+    gain: Unit
+
+
+class DAGModel(Record):
+    """One of a DAG scenario's ``models`` (name -> accuracy profile)."""
+
+    start_accuracy: Unit
+    ceiling: Unit
+    drift_per_s: Annotated[float, Range(0.0, 1.0)] = 0.0005
+    floor: Unit = 0.3
+    size_mb: Annotated[float, Range(0.0, 1e5)] = 20.0
     # Drifted samples collected per second (besides request inputs with pool_from_inputs);
     # with neither, configurations always have their full data.
-    "pool_mb_per_s": (_num(0.0, 1e4), False, 0.0),
-}
-#: Weights of the DAG family's completion and energy terms; the accuracy term's weight is the
-#: paper's theta (top-level ``theta``), so Eq. 9 is the default objective.
-DAG_OBJECTIVE = {
-    "completion": (_num(0.0, 1e6), False, 1.0),
-    "energy": (_num(0.0, 1e6), False, 0.0),
-}
-DAG_SECTIONS = {"servers", "retrain_configs", "models", "applications", "arrival", "objective"}
+    pool_mb_per_s: Annotated[float, Range(0.0, 1e4)] = 0.0
 
 
-def _validate_dag(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
-    from edgegym.workload.arrivals import make_arrival
-    from edgegym.workload.dag import DAGError, topological_order
+class DAGObjective(Record):
+    """Weights of the DAG family's completion and energy terms; the accuracy term's weight is
+    the paper's theta (top-level ``theta``), so Eq. 9 is the default objective."""
 
-    data = _validate_top(raw, DAG, DAG_SECTIONS, src)
-    data["servers"] = _validate_record(raw.get("servers", {}), DAG_SERVERS, "servers", src)
-    data["objective"] = _validate_record(raw.get("objective", {}), DAG_OBJECTIVE, "objective", src)
-    data["retrain_configs"] = _validate_list(
-        raw.get("retrain_configs"), DAG_RETRAIN, "retrain_configs", src
+    completion: DagWeight = 1.0
+    energy: DagWeight = 0.0
+
+
+class DAGTask(Record):
+    """One task (node) of a DAG application."""
+
+    model: Text
+    workload: Annotated[float, Range(0.0, 1e6, lo_open=True)]
+    demand: Annotated[float, Range(0.0, 1e3, lo_open=True)] = 1.0
+    input_mb: Annotated[float, Range(0.0, 1e6)] = 0.0
+
+
+Edge = Annotated[list[Annotated[float, Range()]], Len(3, 3), Expect("an edge [from, to, MB]")]
+
+
+class DAGApplication(Record):
+    """One of a DAG scenario's ``applications``: tasks and the edges between them."""
+
+    name: Text | None = None
+    tasks: Annotated[list[DAGTask], MinLen(1)]
+    edges: list[Edge] = []
+    weight: Annotated[float, Range(0.0, lo_open=True)] = 1.0
+
+    @model_validator(mode="after")
+    def _acyclic(self) -> DAGApplication:
+        try:
+            topological_order(
+                len(self.tasks), [(int(e[0]), int(e[1])) for e in self.edges], self.name or "dag"
+            )
+        except DAGError as exc:
+            raise rule(str(exc), field="edges") from None
+        self.weight = float(self.weight)
+        return self
+
+
+class DAGScenario(ScenarioModel):
+    """A scenario of the DAG family (``edgegym/DAGOffload-v0``, SRS/MRS)."""
+
+    SECTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"servers", "retrain_configs", "models", "applications", "arrival", "objective"}
     )
-    models = raw.get("models")
-    if not isinstance(models, Mapping) or not models:
-        raise ScenarioError(f"{src}: models: must map model names to their accuracy profiles")
-    data["models"] = {
-        str(k): _validate_record(v, DAG_MODEL, f"models.{k}", src) for k, v in models.items()
-    }
-    arrival = raw.get("arrival", {"kind": "poisson", "rate": 1.0})
-    try:
-        make_arrival(arrival, base_dir, where=f"{src}: arrival")
-    except (ValueError, FileNotFoundError) as exc:
-        raise ScenarioError(str(exc)) from None
-    data["arrival"] = arrival
-    apps = raw.get("applications")
-    if not isinstance(apps, list) or not apps:
-        raise ScenarioError(f"{src}: applications: must be a non-empty list")
-    data["applications"] = []
-    task_spec = {
-        "model": (_choice(lambda: sorted(data["models"])), True, None),
-        "workload": (_num(0.0, 1e6, lo_open=True), True, None),
-        "demand": (_num(0.0, 1e3, lo_open=True), False, 1.0),
-        "input_mb": (_num(0.0, 1e6), False, 0.0),
-    }
-    for a, app in enumerate(apps):
-        where = f"applications[{a}]"
-        if not isinstance(app, Mapping):
-            raise ScenarioError(f"{src}: {where}: must be a mapping")
-        name = app.get("name", f"app{a}")
-        tasks = app.get("tasks")
-        if not isinstance(tasks, list) or not tasks:
-            raise ScenarioError(f"{src}: {where}.tasks: must be a non-empty list")
-        if len(tasks) > data["max_nodes"]:
-            raise ScenarioError(
-                f"{src}: {where}: {len(tasks)} tasks exceed max_nodes = {data['max_nodes']}"
-            )
-        recs = [
-            _validate_record(t, task_spec, f"{where}.tasks[{i}]", src) for i, t in enumerate(tasks)
-        ]
-        edges = app.get("edges", [])
-        if not isinstance(edges, list) or not all(
-            isinstance(e, list | tuple) and len(e) == 3 for e in edges
-        ):
-            raise ScenarioError(f"{src}: {where}.edges: must be a list of [from, to, MB]")
-        if len(edges) > data["max_edges"]:
-            raise ScenarioError(
-                f"{src}: {where}: {len(edges)} edges exceed max_edges = {data['max_edges']}"
-            )
+    HARDWARE: ClassVar[str] = "servers"
+
+    family: Literal["dag"]
+    requests: Annotated[int, Range(1, 10**6)] = 200
+    duration_s: Annotated[float, Range(0.0, 1e7, lo_open=True)] = 600.0
+    theta: DagWeight = 1.0
+    a_min: Unit = 0.0
+    max_nodes: Annotated[int, Range(1, 64)] = 8
+    max_edges: Annotated[int, Range(1, 256)] = 16
+    # Drifted samples = the data each request sends to a model (emptied by a retraining).
+    pool_from_inputs: Flag = False
+    servers: DAGServers = Field(default_factory=DAGServers)
+    objective: DAGObjective = Field(default_factory=DAGObjective)
+    retrain_configs: Annotated[list[DAGRetrain], MinLen(1)]
+    models: Annotated[dict[str, DAGModel], MinLen(1)]
+    arrival: Arrival = {"kind": "poisson", "rate": 1.0}
+    applications: Annotated[list[DAGApplication], MinLen(1)]
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> DAGScenario:
+        _unique_names(self.retrain_configs, "retrain_configs")
+        for a, app in enumerate(self.applications):
+            where = f"applications[{a}]"
+            app.name = app.name or f"app{a}"
+            for i, task in enumerate(app.tasks):
+                if task.model not in self.models:
+                    raise rule(
+                        f"must be one of {', '.join(self.models)}, got {task.model!r}",
+                        field=f"{where}.tasks[{i}].model",
+                    )
+            if len(app.tasks) > self.max_nodes:
+                raise rule(
+                    f"{len(app.tasks)} tasks exceed max_nodes = {self.max_nodes}", field=where
+                )
+            if len(app.edges) > self.max_edges:
+                raise rule(
+                    f"{len(app.edges)} edges exceed max_edges = {self.max_edges}", field=where
+                )
+        return self
+
+
+def _validator(
+    model: type[ScenarioModel], arrivals: Callable[[dict[str, Any]], list[tuple[str, Any]]]
+) -> Validator:
+    """A family's validator: the model, then its arrival specs (files resolved in base_dir).
+
+    Args:
+        model: The family's scenario model.
+        arrivals: ``data -> [(field path, arrival mapping), ...]`` of a validated scenario.
+
+    Returns:
+        ``validate(raw, src, base_dir) -> data`` raising :class:`ScenarioError`.
+    """
+
+    def validate(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
         try:
-            topological_order(len(recs), [(int(e[0]), int(e[1])) for e in edges], f"{src}: {name}")
-        except (DAGError, TypeError, ValueError) as exc:
-            raise ScenarioError(str(exc)) from None
-        weight = app.get("weight", 1.0)
-        if not isinstance(weight, int | float) or weight <= 0:
-            raise ScenarioError(f"{src}: {where}.weight: must be a number > 0")
-        data["applications"].append(
-            {
-                "name": str(name),
-                "tasks": recs,
-                "edges": [list(e) for e in edges],
-                "weight": float(weight),
-            }
-        )
-    return data
+            data = model.model_validate(raw).model_dump()
+        except ValidationError as exc:
+            raise ScenarioError("\n".join(error_lines(exc, src, model=model, sep=": "))) from None
+        for where, spec in arrivals(data):
+            try:
+                make_arrival(spec, base_dir, where=f"{src}: {where}")
+            except (ValueError, FileNotFoundError) as exc:
+                raise ScenarioError(str(exc)) from None
+        return data
+
+    return validate
 
 
-def _validate_mig(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
-    from edgegym.workload.arrivals import make_arrival
+def _schema(
+    model: type[ScenarioModel], validate: Validator, hardware: type[Record]
+) -> ScenarioSchema:
+    top = {
+        k: f
+        for k, f in model.model_fields.items()
+        if k not in model.SECTIONS and k not in model.FREE
+    }
+    return ScenarioSchema(
+        validate, top, dict(hardware.model_fields), model.SECTIONS, hardware_key=model.HARDWARE
+    )
 
-    data = _validate_top(raw, MIG, MIG_SECTIONS, src)
-    data["hardware"] = _validate_record(raw.get("hardware", {}), MIG_HARDWARE, "hardware", src)
-    _check_clock(data["hardware"]["gpu"], data["hardware"]["clock_mhz"], "hardware", src)
-    data["overhead"] = _validate_record(raw.get("overhead", {}), MIG_OVERHEAD, "overhead", src)
-    data["objective"] = _validate_record(raw.get("objective", {}), MIG_OBJECTIVE, "objective", src)
-    tenants = raw.get("tenants")
-    if not isinstance(tenants, list) or not 1 <= len(tenants) <= 4:
-        raise ScenarioError(f"{src}: tenants: must be a list of 1 to 4 tenants")
-    data["tenants"] = []
-    for i, rec in enumerate(tenants):
-        t = _validate_record(rec, MIG_TENANT, f"tenants[{i}]", src)
-        try:
-            make_arrival(t["arrival"], base_dir, where=f"{src}: tenants[{i}].arrival")
-        except (ValueError, FileNotFoundError) as exc:
-            raise ScenarioError(str(exc)) from None
-        t["name"] = t["name"] or f"{t['model']}-{i}"
-        data["tenants"].append(t)
-    shortest = min(NC_DATASETS[t["dataset"]].windows for t in data["tenants"])
-    if data["windows"] > shortest:
-        raise ScenarioError(
-            f"{src}: windows = {data['windows']} is out of range (allowed: integer in "
-            f"[0, {shortest}], the shortest dataset schedule; 0 means {shortest})"
-        )
-    data["windows"] = data["windows"] or shortest
-    return data
+
+def _schemas() -> dict[str, ScenarioSchema]:
+    """The built-in families' scenario schemas (each family package registers its own)."""
+    continual = _validator(ContinualScenario, lambda d: [])
+    mig = _validator(
+        MIGScenario,
+        lambda d: [(f"tenants[{i}].arrival", t["arrival"]) for i, t in enumerate(d["tenants"])],
+    )
+    energy = _validator(
+        EnergyScenario,
+        lambda d: [
+            (f"tenants[{i}].demand", t["demand"])
+            for i, t in enumerate(d["tenants"])
+            if isinstance(t["demand"], dict)
+        ],
+    )
+    dag = _validator(DAGScenario, lambda d: [("arrival", d["arrival"])])
+    return {
+        "continual": _schema(ContinualScenario, continual, Hardware),
+        "mig": _schema(MIGScenario, mig, MIGHardware),
+        "energy": _schema(EnergyScenario, energy, EnergyHardware),
+        "dag": _schema(DAGScenario, dag, DAGServers),
+    }
+
+
+#: Scenario schemas of the four built-in families, by family name.
+SCHEMAS: dict[str, ScenarioSchema] = _schemas()
 
 
 @dataclass
@@ -514,66 +763,6 @@ class Scenario:
         return Scenario(self.name, validate(raw, src, path.parent), self.source)
 
 
-def _validate_record(
-    rec: Any, spec: Mapping[str, tuple[Check, bool, Any]], where: str, src: str
-) -> dict[str, Any]:
-    if not isinstance(rec, Mapping):
-        raise ScenarioError(f"{src}: {where}: must be a mapping of fields")
-    unknown = set(rec) - set(spec)
-    if unknown:
-        raise ScenarioError(
-            f"{src}: {where}.{sorted(unknown)[0]}: unknown field (allowed: {', '.join(spec)})"
-        )
-    out = {}
-    for key, (check, required, default) in spec.items():
-        if key not in rec:
-            if required:
-                raise ScenarioError(f"{src}: {where}.{key}: missing required field")
-            out[key] = copy.deepcopy(default)
-            continue
-        problem = check(rec[key])
-        if problem:
-            raise ScenarioError(f"{src}: {where}.{key} {problem}")
-        out[key] = rec[key]
-    return out
-
-
-def _validate_list(
-    items: Any, spec: Mapping[str, tuple[Check, bool, Any]], where: str, src: str
-) -> list[dict[str, Any]]:
-    if not isinstance(items, list) or not items:
-        raise ScenarioError(f"{src}: {where}: must be a non-empty list")
-    out = [_validate_record(r, spec, f"{where}[{i}]", src) for i, r in enumerate(items)]
-    names = [r["name"] for r in out]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise ScenarioError(f"{src}: {where}: duplicate name {sorted(dup)[0]!r}")
-    return out
-
-
-def _check_shape(
-    value: Any, shape: tuple[int, ...], where: str, src: str, upper: float | None = None
-) -> None:
-    import numpy as np
-
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ScenarioError(f"{src}: {where}: must be numbers (nested lists)") from None
-    try:
-        if arr.ndim not in (0, len(shape)):
-            raise ValueError
-        np.broadcast_to(arr, shape)
-    except ValueError:
-        raise ScenarioError(
-            f"{src}: {where}: shape {list(arr.shape)} does not fit "
-            f"[streams, windows, configs] = {list(shape)}"
-        ) from None
-    if np.any(arr < 0) or (upper is not None and np.any(arr > upper)):
-        bound = f"in [0, {upper}]" if upper is not None else ">= 0"
-        raise ScenarioError(f"{src}: {where}: values must be {bound}")
-
-
 def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]:
     """Validate a scenario mapping and fill defaults; raise :class:`ScenarioError` if bad.
 
@@ -581,6 +770,9 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
         raw: The parsed file.
         src: Name used in messages.
         base_dir: Directory relative trace paths resolve against (the file's directory).
+
+    Returns:
+        The validated scenario: plain dicts, lists and numbers, defaults filled in.
     """
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{src}: the file must hold a mapping of fields at the top level")
@@ -589,79 +781,6 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
             f"{src}: family = {raw.get('family')!r} is not one of {', '.join(FAMILIES)}"
         )
     return FAMILIES[raw["family"]].schema.validate(raw, src, base_dir)
-
-
-def _validate_continual(raw: Mapping[str, Any], src: str, base_dir: Path | None) -> dict[str, Any]:
-    data = _validate_top(raw, CONTINUAL, SECTIONS, src)
-    data["hardware"] = _validate_record(raw.get("hardware"), HARDWARE, "hardware", src)
-    _check_clock(data["hardware"]["gpu"], data["hardware"]["clock_mhz"], "hardware", src)
-    data["retrain_configs"] = _validate_list(
-        raw.get("retrain_configs"), RETRAIN_CONFIG, "retrain_configs", src
-    )
-    data["inference_configs"] = _validate_list(
-        raw.get("inference_configs"), INFERENCE_CONFIG, "inference_configs", src
-    )
-    data["objective"] = _validate_record(raw.get("objective", {}), OBJECTIVE, "objective", src)
-    names = [c["name"] for c in data["retrain_configs"]]
-    uniform = raw.get("uniform", {"config1": names[-1], "config2": names[0]})
-    data["uniform"] = _validate_record(
-        uniform,
-        {"config1": (_choice(names), True, None), "config2": (_choice(names), True, None)},
-        "uniform",
-        src,
-    )
-    drift = raw.get("drift")
-    if not isinstance(drift, Mapping) or drift.get("kind") not in ("generated", "table"):
-        raise ScenarioError(f"{src}: drift.kind: must be 'generated' or 'table'")
-    if drift["kind"] == "generated":
-        data["drift"] = _validate_record(drift, GENERATED_DRIFT, "drift", src)
-    else:
-        shape = (data["streams"], data["windows"], len(names))
-        allowed = {
-            "kind",
-            "start_accuracy",
-            "post_accuracy",
-            "gpu_seconds",
-            "floor",
-            "drift",
-            "demand",
-        }
-        extra = set(drift) - allowed
-        if extra:
-            raise ScenarioError(f"{src}: drift.{sorted(extra)[0]}: unknown field")
-        for key, shp, required, upper in (
-            ("start_accuracy", shape[:1], True, 1.0),
-            ("post_accuracy", shape, True, 1.0),
-            ("gpu_seconds", shape, True, None),
-            ("floor", shape[:2], False, 1.0),
-            ("drift", shape[:2], False, 1.0),
-            ("demand", shape[:2], False, None),
-        ):
-            if key not in drift:
-                if required:
-                    raise ScenarioError(f"{src}: drift.{key}: missing required field")
-                continue
-            _check_shape(drift[key], shp, f"drift.{key}", src, upper)
-        data["drift"] = dict(drift)
-    return data
-
-
-def _schemas() -> dict[str, ScenarioSchema]:
-    """The built-in families' scenario schemas (each family package registers its own)."""
-    return {
-        "continual": ScenarioSchema(_validate_continual, CONTINUAL, HARDWARE, frozenset(SECTIONS)),
-        "mig": ScenarioSchema(_validate_mig, MIG, MIG_HARDWARE, frozenset(MIG_SECTIONS)),
-        "energy": ScenarioSchema(
-            _validate_energy, ENERGY, ENERGY_HARDWARE, frozenset(ENERGY_SECTIONS)
-        ),
-        "dag": ScenarioSchema(
-            _validate_dag, DAG, DAG_SERVERS, frozenset(DAG_SECTIONS), hardware_key="servers"
-        ),
-    }
-
-
-#: Scenario schemas of the four built-in families, by family name.
-SCHEMAS: dict[str, ScenarioSchema] = _schemas()
 
 
 # ----------------------------------------------------------------------------- loading

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from edgegym.envs.continual import ContinualLearningEnv
@@ -31,7 +33,7 @@ def test_every_bundled_scenario_loads_and_runs(name):
         env = EnergyFairShareEnv(scenario=name)
         obs, _ = env.reset(seed=0)
         assert env.observation_space.contains(obs)
-        assert env.n_tenants == len(sc["tenants"])
+        assert env.params.n_tenants == len(sc["tenants"])
         return
     if sc["family"] == "mig":
         env = MIGReconfigEnv(scenario=name)
@@ -322,3 +324,172 @@ def test_overrides_apply_to_a_loaded_scenario(name, overrides):
     from edgegym.envs.dag import DAGOffloadEnv
 
     assert DAGOffloadEnv(load("srs-edge-5apps"), requests=7).n_requests == 7
+
+
+# ------------------------------------------------------------- typed models (issue 13 item 6)
+def _plain(value) -> bool:
+    """Only what YAML gives: dicts, lists, strings, numbers, booleans, None."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_validated_scenario_is_plain_data_and_validates_to_itself(name):
+    """load -> model_dump -> validate again is the identity (what with_overrides relies on)."""
+    import copy
+
+    from edgegym.scenarios import validate
+
+    sc = load(name)
+    assert _plain(sc.data)
+    again = validate(copy.deepcopy(sc.data), f"{name}.yaml", Path(sc.source).parent)
+    assert again == sc.data
+    assert sc.with_overrides().data == sc.data
+
+
+def test_models_fill_the_documented_defaults():
+    ekya = load("ekya-table1")
+    assert ekya["hardware"]["share_alpha"] == 1.0 and ekya["hardware"]["clock_mhz"] == 0.0
+    assert ekya["objective"] == {"accuracy": 1.0, "a_min": 1.0, "energy": 0.0}
+    assert isinstance(ekya["window_s"], int | float) and ekya["window_s"] > 0
+    mig = load("migrator-w1")
+    assert mig["windows"] == 4  # 0 in the file: the shortest dataset schedule
+    tenant = {"model": "bert", "dataset": "nc-20news", "slo_ms": 50}
+    tenant["arrival"] = {"kind": "poisson", "rate": 10}
+    unnamed = load("migrator-w1", tenants=[tenant, tenant])["tenants"]
+    assert [t["name"] for t in unnamed] == ["bert-0", "bert-1"]
+    assert unnamed[0]["ceiling"] == 0.9
+    assert mig["overhead"] == {"destroy_s": 0.5, "create_s": 1.5, "library_s": 2.0}
+    etf = load("etf-dynamic-3", **{"tenants": [{"model": "resnet50"}, {"model": "resnet50"}]})
+    assert [t["name"] for t in etf["tenants"]] == ["A1", "A2"]
+    assert etf["tenants"][0]["demand"] == "backlogged" and etf["tenants"][0]["leave_s"] == 1e9
+    dag = load("srs-edge-5apps")
+    assert all(isinstance(a["weight"], float) for a in dag["applications"])
+    assert "notes" not in dag.data or dag["notes"]  # free text only when written
+
+
+def _edit_bundled(tmp_path, name, edit):
+    import yaml
+
+    raw = _bundled_raw(name)
+    edit(raw)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ScenarioError) as err:
+        load(str(path))
+    return str(err.value), str(path)
+
+
+NAN = float("nan")
+INF = float("inf")
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides", "needles"),
+    [
+        ("ekya-table1", {"window_s": NAN}, ["window_s", "nan", "(0.0, 1000000.0]"]),
+        ("ekya-table1", {"window_s": ".inf"}, ["window_s", "inf"]),  # CLI-style YAML text
+        ("ekya-table1", {"hardware.share_alpha": NAN}, ["hardware.share_alpha", "[0.1, 1.0]"]),
+        ("ekya-cityscapes", {"drift.ceiling": [0.1, NAN]}, ["drift.ceiling", "nan"]),
+        ("etf-dynamic-3", {"objective.fs": NAN}, ["objective.fs", "nan", "[0.0, 100.0]"]),
+        ("etf-dynamic-3", {"quantum_s": -INF}, ["quantum_s", "-inf"]),
+        ("srs-edge-5apps", {"theta": INF}, ["theta", "inf", "[0.0, 1000000.0]"]),
+        ("srs-edge-5apps", {"theta": ".nan"}, ["theta", "nan"]),
+        ("migrator-w1", {"basis_s": NAN}, ["basis_s", "nan", "[0.5, 10.0]"]),
+    ],
+)
+def test_nan_and_inf_are_rejected_naming_the_field(name, overrides, needles):
+    with pytest.raises(ScenarioError) as err:
+        load(name, **overrides)
+    msg = str(err.value)
+    assert msg.startswith(f"{name}.yaml: ") and "\n" not in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "needles"),
+    [
+        ("migrator-w1", lambda r: r["tenants"][1].update(slo_ms=NAN),
+         ["tenants[1].slo_ms", "nan", "(0.0, 100000.0]"]),
+        ("srs-edge-5apps", lambda r: r["applications"][0]["tasks"][0].update(workload=INF),
+         ["applications[0].tasks[0].workload", "inf"]),
+        ("srs-edge-5apps", lambda r: r["models"][next(iter(r["models"]))].update(ceiling=NAN),
+         ["ceiling", "nan", "[0.0, 1.0]"]),
+        ("etf-dynamic-3", lambda r: r["tenants"][0].update(weight=NAN), ["tenants[0].weight"]),
+    ],
+)  # fmt: skip
+def test_nan_in_nested_records_is_rejected(tmp_path, name, edit, needles):
+    msg, path = _edit_bundled(tmp_path, name, edit)
+    assert msg.startswith(f"{path}: ") and "\n" not in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+
+
+def test_nan_in_a_drift_table_is_rejected(write_scenario, table_scenario):
+    table_scenario["drift"]["post_accuracy"] = [[[0.9, NAN]], [[0.8, 0.6]]]
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError, match=r"drift\.post_accuracy: values must be finite"):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "needles"),
+    [
+        ("srs-edge-5apps", lambda r: r["applications"][1].update(wieght=2.0),
+         ["applications[1].wieght", "unknown field", "weight", "tasks", "edges"]),
+        ("srs-edge-5apps", lambda r: r["applications"][0]["tasks"][0].update(inputmb=1),
+         ["applications[0].tasks[0]", "'inputmb'", "input_mb"]),
+        ("migrator-w1", lambda r: r["tenants"][1].update(slo=50),
+         ["tenants[1].slo", "unknown field", "slo_ms", "dataset"]),
+        ("etf-dynamic-3", lambda r: r["tenants"][2].update(arrive=5),
+         ["tenants[2]", "'arrive'", "arrive_s"]),
+        ("srs-edge-5apps", lambda r: r["servers"].update(links_gbps=[1, 2]),
+         ["servers", "'links_gbps'", "link_gbps"]),
+        ("ekya-cityscapes", lambda r: r["drift"].update(sensitivty=None),
+         ["drift", "'sensitivty'", "sensitivity"]),
+    ],
+)  # fmt: skip
+def test_typo_in_a_nested_record_is_named(tmp_path, name, edit, needles):
+    msg, path = _edit_bundled(tmp_path, name, edit)
+    assert msg.startswith(f"{path}: ") and "\n" not in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "needles"),
+    [
+        ("migrator-w1", lambda r: r["tenants"][0].update(slo_ms=-5),
+         ["tenants[0].slo_ms", "-5", "(0.0, 100000.0]"]),
+        ("srs-edge-5apps", lambda r: r["servers"].update(count=0), ["servers.count", "[1, 64]"]),
+        ("srs-edge-5apps", lambda r: r["applications"][0].update(weight=0),
+         ["applications[0].weight", "> 0"]),
+        ("etf-dynamic-3", lambda r: r["tenants"][1].update(batch=65),
+         ["tenants[1].batch", "[1, 64]"]),
+        ("migrator-w1", lambda r: r.update(preinit="yes"), ["preinit", "true or false", "'yes'"]),
+        ("migrator-w1", lambda r: r["tenants"][0]["arrival"].update(rate=-1),
+         ["tenants[0].arrival.rate", ">= 0", "-1"]),
+    ],
+)  # fmt: skip
+def test_out_of_range_values_name_the_range(tmp_path, name, edit, needles):
+    msg, path = _edit_bundled(tmp_path, name, edit)
+    assert msg.startswith(f"{path}: ") and "\n" not in msg
+    for needle in needles:
+        assert needle in msg, f"{needle!r} missing from {msg!r}"
+
+
+def test_several_errors_give_one_line_each(write_scenario, table_scenario):
+    table_scenario["streams"] = 0
+    table_scenario["hardware"]["gpus"] = NAN
+    table_scenario["inference_configs"][1]["share"] = -1
+    path = write_scenario(table_scenario)
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3 and all(line.startswith(f"{path}: ") for line in lines)
+    assert any("streams" in x for x in lines) and any("hardware.gpus" in x for x in lines)
+    assert any("inference_configs[1].share" in x for x in lines)

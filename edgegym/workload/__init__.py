@@ -1,11 +1,17 @@
-"""What runs on the GPUs: model profiles, arrivals and traces, drift and configurations."""
+"""What runs on the GPUs: model profiles, arrivals and traces, drift and configurations.
+
+Arrivals by role: :mod:`~edgegym.workload.processes` (the processes),
+:mod:`~edgegym.workload.generators` (synthetic MIGRator-style traces),
+:mod:`~edgegym.workload.tracefiles` (trace file formats), :mod:`~edgegym.workload.arrival_specs`
+(a scenario's ``arrival`` mapping and :func:`make_arrival`); :mod:`~edgegym.workload.arrivals`
+and :mod:`~edgegym.workload.traces` re-export them under their historical names.
+:mod:`~edgegym.workload.checks` holds the one rule every parameter and scenario field is
+checked with.
+"""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from edgegym.workload.arrivals import make_arrival
+from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.continual import (
     ContinualProfile,
     InferenceConfig,
@@ -15,37 +21,14 @@ from edgegym.workload.continual import (
     progress_accuracy,
     sample_profile,
 )
+from edgegym.workload.generators import AlibabaLike, AzureLike, trace_stats
 from edgegym.workload.models import MODELS, ModelProfile, get_model
-
-if TYPE_CHECKING:
-    from edgegym.workload.traces import (
-        AlibabaLike,
-        AzureFunctionsReplay,
-        AzureLike,
-        load_azure_functions,
-        read_azure_functions,
-        trace_stats,
-        write_azure_functions_sample,
-    )
-
-# edgegym.workload.traces is imported on first use, not here, so that
-# ``python -m edgegym.workload.traces`` does not find it already imported (runpy warns then).
-_LAZY_TRACES = (
-    "AlibabaLike",
-    "AzureFunctionsReplay",
-    "AzureLike",
-    "load_azure_functions",
-    "read_azure_functions",
-    "trace_stats",
-    "write_azure_functions_sample",
+from edgegym.workload.processes import AzureFunctionsReplay
+from edgegym.workload.tracefiles import (
+    load_azure_functions,
+    read_azure_functions,
+    write_azure_functions_sample,
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_TRACES:
-        return getattr(importlib.import_module("edgegym.workload.traces"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "MODELS",

@@ -1,0 +1,528 @@
+"""Trace file formats: reading counts-per-interval traces and Azure Functions 2019 files, and
+writing the bundled synthetic Azure Functions sample.
+
+* :func:`load_counts_trace` reads a counts-per-interval file (one integer per line, or a CSV
+  with a ``count`` column) into a :class:`CountsTrace`;
+* :func:`read_azure_functions` reads the public Azure Functions 2019 per-minute format
+  (``invocations_per_function_md.anon.dNN.csv``) into an :class:`AzureFunctionsTable`, and
+  :func:`load_azure_functions` selects and sums its rows;
+* :func:`write_azure_functions_sample` writes the small synthetic file bundled as
+  ``scenarios/traces/azure-functions-2019-sample.csv``.
+
+The processes that replay them (:class:`~edgegym.workload.processes.TraceReplay`,
+:class:`~edgegym.workload.processes.AzureFunctionsReplay`) live in
+:mod:`edgegym.workload.processes`. Of edgegym this module imports only
+:mod:`edgegym.workload.checks`.
+
+Units: time in seconds, counts in requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+import os
+import re
+from pathlib import Path
+from typing import Annotated, NamedTuple
+
+import numpy as np
+
+from edgegym.workload.checks import Range, check
+
+__all__ = [
+    "AZURE_FUNCTIONS_ID_COLUMNS",
+    "AZURE_FUNCTIONS_MINUTES",
+    "AzureFunctionsTable",
+    "CountsTrace",
+    "load_azure_functions",
+    "load_counts_trace",
+    "read_azure_functions",
+    "write_azure_functions_sample",
+]
+
+
+class CountsTrace(NamedTuple):
+    """A counts-per-interval trace as read by :func:`load_counts_trace`."""
+
+    counts: np.ndarray
+    """int64, shape (n_trace_intervals,): requests in each trace interval."""
+    interval_s: float | None
+    """Trace interval length in seconds, or None when the file does not say."""
+
+
+#: The identifying columns that start an Azure Functions 2019 invocation-count file.
+AZURE_FUNCTIONS_ID_COLUMNS: tuple[str, ...] = ("HashOwner", "HashApp", "HashFunction", "Trigger")
+#: Minute columns (``1`` .. ``1440``) of an Azure Functions 2019 invocation-count file.
+AZURE_FUNCTIONS_MINUTES = 1440
+
+# --------------------------------------------------------------------------------------------
+# counts-per-interval traces
+# --------------------------------------------------------------------------------------------
+
+_INTERVAL_COMMENT = re.compile(r"^#\s*interval_s\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
+_COUNT_COLUMNS = ("count", "counts")
+
+
+def _parse_count(text: str, path: Path, lineno: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            as_float = float(text)
+        except ValueError:
+            as_float = math.nan
+        if not (math.isfinite(as_float) and as_float.is_integer()):
+            raise ValueError(
+                f"{path}, line {lineno}: count {text!r} is not an integer "
+                "(counts must be whole numbers >= 0)"
+            ) from None
+        value = int(as_float)
+    if value < 0:
+        raise ValueError(f"{path}, line {lineno}: count {value} is negative (counts must be >= 0)")
+    return value
+
+
+def _parse_interval(text: str, path: Path, lineno: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(
+            f"{path}, line {lineno}: interval_s {text!r} is not a number of seconds > 0"
+        )
+    return value
+
+
+def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
+    """Read a counts-per-interval trace file.
+
+    Two layouts are accepted (UTF-8 text; blank lines and ``#`` comments are ignored):
+
+    * one non-negative integer per line;
+    * CSV with a header row that has a ``count`` column, and optionally an ``interval_s``
+      column (the same value on every row); other columns are ignored.
+
+    The interval length may also be given by a comment line ``# interval_s: 60``.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The counts (int64, shape ``(n,)``) and the interval length in seconds, or None if the
+        file does not give one.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (the message names it).
+        ValueError: On a malformed file: non-integer or negative count, wrong number of columns,
+            no ``count`` column, inconsistent ``interval_s``, or no counts at all. The message
+            names the file and the line.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: arrival trace file not found")
+    if not p.is_file():
+        raise ValueError(f"{p}: arrival trace path is not a regular file")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: arrival trace is not UTF-8 text ({exc})") from exc
+
+    interval: float | None = None
+    interval_line = 0
+    count_col: int | None = None  # None: plain layout (one integer per line)
+    interval_col: int | None = None
+    n_cols = 1
+    first_data = True
+    counts: list[int] = []
+
+    def set_interval(value: float, lineno: int) -> None:
+        nonlocal interval, interval_line
+        if interval is not None and not math.isclose(value, interval, rel_tol=1e-9):
+            raise ValueError(
+                f"{p}, line {lineno}: interval_s {value:g} differs from {interval:g} given on "
+                f"line {interval_line}; a trace has one interval length"
+            )
+        if interval is None:
+            interval, interval_line = value, lineno
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            match = _INTERVAL_COMMENT.match(line)
+            if match:
+                set_interval(_parse_interval(match.group(1), p, lineno), lineno)
+            continue
+        line = line.split("#", 1)[0].strip()
+        fields = [f.strip() for f in line.split(",")]
+        if first_data:
+            first_data = False
+            try:
+                float(fields[0])
+                is_header = False
+            except ValueError:
+                is_header = True
+            if is_header:
+                names = [f.lower() for f in fields]
+                found = [c for c in _COUNT_COLUMNS if c in names]
+                if not found:
+                    raise ValueError(
+                        f"{p}, line {lineno}: header {line!r} has no 'count' column "
+                        "(expected one integer per line, or a CSV header with a 'count' column)"
+                    )
+                count_col = names.index(found[0])
+                interval_col = names.index("interval_s") if "interval_s" in names else None
+                n_cols = len(names)
+                continue
+        if count_col is None:
+            if len(fields) != 1:
+                raise ValueError(
+                    f"{p}, line {lineno}: expected one integer per line, got {line!r} "
+                    "(a CSV needs a header row with a 'count' column)"
+                )
+            counts.append(_parse_count(fields[0], p, lineno))
+        else:
+            if len(fields) != n_cols:
+                raise ValueError(
+                    f"{p}, line {lineno}: expected {n_cols} comma-separated columns as in the "
+                    f"header, got {len(fields)}"
+                )
+            counts.append(_parse_count(fields[count_col], p, lineno))
+            if interval_col is not None:
+                set_interval(_parse_interval(fields[interval_col], p, lineno), lineno)
+    if not counts:
+        raise ValueError(
+            f"{p}: no counts found (expected one integer per line, or a CSV with a header row "
+            "containing a 'count' column)"
+        )
+    return CountsTrace(np.asarray(counts, dtype=np.int64), interval)
+
+
+# --------------------------------------------------------------------------------------------
+# Azure Functions 2019 invocation counts
+# --------------------------------------------------------------------------------------------
+
+_FORMAT_HINT = "HashOwner,HashApp,HashFunction,Trigger,1,2,...,1440"
+_DIGITS_ROW = re.compile(r"[0-9]+(?:,[0-9]+)*\Z")
+_DIGITS = re.compile(r"[0-9]+\Z")
+
+
+class AzureFunctionsTable(NamedTuple):
+    """The rows of an Azure Functions 2019 invocation-count file (:func:`read_azure_functions`)."""
+
+    path: Path
+    """The file read."""
+    owners: tuple[str, ...]
+    """HashOwner of each row."""
+    apps: tuple[str, ...]
+    """HashApp of each row."""
+    functions: tuple[str, ...]
+    """HashFunction of each row."""
+    triggers: tuple[str, ...]
+    """Trigger of each row (http, timer, queue, event, storage, orchestration, others)."""
+    counts: np.ndarray
+    """int64, shape ``(n_rows, 1440)``: invocations in each minute of the day, per row."""
+    lines: tuple[int, ...]
+    """Line number (1-based) of each row in the file."""
+
+    def select(self, function: int | str | None = None, aggregate: str = "sum") -> np.ndarray:
+        """Per-minute counts of some rows.
+
+        Args:
+            function: None for every row; an ``int`` for one row (0-based, in file order); a
+                ``str`` for the rows whose HashFunction equals it (case-insensitive; several
+                rows may share a function hash across apps).
+            aggregate: ``"sum"``: add the selected rows into one series, shape ``(1440,)``;
+                ``"row"``: keep them, shape ``(n_selected, 1440)``.
+
+        Returns:
+            int64 per-minute counts.
+
+        Raises:
+            ValueError: On an unknown hash, an index out of range, a ``function`` of another
+                type, or an unknown ``aggregate``.
+        """
+        n = len(self.functions)
+        if aggregate not in ("sum", "row"):
+            raise ValueError(f"aggregate: must be 'sum' or 'row', got {aggregate!r}")
+        if function is None:
+            rows = self.counts
+        elif isinstance(function, numbers.Integral) and not isinstance(function, bool):
+            i = int(function)
+            if not 0 <= i < n:
+                raise ValueError(
+                    f"function: row index {i} out of range; {self.path} has {n} function rows "
+                    f"(0 to {n - 1})"
+                )
+            rows = self.counts[i : i + 1]
+        elif isinstance(function, str) and function.strip():
+            want = function.strip().lower()
+            hit = [i for i, h in enumerate(self.functions) if h.lower() == want]
+            if not hit:
+                known = ", ".join(repr(h) for h in self.functions[:3])
+                raise ValueError(
+                    f"function: unknown function hash {function!r}: no row of {self.path} has "
+                    f"that HashFunction ({n} rows, e.g. {known}{', ...' if n > 3 else ''})"
+                )
+            rows = self.counts[hit]
+        else:
+            raise ValueError(
+                "function: must be a HashFunction string, a row index >= 0, or None for all "
+                f"rows, got {function!r}"
+            )
+        return rows.sum(axis=0) if aggregate == "sum" else rows.copy()
+
+
+def _bad_count(text: str, path: Path, lineno: int, minute: int) -> int:
+    """Parse a count that failed the fast path, or raise naming the file, line and minute."""
+    where = f"{path}, line {lineno}, minute {minute}"
+    if re.fullmatch(r"-[0-9]+", text):
+        raise ValueError(f"{where}: count {text} is negative (counts must be >= 0)")
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value.is_integer() and value >= 0):
+        if math.isfinite(value) and value < 0:
+            raise ValueError(f"{where}: count {text} is negative (counts must be >= 0)")
+        raise ValueError(
+            f"{where}: count {text!r} is not an integer (counts must be whole numbers >= 0)"
+        )
+    return int(value)
+
+
+def read_azure_functions(path: str | os.PathLike[str]) -> AzureFunctionsTable:
+    """Read an Azure Functions 2019 invocation-count file (``invocations_per_function_md``).
+
+    The format: a CSV header ``HashOwner,HashApp,HashFunction,Trigger,1,2,...,1440`` and one row
+    per function with its four ids and 1440 per-minute invocation counts (one day). Blank lines
+    and lines starting with ``#`` are skipped (an extension; the public files have none).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The table of rows.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (the message names it).
+        ValueError: On an empty file, a header without the four id columns or without exactly
+            the minute columns ``1`` .. ``1440``, a row with the wrong number of columns, a count
+            that is not a whole number >= 0, or no rows. The message names the file and line.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: Azure Functions trace file not found")
+    if not p.is_file():
+        raise ValueError(f"{p}: Azure Functions trace path is not a regular file")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: Azure Functions trace is not UTF-8 text ({exc})") from exc
+
+    n_id = len(AZURE_FUNCTIONS_ID_COLUMNS)
+    n_cols = n_id + AZURE_FUNCTIONS_MINUTES
+    header_line = 0
+    ids: list[list[str]] = []
+    rows: list[list[int]] = []
+    lines: list[int] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if not header_line:
+            _check_header(fields, p, lineno)
+            header_line = lineno
+            continue
+        if len(fields) != n_cols:
+            raise ValueError(
+                f"{p}, line {lineno}: expected {n_cols} comma-separated columns (4 ids and "
+                f"{AZURE_FUNCTIONS_MINUTES} minute counts, as in the header), got {len(fields)} "
+                f"({len(fields) - n_id} minute columns)"
+            )
+        minutes = fields[n_id:]
+        if _DIGITS_ROW.match(",".join(minutes)):
+            rows.append(list(map(int, minutes)))
+        else:
+            rows.append(
+                [
+                    int(f) if _DIGITS.match(f) else _bad_count(f, p, lineno, m)
+                    for m, f in enumerate(minutes, start=1)
+                ]
+            )
+        ids.append(fields[:n_id])
+        lines.append(lineno)
+    if not header_line:
+        raise ValueError(
+            f"{p}: empty file (expected a header row {_FORMAT_HINT} and one row per function)"
+        )
+    if not rows:
+        raise ValueError(f"{p}: no function rows after the header on line {header_line}")
+    cols = list(zip(*ids, strict=True))
+    return AzureFunctionsTable(
+        path=p,
+        owners=tuple(cols[0]),
+        apps=tuple(cols[1]),
+        functions=tuple(cols[2]),
+        triggers=tuple(cols[3]),
+        counts=np.asarray(rows, dtype=np.int64),
+        lines=tuple(lines),
+    )
+
+
+def _check_header(fields: list[str], path: Path, lineno: int) -> None:
+    where = f"{path}, line {lineno}"
+    for i, want in enumerate(AZURE_FUNCTIONS_ID_COLUMNS):
+        got = fields[i] if i < len(fields) else None
+        if got is None or got.lower() != want.lower():
+            found = "missing" if got is None else f"{got!r}"
+            raise ValueError(
+                f"{where}: header column {i + 1} is {found}, expected {want!r} (missing header "
+                f"column {want!r}; the header must be {_FORMAT_HINT})"
+            )
+    minutes = fields[len(AZURE_FUNCTIONS_ID_COLUMNS) :]
+    if len(minutes) != AZURE_FUNCTIONS_MINUTES:
+        raise ValueError(
+            f"{where}: header has {len(minutes)} minute columns, expected "
+            f"{AZURE_FUNCTIONS_MINUTES} (1 to {AZURE_FUNCTIONS_MINUTES}, one per minute of the "
+            "day)"
+        )
+    for m, name in enumerate(minutes, start=1):
+        if name != str(m):
+            raise ValueError(
+                f"{where}: header minute column {len(AZURE_FUNCTIONS_ID_COLUMNS) + m} is "
+                f"{name!r}, expected '{m}' (minute columns must be 1 to "
+                f"{AZURE_FUNCTIONS_MINUTES} in order)"
+            )
+
+
+def load_azure_functions(
+    path: str | os.PathLike[str],
+    function: int | str | None = None,
+    aggregate: str = "sum",
+) -> np.ndarray:
+    """Per-minute invocation counts from an Azure Functions 2019 file.
+
+    Args:
+        path: The file (see :func:`read_azure_functions` for the format).
+        function: None for every function, a row index (0-based, in file order) or a
+            HashFunction (case-insensitive).
+        aggregate: ``"sum"``: one series, shape ``(1440,)``; ``"row"``: one series per selected
+            row, shape ``(n_selected, 1440)``.
+
+    Returns:
+        int64 per-minute counts.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        ValueError: If the file is malformed (the message names the file and line), or the
+            function is unknown (the message names the file and the hash or index).
+    """
+    return read_azure_functions(path).select(function, aggregate)
+
+
+# --------------------------------------------------------------------------------------------
+# the bundled sample
+# --------------------------------------------------------------------------------------------
+
+# (owner, app, trigger, kind) of the sample's six functions; see _sample_minutes.
+_SAMPLE_FUNCTIONS: tuple[tuple[int, int, str, str], ...] = (
+    (0, 0, "http", "api"),
+    (0, 0, "http", "api-small"),
+    (0, 1, "timer", "cron-5min"),
+    (1, 2, "timer", "cron-1min"),
+    (1, 2, "queue", "bursty"),
+    (2, 3, "event", "sparse"),
+)
+
+
+def _fake_hash(seed: int, what: str, index: int) -> str:
+    """A 64-hex-digit id like the public trace's, derived (sha256) from the seed: not real."""
+    return hashlib.sha256(
+        f"edgegym synthetic sample seed={seed} {what}={index}".encode()
+    ).hexdigest()
+
+
+def _poisson_inverse(mean: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Poisson draws by CDF inversion of uniforms (stable across numpy versions)."""
+    k_max = int(np.ceil(mean.max() + 12.0 * np.sqrt(mean.max()) + 12.0))
+    pmf = np.exp(-mean)
+    cdf = pmf.copy()
+    out = np.zeros(mean.shape, dtype=np.int64)
+    for k in range(k_max):
+        out += u > cdf
+        pmf = pmf * mean / (k + 1)
+        cdf = cdf + pmf
+    return out
+
+
+def _sample_minutes(kind: str, rng: np.random.Generator) -> np.ndarray:
+    """One synthetic function's 1440 per-minute counts, from uniform draws only."""
+    minute = np.arange(AZURE_FUNCTIONS_MINUTES, dtype=np.float64)
+    # diurnal shape: low at 04:00, high at 16:00 (mean 1 over the day)
+    day = 1.0 + 0.6 * np.sin(2.0 * math.pi * (minute - 600.0) / AZURE_FUNCTIONS_MINUTES)
+    u = rng.random(AZURE_FUNCTIONS_MINUTES)
+    if kind == "api":
+        return _poisson_inverse(30.0 * day, u)
+    if kind == "api-small":
+        return _poisson_inverse(8.0 * day, u)
+    if kind == "cron-5min":
+        return ((minute + 1) % 5 == 0).astype(np.int64)
+    if kind == "cron-1min":
+        return 1 + (u < 0.02).astype(np.int64)  # a retry now and then
+    if kind == "bursty":
+        # on/off queue drain: bursts start with prob 1/90 per minute and last ~12 minutes
+        v = rng.random(AZURE_FUNCTIONS_MINUTES)
+        on = np.zeros(AZURE_FUNCTIONS_MINUTES, dtype=bool)
+        state = False
+        for m in range(AZURE_FUNCTIONS_MINUTES):
+            state = (v[m] >= 1.0 / 12.0) if state else (v[m] < 1.0 / 90.0)
+            on[m] = state
+        return _poisson_inverse(np.where(on, 45.0, 0.5), u)
+    if kind == "sparse":
+        batch = (minute >= 120) & (minute < 135)  # nightly batch at 02:00
+        return _poisson_inverse(np.where(batch, 25.0, 0.3), u)
+    raise ValueError(f"unknown sample function kind {kind!r}")
+
+
+def write_azure_functions_sample(path: str | os.PathLike[str], seed: int = 0) -> Path:
+    """Write a small synthetic file in the Azure Functions 2019 invocation-count format.
+
+    Six functions of four apps of three owners (two http APIs with a diurnal load, two timers,
+    a bursty queue consumer and a sparse event handler with a nightly batch), 1440 minutes
+    each, about 43 invocations per minute in all. The ids are sha256 digests of the seed, not
+    real hashes, and the counts are made up: the file only exercises the format. Only uniform
+    draws of ``numpy.random.default_rng(seed)`` are used, so the bytes do not depend on numpy's
+    samplers.
+
+    Args:
+        path: Output file (overwritten; parent directories are created).
+        seed: Seed of the counts and the ids.
+
+    Returns:
+        The path written.
+    """
+    rng = np.random.default_rng(check(seed, Annotated[int, Range(0)], "seed"))
+    header = ",".join(
+        [*AZURE_FUNCTIONS_ID_COLUMNS, *(str(m) for m in range(1, AZURE_FUNCTIONS_MINUTES + 1))]
+    )
+    out = [header]
+    for i, (owner, app, trigger, kind) in enumerate(_SAMPLE_FUNCTIONS):
+        counts = _sample_minutes(kind, rng)
+        ids = [
+            _fake_hash(seed, "owner", owner),
+            _fake_hash(seed, "app", app),
+            _fake_hash(seed, "function", i),
+            trigger,
+        ]
+        out.append(",".join([*ids, *map(str, counts.tolist())]))
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8", newline="\n") as fh:
+        fh.write("\n".join(out) + "\n")
+    return p
