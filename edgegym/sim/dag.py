@@ -8,6 +8,13 @@ The core of the DAG-offload family (SRS/MRS, INFOCOM'25). A task of workload ``w
 controller / storage, once ``d_0 / D_j`` has elapsed after the request arrived.
 :meth:`EdgeCluster.place` puts a task at the earliest such instant on a server (the insertion
 policy of list scheduling: a gap in the timeline is used when the whole task fits in it).
+
+:class:`Timelines` holds the same step functions for many envs at once, padded to a common
+width, and :func:`earliest_starts`, :func:`commit` and :func:`forget_before` are
+:meth:`EdgeCluster.earliest_start`, :meth:`EdgeCluster.commit` and
+:meth:`EdgeCluster.forget_before` over all of them in a few numpy passes, with the same float
+operations (so the same results, bit for bit). :class:`EdgeCluster` stays the one-env
+reference (and what the single env and baselines plan on).
 """
 
 from __future__ import annotations
@@ -19,7 +26,19 @@ import numpy as np
 
 from edgegym.workload.dag import DAGApp
 
-__all__ = ["EdgeCluster", "Placement", "RequestSchedule", "list_order", "priorities"]
+__all__ = [
+    "EdgeCluster",
+    "Placement",
+    "RequestSchedule",
+    "Timelines",
+    "commit",
+    "earliest_starts",
+    "forget_before",
+    "list_order",
+    "priorities",
+]
+
+_SHORT = 8  # columns earliest_starts scans in every row (rows that need more: a second pass)
 
 
 @dataclass
@@ -195,3 +214,204 @@ def list_order(app: DAGApp, cluster: EdgeCluster) -> list[int]:
     phi = priorities(app, cluster)
     pos = {v: k for k, v in enumerate(app.order)}
     return sorted(range(app.n), key=lambda i: (-phi[i], pos[i]))
+
+
+@dataclass
+class Timelines:
+    """The capacity timelines of ``E`` servers in each of ``N`` envs, padded to ``K``
+    breakpoints: the arrays of :class:`EdgeCluster`'s ``times`` / ``used`` lists.
+
+    Row ``(i, j)`` holds ``size[i, j]`` breakpoints; the columns after them hold ``+inf`` and
+    0, and the last column is always such padding (the functions below rely on it).
+    """
+
+    time: np.ndarray  # (N, E, K) breakpoints, ascending, +inf after the last
+    used: np.ndarray  # (N, E, K) resource units in use from each breakpoint on, 0 after the last
+    size: np.ndarray  # (N, E) int64 breakpoints in use (>= 1)
+
+    @classmethod
+    def empty(cls, n: int, e: int, k: int) -> Timelines:
+        """``n`` envs of ``e`` idle servers (one breakpoint at 0), ``k`` columns."""
+        time = np.full((n, e, k), np.inf)
+        time[:, :, 0] = 0.0
+        return cls(time, np.zeros((n, e, k)), np.ones((n, e), dtype=np.int64))
+
+    @property
+    def width(self) -> int:
+        """K, the padded number of columns."""
+        return self.time.shape[2]
+
+    def widen(self, k: int) -> None:
+        """Pad every row to ``k`` columns (in place; ``k`` >= :attr:`width`)."""
+        extra = k - self.width
+        n, e, _ = self.time.shape
+        self.time = np.concatenate([self.time, np.full((n, e, extra), np.inf)], axis=2)
+        self.used = np.concatenate([self.used, np.zeros((n, e, extra))], axis=2)
+
+    def last(self) -> np.ndarray:
+        """(N, E) the last breakpoint of every server (when its last task finishes)."""
+        rows = np.arange(self.size.size).reshape(self.size.shape) * self.width
+        return self.time.ravel().take(rows + self.size - 1)
+
+
+def _count_le(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(...) how many entries of each row of ``x`` (..., W) are <= ``v`` (...): bisect_right
+    on sorted rows (einsum sums short rows far faster than ``count_nonzero``)."""
+    return np.einsum("...w->...", (x <= v[..., None]).view(np.uint8).astype(np.int32))
+
+
+def earliest_starts(
+    time: np.ndarray,
+    used: np.ndarray,
+    size: np.ndarray,
+    capacity: float,
+    ready: np.ndarray,
+    duration: np.ndarray,
+    demand: np.ndarray,
+) -> np.ndarray:
+    """:meth:`EdgeCluster.earliest_start` of one task per timeline row.
+
+    A start ``s`` (``ready``, or a breakpoint after it) fails when a segment it would overlap
+    (from the one holding ``s`` to the last that begins before ``s + duration - 1e-12``)
+    holds more than ``capacity - demand + 1e-9``. The time the next such segment begins, at or
+    after each column, is a running minimum from the right, so every candidate is checked at
+    once and the first one that passes wins. Only the columns from the segment holding
+    ``ready`` on matter, so each row is scanned from there (most rows need a few columns; the
+    long ones get a second, wider pass).
+
+    Args:
+        time: (..., K) breakpoints of each row (+inf padding, the last column always padding).
+        used: (..., K) units in use from each breakpoint on (0 padding).
+        size: (...) int breakpoints in use per row.
+        capacity: Units of every row's server.
+        ready: (...) earliest start allowed in each row (broadcast to ``time``'s rows).
+        duration: (...) seconds the task runs in each row (broadcast likewise).
+        demand: (...) units it holds in each row (broadcast likewise).
+
+    Returns:
+        (...) the earliest feasible start per row (``inf`` where the demand exceeds the
+        capacity).
+    """
+    shape, k = time.shape[:-1], time.shape[-1]
+    time, used = time.reshape(-1, k), used.reshape(-1, k)  # (M, K)
+    m = len(time)
+    size = size.reshape(m)
+    ready, duration, demand = (
+        np.broadcast_to(x, shape).reshape(m) for x in (ready, duration, demand)
+    )
+    # The segment holding `ready`: bisect_right - 1 (-1 when ready precedes every breakpoint).
+    seg = _count_le(time[:, : int(size.max()) + 1], ready) - 1
+    need = size - np.maximum(seg, 0) + 1  # columns from there on, with a padding one
+    limit = (capacity - demand) + 1e-9
+    # Most rows need a few columns: scan them all that wide, then the few long ones again.
+    rows = np.arange(m)
+    width = int(need.max())
+    start = _scan(time, used, rows, seg, min(width, _SHORT), ready, duration, limit)
+    if width > _SHORT:
+        long = np.flatnonzero(need > _SHORT)
+        start[long] = _scan(
+            time, used, long, seg[long], width, ready[long], duration[long], limit[long]
+        )
+    return np.where(demand > capacity + 1e-9, np.inf, start).reshape(shape)
+
+
+def _scan(
+    time: np.ndarray,
+    used: np.ndarray,
+    rows: np.ndarray,
+    seg: np.ndarray,
+    width: int,
+    ready: np.ndarray,
+    duration: np.ndarray,
+    limit: np.ndarray,
+) -> np.ndarray:
+    """(B,) :func:`earliest_starts` of the rows ``rows`` of ``time``/``used`` (M, K), scanning
+    ``width`` columns from the segment ``seg`` (B,) holding ``ready`` (B,), with ``limit``
+    (B,) the most units in use a segment may hold."""
+    b, k = len(rows), time.shape[1]
+    # The window, one column per row of these (W, B) arrays (so the running minimum below
+    # goes over contiguous rows); K-1 is padding.
+    cols = np.minimum(np.maximum(seg, 0) + np.arange(width)[:, None], k - 1) + rows * k
+    t = time.ravel().take(cols)  # (W, B)
+    over = used.ravel().take(cols) > limit  # (W, B)
+    # When the first over-full segment at or after each column begins (inf: none): a running
+    # minimum from the right, row by row (numpy's own accumulate is slower here).
+    t_over = np.where(over, t, np.inf)
+    for c in range(width - 2, -1, -1):
+        np.minimum(t_over[c], t_over[c + 1], out=t_over[c])
+    fits = (t > ready) & ~(t_over < (t + duration) - 1e-12)  # (W, B)
+    first_fit = t.ravel().take(fits.argmax(axis=0) * b + np.arange(b))
+    # `ready` itself: its own segment (column 0) on; before the first breakpoint, column 0's
+    # usage counts too (EdgeCluster's `used[max(k, 0)]`).
+    late = t_over[0] < (ready + duration) - 1e-12
+    late |= (seg < 0) & over[0]
+    return np.where(late, first_fit, ready)
+
+
+def commit(
+    tl: Timelines,
+    env: np.ndarray,
+    server: np.ndarray,
+    start: np.ndarray,
+    finish: np.ndarray,
+    demand: np.ndarray,
+) -> None:
+    """:meth:`EdgeCluster.commit` of one task per row ``(env[r], server[r])`` (distinct rows):
+    insert ``start`` and ``finish`` as breakpoints unless one lies within 1e-12, then add
+    ``demand`` to the segments in ``[start, finish)``. ``tl`` must have three free columns in
+    those rows (one stays padding).
+
+    Args:
+        tl: The timelines (updated in place).
+        env: (P,) int env of each task.
+        server: (P,) int its server.
+        start: (P,) its start.
+        finish: (P,) its finish.
+        demand: (P,) units it holds.
+    """
+    size = tl.size[env, server]
+    width = int(size.max()) + 2
+    time = tl.time[env, server, :width]  # (P, W) copies
+    used = tl.used[env, server, :width]
+    col = np.arange(width)
+    rows = (np.arange(len(env)) * width)[:, None]
+    for t in (start, finish):
+        after = _count_le(time, t)
+        # times[k] with k = after - 1 (-1 wraps to the last breakpoint, as in a list)
+        prev = np.where(after > 0, after - 1, size - 1) + rows[:, 0]
+        new = np.abs(time.ravel()[prev] - t) > 1e-12  # (P,)
+        keep = used.ravel()[prev]
+        src = col - (new[:, None] & (col > after[:, None])) + rows  # columns moved right
+        at = new[:, None] & (col == after[:, None])
+        time = np.where(at, t[:, None], time.ravel().take(src))
+        used = np.where(at, keep[:, None], used.ravel().take(src))
+        size = size + new
+    span = (time >= (start - 1e-12)[:, None]) & (time < (finish - 1e-12)[:, None])
+    used += np.where(span, demand[:, None], 0.0)
+    tl.time[env, server, :width] = time
+    tl.used[env, server, :width] = used
+    tl.size[env, server] = size
+
+
+def forget_before(tl: Timelines, env: np.ndarray, t: np.ndarray) -> None:
+    """:meth:`EdgeCluster.forget_before` on every server of the envs ``env`` (distinct), each
+    at its own time ``t``: breakpoints before ``t`` go, the usage in force at ``t`` stays.
+
+    Args:
+        tl: The timelines (updated in place).
+        env: (B,) int envs.
+        t: (B,) the time before which each env's breakpoints go.
+    """
+    size = tl.size[env]  # (B, E)
+    width = int(size.max()) + 1  # the last column is padding
+    time = tl.time[env, :, :width]  # (B, E, W) copies
+    drop = np.maximum(_count_le(time, np.repeat(t[:, None], size.shape[1], axis=1)) - 1, 0)
+    if not drop.any():
+        return
+    rows = (np.arange(size.size) * width).reshape(*size.shape, 1)
+    src = np.minimum(drop[:, :, None] + np.arange(width), width - 1) + rows
+    time = time.ravel().take(src)
+    time[:, :, 0] = np.where(drop > 0, t[:, None], time[:, :, 0])
+    tl.time[env, :, :width] = time
+    tl.used[env, :, :width] = tl.used[env, :, :width].ravel().take(src)
+    tl.size[env] = size - drop

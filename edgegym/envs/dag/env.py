@@ -19,10 +19,10 @@ from edgegym.sim.dagenv import (
     GLOBALS,
     NODE_FEATURES,
     SERVER_FEATURES,
-    DAGDynamics,
     DAGParams,
-    DAGState,
     Epoch,
+    ObjectDAGDynamics,
+    ObjectDAGState,
     Pending,
     dag_params,
 )
@@ -190,7 +190,8 @@ class DAGOffloadEnv(EdgeEnv):
         )
         self.scenario = sc
         self.params = p = dag_params(sc)
-        self.dynamics = DAGDynamics()
+        # Per-env objects: the fastest for one env (the vector env runs the array dynamics).
+        self.dynamics = ObjectDAGDynamics()
         self.e = p.e
         self.gpu = get_gpu(sc["servers"]["gpu"])
         self.power = p.power
@@ -219,7 +220,7 @@ class DAGOffloadEnv(EdgeEnv):
         self.app_weights = p.app_weights
         self.arrival = p.arrival
         self.observation_space, self.action_space = dag_spaces(p)
-        self.state: DAGState | None = None
+        self.state: ObjectDAGState | None = None
 
     # ------------------------------------------------------------------ state (env 0)
     @property
