@@ -21,8 +21,9 @@ Who calls whom::
       -> Dynamics.observation(params, state), Dynamics.done(params, state)
       -> Dynamics.metrics(params, state, i)        episode_metrics of env i when it ends
 
-A dynamics may keep a plain Python loop inside ``step`` where its work does not vectorise
-(the DAG family's timelines); the contract stays the same.
+A dynamics may keep a plain Python loop inside ``step`` where its work does not vectorise;
+the contract stays the same (the DAG family's single env runs a per-env object dynamics, its
+vector env an array one, tested equal).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def batch_take(state: Any, index: np.ndarray) -> Any:
     for f in dataclasses.fields(state):
         a = getattr(state, f.name)
         if isinstance(a, np.ndarray):
-            values[f.name] = a[index].copy()
+            values[f.name] = a[index]  # fancy indexing copies
         elif isinstance(a, list):
             values[f.name] = [a[int(i)] for i in index]
         elif dataclasses.is_dataclass(a):

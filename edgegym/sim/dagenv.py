@@ -1232,7 +1232,7 @@ class DAGDynamics(_DAGDynamicsBase):
             cfg[ai, :, 0] = ~valid | (state.acc_now[ai] >= params.a_min) | ~ok.any(axis=2)
         return np.concatenate([srv, cfg.reshape(m, -1)], axis=1)
 
-    def _now(self, params: DAGParams, state: DAGState) -> np.ndarray:
+    def now_all(self, params: DAGParams, state: DAGState) -> np.ndarray:
         """(N,) :meth:`now` of every env."""
         last = np.where(state.next > 0, state.times[:, -1], 0.0)
         return np.where(state.kind != OVER, state.time_s, last)
@@ -1513,7 +1513,7 @@ class DAGDynamics(_DAGDynamicsBase):
         util = state.busy / (params.units * np.maximum(state.horizon, 1e-9))[:, None]
         record = Record(
             energy_j=energy,
-            duration_s=np.maximum(0.0, self._now(params, state) - start),
+            duration_s=np.maximum(0.0, self.now_all(params, state) - start),
             terms={"completion": completion, "accuracy": accuracy, "energy": -energy / 1000.0},
             info={
                 "epoch": np.where(is_place, "place", "admit"),
@@ -1536,7 +1536,7 @@ class DAGDynamics(_DAGDynamicsBase):
         m, n, e, r = len(state.kind), params.n_nodes, params.e, params.n_requests
         rq, tl = state.requests, state.timelines
         rows = np.arange(m)
-        t = self._now(params, state)
+        t = self.now_all(params, state)
         admit, place = state.kind == ADMIT, state.kind == PLACE
         s = np.maximum(state.slot, 0)
         app = np.where(place, rq.app[rows, s], state.app_of[rows, np.clip(state.k, 0, r - 1)])

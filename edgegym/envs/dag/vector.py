@@ -1,8 +1,8 @@
 """Native vector environment of ``edgegym/DAGOffload-v0``: N envs as one batch.
 
 :class:`DAGOffloadVectorEnv` is the base :class:`~edgegym.envs.vector.EdgeVectorEnv` over the
-family's :class:`~edgegym.sim.dagenv.DAGDynamics` (whose step loops over the envs' capacity
-timelines inside); env ``i`` of a vector env reset with ``seed=s`` steps exactly as a single
+family's :class:`~edgegym.sim.dagenv.DAGDynamics` (every env's capacity timelines as padded
+arrays, stepped at once); env ``i`` of a vector env reset with ``seed=s`` steps exactly as a single
 :class:`~edgegym.envs.dag.env.DAGOffloadEnv` reset with ``seed=s + i``.
 ``gymnasium.make_vec("edgegym/DAGOffload-v0", num_envs=N)`` builds it.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs.dag.env import dag_spaces
@@ -47,7 +46,7 @@ class DAGOffloadVectorEnv(EdgeVectorEnv):
 
     def _state_info(self) -> dict[str, Any]:
         dyn, p, st = self.dynamics, self.params, self.state
-        return {"time_s": np.array([dyn.now(p, st, i) for i in range(self.num_envs)])}
+        return {"time_s": dyn.now_all(p, st)}
 
 
 __all__ = ["DAGOffloadVectorEnv"]
