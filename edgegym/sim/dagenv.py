@@ -474,6 +474,43 @@ class ObjectDAGState:
     phi: list[dict[int, np.ndarray]]  # (N,) cache: application -> Eq. 10 priorities
 
 
+def _episode_start(
+    p: DAGParams, rngs: Sequence[np.random.Generator]
+) -> tuple[list[EdgeCluster], dict[str, np.ndarray]]:
+    """Each env's drawn cluster and the state fields both dynamics start alike: arrivals,
+    models, zero totals and the servers' speeds (env ``i`` draws from ``rngs[i]`` only)."""
+    m, n_models = len(rngs), len(p.model_names)
+    times = np.zeros((m, p.n_requests))
+    app_of = np.zeros((m, p.n_requests), dtype=np.int64)
+    speeds = np.zeros((m, p.e))
+    sources = np.zeros((m, p.e))
+    inv = np.zeros(m)
+    clusters = []
+    for j, rng in enumerate(rngs):
+        cluster, times[j], app_of[j] = _draw(p, rng)
+        clusters.append(cluster)
+        inv[j] = float(np.mean(1.0 / cluster.speed))
+        speeds[j], sources[j] = cluster.speed, cluster.source
+    return clusters, {
+        "times": times,
+        "app_of": app_of,
+        "base_acc": np.tile(p.m_start, (m, 1)),
+        "base_time": np.zeros((m, n_models)),
+        "pool_mb": np.zeros((m, n_models)),
+        "next": np.zeros(m, dtype=np.int64),
+        "total_objective": np.zeros(m),
+        "total_completion": np.zeros(m),
+        "total_accuracy": np.zeros(m),
+        "retrainings": np.zeros(m, dtype=np.int64),
+        "energy_j": np.zeros(m),
+        "busy": np.zeros((m, p.e)),
+        "horizon": np.zeros(m),
+        "speed": speeds,
+        "source_mb_s": sources,
+        "mean_inv_speed": inv,
+    }
+
+
 class ObjectDAGDynamics(_DAGDynamicsBase):
     """The DAG family's :class:`~edgegym.sim.core.Dynamics` over per-env Python objects: each
     env's :class:`~edgegym.sim.dag.EdgeCluster` and :class:`Pending` requests, stepped one
@@ -483,36 +520,10 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
     # ------------------------------------------------------------------ start
     def initial(self, params: DAGParams, rngs: Sequence[np.random.Generator]) -> ObjectDAGState:
         """Fresh episodes; env ``i`` draws its servers and requests from ``rngs[i]`` only."""
-        p = params
-        m, n_models = len(rngs), len(p.model_names)
-        times = np.zeros((m, p.n_requests))
-        app_of = np.zeros((m, p.n_requests), dtype=np.int64)
-        clusters = []
-        inv = np.zeros(m)
-        speeds = np.zeros((m, p.e))
-        sources = np.zeros((m, p.e))
-        for j, rng in enumerate(rngs):
-            cluster, times[j], app_of[j] = _draw(p, rng)
-            clusters.append(cluster)
-            inv[j] = float(np.mean(1.0 / cluster.speed))
-            speeds[j], sources[j] = cluster.speed, cluster.source
+        p, m = params, len(rngs)
+        clusters, common = _episode_start(p, rngs)
         state = ObjectDAGState(
-            times=times,
-            app_of=app_of,
-            base_acc=np.tile(p.m_start, (m, 1)),
-            base_time=np.zeros((m, n_models)),
-            pool_mb=np.zeros((m, n_models)),
-            next=np.zeros(m, dtype=np.int64),
-            total_objective=np.zeros(m),
-            total_completion=np.zeros(m),
-            total_accuracy=np.zeros(m),
-            retrainings=np.zeros(m, dtype=np.int64),
-            energy_j=np.zeros(m),
-            busy=np.zeros((m, p.e)),
-            horizon=np.zeros(m),
-            speed=speeds,
-            source_mb_s=sources,
-            mean_inv_speed=inv,
+            **common,
             cluster=clusters,
             epoch=[None] * m,
             pending=[{} for _ in range(m)],
@@ -1074,42 +1085,21 @@ class DAGDynamics(_DAGDynamicsBase):
     def initial(self, params: DAGParams, rngs: Sequence[np.random.Generator]) -> DAGState:
         """Fresh episodes; env ``i`` draws its servers and requests from ``rngs[i]`` only."""
         p = params
-        m, n_models, n, h = len(rngs), len(p.model_names), p.n_nodes, len(p.options)
-        times = np.zeros((m, p.n_requests))
-        app_of = np.zeros((m, p.n_requests), dtype=np.int64)
-        inv = np.zeros(m)
+        m, n, h = len(rngs), p.n_nodes, len(p.options)
+        clusters, common = _episode_start(p, rngs)
         slowest = np.ones(m)
-        speeds = np.zeros((m, p.e))
         links = np.zeros((m, p.e, p.e))
-        sources = np.zeros((m, p.e))
         phi = np.zeros((m, len(p.apps), n))
         off = ~np.eye(p.e, dtype=bool)
-        for j, rng in enumerate(rngs):
-            cluster, times[j], app_of[j] = _draw(p, rng)
-            inv[j] = float(np.mean(1.0 / cluster.speed))
-            speeds[j], links[j], sources[j] = cluster.speed, cluster.link, cluster.source
+        for j, cluster in enumerate(clusters):
+            links[j] = cluster.link
             if p.e > 1:  # as priorities() takes it
                 slowest[j] = float(np.min(cluster.link[off]))
             for a, app in enumerate(p.apps):
                 phi[j, a, : app.n] = priorities(app, cluster)
         state = DAGState(
-            times=times,
-            app_of=app_of,
-            base_acc=np.tile(p.m_start, (m, 1)),
-            base_time=np.zeros((m, n_models)),
-            pool_mb=np.zeros((m, n_models)),
-            next=np.zeros(m, dtype=np.int64),
-            total_objective=np.zeros(m),
-            total_completion=np.zeros(m),
-            total_accuracy=np.zeros(m),
-            retrainings=np.zeros(m, dtype=np.int64),
-            energy_j=np.zeros(m),
-            busy=np.zeros((m, p.e)),
-            horizon=np.zeros(m),
-            speed=speeds,
+            **common,
             link=links,
-            source_mb_s=sources,
-            mean_inv_speed=inv,
             slowest=slowest,
             app_phi=phi,
             kind=np.zeros(m, dtype=np.int8),
