@@ -1,0 +1,76 @@
+"""``python -m edgegym.reproduce all``: every reproduction, its report and the claims table.
+
+Runs the four reproductions in turn (etf, ekya, srs, migrator); each writes its report under
+``--out`` and its records into ``<out>/claims.json``, and ``<out>/README.md`` renders them as one
+table. A reproduction that fails does not stop the others, and what they wrote is kept; the
+exit code is then 1 and the failing ones are named. ``python -m edgegym.reproduce PAPER ...``
+runs one (the same as ``python -m edgegym.reproduce.PAPER ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+
+from edgegym.reproduce.claims import PAPERS, load
+
+PROG = "python -m edgegym.reproduce"
+#: Cheapest first, so a quick failure shows early.
+ORDER = ("etf", "ekya", "srs", "migrator")
+
+
+def _argv(paper: str, args: argparse.Namespace) -> list[str]:
+    """The arguments of one reproduction's ``main`` for ``all``'s options."""
+    argv = ["--out", args.out]
+    if paper in ("srs", "migrator"):
+        argv += ["--workers", str(args.workers)]
+        if args.quick:
+            argv.append("--quick")
+    if paper == "ekya" and args.quick:
+        argv += ["--episodes", "1"]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``all`` or one paper's reproduction; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in PAPERS:
+        module = importlib.import_module(f"edgegym.reproduce.{argv[0]}")
+        return int(module.main(argv[1:]))
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["all", *PAPERS], help="'all', or one paper")
+    ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run of every reproduction")
+    args = ap.parse_args(argv)
+    if args.workers < 1:
+        print(f"{PROG}: error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
+    failed: list[str] = []
+    for paper in ORDER:
+        print(f"== {paper}", file=sys.stderr, flush=True)
+        t0 = time.time()
+        try:
+            module = importlib.import_module(f"edgegym.reproduce.{paper}")
+            code = int(module.main(_argv(paper, args)))
+        except Exception as exc:  # keep the others' results; name the failure
+            print(f"{PROG}: {paper} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            code = 1
+        print(f"== {paper}: exit {code} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        if code != 0:
+            failed.append(paper)
+    claims = load(args.out)
+    for paper in PAPERS:
+        held = [c for c in claims if c.paper == paper and c.role == "held-out"]
+        print(f"{paper}: {sum(c.holds for c in held)}/{len(held)} held-out claims hold")
+    if failed:
+        print(f"{PROG}: error: failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
