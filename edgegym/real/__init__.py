@@ -17,7 +17,10 @@ from pathlib import Path
 
 #: A tiny continual scenario (two streams, two windows) for the real backend.
 TINY_SCENARIO = str(Path(__file__).with_name("real-digits-tiny.yaml"))
-#: A tiny MIG scenario (two tenants, two 60 s windows) for the real backend.
+#: A tiny MIG scenario (two tenants, two 150 s windows) for the real backend.
 TINY_MIG_SCENARIO = str(Path(__file__).with_name("real-mig-tiny.yaml"))
+#: :data:`TINY_SCENARIO` profiled by ``edgegym profile --device cuda`` on an NVIDIA H100 80GB
+#: HBM3 (2026-11-24, docs/real-gpu.md): measured GPU-seconds, accuracies and latency.
+MEASURED_H100_SCENARIO = str(Path(__file__).with_name("measured-h100.yaml"))
 
-__all__ = ["TINY_MIG_SCENARIO", "TINY_SCENARIO"]
+__all__ = ["MEASURED_H100_SCENARIO", "TINY_MIG_SCENARIO", "TINY_SCENARIO"]

@@ -17,7 +17,11 @@ scenario whose numbers are measured rather than synthesised:
 The file keeps the base scenario's structure (streams, windows, configurations) and records
 the device, torch version, date and every measurement under ``provenance.measured``; its
 window length is stretched where needed so that the slowest measured job fits in a window at
-a full device. The simulator runs it like any other scenario; ``backend="real"`` too.
+a full device. On a GPU that the hardware catalogue knows (:func:`catalogue_gpu`: H100 80 GB,
+A100 40/80 GB, V100 16 GB, A10G) its ``hardware.gpu`` names the measured GPU, so that the
+simulator models that GPU's power and clocks; otherwise (the CPU, an unknown GPU) the base
+scenario's GPU is kept and ``provenance.measured.hardware`` says so. The simulator runs it
+like any other scenario; ``backend="real"`` too.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import copy
 import datetime
 import platform
+import re
 import time
 import warnings
 from pathlib import Path
@@ -65,6 +70,38 @@ def fit_curve(epochs: np.ndarray, acc: np.ndarray) -> dict[str, float] | None:
         return None
     rmse = float(np.sqrt(np.mean((f(epochs, a0, a_inf, tau) - acc) ** 2)))
     return {"a0": float(a0), "a_inf": float(a_inf), "tau": float(tau), "rmse": rmse}
+
+
+def catalogue_gpu(device_name: str, memory_gb: float | None = None) -> str | None:
+    """The hardware catalogue's name (:data:`edgegym.hardware.gpus.GPUS`) of a CUDA device.
+
+    Args:
+        device_name: torch's / NVML's name, e.g. ``"NVIDIA H100 80GB HBM3"``,
+            ``"NVIDIA A100-SXM4-40GB"``, ``"Tesla V100-SXM2-16GB"``, ``"NVIDIA A10G"``.
+        memory_gb: The device's memory, where the name does not give it.
+
+    Returns:
+        ``"H100-80GB"``, ``"A100-40GB"``, ``"A100-80GB"``, ``"V100-16GB"``, ``"A10G"``, or
+        ``None`` for a GPU the catalogue lacks (an H200, a V100 32 GB, ...).
+    """
+    name = device_name.upper()
+    found = re.search(r"(\d+)\s*GB", name)
+    mem = float(found.group(1)) if found else memory_gb
+
+    def near(gb: float) -> bool:
+        return mem is None or abs(mem - gb) <= 0.15 * gb
+
+    if "A10G" in name:
+        return "A10G"
+    if "H100" in name and near(80):
+        return "H100-80GB"
+    if "A100" in name:
+        if mem is not None and near(80):
+            return "A100-80GB"
+        return "A100-40GB" if near(40) else None
+    if "V100" in name and near(16):
+        return "V100-16GB"
+    return None
 
 
 def _latency_ms(model: torch.nn.Module, batch: int, device: str, repeats: int) -> float:
@@ -177,6 +214,22 @@ def profile(
 
     per_frame_s = latency[max(batches)] / 1000.0 / max(batches)
     scenario = copy.deepcopy(base)
+    base_gpu = (base.get("hardware") or {}).get("gpu")
+    if device.startswith("cuda"):
+        device_name = torch.cuda.get_device_name(device)
+        memory_gb = torch.cuda.get_device_properties(device).total_memory / 1e9
+        gpu = catalogue_gpu(device_name, memory_gb)
+    else:
+        device_name = platform.processor() or platform.machine()
+        gpu = None
+    if gpu is not None:
+        scenario["hardware"] = {**(base.get("hardware") or {}), "gpu": gpu}
+        hardware_note = f"hardware.gpu {gpu}: the measured GPU (base scenario: {base_gpu})"
+    else:
+        hardware_note = (
+            f"hardware.gpu {base_gpu} kept from the base scenario: the catalogue has no entry "
+            f"for {device_name}"
+        )
     name = f"measured-{Path(out).stem}"
     scenario["name"] = name
     scenario["description"] = (
@@ -199,9 +252,8 @@ def profile(
         "measured": {
             "tool": "edgegym profile",
             "device": device,
-            "device_name": torch.cuda.get_device_name(device)
-            if device.startswith("cuda")
-            else platform.processor() or platform.machine(),
+            "device_name": device_name,
+            "hardware": hardware_note,
             "torch": str(torch.__version__),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "architecture": arch,

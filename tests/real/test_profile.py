@@ -10,7 +10,7 @@ pytest.importorskip("sklearn")
 
 from edgegym.cli import main
 from edgegym.envs.continual.env import ContinualLearningEnv
-from edgegym.real.profile import fit_curve
+from edgegym.real.profile import catalogue_gpu, fit_curve
 from edgegym.scenarios import load
 
 
@@ -21,6 +21,25 @@ def test_fit_curve_recovers_parameters():
     assert fit["a_inf"] == pytest.approx(0.9, abs=1e-3) and fit["tau"] == pytest.approx(2.0, 1e-2)
 
 
+@pytest.mark.parametrize(
+    ("name", "memory_gb", "expected"),
+    [
+        ("NVIDIA H100 80GB HBM3", 85.5, "H100-80GB"),  # torch's name on the H100 measured
+        ("NVIDIA H100 PCIe", 85.0, "H100-80GB"),
+        ("NVIDIA H100 NVL", 100.0, None),  # 94 GB: not the catalogue's part
+        ("NVIDIA A100-SXM4-40GB", 42.5, "A100-40GB"),
+        ("NVIDIA A100-SXM4-80GB", 85.0, "A100-80GB"),
+        ("NVIDIA A100 80GB PCIe", None, "A100-80GB"),
+        ("Tesla V100-SXM2-16GB", 17.0, "V100-16GB"),
+        ("Tesla V100-SXM2-32GB", 34.0, None),
+        ("NVIDIA A10G", 23.8, "A10G"),
+        ("NVIDIA H200", 150.0, None),
+    ],
+)
+def test_catalogue_gpu_names_the_measured_gpu(name, memory_gb, expected):
+    assert catalogue_gpu(name, memory_gb) == expected
+
+
 def test_profile_cli_writes_a_scenario_the_simulator_runs(tmp_path, capsys):
     out = tmp_path / "cpu.yaml"
     assert main(["profile", "--device", "cpu", "--out", str(out)]) == 0
@@ -28,6 +47,8 @@ def test_profile_cli_writes_a_scenario_the_simulator_runs(tmp_path, capsys):
     raw = yaml.safe_load(out.read_text())
     measured = raw["provenance"]["measured"]
     assert measured["device"] == "cpu" and measured["date"]
+    # The CPU is no catalogue GPU: the base scenario's GPU is kept, and the file says so.
+    assert raw["hardware"]["gpu"] == "V100-16GB" and "kept" in measured["hardware"]
     assert set(measured["latency_ms_vs_batch"]) == {1, 8, 32}
     runs = measured["retraining"]
     assert len(runs) == 2 * 2 * 2  # streams x windows x configurations
@@ -41,6 +62,25 @@ def test_profile_cli_writes_a_scenario_the_simulator_runs(tmp_path, capsys):
         _, rew, terminated, _, info = env.step(env.action_space.sample())
         assert np.isfinite(rew)
         steps += 1
+    assert 0.0 <= info["episode_metrics"]["accuracy"] <= 1.0
+
+
+def test_measured_h100_profile_runs_in_the_simulator():
+    from edgegym.real import MEASURED_H100_SCENARIO
+
+    raw = yaml.safe_load(open(MEASURED_H100_SCENARIO).read())
+    measured = raw["provenance"]["measured"]
+    assert measured["device_name"] == "NVIDIA H100 80GB HBM3" and measured["device"] == "cuda"
+    assert raw["hardware"]["gpu"] == "H100-80GB"
+    assert len(measured["retraining"]) == 2 * 2 * 2
+    secs = np.array(raw["drift"]["gpu_seconds"])
+    assert secs.shape == (2, 2, 2) and np.all(secs > 0) and np.all(secs < 10)
+    env = ContinualLearningEnv(MEASURED_H100_SCENARIO)
+    env.reset(seed=0)
+    terminated = False
+    while not terminated:
+        _, rew, terminated, _, info = env.step(env.action_space.sample())
+        assert np.isfinite(rew)
     assert 0.0 <= info["episode_metrics"]["accuracy"] <= 1.0
 
 
