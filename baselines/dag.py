@@ -1,4 +1,4 @@
-"""List scheduling (Algorithm 1) and single-request scheduling with retraining (SRS, Alg. 2).
+"""List scheduling (Algorithm 1), SRS (Algorithm 2) and MRS (Algorithm 3) with retraining.
 
 From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and Retraining"
 (Zeng et al., INFOCOM'25; seed 004). Functions operate on the simulation core
@@ -10,16 +10,23 @@ From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and 
   slowest link; an exit task has ``phi = t_exe``.
 * Algorithm 1: tasks in decreasing priority; each goes to the server with the earliest finish
   time (Eq. 5-7) given the tasks already placed.
-* Algorithm 2 (SRS): Algorithm 1 on the inference DAG; then, per task in topological order, the
-  retraining configuration minimising ``Delta P`` (Eq. 11) on the task's server from that
-  schedule, added only if it lowers the objective (``Delta P < 0``) or the model is below
-  ``A_min``; then Algorithm 1 on the extended DAG.
-* Algorithm 3 (MRS): Algorithm 2's configurations at each arrival; the head task (of all pending
-  requests' priority lists) that can start earliest goes to its earliest-finish server.
+* Algorithm 2 (SRS), as written (``always=True, chain=True``, the default): Algorithm 1 on the
+  inference DAG (line 1) gives each task its server ``j*``; the DAG becomes a single chain in
+  topological order (line 2, :func:`~edgegym.workload.dag.chain_dag`), so each task has one
+  predecessor ``i'`` (its server ``j'*``); every task gets a retraining node with the
+  configuration of least ``Delta P`` (Eq. 11) (lines 3-6); Algorithm 1 schedules the extended
+  DAG (line 7).
+* edgegym's variant (``always=False, chain=False``): ``Delta P`` with the task's DAG
+  predecessors (their data summed, sent over the slowest of their links) and a node only where
+  it lowers the objective (``Delta P < 0``) or the model is below ``A_min``.
+* Algorithm 3 (MRS): Algorithm 2's configurations at each arrival (either rule); the head task
+  (of all pending requests' priority lists) that can start earliest goes to its
+  earliest-finish server.
 
 Policies for ``edgegym/DAGOffload-v0``: ``mrs`` answers the environment's epochs as Algorithm 3
 does; the per-request schedulers (``list``, ``srs``, ``pass``, ``ekya-dag``, ``adainf``) plan a
-request at its arrival and replay the plan (:class:`PlannedDAGPolicy`).
+request at its arrival and replay the plan (:class:`PlannedDAGPolicy`). ``srs`` and ``mrs`` take
+``always`` and ``chain`` (``mrs:always=false,chain=false`` is edgegym's variant).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import numpy as np
 from edgegym.baselines.base import Policy
 
 from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
-from edgegym.workload.dag import DAGApp, extend_with_retraining, option_for
+from edgegym.workload.dag import DAGApp, chain_dag, extend_with_retraining, option_for
 
 __all__ = [
     "AdaInfPolicy",
@@ -41,6 +48,7 @@ __all__ = [
     "PASSPolicy",
     "PlannedDAGPolicy",
     "SRSPolicy",
+    "delta_p",
     "earliest_finish_server",
     "list_order",
     "list_schedule",
@@ -75,6 +83,58 @@ def list_schedule(
     return sched
 
 
+def delta_p(
+    cluster: EdgeCluster,
+    app: DAGApp,
+    base: RequestSchedule,
+    i: int,
+    opt: Any,
+    acc_now: float,
+    acc_after: float,
+    theta: float,
+    chain: bool = True,
+) -> float:
+    """Eq. 11: the change of the objective when task ``i`` gets a retraining node with
+    configuration ``opt`` = ``u_h``, priced on the schedule ``base`` of the inference DAG::
+
+        Delta P(i, h) = n_h / (o_h S_j*) + (d^{i',i} + d(m^i)) / D_{j'*, j*} + b_h / D_j*
+                        + theta (a^i - f(u_h, m^i))
+
+    ``j*`` is task ``i``'s server in ``base``. With ``chain`` (Algorithm 2 as written), ``app``
+    is the chain of line 2 (:func:`~edgegym.workload.dag.chain_dag`): ``i'`` is task ``i``'s one
+    predecessor there and ``j'*`` its server (the chain's first task has none: ``j'* = j*``, no
+    transfer). Without it (edgegym's variant), ``app`` is the DAG, ``d^{i',i}`` the sum over
+    ``i``'s predecessors and ``j'*`` the one of their servers with the smallest ``link[s, j*]``
+    entry (the slowest link; a predecessor on ``j*`` compares by the matrix's unused diagonal
+    and then transfers nothing), as edgegym's first version priced it.
+    ``D_j*`` is the storage cluster's link to ``j*`` (the training data ``b_h`` comes from
+    storage).
+
+    Args:
+        cluster: The servers (speeds, links; not modified).
+        app: The chain (``chain=True``) or the inference DAG, as ``base`` was scheduled.
+        base: Algorithm 1's schedule of the inference DAG (line 1).
+        i: The task.
+        opt: The configuration (``data_mb`` = b_h, ``workload`` = n_h, ``demand`` = o_h).
+        acc_now: ``a^i``, the accuracy of task ``i``'s model now.
+        acc_after: ``f(u_h, m^i)``, its accuracy after the retraining.
+        theta: Weight of accuracy in the objective.
+        chain: ``app`` is the chain (one predecessor per task).
+    """
+    j = base.tasks[i].server
+    preds = app.preds(i)
+    if chain and len(preds) > 1:
+        raise ValueError(f"{app.name}: task {i} has {len(preds)} predecessors; not a chain")
+    into = sum(d for _, d in preds) + float(app.model_mb[i])
+    src = min((base.tasks[u].server for u, _ in preds), key=lambda s: cluster.link[s, j], default=j)
+    return (
+        opt.workload / (opt.demand * cluster.speed[j])
+        + cluster.transfer(into, src, j)
+        + opt.data_mb / cluster.storage[j]
+        + theta * (acc_now - acc_after)
+    )
+
+
 def srs_choices(
     cluster: EdgeCluster,
     app: DAGApp,
@@ -84,9 +144,18 @@ def srs_choices(
     options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
-    always: bool = False,
+    always: bool = True,
+    chain: bool = True,
 ) -> list[int]:
-    """Algorithm 2's retraining configuration per task (-1 for none).
+    """Algorithm 2's retraining configuration per task, lines 1-6 (-1 for none).
+
+    Line 1 schedules the inference DAG with Algorithm 1 on a copy of the cluster; each task's
+    candidates are the configurations with data to retrain on (a non-empty pool) whose result
+    meets ``A_min`` (Eq. 9d), priced by :func:`delta_p` (Eq. 11). As written (``always=True,
+    chain=True``): line 2 turns the DAG into a chain in topological order, and every task gets
+    its least-Delta-P candidate (lines 3-6). ``chain=False`` prices the node on the DAG's
+    predecessors instead; ``always=False`` keeps a node only where ``Delta P < 0`` or the
+    model is below ``A_min``; both off is edgegym's variant.
 
     Args:
         cluster: Servers (not modified).
@@ -94,39 +163,26 @@ def srs_choices(
         arrival: Arrival time.
         acc_now: (V,) accuracy of each task's model now (``a_i``).
         acc_after: (V, H) accuracy after retraining with each option (``f(u_h, m_i)``).
-        options: The configurations.
+        options: The configurations (one list, or one per task).
         theta: Weight of accuracy in the objective.
-        a_min: Accuracy floor; a model below it is retrained with the best option.
-        always: Algorithm 2 literally: add the least-Delta-P configuration for every task
-            (when it has data to retrain on); otherwise only when Delta P < 0 or A_min forces it.
+        a_min: Accuracy floor; a model below it is retrained with its least-Delta-P candidate.
+        always: Add the least-Delta-P node for every task with a candidate (Algorithm 2);
+            ``False``: only where ``Delta P < 0`` or A_min forces it.
+        chain: Price the nodes on the chain of line 2 (Algorithm 2); ``False``: on the DAG.
 
     Returns:
         (V,) option index per task.
     """
-    trial = cluster.copy()
-    base = list_schedule(trial, app, arrival)
+    base = list_schedule(cluster.copy(), app, arrival)
+    priced = chain_dag(app) if chain else app
     choice = []
     for i in range(app.n):
-        j = base.tasks[i].server
-        into = sum(d for _, d in app.preds(i)) + float(app.model_mb[i])
-        src = min(
-            (base.tasks[u].server for u, _ in app.preds(i)),
-            key=lambda s: cluster.link[s, j],
-            default=j,
-        )
         best, best_h = 0.0, -1
         for h in range(acc_after.shape[1]):
             opt = option_for(options, i, h)
-            if opt.workload <= 0:
-                continue  # nothing to retrain on (empty pool)
-            dp = (
-                opt.workload / (opt.demand * cluster.speed[j])
-                + cluster.transfer(into, src, j)
-                + opt.data_mb / cluster.source[j]
-                + theta * (acc_now[i] - acc_after[i, h])
-            )
-            if acc_after[i, h] < a_min:
-                continue
+            if opt.workload <= 0 or acc_after[i, h] < a_min:
+                continue  # nothing to retrain on (empty pool), or below A_min (Eq. 9d)
+            dp = delta_p(cluster, priced, base, i, opt, acc_now[i], acc_after[i, h], theta, chain)
             if best_h < 0 or dp < best:
                 best, best_h = dp, h
         must = acc_now[i] < a_min
@@ -143,11 +199,23 @@ def srs_schedule(
     options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
-    always: bool = False,
+    always: bool = True,
+    chain: bool = True,
+    schedule_chain: bool = False,
 ) -> tuple[RequestSchedule, list[int]]:
-    """Algorithm 2 end to end: choose retraining, extend the DAG, list-schedule it."""
-    choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min, always)
-    ext = extend_with_retraining(app, choice, options)
+    """Algorithm 2 end to end: choose the retraining nodes (:func:`srs_choices`), extend the
+    DAG (Fig. 7) and list-schedule it (line 7; the cluster is updated).
+
+    Line 7 schedules "the extended DAG". edgegym reads it as the request's DAG with the
+    retraining nodes (the default): the chain of line 2 is what Eq. 11's single predecessor
+    ``i'`` needs, and Algorithm 3 schedules the request's DAG too. ``schedule_chain=True``
+    takes the other reading, the extended chain (every task after the one before it in
+    topological order: no two tasks of the request run side by side).
+    """
+    choice = srs_choices(
+        cluster, app, arrival, acc_now, acc_after, options, theta, a_min, always, chain
+    )
+    ext = extend_with_retraining(chain_dag(app) if schedule_chain else app, choice, options)
     return list_schedule(cluster, ext, arrival), choice
 
 
@@ -248,19 +316,22 @@ class SRSPolicy(PlannedDAGPolicy):
         always: Add the least-Delta-P retraining node for every task with data to retrain on
             (Algorithm 2 as written, the default); ``False`` adds one only where Delta P < 0
             or A_min forces it.
+        chain: Price the nodes on the chain of Algorithm 2's line 2 (the default); ``False``
+            on the DAG's predecessors (with ``always=False``: edgegym's variant).
     """
 
     name = "srs"
 
-    def __init__(self, env, always: bool = True) -> None:
+    def __init__(self, env, always: bool = True, chain: bool = True) -> None:
         super().__init__(env)
         self.always = bool(always)
+        self.chain = bool(chain)
 
     def choose(self, snap) -> list[int]:
         """Algorithm 2's choices."""
         return srs_choices(
             snap.cluster, snap.app, snap.time_s, snap.acc_now, snap.acc_after, snap.options,
-            snap.theta, snap.a_min, self.always,
+            snap.theta, snap.a_min, self.always, self.chain,
         )  # fmt: skip
 
 
@@ -272,6 +343,7 @@ class MRSPolicy(SRSPolicy):
     Args:
         env: A ``DAGOffload-v0`` environment.
         always: As for :class:`SRSPolicy`.
+        chain: As for :class:`SRSPolicy`.
     """
 
     name = "mrs"
@@ -373,18 +445,35 @@ class AdaInfPolicy(PlannedDAGPolicy):
 
 def mrs_schedule(
     cluster: EdgeCluster,
-    requests: Sequence[tuple[DAGApp, float, np.ndarray, np.ndarray]],
+    requests: Sequence[tuple[Any, ...]],
     options: Sequence[Any],
     theta: float,
     a_min: float = 0.0,
+    always: bool = True,
+    chain: bool = True,
 ) -> list[tuple[RequestSchedule, list[int]]]:
     """Algorithm 3 (MRS) over a set of requests (the cluster is updated).
 
     Each request ``(app, arrival, acc_now, acc_after)`` gets its retraining configurations from
-    Algorithm 2 (evaluated on the cluster as it is when it arrives) and a task list in
-    decreasing Eq. 10 priority. Then, repeatedly, the head task of every list forms the set H;
-    the one that can start earliest (its inputs ready soonest; ties: earlier arrival, lower
-    request index) is placed on the server where it finishes first, and removed from its list.
+    Algorithm 2 (line 3; :func:`srs_choices`, evaluated on the cluster as it is when the
+    requests are admitted, in arrival order) and a task list of its extended DAG in decreasing
+    Eq. 10 priority (lines 4-6). Then, repeatedly, the head task of every list forms the set H
+    (line 9); the one that can start earliest (its inputs ready soonest; ties: earlier arrival,
+    lower request index; line 10) is placed on the server where it finishes first (lines
+    11-13), and removed from its list (lines 14-17).
+
+    Args:
+        cluster: The servers (updated with every placement).
+        requests: ``(app, arrival, acc_now, acc_after)`` per request, or ``(app, arrival,
+            acc_now, acc_after, options)`` where a request's configurations are its own (the
+            environment scales them by the pools of drifted samples at its arrival).
+        options: The configurations (one list, or one per task) of requests that bring none.
+        theta: Weight of accuracy in the objective.
+        a_min: Accuracy floor.
+        always: Algorithm 2's rule, as in :func:`srs_choices`: ``always=True, chain=True`` is
+            Algorithm 2 as written (the default), ``always=False, chain=False`` edgegym's
+            variant.
+        chain: As in :func:`srs_choices`.
 
     Returns:
         Per request (in input order): its schedule and its retraining choices.
@@ -394,9 +483,12 @@ def mrs_schedule(
     scheds: dict[int, RequestSchedule] = {}
     choices: dict[int, list[int]] = {}
     for k in order:
-        app, arrival, acc_now, acc_after = requests[k]
-        choice = srs_choices(cluster, app, arrival, acc_now, acc_after, options, theta, a_min)
-        ext = extend_with_retraining(app, choice, options)
+        app, arrival, acc_now, acc_after, *own = requests[k]
+        opts = own[0] if own else options
+        choice = srs_choices(
+            cluster, app, arrival, acc_now, acc_after, opts, theta, a_min, always, chain
+        )
+        ext = extend_with_retraining(app, choice, opts)
         choices[k] = choice
         scheds[k] = RequestSchedule(ext, arrival)
         lists[k] = list_order(ext, cluster)

@@ -29,6 +29,13 @@ is rescaled to the allocation with the same throughput curve the simulator uses.
 
 Per-stream estimates depend only on that stream's two shares, so they are memoised by
 ``(stream, retraining quanta, inference quanta)``; a steal re-scores two streams, not V.
+
+The micro-profiler (scenario section ``profiler``): the thief chooses among the configurations
+it still profiles (``snap.profiled``, after pruning; Ekya-FixedConfig profiles its own one),
+allocates the GPUs it leaves (``snap.capacity``), starts no job before the window's labels
+exist (``snap.retrain_wait_s``: until then every GPU goes to inference, and the thief runs
+again when they exist) and reads a job's refined estimate at its checkpoints
+(``snap.job_target_est``). The uniform baselines split ``snap.capacity`` too.
 """
 
 from __future__ import annotations
@@ -91,11 +98,21 @@ class StreamEstimator:
         self.s = snap
         self.post = snap.true_post_acc if oracle else snap.est_post_acc  # (V, C)
         cost = snap.true_gpu_seconds if oracle else snap.est_gpu_seconds  # (V, C)
-        c = self.post.shape[1]
-        allowed = np.zeros(c, dtype=bool)
-        allowed[list(range(c)) if configs is None else list(configs)] = True
-        # Work left per (stream, config): the job in flight is the only option for its stream.
-        work = np.where(allowed[None, :], cost, np.inf)
+        v, c = self.post.shape
+        # The configurations to choose from: those given (Ekya-FixedConfig profiles only its
+        # own), else the micro-profiler's list after pruning.
+        if configs is not None:
+            allowed = np.zeros((v, c), dtype=bool)
+            allowed[:, list(configs)] = True
+        elif snap.profiled is not None:
+            allowed = np.asarray(snap.profiled, dtype=bool)
+        else:
+            allowed = np.ones((v, c), dtype=bool)
+        # Work left per (stream, config): the job in flight is the only option for its stream;
+        # none may start before the window's labels exist.
+        work = np.where(allowed, cost, np.inf)
+        if snap.retrain_wait_s > 0:
+            work[:] = np.inf
         running = snap.job_cfg >= 0
         for v in np.flatnonzero(running):
             work[v] = np.inf
@@ -297,7 +314,7 @@ def thief_schedule(
     est = StreamEstimator(snap, oracle, configs)
     n = snap.streams
     INF, TRAIN = 0, 1
-    n_quanta = int(np.floor(snap.gpus / snap.quantum + 1e-9))
+    n_quanta = int(np.floor(snap.capacity / snap.quantum + 1e-9))
     fl = thief_floors(snap, est, n_quanta)
     trains = [(v, TRAIN) for v in range(n) if est.can_train[v] and not fl.let_go[v]]
     jobs = [(v, INF) for v in range(n)] + trains
@@ -354,12 +371,13 @@ def _grid(share: np.ndarray, quantum: float) -> np.ndarray:
 def uniform_allocation(snap: ContinualSnapshot, config: int, infer_fraction: float) -> Allocation:
     """Uniform scheduler: equal GPUs per stream, a fixed split, a fixed configuration.
 
-    A stream that is not retraining (already retrained this window) gives its whole share to
-    inference. The inference configuration follows PickConfigs' rule for the share.
+    A stream that is not retraining (already retrained this window, or its labels do not
+    exist yet) gives its whole share to inference. The inference configuration follows
+    PickConfigs' rule for the share. The GPUs split are those the micro-profiler leaves.
     """
     n = snap.streams
-    per_stream = snap.gpus / n
-    training = (snap.job_cfg >= 0) | ~snap.retrained
+    per_stream = snap.capacity / n
+    training = (snap.job_cfg >= 0) | snap.can_retrain
     share_i = _grid(np.where(training, per_stream * infer_fraction, per_stream), snap.quantum)
     share_r = _grid(np.where(training, per_stream - share_i, 0.0), snap.quantum)
     icfg, _, _ = best_inference(
@@ -484,7 +502,7 @@ class NoRetrainPolicy(_SnapshotPolicy):
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
         """Even inference shares, best inference configuration for each."""
-        share = _grid(np.full(snap.streams, snap.gpus / snap.streams), snap.quantum)
+        share = _grid(np.full(snap.streams, snap.capacity / snap.streams), snap.quantum)
         icfg, _, _ = best_inference(
             snap.model_acc, snap.infer_share, snap.infer_factor, share, snap.a_min
         )

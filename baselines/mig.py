@@ -37,7 +37,8 @@ def _retrain_sizes(snap) -> np.ndarray:
     spec = snap.spec
     sizes = np.array(spec.catalogue.sizes)
     left_s = spec.window_s - (snap.time_s - snap.window * spec.window_s)
-    fits = spec.fits_window(snap.job_left, left_s)  # (M, Z), the mask's rule
+    m = spec.n_tenants
+    fits = spec.fits_window(snap.job_left, left_s, snap.overhead_s[m:])  # (M, Z), the mask's
     out = np.zeros(spec.n_tenants, dtype=np.int64)
     for i in range(spec.n_tenants):
         if snap.status[i] == PENDING and fits[i].any():
@@ -184,7 +185,8 @@ class EkyaMIGPolicy(_StaticTarget):
             r_counts = cat.counts[cands, m + i, :]  # (n, Z)
             speed = r_counts @ spec.size_train_speed[i]
             with np.errstate(divide="ignore", invalid="ignore"):
-                d = np.where(speed > 0, spec.overhead_new_s[i] + snap.job_left[i] / speed, np.inf)
+                start = snap.overhead_s[m + i]  # what the environment charges a job start
+                d = np.where(speed > 0, start + snap.job_left[i] / speed, np.inf)
             if snap.status[i] == RUNNING:
                 d = np.full(len(cands), snap.job_left[i] / max(float(speed.max()), 1e-9))
             d = np.minimum(d, left)

@@ -17,10 +17,23 @@ ends, ``post[m]`` from then on. The objective is
 
     sum_t sum_m acc[m, t] * (min(a[m, t], cap[m, u_t] * dt_t) - loss[m, t])
 
-where ``loss[m, t]`` is charged when the inference option changes at t: the capacity added by
-the change is down for the tenant's overhead ``psi[m]`` (``min(added * psi, arrivals during the
-overhead)``). That is MIGRator's Eq. 10 (reconfiguration detected from instance and GPC counts,
-Eq. 11), with the overhead spread over the seconds it lasts instead of clipped to one step.
+where ``loss[m, t]`` is charged when the inference option changes at t: a capacity
+``added[m, u', u]`` is down for the tenant's ``psi[m]`` seconds (``min(added * psi, arrivals
+during the overhead)``, the overhead spread over the seconds it lasts instead of clipped to one
+step). ``build_problem`` fills ``added`` and ``psi`` with the cost rule the environment applies
+(``overhead.rule``, :func:`edgegym.sim.mig.reconfigure`), so the planner's model is the
+environment's:
+
+* ``eq10`` (the default; MIGRator Eq. 10-11): ``added[u', u]`` is the *whole* capacity of ``u``
+  when the number of instances or of GPCs differs between ``u'`` and ``u`` (Eq. 11), else 0;
+  ``psi`` is the tenant's Psi, the mean overhead the environment measured over the inference
+  task's reconfigurations in the last window (``MIGSnapshot.overhead_s``);
+* ``per-instance``: ``added[u', u]`` is the capacity of the instances of ``u`` not in ``u'``
+  (multiset difference) and ``psi`` the model's new-instance overhead (destroy + create +
+  library + model load): a finer rule than the paper's, kept as a scenario option.
+
+A retraining job's duration counts its start overhead the same way (the retraining task's Psi
+under ``eq10``).
 
 **The solver** (a decomposition, not a monolithic ILP). Given the retraining plan (start and
 size per tenant) the problem is a longest path over the inference options with transition costs
@@ -58,8 +71,10 @@ class PlanProblem:
         sig_u: (N, M) inference option of each allowed signature per tenant.
         sig_r: (N, M) retraining size index of each allowed signature (-1: none).
         cap: (M, U) requests/s of each inference option (SLO-feasible instances only).
-        added: (M, U, U) capacity added going from option u' to option u (requests/s).
-        psi: (M,) reconfiguration overhead of a tenant's inference instance, seconds.
+        added: (M, U, U) capacity down for ``psi`` when going from option u' to option u
+            (requests/s): Eq. 10's whole new capacity when the counts change, or the capacity
+            of the instances added (``per-instance``).
+        psi: (M,) seconds a change of inference option costs (Psi under ``eq10``).
         pre: (M,) accuracy before the tenant's retraining finishes.
         post: (M,) accuracy after.
         dur: (M, Z) steps a retraining job occupies an instance of each size (T + 1: cannot).
@@ -246,7 +261,16 @@ def solve(
     acc_f = np.where(flags, p.post[None, :], p.pre[None, :])  # (F, M)
     gain = np.einsum("fm,jmt->fjt", acc_f, sj)  # (F, J, T)
     allowed = sig_at >= 0  # (O, J)
-    best = np.where(allowed[:, None, :, None], gain[None], NEG).max(axis=2)  # (O, F, T)
+    # Step 0 pays the switch from the option held before the window (every plan does).
+    entry = np.zeros((len(acc_f), n_j))
+    for i in range(m):
+        prev = p.prev_u[i]
+        if prev >= 0:
+            u = joint[:, i]
+            entry += acc_f[:, i : i + 1] * np.where(u != prev, loss[i, 0, prev, u], 0.0)[None]
+    bound_gain = gain.copy()
+    bound_gain[:, :, 0] -= entry
+    best = np.where(allowed[:, None, :, None], bound_gain[None], NEG).max(axis=2)  # (O, F, T)
     # Retraining plans.
     stride = 1
     while True:
@@ -353,21 +377,24 @@ def _upper_bounds(
 
 
 class _TransitionCache:
-    """Per-tenant transition costs between joint options, built for a step when first needed
-    and shared by every step of the same stretch of identical tables."""
+    """Transition costs between joint options, built when first needed and shared by every
+    step whose loss table is the same: per tenant (M, J, J), and weighted by the tenants'
+    accuracies for one completion state (J, J)."""
 
     def __init__(self, loss: np.ndarray, joint: np.ndarray) -> None:
         self.loss = loss  # (M, T, U, U)
         self.joint = joint  # (J, M)
+        t_n = loss.shape[1]
+        same = np.all(loss[:, 1:] == loss[:, :-1], axis=(0, 2, 3))
+        idx = np.arange(t_n)
+        # key[t]: the first step of t's run of identical loss tables.
+        self.key = np.maximum.accumulate(np.where(np.r_[True, ~same], idx, 0))
         self.cache: dict[int, np.ndarray] = {}
-        self._stretch: np.ndarray | None = None
+        self.weighted: dict[tuple[int, int], np.ndarray] = {}
 
-    def at(self, t: int, breaks: np.ndarray) -> np.ndarray:
+    def at(self, t: int) -> np.ndarray:
         """(M, J, J) costs of switching at step ``t``."""
-        if self._stretch is None:
-            idx = np.arange(len(breaks))
-            self._stretch = np.maximum.accumulate(np.where(breaks, idx, 0))
-        key = int(self._stretch[t])
+        key = int(self.key[t])
         out = self.cache.get(key)
         if out is None:
             m = self.joint.shape[1]
@@ -377,22 +404,36 @@ class _TransitionCache:
             self.cache[key] = out
         return out
 
+    def weighted_at(self, t: int, flag: int, acc: np.ndarray) -> np.ndarray:
+        """(J, J) ``sum_i acc[i] * cost_i`` of switching at step ``t`` (``flag`` names the
+        completion state that ``acc`` belongs to)."""
+        ck = (int(self.key[t]), flag)
+        out = self.weighted.get(ck)
+        if out is None:
+            tr = self.at(t)
+            out = acc[0] * tr[0]
+            for i in range(1, tr.shape[0]):
+                out = out + acc[i] * tr[i]
+            self.weighted[ck] = out
+        return out
+
 
 def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.ndarray:
     """(T,) bool: step t starts a new stretch of identical tables (always True at 0).
 
     Inside a stretch where gains and transition costs do not change, a path that stays on one
     option is optimal whenever the costs satisfy the triangle inequality (any detour can be
-    replaced by its best option, entered and left directly, at no greater cost). The added
-    capacity of a multiset difference is subadditive and ``min(., D)`` keeps it so; for
-    problems whose ``added`` table is not, every step is its own stretch.
+    replaced by its best option, entered and left directly, at no greater cost). The inequality
+    is checked on each stretch's loss table: the added capacity of a multiset difference is
+    subadditive and ``min(., D)`` keeps it so; Eq. 10's cost (the whole new capacity, charged
+    only when the instance or GPC count changes) can violate it (a switch to an option with the
+    same counts is free), unless the arrivals during Psi cap every charge, as they usually do.
+    Inside a stretch whose table violates it every step is its own stretch, so the path stays
+    exact.
     """
     t_n = p.shape[1]
     brk = np.ones(t_n, dtype=bool)
-    a = p.added
-    tri = np.all(a[:, :, None, :] <= a[:, :, :, None] + a[:, None, :, :] + 1e-9)
-    diag = np.all(np.abs(np.einsum("mii->mi", a)) < 1e-12)
-    if not (tri and diag) or t_n < 2:
+    if t_n < 2:
         return brk
     same = (
         np.all(served[:, :, 1:] == served[:, :, :-1], axis=(0, 1))
@@ -400,6 +441,14 @@ def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.nd
         & (p.dt[1:] == p.dt[:-1])
     )
     brk[1:] = ~same
+    starts = np.flatnonzero(brk)
+    ends = np.append(starts[1:], t_n)
+    for a, b in zip(starts, ends, strict=True):
+        lt = loss[:, a]  # (M, U, U)
+        diag = np.all(np.abs(np.einsum("mii->mi", lt)) < 1e-12)
+        tri = np.all(lt[:, :, None, :] <= lt[:, :, :, None] + lt[:, None, :, :] + 1e-9)
+        if not (tri and diag):
+            brk[a:b] = True
     return brk
 
 
@@ -419,7 +468,8 @@ def _viterbi(
     """Exact best sequence for one retraining plan (longest path over joint options).
 
     The path may change option only where a stretch of identical tables starts (``breaks``)
-    or where a retraining job starts or ends; see :func:`_table_breaks`.
+    or where a retraining job starts or ends; see :func:`_table_breaks`. ``trans`` caches the
+    accuracy-weighted transition costs per loss table and completion state.
     """
     m, t_n = p.shape
     brk = breaks.copy()
@@ -432,33 +482,28 @@ def _viterbi(
     n_j = gain_cum.shape[1]
     back = np.zeros((len(seg), n_j), dtype=np.int64)
     cols = np.arange(n_j)
-    v = np.zeros(n_j)
-    opts = []
-    for k, (a, b) in enumerate(zip(seg, seg_end, strict=True)):
-        running = (start <= a) & (a < end)
-        occ = tuple(int(z) for z in np.where(running, size, -1))
-        done = np.where(p.pending, (end >= 0) & (a >= end), True)
-        f = int((done * (1 << np.arange(m))).sum())
-        acc = np.where(done, p.post, p.pre)
-        o = occ_index.get(occ, -1)
-        opts.append(o)
-        ok = sig_at[o] >= 0 if o >= 0 else np.zeros(n_j, dtype=bool)
-        g = np.where(ok, gain_cum[f, :, b] - gain_cum[f, :, a], NEG)
-        if k == 0:
-            cost = np.zeros(n_j)
-            for i in range(m):
-                prev = p.prev_u[i]
-                if prev >= 0:
-                    u = joint[:, i]
-                    cost += acc[i] * np.where(u != prev, loss[i, a, prev, u], 0.0)
-            v = g - cost
-            continue
-        tr = trans.at(a, breaks)  # (M, J, J)
-        cand = v[:, None] - acc[0] * tr[0]  # (J from, J to)
-        for i in range(1, m):
-            cand -= acc[i] * tr[i]
+    # Per stretch: retraining occupancy, completion flags, accuracies and gains (vectorised).
+    running = (start[None, :] <= seg[:, None]) & (seg[:, None] < end[None, :])  # (S, M)
+    done = np.where(p.pending[None, :], (end[None, :] >= 0) & (seg[:, None] >= end[None, :]), True)
+    flags = (done * (1 << np.arange(m))).sum(axis=1)  # (S,)
+    accs = np.where(done, p.post[None, :], p.pre[None, :])  # (S, M)
+    occ_rows = np.where(running, size[None, :], -1)
+    opts = [occ_index.get(tuple(int(z) for z in row), -1) for row in occ_rows]
+    o_arr = np.array(opts, dtype=np.int64)
+    ok = (sig_at[np.maximum(o_arr, 0)] >= 0) & (o_arr >= 0)[:, None]  # (S, J)
+    gains = np.where(ok, gain_cum[flags, :, seg_end] - gain_cum[flags, :, seg], NEG)
+    a0 = int(seg[0])
+    cost = np.zeros(n_j)
+    for i in range(m):
+        prev = p.prev_u[i]
+        if prev >= 0:
+            u = joint[:, i]
+            cost += accs[0, i] * np.where(u != prev, loss[i, a0, prev, u], 0.0)
+    v = gains[0] - cost
+    for k in range(1, len(seg)):
+        cand = v[:, None] - trans.weighted_at(int(seg[k]), int(flags[k]), accs[k])  # (J, J)
         arg = np.argmax(cand, axis=0)
-        v = cand[arg, cols] + g
+        v = cand[arg, cols] + gains[k]
         back[k] = arg
     j = int(np.argmax(v))
     val = float(v[j])
@@ -561,11 +606,17 @@ def build_problem(
     sizes = list(cat.sizes)
     cap = np.zeros((m, n_u))
     added = np.zeros((m, n_u, n_u))
+    eq10 = spec.overhead_rule == "eq10"
     for i in range(m):
         rate = dict(zip(sizes, spec.size_rate[i], strict=True))
         for a, u in enumerate(options[i]):
             cap[i, a] = sum(rate[z] for z in u)
+        for a, u in enumerate(options[i]):
             for b, v in enumerate(options[i]):
+                if eq10:  # Eq. 11: instance or GPC count changes -> Eq. 10: all of v is down
+                    changed = len(u) != len(v) or sum(u) != sum(v)
+                    added[i, a, b] = cap[i, b] if changed else 0.0
+                    continue
                 left = list(u)
                 new = []
                 for z in v:  # instances of v not in u (multiset difference)
@@ -584,7 +635,8 @@ def build_problem(
             for n in sigs
         ]
     )
-    secs = spec.retrain_seconds(snap.job_left)  # inf where the size cannot hold the job
+    # inf where the size cannot hold the job; a start costs what the environment charges now
+    secs = spec.retrain_seconds(snap.job_left, snap.overhead_s[m:])
     with np.errstate(invalid="ignore"):
         dur = np.ceil(secs / basis - 1e-9)
     dur = np.where(~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
@@ -605,7 +657,7 @@ def build_problem(
         sig_r=sig_r,
         cap=cap,
         added=added,
-        psi=spec.overhead_new_s.copy(),
+        psi=np.array(snap.overhead_s[:m], dtype=float),
         pre=snap.model_acc.copy(),
         post=np.where(pending, snap.post_acc, snap.model_acc),
         dur=dur,

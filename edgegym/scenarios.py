@@ -42,6 +42,7 @@ from edgegym.families import FAMILIES, ScenarioSchema, Validator
 from edgegym.hardware.gpus import GPUS
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.checks import Expect, Flag, OneOf, Range, Text, check, error_lines, rule
+from edgegym.workload.continual import MAE_PER_STD
 from edgegym.workload.dag import DAGError, topological_order
 from edgegym.workload.models import MODELS
 from edgegym.workload.nc import NC_DATASETS
@@ -339,6 +340,75 @@ class TableDrift(Record):
                 raise rule(f"values must be finite numbers {bounds.text()}", field=key)
 
 
+class Profiler(Record):
+    """``profiler``: Ekya's micro-profiler and what comes with it (NSDI'22 §4.3, §6.3; arXiv §5).
+
+    Every mechanic is off at its default; the bundled Ekya scenarios turn them on.
+
+    Attributes:
+        error: Median absolute error of the post-retraining accuracy estimates (Fig. 11a:
+            0.058); the Gaussian error's standard deviation is derived from it
+            (:func:`edgegym.workload.continual.error_std`, clipping to [0, 1] included).
+        shared: Fraction of the error variance shared by all configurations of a stream in
+            a window (they are profiled on the same data subsample).
+        prune_every: Windows between two prunings of the worst configurations (0: never).
+        prune_fraction: Fraction of a stream's profiled configurations dropped at each
+            pruning (those farthest below the Pareto frontier of cost vs estimated accuracy).
+        cost_s: GPU-seconds (full GPU, top clock) to profile every configuration of one
+            stream in one window; a pruned list costs its configurations' share of it. The
+            window's cost is held as a GPU share for the whole window.
+        annotation_s: Seconds at each window start before the golden model's labels exist;
+            no retraining job starts before (Ekya subtracts the delay from the window).
+        checkpoint_epochs: A retraining job is checkpointed every this many epochs (0:
+            never): the checkpoint replaces the deployed model when it is more accurate, the
+            job's accuracy estimate is refined, and the scheduler decides again.
+    """
+
+    error: Annotated[float, Range(0.0, 0.5)] = 0.0
+    shared: Unit = 0.0
+    prune_every: Annotated[int, Range(0, 1000)] = 0
+    prune_fraction: Annotated[float, Range(0.0, 1.0, hi_open=True)] = 0.0
+    cost_s: Annotated[float, Range(0.0, 1e6)] = 0.0
+    annotation_s: Annotated[float, Range(0.0, 1e6)] = 0.0
+    checkpoint_epochs: Annotated[int, Range(0, 10_000)] = 0
+
+
+def _old_profiler_fields(data: Any) -> Any:
+    """Convert the pre-issue-14 top-level ``profiler_noise`` / ``profiler_noise_shared``.
+
+    ``profiler_noise`` was the estimate error's standard deviation: it is read as
+    ``profiler.error = MAE_PER_STD * profiler_noise`` (0.6745 x), the median absolute error of
+    Gaussian errors of that deviation, so the deviation the environment derives is the old one
+    wherever clipping to [0, 1] does not matter; ``profiler_noise_shared`` is read as
+    ``profiler.shared``. Giving an old field and its new one is an error.
+    """
+    if not isinstance(data, dict) or not (
+        "profiler_noise" in data or "profiler_noise_shared" in data
+    ):
+        return data
+    data = dict(data)
+    prof = data.get("profiler")
+    prof = dict(prof) if isinstance(prof, Mapping) else {}
+    for old, new in (("profiler_noise", "error"), ("profiler_noise_shared", "shared")):
+        if old not in data:
+            continue
+        value = data.pop(old)
+        if new in prof:
+            raise rule(
+                f"give profiler.{new} or the old {old}, not both ({old} is read as "
+                f"profiler.{new}{' = 0.6745 x ' + old if new == 'error' else ''})",
+                field=old,
+            )
+        if new == "error":
+            try:
+                value = check(value, Annotated[float, Range(0.0, 0.5)], old) * MAE_PER_STD
+            except ValueError as exc:
+                raise rule(str(exc).partition(": ")[2], field=old) from None
+        prof[new] = value
+    data["profiler"] = prof
+    return data
+
+
 class Objective(Record):
     """``objective`` of a continual scenario."""
 
@@ -358,7 +428,15 @@ class ContinualScenario(ScenarioModel):
     """A scenario of the continual family (``edgegym/ContinualLearning-v0``, Ekya)."""
 
     SECTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"hardware", "retrain_configs", "inference_configs", "drift", "uniform", "objective"}
+        {
+            "hardware",
+            "retrain_configs",
+            "inference_configs",
+            "drift",
+            "uniform",
+            "objective",
+            "profiler",
+        }
     )
 
     family: Literal["continual"]
@@ -367,14 +445,20 @@ class ContinualScenario(ScenarioModel):
     windows: Annotated[int, Range(1, 1000)]
     window_s: Annotated[float, Range(0.0, 1e6, lo_open=True)]
     a_min: Unit = 0.0
-    profiler_noise: Annotated[float, Range(0.0, 0.5)] = 0.0
-    profiler_noise_shared: Unit = 0.0
+    profiler: Profiler = Field(default_factory=Profiler)
     hardware: Hardware
     retrain_configs: Annotated[list[RetrainConfig], MinLen(1)]
     inference_configs: Annotated[list[InferenceConfig], MinLen(1)]
     objective: Objective = Field(default_factory=Objective)
     uniform: Uniform | None = None
     drift: Annotated[GeneratedDrift | TableDrift, Field(discriminator="kind")]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_fields(cls, data: Any) -> Any:
+        """Pre-issue-14 files: ``profiler_noise`` (a standard deviation) and
+        ``profiler_noise_shared`` become ``profiler.error`` and ``profiler.shared``."""
+        return _old_profiler_fields(data)
 
     @model_validator(mode="after")
     def _across_sections(self) -> ContinualScenario:
@@ -414,8 +498,13 @@ class MIGHardware(Record):
 
 
 class MIGOverhead(Record):
-    """``overhead``: MIGRator Fig. 5 components per instance (model load is per model)."""
+    """``overhead``: MIGRator Fig. 5 components per instance (model load is per model) and the
+    rule that charges them (:func:`edgegym.sim.mig.reconfigure`): ``eq10`` (MIGRator Eq. 10-11:
+    a task whose instance or GPC count changes loses its whole capacity for its Psi, the mean
+    overhead measured over its reconfigurations in the last window) or ``per-instance`` (each
+    instance given a new task is down for its own components)."""
 
+    rule: Literal["eq10", "per-instance"] = "eq10"
     destroy_s: Seconds60 = 0.5
     create_s: Seconds60 = 1.5
     library_s: Seconds60 = 2.0
@@ -451,6 +540,7 @@ class MIGScenario(ScenarioModel):
     batch: Annotated[int, Range(1, 64)] = 1
     preinit: Flag = False
     data_fraction: UnitOpen = 1.0
+    retrain_scale: Annotated[float, Range(0.0, 10.0, lo_open=True)] = 1.0
     hardware: MIGHardware = Field(default_factory=MIGHardware)
     overhead: MIGOverhead = Field(default_factory=MIGOverhead)
     objective: MIGObjective = Field(default_factory=MIGObjective)
@@ -550,14 +640,19 @@ class EnergyScenario(ScenarioModel):
 
 # DAG offload family (edgegym/DAGOffload-v0, SRS/MRS).
 class DAGServers(Record):
-    """``servers`` of a DAG scenario (the hardware section)."""
+    """``servers`` of a DAG scenario (the hardware section). The defaults are the SRS slides'
+    testbed: 5 servers of 2 A100 80 GB, 9.7-19.5 TFLOPS, server-server and controller-server
+    links of 3-5 Gbps, storage-server links of 7-10 Gbps (each rate drawn per episode)."""
 
     count: Annotated[int, Range(1, 64)] = 5
-    gpu: Gpu = "A100-40GB"
+    gpu: Gpu = "A100-80GB"
     gpus_per_server: Annotated[int, Range(1, 16)] = 2
     units_per_gpu: Annotated[int, Range(1, 100)] = 2
     speed_tflops: Annotated[list[float], Pair(0.1, 1e4)] = [9.7, 19.5]
     link_gbps: Annotated[list[float], Pair(0.001, 1e4)] = [3.0, 5.0]
+    # The controller's link to each server (a request's input data).
+    controller_gbps: Annotated[list[float], Pair(0.001, 1e4)] = [3.0, 5.0]
+    # The storage cluster's link to each server (a retraining node's training data).
     storage_gbps: Annotated[list[float], Pair(0.001, 1e4)] = [7.0, 10.0]
 
 

@@ -45,8 +45,8 @@ def test_update_replaces_one_papers_records_and_renders(tmp_path: Path) -> None:
         "why",
     }
     readme = (tmp_path / "README.md").read_text()
-    assert "| [Energy-Time Fairness (SEC'23)](etf.md) | 1 | 1 | 0 |" in readme
-    assert "| [Ekya (NSDI'22)](ekya.md) | 0 | 0 | 1 |" in readme
+    assert "| [Energy-Time Fairness (SEC'23)](etf.md) | 1 | 1 | 0 | 0 |" in readme
+    assert "| [Ekya (NSDI'22)](ekya.md) | 0 | 0 | 1 | 1 |" in readme
 
 
 def test_a_claim_that_fails_must_say_why() -> None:

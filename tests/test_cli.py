@@ -102,7 +102,7 @@ def test_listing_commands(capsys):
     out = capsys.readouterr().out
     assert "ekya-cityscapes" in out and "ekya-table1" in out
     srs = next(line for line in out.splitlines() if line.startswith("srs-edge-5apps "))
-    assert "5 apps" in srs and "5 servers x 2 x A100-40GB" in srs and "1000 requests" in srs
+    assert "5 apps" in srs and "5 servers x 2 x A100-80GB" in srs and "1000 requests" in srs
     assert main(["policies", "--env", ENV]) == 0
     assert "thief" in capsys.readouterr().out
 

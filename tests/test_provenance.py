@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+import yaml
+
+from edgegym import scenarios
 from edgegym.provenance import input_paths, provenance_problems, source_of
 
 RAW = {
@@ -52,3 +56,9 @@ def test_stale_entries_and_unnamed_kinds_are_problems() -> None:
     assert any(p.startswith("provenance.window_s: must read") for p in problems)
     assert "provenance.windows: names no field of this scenario" in problems
     assert provenance_problems(RAW) == ["no provenance mapping (field path -> 'kind: source')"]
+
+
+@pytest.mark.parametrize("name", scenarios.bundled())
+def test_bundled_scenario_names_every_source(name: str) -> None:
+    raw = yaml.safe_load(scenarios.resolve(name).read_text())
+    assert provenance_problems(raw) == []

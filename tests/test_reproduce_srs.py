@@ -51,3 +51,19 @@ def test_report_renders_every_section(rows):
     for needle in ("Fig. 8, 9", "Fig. 10-13", "Fig. 14", "Fig. 15", "*+25%*", "first runs"):
         assert needle in text
     assert "MRS has the best objective at" in text
+
+
+def test_claims_have_held_out_rows_with_rules_and_reasons(rows):
+    table = {
+        "main": rows,
+        "apps": [{**r, "changes": {**r["changes"], "apps": v}} for v in srs.APPS for r in rows],
+        "servers": [
+            {**r, "changes": {**r["changes"], "count": v}} for v in srs.SERVERS for r in rows
+        ],
+        "theta": [{**r, "changes": {**r["changes"], "theta": v}} for v in srs.THETAS for r in rows],
+    }
+    claims = srs._claims(table)
+    held = [c for c in claims if c.role == "held-out"]
+    assert len(held) >= 3 and {c.paper for c in claims} == {"srs"}
+    assert all(c.test for c in claims) and all(c.why for c in claims if not c.holds)
+    assert any(c.role == "calibration" and c.holds for c in claims)

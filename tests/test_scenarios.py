@@ -362,7 +362,7 @@ def test_models_fill_the_documented_defaults():
     unnamed = load("migrator-w1", tenants=[tenant, tenant])["tenants"]
     assert [t["name"] for t in unnamed] == ["bert-0", "bert-1"]
     assert unnamed[0]["ceiling"] == 0.9
-    assert mig["overhead"] == {"destroy_s": 0.5, "create_s": 1.5, "library_s": 2.0}
+    assert mig["overhead"] == {"destroy_s": 0.5, "create_s": 1.5, "library_s": 2.0, "rule": "eq10"}
     etf = load("etf-dynamic-3", **{"tenants": [{"model": "resnet50"}, {"model": "resnet50"}]})
     assert [t["name"] for t in etf["tenants"]] == ["A1", "A2"]
     assert etf["tenants"][0]["demand"] == "backlogged" and etf["tenants"][0]["leave_s"] == 1e9

@@ -3,10 +3,10 @@
 Where the numbers come from:
 
 * SM counts, memory, memory bandwidth, peak FP32 and dense FP16 tensor throughput, boost clock
-  and TDP are NVIDIA's public datasheet figures for V100 SXM2 16 GB, A100 SXM4 40 GB and H100
-  SXM5 80 GB. The A10G (AWS G5) has no NVIDIA datasheet; its figures are the ones AWS and
-  public comparisons report (80 SMs, 24 GB GDDR6, 600 GB/s, ~35 TFLOPS FP32, ~70 TFLOPS FP16
-  tensor, 1710 MHz, 300 W power limit).
+  and TDP are NVIDIA's public datasheet figures for V100 SXM2 16 GB, A100 SXM4 40 GB, A100
+  SXM4 80 GB and H100 SXM5 80 GB. The A10G (AWS G5) has no NVIDIA datasheet; its figures are
+  the ones AWS and public comparisons report (80 SMs, 24 GB GDDR6, 600 GB/s, ~35 TFLOPS FP32,
+  ~70 TFLOPS FP16 tensor, 1710 MHz, 300 W power limit).
 * Jetson TX2: 256-core Pascal GPU (2 SMs), 8 GB memory shared with the CPU, 59.7 GB/s, the 13
   GPU clock levels the board exposes (114.75 ... 1300.5 MHz) and a 15 W module maximum, as in
   the ETF paper (SEC'23, section 5). Pascal on TX2 has no tensor cores; ``peak_fp16_tflops`` is
@@ -153,6 +153,24 @@ GPUS: dict[str, GPUSpec] = {
             mig_capable=True,
             memory_bandwidth_gbs=1555.0,
             mig_gpcs=7,
+        ),
+        # A100 SXM4 80 GB (the SRS/MRS slides' edge servers): NVIDIA A100 datasheet, 80GB
+        # SXM column: 108 SMs, 80 GB HBM2e at 2,039 GB/s, 19.5 TFLOPS FP32, 312 TFLOPS dense
+        # FP16 tensor, 1410 MHz boost, 400 W TDP (the PCIe card: 1,935 GB/s, 300 W). Clock grid
+        # and idle power as the 40 GB part (same GA100 die). MIG capable on the real card (up to
+        # 7 instances, 1g.10gb ... 7g.80gb), but edgegym has no MIG profile table for it
+        # (hardware/mig.py), so it is not offered to the MIG family.
+        GPUSpec(
+            name="A100-80GB",
+            sms=108,
+            memory_gb=80.0,
+            peak_fp32_tflops=19.5,
+            peak_fp16_tflops=312.0,
+            clocks_mhz=(510.0, 660.0, 810.0, 960.0, 1110.0, 1260.0, 1410.0),
+            idle_power_w=55.0,
+            max_power_w=400.0,
+            mig_capable=False,
+            memory_bandwidth_gbs=2039.0,
         ),
         GPUSpec(
             name="H100-80GB",

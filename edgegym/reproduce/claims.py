@@ -140,8 +140,8 @@ def render(claims: Sequence[Claim]) -> str:
         "fact and never used to set an input; `calibration` rows are inputs set from a",
         "measurement of the paper, shown to agree. Each paper's report explains its rows.",
         "",
-        "| paper | held-out claims | hold | calibration rows |",
-        "| --- | --- | --- | --- |",
+        "| paper | held-out claims | hold | calibration rows | agree |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for paper in PAPERS:
         mine = [c for c in claims if c.paper == paper]
@@ -151,7 +151,7 @@ def render(claims: Sequence[Claim]) -> str:
         cal = [c for c in mine if c.role == "calibration"]
         lines.append(
             f"| [{TITLES[paper]}]({REPORTS[paper]}) | {len(held)} | "
-            f"{sum(c.holds for c in held)} | {len(cal)} |"
+            f"{sum(c.holds for c in held)} | {len(cal)} | {sum(c.holds for c in cal)} |"
         )
     lines += [
         "",

@@ -2,10 +2,16 @@
 
 Run ``python -m edgegym.reproduce.ekya [--episodes N] [--scenario NAME] [--out DIR]``. Every
 number in the report comes from this run; the paper's numbers stand beside them. Sections:
-(a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 3);
-(b) 10 streams on 1-16 GPUs (Fig. 7) and the GPU-saving factor; (c) FixedRes / FixedConfig
-(Fig. 8); (d) Delta sensitivity: accuracy and decision time (Fig. 10); (e) micro-profiler
-noise sensitivity (Fig. 11b).
+(a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 2);
+(b) 10 streams on 1-16 GPUs (Fig. 8) and the GPU-saving factor; (c) FixedRes / FixedConfig
+(Fig. 10a); (d) Delta sensitivity: accuracy and decision time (§6.2); (e) micro-profiler
+noise sensitivity (Fig. 11b); (f) the micro-profiler's mechanics, one at a time; (g) the
+regime: the headline gain under other inputs (why held-out claims do not hold). It ends by
+writing the paper's records of ``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
+
+Each scheduler runs in the setup the paper evaluates it in (:func:`paper_setup`): the uniform
+baselines and no-retraining use neither the micro-profiler (no GPU share held for it) nor
+Ekya's checkpointing; Ekya-FixedConfig profiles its one configuration only.
 """
 
 from __future__ import annotations
@@ -15,24 +21,36 @@ import datetime as dt
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 import yaml
 
-from edgegym.evaluation import EvalResult, evaluate
+from edgegym.evaluation import evaluate
 from edgegym.outputs import check_output_path
 from edgegym.plotting import plot_lines
-from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
+from edgegym.reproduce import claims as claims_table
+from edgegym.reproduce.claims import Claim
+from edgegym.scenarios import Scenario, ScenarioError, apply_overrides, bundled, load, validate
+from edgegym.sim.continual import ContinualSpec, sample_estimates
+from edgegym.workload.continual import MAE_PER_STD
 
 PROG = "python -m edgegym.reproduce.ekya"
 ENV_ID = "edgegym/ContinualLearning-v0"
-STREAMS = 10  # sections (b)-(e) run the scenario's 10 streams
+STREAMS = 10  # sections (b)-(g) run the scenario's 10 streams
 STREAM_COUNTS = tuple(range(1, STREAMS + 1))  # (a) sweeps 1..10 streams
 SWEEP_GPUS = (1, 2)  # (a) at 1 and 2 GPUs
 GPU_COUNTS = (1, 2, 4, 8, 16)  # (b, c)
 DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)  # (d), at 4 GPUs
-NOISES = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), at 4 GPUs
+NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation, at 4 GPUs
+ABLATION_GPUS = (1, 4)  # (f)
+REGIME_GPUS = (1, 2)  # (g)
+ARTIFACT_INFER = 0.25  # GPU per full-quality ResNet18 stream in Ekya's released simulator
+CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
+FIXEDCONFIG = "ekya-fixedconfig:config=2"  # Fig. 10a: the thief with the fixed Cfg 2
 UNIFORMS = ["uniform-c1-50", "uniform-c2-90", "uniform-c2-50", "uniform-c2-30"]
 LABELS = {
     "thief": "Ekya (thief)",
@@ -41,16 +59,32 @@ LABELS = {
     "uniform-c2-50": "Uniform (Cfg 2, 50%)",
     "uniform-c2-30": "Uniform (Cfg 2, 30%)",
     "ekya-fixedres": "Ekya-FixedRes",
-    "ekya-fixedconfig": "Ekya-FixedConfig",
+    FIXEDCONFIG: "Ekya-FixedConfig (Cfg 2)",
     "no-retrain": "No retraining",
 }
 CAPACITY_TARGET = 0.75
-PAPER_CAPACITY = {  # Table 3 (Table 2 in the NSDI version): streams at accuracy >= 0.75
+PAPER_CAPACITY = {  # Table 2 (Table 3 in the arXiv version): streams at accuracy >= 0.75
     "thief": (2, 8),
     "uniform-c1-50": (2, 2),
     "uniform-c2-90": (2, 4),
     "uniform-c2-50": (2, 4),
     "uniform-c2-30": (0, 2),
+}
+#: (f): the micro-profiler's mechanics, each switched off alone, then all of them.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "as in the scenario": {},
+    "exact estimates (error 0)": {"profiler.error": 0.0},
+    "no pruning": {"profiler.prune_every": 0},
+    "no profiling cost": {"profiler.cost_s": 0.0},
+    "no labelling delay": {"profiler.annotation_s": 0.0},
+    "no checkpoints": {"profiler.checkpoint_epochs": 0},
+    "all off": {
+        "profiler.error": 0.0,
+        "profiler.prune_every": 0,
+        "profiler.cost_s": 0.0,
+        "profiler.annotation_s": 0.0,
+        "profiler.checkpoint_epochs": 0,
+    },
 }
 
 
@@ -58,34 +92,79 @@ PAPER_CAPACITY = {  # Table 3 (Table 2 in the NSDI version): streams at accuracy
 #: :func:`_run`): the thief treats a_MIN as a constraint, the uniform baselines do not.
 BELOW_A_MIN: dict[str, float] = {}
 
+_FAMILY_LABELS = {"uniform": "Uniform (all 4 variants)", "ekya-fixedconfig": LABELS[FIXEDCONFIG]}
+
+#: A run's results: policy -> its result entry (:meth:`edgegym.evaluation.EvalResult.result`).
+Results = dict[str, dict[str, Any]]
+
 
 def _family(policy: str) -> str:
     name = policy.partition(":")[0]
     return "uniform" if name.startswith("uniform") else name
 
 
-def _acc(res: EvalResult, policy: str) -> tuple[float, float]:
-    m = res.result(policy)["metrics"]["accuracy"]
-    return m["mean"], m["std"]
+def _param(policy: str, key: str, default: str) -> str:
+    """A ``name:key=value,...`` policy parameter."""
+    for item in policy.partition(":")[2].split(","):
+        k, _, v = item.partition("=")
+        if k.strip() == key:
+            return v.strip()
+    return default
 
 
-def _run(policies: list[str], scenario: str, episodes: int, **overrides: Any) -> EvalResult:
-    res = evaluate(
-        ENV_ID,
-        policies,
-        scenario=scenario,
-        episodes=episodes,
-        seed=0,
-        overrides=overrides,
-        progress=False,
-    )
-    if not res.ok:
-        raise RuntimeError(f"evaluation failed: {res.errors}")
-    for r in res.results:
+def paper_setup(policy: str, sc: Scenario) -> dict[str, Any]:
+    """Scenario overrides that run ``policy`` as the paper evaluates it.
+
+    The uniform baselines and no-retraining have no micro-profiler and no checkpointing (Ekya
+    §5-6: they use fixed configurations; checkpointing is Ekya's, arXiv §5): no GPU share is
+    held for profiling and no checkpoint is loaded. Ekya-FixedConfig profiles only its fixed
+    configuration: its profiling cost is that configuration's share, with nothing to prune.
+    Ekya and Ekya-FixedRes run the scenario as it is.
+    """
+    name = policy.partition(":")[0]
+    if name.startswith("uniform") or name == "no-retrain":
+        return {"profiler.cost_s": 0.0, "profiler.checkpoint_epochs": 0}
+    if name == "ekya-fixedconfig":
+        spec = ContinualSpec.from_scenario(sc)
+        cfg = spec.uniform_configs[int(_param(policy, "config", "1")) - 1]
+        return {
+            "profiler.cost_s": spec.profile_cost_s * float(spec.profile_weight[cfg]),
+            "profiler.prune_every": 0,
+        }
+    return {}
+
+
+def _run(policies: Sequence[str], scenario: str, episodes: int, **overrides: Any) -> Results:
+    """Evaluate ``policies`` on ``scenario`` with ``overrides``, each in its paper setup."""
+    sc = load(scenario, **overrides)
+    groups: dict[tuple[tuple[str, Any], ...], list[str]] = {}
+    for p in policies:
+        groups.setdefault(tuple(sorted(paper_setup(p, sc).items())), []).append(p)
+    out: Results = {}
+    for setup, members in groups.items():
+        res = evaluate(
+            ENV_ID,
+            members,
+            scenario=scenario,
+            episodes=episodes,
+            seed=0,
+            overrides={**overrides, **dict(setup)},
+            progress=False,
+        )
+        if not res.ok:
+            raise RuntimeError(f"evaluation failed: {res.errors}")
+        for p in members:
+            out[p] = res.result(p)
+    for p, r in out.items():
         below = max(e["metrics"].get("below_a_min_frac", 0.0) for e in r["per_episode"])
-        fam = _family(r["policy"])
+        fam = _family(p)
         BELOW_A_MIN[fam] = max(BELOW_A_MIN.get(fam, 0.0), below)
-    return res
+    return out
+
+
+def _acc(res: Results, policy: str) -> tuple[float, float]:
+    m = res[policy]["metrics"]["accuracy"]
+    return m["mean"], m["std"]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -98,8 +177,14 @@ def _pct(mean: float, std: float | None = None) -> str:
     return f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}")
 
 
+def _best_uniform(acc: dict[str, tuple[float, float]]) -> tuple[str, float]:
+    """The uniform variant with the highest mean accuracy, and that accuracy."""
+    best = max(UNIFORMS, key=lambda u: acc[u][0])
+    return best, acc[best][0]
+
+
 def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
-    """(a) Fig. 6 and Table 3."""
+    """(a) Fig. 6 and Table 2."""
     policies = ["thief", *UNIFORMS]
     acc: dict[int, dict[str, dict[int, tuple[float, float]]]] = {}
     for gpus in SWEEP_GPUS:
@@ -123,27 +208,45 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
             f"Fig. 6: accuracy vs streams, {gpus} GPU(s) ({scenario})",
             out / f"ekya-fig6-{gpus}gpu.png",
         )
-    rows, gains = [], {}
-    for gpus in (1, 2):
-        gain = max(
-            acc[gpus]["thief"][n][0] - max(acc[gpus][u][n][0] for u in UNIFORMS)
-            for n in range(1, 11)
+    gains = {
+        g: max(
+            acc[g]["thief"][n][0] - max(acc[g][u][n][0] for u in UNIFORMS) for n in STREAM_COUNTS
         )
-        gains[gpus] = gain
-    for n in range(1, 11):
-        rows.append(
-            [str(n)] + [_pct(*acc[g][p][n]) for g in (1, 2) for p in ("thief", "uniform-c2-50")]
-        )
+        for g in SWEEP_GPUS
+    }
+    rows = [
+        [str(n)]
+        + [
+            _pct(*acc[g][p][n])
+            for g in SWEEP_GPUS
+            for p in ("thief", max(UNIFORMS, key=lambda u: acc[g][u][n][0]))
+        ]
+        + [
+            max(UNIFORMS, key=lambda u: acc[g][u][n][0]).removeprefix("uniform-")
+            for g in SWEEP_GPUS
+        ]
+        for n in STREAM_COUNTS
+    ]
     text = _table(
-        ["streams", "thief 1 GPU", "uniform C2/50% 1 GPU", "thief 2 GPUs", "uniform C2/50% 2 GPUs"],
+        [
+            "streams",
+            "thief 1 GPU",
+            "best uniform 1 GPU",
+            "thief 2 GPUs",
+            "best uniform 2 GPUs",
+            "best uniform (1 GPU)",
+            "best uniform (2 GPUs)",
+        ],
         rows,
     )
+    capacity: dict[str, tuple[int, int]] = {}
     cap_rows = []
     for p in policies:
-        cap = [
-            max([n for n in range(1, 11) if acc[g][p][n][0] >= CAPACITY_TARGET], default=0)
-            for g in (1, 2)
-        ]
+        cap = tuple(
+            max([n for n in STREAM_COUNTS if acc[g][p][n][0] >= CAPACITY_TARGET], default=0)
+            for g in SWEEP_GPUS
+        )
+        capacity[p] = cap  # type: ignore[assignment]
         paper = PAPER_CAPACITY[p]
         factor = f"{cap[1] / cap[0]:.0f}x" if cap[0] else "-"
         paper_factor = f"{paper[1] / paper[0]:.0f}x" if paper[0] else "-"
@@ -158,90 +261,86 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
     return text + "\n\nCapacity (streams with accuracy >= 0.75):\n\n" + cap_text, {
         "gain_1gpu": gains[1],
         "gain_2gpu": gains[2],
+        "capacity": capacity,
         "acc": acc,
     }
 
 
 def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
-    """(b) Fig. 7 and (c) Fig. 8: 10 streams on 1-16 GPUs, with the ablations."""
-    policies = ["thief", *UNIFORMS, "ekya-fixedres", "ekya-fixedconfig", "no-retrain"]
-    gpu_counts = GPU_COUNTS
-    acc = {p: {} for p in policies}
-    for g in gpu_counts:
+    """(b) Fig. 8 and (c) Fig. 10a: 10 streams on 1-16 GPUs, with the ablations."""
+    policies = ["thief", *UNIFORMS, "ekya-fixedres", FIXEDCONFIG, "no-retrain"]
+    acc: dict[str, dict[int, tuple[float, float]]] = {p: {} for p in policies}
+    for g in GPU_COUNTS:
         res = _run(policies, scenario, episodes, gpus=g)
         for p in policies:
             acc[p][g] = _acc(res, p)
         log(f"  (b) {g} GPUs: thief {acc['thief'][g][0]:.3f}")
-    plot_lines(
-        {
-            LABELS[p]: (
-                list(gpu_counts),
-                [acc[p][g][0] for g in gpu_counts],
-                [acc[p][g][1] for g in gpu_counts],
-            )
-            for p in ["thief", *UNIFORMS]
-        },
-        "GPUs",
-        "inference accuracy",
-        f"Fig. 7: 10 streams vs GPUs ({scenario})",
-        out / "ekya-fig7.png",
-    )
-    plot_lines(
-        {
-            LABELS[p]: (
-                list(gpu_counts),
-                [acc[p][g][0] for g in gpu_counts],
-                [acc[p][g][1] for g in gpu_counts],
-            )
-            for p in ["thief", "ekya-fixedres", "ekya-fixedconfig", "uniform-c2-50"]
-        },
-        "GPUs",
-        "inference accuracy",
-        f"Fig. 8: factor analysis ({scenario})",
-        out / "ekya-fig8.png",
-    )
+    for name, shown, fig in (
+        ("ekya-fig7.png", ["thief", *UNIFORMS, "no-retrain"], "Fig. 8"),
+        ("ekya-fig8.png", ["thief", "ekya-fixedres", FIXEDCONFIG, "uniform-c2-50"], "Fig. 10a"),
+    ):
+        plot_lines(
+            {
+                LABELS[p]: (
+                    list(GPU_COUNTS),
+                    [acc[p][g][0] for g in GPU_COUNTS],
+                    [acc[p][g][1] for g in GPU_COUNTS],
+                )
+                for p in shown
+            },
+            "GPUs",
+            "inference accuracy",
+            f"{fig}: 10 streams vs GPUs ({scenario})",
+            out / name,
+        )
     best_uniform_16 = max(acc[u][16][0] for u in UNIFORMS)
-    reach = [g for g in gpu_counts if acc["thief"][g][0] >= best_uniform_16]
+    reach = [g for g in GPU_COUNTS if acc["thief"][g][0] >= best_uniform_16]
     saving = 16 / reach[0] if reach else None
-    rows = [[str(g)] + [_pct(*acc[p][g]) for p in policies] for g in gpu_counts]
+    rows = [[str(g)] + [_pct(*acc[p][g]) for p in policies] for g in GPU_COUNTS]
     text = _table(["GPUs", *[LABELS[p] for p in policies]], rows)
-    beats = {g: all(acc["thief"][g][0] > acc[u][g][0] for u in UNIFORMS) for g in gpu_counts}
-    return text, {"saving": saving, "best_uniform_16": best_uniform_16, "beats": beats, "acc": acc}
+    beats = {g: all(acc["thief"][g][0] > acc[u][g][0] for u in UNIFORMS) for g in GPU_COUNTS}
+    margin = {g: acc["thief"][g][0] - max(acc[u][g][0] for u in UNIFORMS) for g in GPU_COUNTS}
+    return text, {
+        "saving": saving,
+        "best_uniform_16": best_uniform_16,
+        "beats": beats,
+        "margin": margin,
+        "acc": acc,
+    }
 
 
 def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
-    """(d) Fig. 10: Delta vs accuracy and decision time (10 streams, 4 GPUs).
+    """(d) §6.2: Delta vs accuracy and decision time (10 streams, 4 GPUs).
 
     Run twice: edgegym's default (a victim holding less than Delta gives up what it holds)
     and the literal Algorithm 1 (``partial=false``), where a Delta larger than a job's share
     cannot be stolen at all.
     """
-    deltas = DELTAS
     variants = {"default": "", "literal Alg. 1": ",partial=false"}
     rows, acc = [], {name: [] for name in variants}
-    for d in deltas:
+    for d in DELTAS:
         row = [f"{d:g}"]
         for name, suffix in variants.items():
             spec = f"thief:delta={d}{suffix}"
             res = _run([spec], scenario, episodes, gpus=4)
             acc[name].append(_acc(res, spec))
-            row += [_pct(*acc[name][-1]), f"{1000 * res.result(spec)['decision_time_s']:.1f}"]
+            row += [_pct(*acc[name][-1]), f"{1000 * res[spec]['decision_time_s']:.1f}"]
         rows.append(row)
         log(f"  (d) delta {d}: " + ", ".join(f"{n} {a[-1][0]:.3f}" for n, a in acc.items()))
     plot_lines(
         {
-            f"thief ({n})": (list(deltas), [a[0] for a in v], [a[1] for a in v])
+            f"thief ({n})": (list(DELTAS), [a[0] for a in v], [a[1] for a in v])
             for n, v in acc.items()
         },
         "Delta (GPUs)",
         "inference accuracy",
-        f"Fig. 10: Delta ({scenario}, 4 GPUs)",
+        f"Delta sensitivity ({scenario}, 4 GPUs)",
         out / "ekya-fig10.png",
     )
     header = ["Delta"]
     for n in variants:
         header += [f"{n}: accuracy (%)", f"{n}: decision (ms)"]
-    i01 = deltas.index(0.1)
+    i01 = DELTAS.index(0.1)
     return _table(header, rows), {
         "gain": acc["default"][i01][0] - acc["default"][0][0],
         "gain_literal": acc["literal Alg. 1"][i01][0] - acc["literal Alg. 1"][0][0],
@@ -249,23 +348,153 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
 
 
 def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
-    """(e) Fig. 11b: micro-profiler estimation noise (10 streams, 4 GPUs)."""
-    noises = NOISES
+    """(e) Fig. 11b: Gaussian estimation noise of a given deviation (10 streams, 4 GPUs).
+
+    The scenario's input is the median absolute error; a deviation ``s`` is run as
+    ``profiler.error = MAE_PER_STD * s`` (the deviation the env then derives is ``s`` where
+    clipping does not matter, a little more where it does: shown in the table).
+    """
     rows, acc = [], []
-    for s in noises:
-        res = _run(["thief"], scenario, episodes, gpus=4, profiler_noise=s)
+    for s in NOISE_STDS:
+        error = round(MAE_PER_STD * s, 6)
+        res = _run(["thief"], scenario, episodes, gpus=4, **{"profiler.error": error})
+        std = ContinualSpec.from_scenario(load(scenario, **{"profiler.error": error}))
         acc.append(_acc(res, "thief"))
-        rows.append([f"{100 * s:.0f}%", _pct(*acc[-1])])
+        rows.append(
+            [
+                f"{100 * s:.0f}%",
+                f"{100 * error:.1f}",
+                f"{100 * std.profiler_noise:.1f}",
+                _pct(*acc[-1]),
+            ]
+        )
         log(f"  (e) noise {s}: {acc[-1][0]:.3f}")
     plot_lines(
-        {"Ekya (thief)": (list(noises), [a[0] for a in acc], [a[1] for a in acc])},
+        {"Ekya (thief)": (list(NOISE_STDS), [a[0] for a in acc], [a[1] for a in acc])},
         "profiler error std (accuracy)",
         "inference accuracy",
         f"Fig. 11b: micro-profiler noise ({scenario}, 4 GPUs)",
         out / "ekya-fig11b.png",
     )
-    drop20 = acc[0][0] - acc[noises.index(0.2)][0]
-    return _table(["estimate noise (std)", "accuracy (%)"], rows), {"drop20": drop20}
+    drop20 = acc[0][0] - acc[NOISE_STDS.index(0.2)][0]
+    header = ["noise std", "median abs. error (points)", "std used (points)", "accuracy (%)"]
+    return _table(header, rows), {"drop20": drop20, "acc": [a[0] for a in acc]}
+
+
+def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+    """(f) The micro-profiler's mechanics, one at a time (10 streams; the thief, the oracle
+    thief and the best uniform variant for reference)."""
+    acc: dict[int, dict[str, float]] = {}
+    rows = []
+    for g in ABLATION_GPUS:
+        acc[g] = {}
+        for name, ov in ABLATIONS.items():
+            acc[g][name] = _acc(_run(["thief"], scenario, episodes, gpus=g, **ov), "thief")[0]
+            log(f"  (f) {g} GPU(s), {name}: {acc[g][name]:.3f}")
+        res = _run(["thief:oracle=true", *UNIFORMS], scenario, episodes, gpus=g)
+        acc[g]["oracle"] = _acc(res, "thief:oracle=true")[0]
+        acc[g]["best uniform"] = _best_uniform({u: _acc(res, u) for u in UNIFORMS})[1]
+    for name in [*ABLATIONS, "oracle", "best uniform"]:
+        label = {
+            "oracle": "oracle thief (true profiles, scenario's mechanics)",
+            "best uniform": "best uniform variant (no profiler)",
+        }.get(name, f"thief, {name}")
+        rows.append([label] + [_pct(acc[g][name]) for g in ABLATION_GPUS])
+    header = ["variant", *[f"{g} GPU{'s' if g > 1 else ''}: accuracy (%)" for g in ABLATION_GPUS]]
+    return _table(header, rows), {"acc": acc}
+
+
+def _scaled_inference(sc: Scenario, factor: float) -> list[dict[str, Any]]:
+    """The scenario's inference configurations with every share scaled by ``factor``."""
+    return [{**c, "share": c["share"] * factor} for c in sc["inference_configs"]]
+
+
+def regime_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+    """(g) The thief's gain over the best uniform variant at 10 streams under other inputs:
+    the inference demand of Ekya's released simulator (0.25 GPU per full-quality stream
+    instead of the hardware-derived figure), with and without estimation error."""
+    sc = load(scenario)
+    factor = ARTIFACT_INFER / max(c["share"] for c in sc["inference_configs"])
+    variants: dict[str, dict[str, Any]] = {
+        "as in the scenario": {},
+        f"inference x{factor:g} (0.25 GPU per stream)": {
+            "inference_configs": _scaled_inference(sc, factor)
+        },
+        f"inference x{factor:g}, exact estimates": {
+            "inference_configs": _scaled_inference(sc, factor),
+            "profiler.error": 0.0,
+        },
+    }
+    gain: dict[str, dict[int, float]] = {}
+    rows = []
+    for name, ov in variants.items():
+        gain[name] = {}
+        row = [name]
+        for g in REGIME_GPUS:
+            res = _run(["thief", *UNIFORMS], scenario, episodes, gpus=g, **ov)
+            u, best = _best_uniform({p: _acc(res, p) for p in UNIFORMS})
+            thief = _acc(res, "thief")[0]
+            gain[name][g] = thief - best
+            row += [
+                _pct(thief),
+                f"{_pct(best)} ({u.removeprefix('uniform-')})",
+                f"{100 * (thief - best):+.1f}",
+            ]
+            log(f"  (g) {name}, {g} GPU(s): thief {thief:.3f}, best uniform {best:.3f}")
+        rows.append(row)
+    header = ["inputs"]
+    for g in REGIME_GPUS:
+        s = "s" if g > 1 else ""
+        header += [f"thief {g} GPU{s}", f"best uniform {g} GPU{s}", f"gain {g} GPU{s} (points)"]
+    # Delta (section d's setting) under the released simulator's inference demand.
+    names = list(variants)
+    ov = variants[names[1]]
+    coarse, fine = "thief:delta=1.0", "thief:delta=0.1"
+    res = _run([coarse, fine], scenario, episodes, gpus=4, **ov)
+    delta_gain = _acc(res, fine)[0] - _acc(res, coarse)[0]
+    log(f"  (g) {names[1]}, 4 GPUs: Delta 1.0 -> 0.1 {100 * delta_gain:+.1f} points")
+    text = _table(header, rows) + (
+        f"\n\nWith {names[1]}, 10 streams on 4 GPUs (section d's setting), Delta 1.0 -> 0.1 "
+        f"changes the thief's accuracy by {100 * delta_gain:+.1f} points."
+    )
+    return text, {"gain": gain, "names": names, "delta_gain": delta_gain}
+
+
+# ----------------------------------------------------------------------------- calibration
+def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, float]:
+    """The inputs set from the paper's measurements, measured back from the environment:
+    the micro-profiler's median absolute error (sampled estimator, ``seeds`` episodes), the
+    accuracy lost without retraining (best post-retraining accuracy minus the never-retrained
+    model's, per stream and window), the spread of retraining costs and the profiling cost per
+    stream in the first window."""
+    sc = load(scenario)
+    spec = ContinualSpec.from_scenario(sc)
+    errors, gaps = [], []
+    for seed in range(seeds):
+        prof, est = sample_estimates(spec, np.random.default_rng(seed))
+        errors.append(np.abs(est - prof.post_acc).ravel())
+        gaps.append((prof.post_acc.max(axis=2) - prof.floor).ravel())
+    gap = np.concatenate(gaps)
+    cost = np.array([c.gpu_seconds for c in spec.retrain_configs])
+    env = gym.make(ENV_ID, scenario=scenario).unwrapped
+    env.reset(seed=0)
+    snap = env.sim_state()
+    return {
+        "mae": float(np.median(np.concatenate(errors))),
+        "mae_estimates": float(sum(e.size for e in errors)),
+        "gap_max": float(gap.max()),
+        "gap_mean": float(gap.mean()),
+        "cost_spread": float(cost.max() / cost.min()),
+        "profile_s": snap.reserved * spec.window_s / spec.streams,
+    }
+
+
+def table1_example(log: Any) -> dict[str, float]:
+    """Fig. 4 / Table 1 (scenario ekya-table1): the uniform scheduler and the thief."""
+    res = _run(["uniform-c1-50", "thief:delta=0.05"], "ekya-table1", 1)
+    out = {"uniform": _acc(res, "uniform-c1-50")[0], "thief": _acc(res, "thief:delta=0.05")[0]}
+    log(f"  Table 1 example: uniform {out['uniform']:.3f}, thief {out['thief']:.3f}")
+    return out
 
 
 def _scenario_overrides() -> list[dict[str, Any]]:
@@ -273,7 +502,8 @@ def _scenario_overrides() -> list[dict[str, Any]]:
     return [
         *({"gpus": g, "streams": n} for g in SWEEP_GPUS for n in STREAM_COUNTS),
         *({"gpus": g} for g in GPU_COUNTS),
-        *({"gpus": 4, "profiler_noise": s} for s in NOISES),
+        *({"gpus": 4, "profiler.error": round(MAE_PER_STD * s, 6)} for s in NOISE_STDS),
+        *({"gpus": g, **ov} for g in ABLATION_GPUS for ov in ABLATIONS.values()),
     ]
 
 
@@ -322,8 +552,244 @@ def _seeds_text(episodes: int) -> str:
     return f"{episodes} seeded episodes per point, seeds 0..{episodes - 1}"
 
 
+def _claims(
+    sc: str,
+    ep: int,
+    a: dict,
+    b: dict,
+    c: dict,
+    d: dict,
+    e: dict,
+    f: dict,
+    g: dict,
+    t1: dict,
+) -> list[Claim]:
+    """The paper's records of the claims table from this run's measurements. ``why`` quotes
+    the ablation (f) and regime (g) sections' numbers."""
+    fa, ga = f["acc"], g["gain"]
+    names = g["names"]
+    base, infer, infer_exact = names
+    seeds = _seeds_text(ep)
+
+    def regime(gpus: int) -> str:
+        return (
+            f"measured (g, {gpus} GPU{'s' if gpus > 1 else ''}, 10 streams): gain "
+            f"{100 * ga[base][gpus]:+.1f} points as calibrated, {100 * ga[infer][gpus]:+.1f} "
+            f"with the inference demand of Ekya's released simulator (0.25 GPU per stream, "
+            f"not a hardware figure), {100 * ga[infer_exact][gpus]:+.1f} with that and exact "
+            f"estimates"
+        )
+
+    no_retrain = b["acc"]["no-retrain"]
+    oracle = (
+        f"measured (f, b; 1 GPU, 10 streams): oracle thief {_pct(fa[1]['oracle'])}%, thief "
+        f"with exact estimates {_pct(fa[1]['exact estimates (error 0)'])}%, best uniform "
+        f"{_pct(fa[1]['best uniform'])}%, no retraining {_pct(no_retrain[1][0])}%: all of "
+        f"retraining is worth {100 * (fa[1]['oracle'] - no_retrain[1][0]):.1f} points over "
+        f"the window here (at 16 GPUs the thief is "
+        f"{100 * (b['acc']['thief'][16][0] - no_retrain[16][0]):.1f} above no retraining), "
+        "less than the paper's gain over the uniform baselines"
+    )
+    err4 = fa[4]["exact estimates (error 0)"] - fa[4]["as in the scenario"]
+    out: list[Claim] = []
+
+    def add(**kw: Any) -> None:
+        out.append(Claim(paper="ekya", **kw))
+
+    # ---- calibration rows: inputs set from the paper's measurements
+    add(
+        figure="§6.3, Fig. 11a",
+        claim="The micro-profiler's accuracy estimates have a median absolute error of 5.8 points",
+        metric=f"median absolute error of the estimates, points ({int(c['mae_estimates']):,} "
+        f"estimates, {CALIBRATION_SEEDS} episodes of {sc})",
+        paper_value=5.8,
+        edgegym_value=round(100 * c["mae"], 2),
+        role="calibration",
+        holds=abs(100 * c["mae"] - 5.8) <= 0.8,
+        test="within 0.8 points",
+        why="" if abs(100 * c["mae"] - 5.8) <= 0.8 else "profiler.error does not set it",
+    )
+    add(
+        figure="Fig. 2b, §1",
+        claim="Continuous retraining beats a model not retrained on recent data by up to 22 "
+        "accuracy points",
+        metric="largest gap between the best retrained model and the never-retrained one, "
+        f"points (over streams, windows and {CALIBRATION_SEEDS} episodes)",
+        paper_value=22.0,
+        edgegym_value=round(100 * c["gap_max"], 2),
+        role="calibration",
+        holds=abs(100 * c["gap_max"] - 22) <= 1.0,
+        test="within 1 point",
+        why="" if abs(100 * c["gap_max"] - 22) <= 1.0 else "drift.floor_gap does not set it",
+    )
+    add(
+        figure="Fig. 3b, §3.1",
+        claim="Retraining configurations differ by up to 200x in GPU-seconds",
+        metric="largest / smallest GPU-seconds of the retraining configurations",
+        paper_value=200.0,
+        edgegym_value=round(c["cost_spread"], 1),
+        role="calibration",
+        holds=abs(c["cost_spread"] / 200 - 1) <= 0.05,
+        test="within 5%",
+        why="" if abs(c["cost_spread"] / 200 - 1) <= 0.05 else "the configuration table does not",
+    )
+    add(
+        figure="§6.3",
+        claim="Micro-profiling takes 4.4 s for a 200 s window",
+        metric="GPU-seconds held for profiling per stream in the first window (δ-grid)",
+        paper_value=4.4,
+        edgegym_value=round(c["profile_s"], 2),
+        role="calibration",
+        holds=abs(c["profile_s"] / 4.4 - 1) <= 0.1,
+        test="within 10% (the share is rounded up to whole quanta)",
+        why="" if abs(c["profile_s"] / 4.4 - 1) <= 0.1 else "profiler.cost_s does not set it",
+    )
+    # ---- held-out: the paper's evaluation results
+    for gpus, paper, key in ((1, 29.0, "gain_1gpu"), (2, 23.0, "gain_2gpu")):
+        gain = 100 * a[key]
+        ok = gain >= paper / 2
+        add(
+            figure="Fig. 6, §6.1",
+            claim=f"Ekya's accuracy advantage over the uniform baselines grows to {paper:g} "
+            f"points with more streams on {gpus} GPU{'s' if gpus > 1 else ''}",
+            metric=f"largest gain of the thief over the best uniform variant, 1-10 streams, "
+            f"points ({sc}, {seeds})",
+            paper_value=paper,
+            edgegym_value=round(gain, 1),
+            role="held-out",
+            holds=ok,
+            test="at least half the paper's gain",
+            why="" if ok else f"{regime(gpus)}; {oracle}",
+        )
+    cap = a["capacity"]
+    best_u2 = max(cap[u][1] for u in UNIFORMS)
+    ok = cap["thief"][1] >= max(1, 2 * best_u2)
+    add(
+        figure="Table 2 (arXiv Table 3)",
+        claim="At accuracy 0.75 Ekya supports 2 streams on 1 GPU and 8 on 2 GPUs, twice the "
+        "best uniform baseline's 4",
+        metric="streams at accuracy >= 0.75, thief 1 / 2 GPUs (best uniform at 2 GPUs)",
+        paper_value="2 / 8 (4)",
+        edgegym_value=f"{cap['thief'][0]} / {cap['thief'][1]} ({best_u2})",
+        role="held-out",
+        holds=ok,
+        test="the thief's capacity at 2 GPUs at least twice the best uniform's (and >= 1)",
+        why=""
+        if ok
+        else f"measured (a): the best uniform variant keeps accuracy >= 0.75 with up to "
+        f"{max(cap[u][0] for u in UNIFORMS)} / {best_u2} streams on 1 / 2 GPUs; {regime(2)}; "
+        f"{oracle}",
+    )
+    margin = min(b["margin"].values())
+    ok = margin > 0
+    add(
+        figure="Fig. 8, §6.1 (arXiv Fig. 7)",
+        claim="With 10 streams Ekya beats the best uniform baseline at every GPU count",
+        metric="smallest margin of the thief over the best uniform variant, 1-16 GPUs, points",
+        paper_value="> 0",
+        edgegym_value=round(100 * margin, 1),
+        role="held-out",
+        holds=ok,
+        test="positive at every GPU count",
+        why="" if ok else f"{regime(1)}; {oracle}",
+    )
+    saving = b["saving"]
+    ok = saving is not None and saving >= 4
+    add(
+        figure="Fig. 8, §6.1",
+        claim="Ekya on 4 GPUs reaches the uniform baselines' accuracy on 16 GPUs (4x GPU saving)",
+        metric="16 / fewest GPUs on which the thief reaches the best uniform at 16 GPUs",
+        paper_value=4.0,
+        edgegym_value=round(saving, 1) if saving else "not reached",
+        role="held-out",
+        holds=ok,
+        test="at least 4x",
+        why=""
+        if ok
+        else f"{oracle}; measured (b): the best uniform at 16 GPUs is "
+        f"{_pct(b['best_uniform_16'])}%, the thief {_pct(b['acc']['thief'][4][0])}% at 4 GPUs",
+    )
+    acc4 = b["acc"]
+    factor = acc4["thief"][4][0] - max(acc4["ekya-fixedres"][4][0], acc4[FIXEDCONFIG][4][0])
+    ok = factor > 0
+    add(
+        figure="Fig. 10a, §6.2 (arXiv Fig. 8)",
+        claim="Both adaptive allocation and configuration selection contribute: Ekya beats "
+        "Ekya-FixedRes and Ekya-FixedConfig on 4 GPUs",
+        metric="thief minus the better of Ekya-FixedRes and Ekya-FixedConfig (Cfg 2), 10 "
+        "streams, 4 GPUs, points",
+        paper_value="> 0",
+        edgegym_value=round(100 * factor, 1),
+        role="held-out",
+        holds=ok,
+        test="positive",
+        why=""
+        if ok
+        else f"measured (f, 4 GPUs): exact estimates raise the thief by {100 * err4:+.1f} "
+        "points; configuration choice over noisy estimates picks inflated ones",
+    )
+    ok = 100 * d["gain"] >= 4
+    add(
+        figure="§6.2 (arXiv Fig. 10)",
+        claim="Refining Delta from 1.0 to 0.1 GPU raises accuracy by about 8 points",
+        metric="accuracy gain of the thief from Delta 1.0 to 0.1, 10 streams, 4 GPUs, points",
+        paper_value=8.0,
+        edgegym_value=round(100 * d["gain"], 1),
+        role="held-out",
+        holds=ok,
+        test="at least half the paper's gain",
+        why=""
+        if ok
+        else f"measured (d): {100 * d['gain_literal']:+.1f} points with the literal "
+        f"Algorithm 1; (g): {100 * g['delta_gain']:+.1f} points with the released "
+        f"simulator's inference demand (0.25 GPU per stream); (b): on 4 GPUs the thief is "
+        f"{100 * (acc4['thief'][4][0] - no_retrain[4][0]):.1f} points above no retraining "
+        f"in all ({100 * (fa[4]['oracle'] - no_retrain[4][0]):.1f} for the oracle thief, f), "
+        "less than the 8 points the paper attributes to Delta alone",
+    )
+    drop = 100 * e["drop20"]
+    ok = drop <= 3.0
+    add(
+        figure="Fig. 11b, §6.3",
+        claim="With up to 20% error in the accuracy estimates Ekya's accuracy drops by at "
+        "most 3 points",
+        metric="accuracy drop at Gaussian noise of std 20% vs exact estimates, 10 streams, "
+        "4 GPUs, points",
+        paper_value=3.0,
+        edgegym_value=round(drop, 1),
+        role="held-out",
+        holds=ok,
+        test="at most 3 points",
+        why=""
+        if ok
+        else f"measured (e, f; 4 GPUs): exact estimates {_pct(e['acc'][0])}%, the scenario's "
+        f"5.8-point error {_pct(fa[4]['as in the scenario'])}%, noise of std 20% "
+        f"{_pct(e['acc'][NOISE_STDS.index(0.2)])}%, the best uniform variant (no estimates) "
+        f"{_pct(fa[4]['best uniform'])}%: the thief's gain is all configuration choice from "
+        "the estimates, and noise of that size removes it",
+    )
+    for who, paper, rule in (("thief", 73.0, 4.0), ("uniform", 56.0, 1.0)):
+        got = 100 * t1[who]
+        ok = abs(got - paper) <= rule
+        add(
+            figure="Fig. 4, §3.2",
+            claim=f"On Table 1's 3-GPU example the "
+            f"{'accuracy-optimised' if who == 'thief' else 'uniform'} scheduler averages "
+            f"{paper:g}%",
+            metric=f"{'thief (Delta 0.05)' if who == 'thief' else 'uniform (Cfg 1, 50%)'}: "
+            "window-averaged accuracy on ekya-table1, %",
+            paper_value=paper,
+            edgegym_value=round(got, 1),
+            role="held-out",
+            holds=ok,
+            test=f"within {rule:g} points",
+            why="" if ok else "see tests/envs/test_ekya_table1.py's hand computation",
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run every section and write the report.
+    """Run every section, write the report and the paper's claims records.
 
     Returns:
         The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
@@ -362,6 +828,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sc, ep = args.scenario, args.episodes
     BELOW_A_MIN.clear()
+    log("calibration")
+    c = calibration(sc)
     log("(a) streams sweep")
     a_text, a = streams_sweep(sc, ep, out, log)
     log("(b, c) GPU sweep")
@@ -370,22 +838,50 @@ def main(argv: list[str] | None = None) -> int:
     d_text, d = delta_sweep(sc, ep, out, log)
     log("(e) noise sweep")
     e_text, e = noise_sweep(sc, ep, out, log)
+    log("(f) micro-profiler mechanics")
+    f_text, f = profiler_ablation(sc, ep, log)
+    log("(g) regime")
+    g_text, g = regime_sweep(sc, ep, log)
+    t1 = table1_example(log)
+    claims = _claims(sc, ep, a, b, c, d, e, f, g, t1)
     minutes = (time.time() - t0) / 60
-    beats_all = all(b["beats"].values())
     saving = f"{b['saving']:.0f}x" if b["saving"] else "not reached within 16 GPUs"
+    beats_all = all(b["beats"].values())
+    held = [x for x in claims if x.role == "held-out"]
     report = REPORT.format(
         date=dt.date.today().isoformat(),
         machine=f"{platform.machine()}, {platform.system()}",
         minutes=minutes,
         scenario=sc,
         seeds=_seeds_text(ep),
+        mae=100 * c["mae"],
+        gap_max=100 * c["gap_max"],
+        gap_mean=100 * c["gap_mean"],
+        profile_s=c["profile_s"],
+        n_held=len(held),
+        n_hold=sum(x.holds for x in held),
+        claims_text=_table(
+            ["where", "claim", "paper", "edgegym", "role", "holds", "rule / why not"],
+            [
+                [
+                    x.figure,
+                    x.claim,
+                    str(x.paper_value),
+                    str(x.edgegym_value),
+                    x.role,
+                    "yes" if x.holds else "**no**",
+                    (x.test if x.holds else x.why).replace("|", "/"),
+                ]
+                for x in claims
+            ],
+        ),
         a_text=a_text,
         gain1=100 * a["gain_1gpu"],
         gain2=100 * a["gain_2gpu"],
         b_text=b_text,
         saving=saving,
         beats=", ".join(
-            f"{g} GPU{'s' if g > 1 else ''}: {'yes' if v else 'NO'}" for g, v in b["beats"].items()
+            f"{k} GPU{'s' if k > 1 else ''}: {'yes' if v else 'NO'}" for k, v in b["beats"].items()
         ),
         beats_all="holds" if beats_all else "DOES NOT hold",
         d_text=d_text,
@@ -393,16 +889,19 @@ def main(argv: list[str] | None = None) -> int:
         dgain_literal=100 * d["gain_literal"],
         e_text=e_text,
         drop20=100 * e["drop20"],
+        f_text=f_text,
+        g_text=g_text,
         below_a_min=_table(
             ["scheduler", "worst episode: stream-time below a_MIN (%)"],
             [
-                [{"uniform": "Uniform (all 4 variants)"}.get(f, LABELS.get(f, f)), f"{100 * v:.2f}"]
-                for f, v in sorted(BELOW_A_MIN.items(), key=lambda kv: kv[0] != "thief")
+                [_FAMILY_LABELS.get(k, LABELS.get(k, k)), f"{100 * v:.2f}"]
+                for k, v in sorted(BELOW_A_MIN.items(), key=lambda kv: kv[0] != "thief")
             ],
         ),
     )
     (out / "ekya.md").write_text(report)
-    log(f"wrote {out / 'ekya.md'} in {minutes:.1f} min")
+    claims_table.update("ekya", claims, out)
+    log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0
 
 
@@ -411,14 +910,20 @@ REPORT = """# Ekya reproduction
 Regenerate with `python -m edgegym.reproduce.ekya` (scenario `{scenario}`,
 {seeds}; {minutes:.1f} minutes on a 2-core {machine} machine, {date}).
 Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
-over episodes. Figures are beside this file.
+over episodes. Figures are beside this file; the claims below are also in
+[claims.json](claims.json) and the table of all papers ([README.md](README.md)).
 
-**Read this first.** Ekya's per-window profiles were not published; the scenario synthesises
-them from the ranges the paper reports (see the provenance block in
-`scenarios/{scenario}.yaml`, including its revision note). Absolute accuracies therefore do
-not match the paper's; what can be compared is the *shape* of each result. The inference
-model (a stream at full quality needs 0.5 GPU) makes 10 streams on one GPU a heavily
-overloaded regime, so accuracies at 1 GPU are low for every scheduler.
+**Read this first.** Ekya's per-window profiles were not published. Since issue 14 every
+input of `scenarios/{scenario}.yaml` names its source in the file's `provenance` map: a
+measurement of the paper (Fig. 2b's 22-point gap from retraining, Fig. 3b's 200x cost
+spread, §6.3's 5.8-point median estimate error and 4.4 s of profiling per window, §4.3's
+pruning every two windows), a public hardware figure (a 30 fps ResNet18 stream needs 0.02 of
+a V100, from NVIDIA's published ResNet-50 throughput scaled by FLOPs; the golden model's
+labelling takes 12.4 s per window), or a synthesised value or choice, said as such. The
+paper's evaluation results (Fig. 6-11, Table 2) set no input: they are the held-out claims
+below, compared after the fact. Each scheduler runs as the paper evaluates it: the uniform
+baselines and no-retraining hold no GPU for the micro-profiler and load no checkpoints;
+Ekya-FixedConfig profiles its one configuration.
 
 The thief treats a_MIN as a constraint (every stream keeps the inference share of a
 configuration that reaches a_MIN whenever the GPUs allow it) and keeps every retraining job in
@@ -428,7 +933,19 @@ variants of each scheduler), share of stream-time spent below a_MIN:
 
 {below_a_min}
 
-## (a) Accuracy vs number of streams (Fig. 6) and capacity (Table 3)
+## Claims
+
+{n_hold} of {n_held} held-out claims hold. Calibration rows check that the inputs set from
+the paper's measurements come back out of the environment: the micro-profiler's median
+absolute error is {mae:.2f} points (paper 5.8); the largest accuracy gap between the best
+retrained model and the never-retrained one is {gap_max:.1f} points (paper: up to 22; mean
+{gap_mean:.1f}); profiling holds {profile_s:.2f} GPU-seconds per stream in the first window
+(paper 4.4 s; less after pruning). Where a held-out claim does not hold, the reason quotes
+sections (f) and (g).
+
+{claims_text}
+
+## (a) Accuracy vs number of streams (Fig. 6) and capacity (Table 2)
 
 Paper: Ekya's advantage over the uniform baselines grows with the number of streams, up to
 29 points at 1 GPU and 23 at 2 GPUs. edgegym: largest advantage of the thief over the best
@@ -438,31 +955,27 @@ uniform variant at the same stream count: {gain1:.1f} points at 1 GPU, {gain2:.1
 
 {a_text}
 
-## (b) 10 streams on 1-16 GPUs (Fig. 7) and (c) factor analysis (Fig. 8)
+## (b) 10 streams on 1-16 GPUs (Fig. 8) and (c) factor analysis (Fig. 10a)
 
 Paper: Ekya on 4 GPUs beats the uniform baselines on 16 GPUs (4x GPU saving); both adaptive
-allocation (vs Ekya-FixedRes) and configuration selection (vs Ekya-FixedConfig) contribute,
-most when GPUs are scarce. edgegym: GPU saving (16 / the fewest GPUs on which the thief
-reaches the best uniform accuracy at 16 GPUs): {saving}.
+allocation (vs Ekya-FixedRes) and configuration selection (vs Ekya-FixedConfig with Cfg 2)
+contribute, most when GPUs are scarce. edgegym: GPU saving (16 / the fewest GPUs on which the
+thief reaches the best uniform accuracy at 16 GPUs): {saving}.
 Thief beats every uniform variant: {beats} — the paper's central claim {beats_all} here.
 
 ![](ekya-fig7.png) ![](ekya-fig8.png)
 
 {b_text}
 
-## (d) Delta sensitivity (Fig. 10)
+## (d) Delta sensitivity (§6.2)
 
 Paper: going from Delta = 1.0 to 0.1 raises accuracy by about 8 points, and the decision
 takes 9.5 s (10 streams, 8 GPUs in §6.2: 9.4 s). edgegym (10 streams, 4 GPUs), from
-Delta = 1.0 to 0.1: +{dgain:.1f} points with edgegym's default thief,
-+{dgain_literal:.1f} points with the literal Algorithm 1, both far below the paper's 8. The
-default lets a victim holding less than Delta above its floor (a_MIN, a job in flight) give up
-what it holds above it, so a coarse Delta still moves GPUs (in small pieces); the literal
-algorithm cannot steal a Delta larger than what a job holds above its floor (the fair share of
-a job is 4 GPUs / 20 jobs = 0.2 GPU) and stays at the fair allocation, which is the loss the
-paper measures. Decision times below are wall times on the machine above, shared with other
-work, so compare them within a column only (the thief memoises per-stream estimates; see
-`docs/benchmarks.md` for the 8-GPU timing).
+Delta = 1.0 to 0.1: {dgain:+.1f} points with edgegym's default thief, {dgain_literal:+.1f}
+points with the literal Algorithm 1. The default lets a victim holding less than Delta above
+its floor (a_MIN, a job in flight) give up what it holds above it; the literal algorithm
+cannot steal a Delta larger than what a job holds above its floor. Decision times are wall
+times on the machine above, shared with other work, so compare them within a column only.
 
 ![](ekya-fig10.png)
 
@@ -471,12 +984,37 @@ work, so compare them within a column only (the thief memoises per-stream estima
 ## (e) Micro-profiler noise (Fig. 11b)
 
 Paper: with up to 20% error in the accuracy estimates the accuracy drops by at most 3
-points. edgegym: Gaussian noise of the given standard deviation on every estimate of
-post-retraining accuracy; drop at 20%: {drop20:.1f} points.
+points. edgegym: Gaussian noise of the given standard deviation on every estimate (the
+scenario's input is the median absolute error, 0.6745 x the deviation; the deviation the
+environment derives from it is shown: where many estimates clip at 0 or 1 it is larger, as
+at 30%), replacing the micro-profiler's own error; drop at 20%: {drop20:.1f} points.
 
 ![](ekya-fig11b.png)
 
 {e_text}
+
+## (f) The micro-profiler's mechanics (issue 14)
+
+The thief on 10 streams with each of the scenario's micro-profiler mechanics switched off
+alone, then all of them; the oracle thief (true post-retraining accuracies, the scenario's
+other mechanics) and the best uniform variant (which uses none of them) for reference.
+Mechanics: the estimate error (median absolute error 5.8 points, half of its variance shared
+by a stream's configurations), pruning of the worst quarter of each stream's configurations
+every two windows, the profiling cost held as a GPU share for the window, the golden model's
+labelling delay before retraining can start, and checkpoints every 5 epochs (loaded when
+better, with the job's estimate refined: arXiv §5).
+
+{f_text}
+
+## (g) The regime: what the held-out gains depend on
+
+The thief's gain over the best uniform variant at 10 streams, under the scenario's inputs
+and under the inference demand of Ekya's released simulator (`ekya/simulation/constants.py`
+sets 0.25 GPU per ResNet18 stream at full quality; no derivation is given, and a V100's
+published ResNet18 throughput puts a 30 fps stream at about 0.02 GPU). These are
+sensitivity runs, not inputs: the scenario keeps the hardware-derived figure.
+
+{g_text}
 """
 
 if __name__ == "__main__":

@@ -3,13 +3,17 @@
 Run ``python -m edgegym.reproduce.etf [--out DIR]`` (under a minute). Every number in the report
 comes from this run; the paper's numbers stand beside them. Sections: TF / EF / ETF on the TX2
 pair (Fig. 5), the power-disparity sweep (Fig. 6), phi sweeps on TX2 and A10G (Fig. 7, 8), the
-dynamic three-tenant run (Fig. 9), the efficiency incentive (Fig. 10) and weights 2:1 (Fig. 11).
+dynamic three-tenant run (Fig. 9), the efficiency incentive (Fig. 10, with an ablation that holds
+the slowed tenant's speed) and weights 2:1 (Fig. 11). It ends by writing the paper's records of
+``claims.json`` (:func:`edgegym.reproduce.claims.update`): the inputs fitted to the paper's
+measurements (calibration) and its evaluation results (held-out), each with its rule.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import datetime as dt
 import sys
 import time
@@ -19,9 +23,11 @@ import numpy as np
 
 from edgegym.baselines.etf import ETFPolicy, phi_fair
 from edgegym.envs.energy import EnergyFairShareEnv
-from edgegym.hardware.gpus import get_gpu
+from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.outputs import check_output_path
+from edgegym.reproduce.claims import Claim, update
 from edgegym.scenarios import Scenario, load
+from edgegym.workload.models import get_model
 
 PROG = "python -m edgegym.reproduce.etf"
 PHIS = [round(0.1 * k, 1) for k in range(11)]
@@ -41,11 +47,27 @@ def _scenario(name: str, **changes: Any) -> Scenario:
     return Scenario(name=sc.name, data=data, source=sc.source)
 
 
-def run(sc: Scenario, phi: float, quanta: int = QUANTA) -> dict[str, Any]:
-    """One episode of ETF(phi) (phi = 1: TF, phi = 0: EF); metrics and the per-quantum timeline."""
+def run(
+    sc: Scenario, phi: float, quanta: int = QUANTA, hold_speed: int | None = None
+) -> dict[str, Any]:
+    """One episode of ETF(phi) (phi = 1: TF, phi = 0: EF); metrics and the per-quantum timeline.
+
+    Args:
+        sc: The scenario.
+        phi: The time-fair factor.
+        quanta: Episode length.
+        hold_speed: An ablation: this tenant serves at its top-clock speed whatever its clock
+            (its power still follows the clock): a model whose throughput the clock does not
+            change.
+    """
     data = copy.deepcopy(sc.data)
     data["quanta"] = quanta
     env = EnergyFairShareEnv(Scenario(sc.name, data, sc.source), record_timeline=True)
+    if hold_speed is not None:
+        tab = env.params.service_tab.copy()
+        tab[:, hold_speed] = env.params.top_service[hold_speed]
+        tab.setflags(write=False)
+        env.params = dataclasses.replace(env.params, service_tab=tab)
     pol = ETFPolicy(env, phi=phi)
     obs, _ = env.reset(seed=0)
     term = False
@@ -58,7 +80,9 @@ def run(sc: Scenario, phi: float, quanta: int = QUANTA) -> dict[str, Any]:
     lat_arr = np.array(lat)
     m["latency_s"] = [float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else None
                       for c in lat_arr.T]  # fmt: skip
+    m["latency_steps"] = lat_arr
     m["power"] = [float(p) for p in env._profiles(0.0)[0][: env.params.n_tenants]]
+    m["service"] = [float(x) for x in env.params.service_tab[0][: env.params.n_tenants]]
     m["timeline"] = env.timeline
     m["names"] = list(env.params.names)
     return m
@@ -191,11 +215,15 @@ def main(argv: list[str] | None = None) -> int:
         "fig11": ("TX2 pair with weights 2:1 (Fig. 11)", load("etf-weights-2to1"), "phi <= 0.6"),
     }
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.3), sharey=True)
-    for ax, (title, sc, paper) in zip(axes, sweeps.values(), strict=True):
+    perfect_up_to: dict[str, float] = {}
+    fair_phi: dict[str, float] = {}
+    for ax, (key, (title, sc, paper)) in zip(axes, sweeps.items(), strict=True):
         rows = [(phi, run(sc, phi)) for phi in PHIS]
         w = [t["weight"] for t in sc["tenants"]]
         pf = phi_fair(rows[0][1]["power"], w)
         perfect = [phi for phi, m in rows if m["F_E"] >= 0.98]
+        perfect_up_to[key] = max(perfect) if perfect else 0.0
+        fair_phi[key] = pf
         lines += [
             f"## phi sweep, {title}",
             "",
@@ -238,22 +266,44 @@ def main(argv: list[str] | None = None) -> int:
         "## Dynamic tenants (Fig. 9)",
         "",
         "ETF(0.7), three ResNet50 tenants at 1300 / 1032 / 726 MHz; A2 present 15-75 s, A3 "
-        "30-60 s. Time share (and energy share) per phase:",
+        "30-60 s. Time share (and energy share) per phase, and each tenant's mean request "
+        "latency in ms (from where its slice falls in the CFS order, see Fig. 10):",
         "",
-        "| phase (s) | A1 | A2 | A3 | GPU busy |",
-        "|---|---|---|---|---|",
+        "| phase (s) | A1 | A2 | A3 | GPU busy | latency A1 / A2 / A3 (ms) |",
+        "|---|---|---|---|---|---|",
     ]
+    lat9 = m9["latency_steps"]
+    shares9 = []
     for a, b in phases:
-        recs = [r for r in tl if a <= r["t0"] < b]
+        idx = [j for j, r in enumerate(tl) if a <= r["t0"] < b]
+        recs = [tl[j] for j in idx]
         t = np.sum([r["time_s"] for r in recs], axis=0)[:3]
         e = np.sum([r["energy_j"] for r in recs], axis=0)[:3]
         span = b - a
+        shares9.append((a, b, t / span, t.sum() / span))
         cells = [f"{t[i] / span:.2f} ({e[i] / max(e.sum(), 1e-12):.2f})" for i in range(3)]
-        lines.append(f"| {a}-{b} | " + " | ".join(cells) + f" | {t.sum() / span:.2f} |")
+        lat = []
+        for i in range(3):
+            col = lat9[idx, i]
+            col = col[np.isfinite(col)]
+            lat.append(f"{1000 * col.mean():.1f}" if col.size else "-")
+        lines.append(
+            f"| {a}-{b} | " + " | ".join(cells) + f" | {t.sum() / span:.2f} | {' / '.join(lat)} |"
+        )
+    two = [sh[0] for a, b, sh, _ in shares9 if (a, b) in ((15, 30), (60, 75))]
+    three = next(sh for a, b, sh, _ in shares9 if (a, b) == (30, 60))
+    busy9 = min(busy for *_, busy in shares9)
     lines += [
         "",
         "Paper: with two tenants A1 is guaranteed 45% of the time, with three about 23%; the "
-        "low-power A3 gets a disproportionately high time share; the GPU is always fully used.",
+        "low-power A3 gets a disproportionately high time share; the GPU is always fully used. "
+        'The paper\'s "50% x phi = 45%" for phi = 0.7 should read 35% (its own 33.3% x phi '
+        "~ 23% for three tenants uses the same rule): ETF guarantees A1 35% with two tenants, "
+        f"and A1 gets {min(two):.2f} here ({three[0]:.2f} with three).",
+        "",
+        "A tenant's latency moves with its place in the CFS order: A2 and A3 arrive with a "
+        "virtual runtime of 0, below A1's, and run first in every quantum from then on, so "
+        "A1's requests wait through their slices too.",
         "",
         "![dynamic](etf-fig9.png)",
         "",
@@ -277,29 +327,234 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Two ResNet50 tenants under ETF(0.7); A1 at 1300 MHz, A2 lowers its clock. A2's "
         f"throughput and latency relative to both at 1300 MHz ({thr0:.1f} req/s, "
-        f"{lat0 * 1000:.1f} ms):",
+        f"{lat0 * 1000:.1f} ms); the last column is an ablation in which A2 keeps its "
+        "1300 MHz speed at every clock (only its power falls):",
         "",
-        "| A2 clock (MHz) | A2 time share | A2 throughput | A2 latency |",
-        "|---|---|---|---|",
+        "| A2 clock (MHz) | A2 time share | A2 speed | A2 throughput | A2 latency | "
+        "throughput, speed held |",
+        "|---|---|---|---|---|---|",
     ]
-    best = (0.0, 0.0, 0.0)
+    best = (0.0, 0.0, 0.0, 0.0)
+    best_held = (0.0, 0.0)
+    top_service = base10["service"][1]
     for f in reversed(clocks):
-        m = run(_scenario("etf-tx2-disparity", clock_mhz_1=f), 0.7)
+        sc10 = _scenario("etf-tx2-disparity", clock_mhz_1=f)
+        m = run(sc10, 0.7)
+        held = run(sc10, 0.7, hold_speed=1)
         thr = m["throughput_rps_A2"] / thr0
+        thr_held = held["throughput_rps_A2"] / thr0
         lat = m["latency_s"][1] / lat0
-        best = max(best, (thr, f, lat))
-        lines.append(f"| {f:g} | {m['time_share_A2']:.2f} | {thr:.2f}x | {lat:.2f}x |")
+        speed = top_service / m["service"][1]
+        best = max(best, (thr, f, lat, speed))
+        best_held = max(best_held, (thr_held, f))
+        lines.append(
+            f"| {f:g} | {m['time_share_A2']:.2f} | {speed:.2f}x | {thr:.2f}x | {lat:.2f}x | "
+            f"{thr_held:.2f}x |"
+        )
+    cap = 1.0 - 0.7 / 2
     lines += [
         "",
         f"Best: {best[0]:.2f}x throughput at {best[1]:g} MHz with {best[2]:.2f}x latency "
-        "(paper: 1.3x throughput and 10% lower latency). The slowed tenant gains time share "
-        "(up to 0.65 at phi = 0.7), but in edgegym's model a lower clock also slows it, so the "
-        "throughput gain depends on how memory-bound the model is (ResNet50: 30% of its runtime "
-        "does not scale with the clock).",
+        "(paper: 1.3x throughput and 10% lower latency). ETF(0.7) caps the slowed tenant's "
+        f"time share at 1 - 0.7 / 2 = {cap:.2f}, {cap / 0.5:.1f}x its equal half: exactly the "
+        "paper's 1.3x, so the paper's gain needs a model whose speed the lower clock does not "
+        "change. In edgegym's model it does (ResNet50: 30% of its runtime does not scale with "
+        f"the clock; A2 runs at {best[3]:.2f}x speed where its throughput peaks). With A2's "
+        f"speed held (the ablation) the gain reaches {best_held[0]:.2f}x at {best_held[1]:g} MHz.",
         "",
-        f"Report generated in {time.time() - t0:.0f} s.",
+        "Latency comes from the simulated CFS order (`edgegym/sim/timeslice.py`): the tenants "
+        "run back to back from the start of each quantum, lowest virtual runtime first, and a "
+        "request waits through its tenant's vacation, the time between the end of its last "
+        "slice and the start of this one (mean wait V^2 / (2 (V + t)) over the requests up to "
+        "the slice's end, plus the service time). With the same order every quantum this is "
+        "the periodic (T - t)^2 / (2T); it differs in the first quantum and when the order "
+        "changes (Fig. 9).",
         "",
     ]
+    # ---------------------------------------------------------------- claims
+    tf5, ef5, etf5 = (res5[k] for k in ("TF", "EF", "ETF"))
+    disp5 = res5["TF"]["power"][0] / res5["TF"]["power"][1]
+    low6 = rows6[0]
+    p8 = run(load("etf-a10g-gpt2-mobilenetv2"), 1.0)["power"]
+    pm = PowerModel.from_spec(get_gpu("TX2"))
+    act = get_model("resnet50").power_activity
+    full = {f: float(pm.power(f, act)) for f in (1300.5, 1032.75, 726.75, 114.75)}
+    ratio = {f: full[1300.5] / full[f] for f in full}
+    claims = [
+        Claim(
+            paper="etf",
+            figure="§6.2, §6.4, Fig. 5",
+            claim="ResNet50 at 1300 MHz draws about 4x the power of MobileNetV2 at 726 MHz "
+            "(Fig. 5: TF's energy fairness 0.19, i.e. 1 / 5.3)",
+            metric="power disparity of the TX2 pair (MobileNetV2's activity fitted)",
+            paper_value="4 (§6.4) to 5.3 (Fig. 5)",
+            edgegym_value=round(disp5, 2),
+            role="calibration",
+            holds=4.0 <= disp5 <= 5.3,
+            test="between §6.4's 4 and the 5.3 that Fig. 5's F_E(TF) = 0.19 implies",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 6, §6.5",
+            claim="ResNet50's power disparity between 1300 MHz and 114 / 1032 / 726 MHz is "
+            "1-to-7.9 / 1.5 / 2.5",
+            metric="TX2 power ratio 1300 MHz : 114 MHz at full load (DVFS model's voltages)",
+            paper_value=7.9,
+            edgegym_value=round(ratio[114.75], 2),
+            role="calibration",
+            holds=abs(ratio[114.75] / 7.9 - 1) <= 0.05
+            and abs(ratio[1032.75] - 1.5) <= 0.1
+            and abs(ratio[726.75] - 2.5) <= 0.1,
+            test=f"within 5% (and 1.5, 2.5 within 0.1: {ratio[1032.75]:.2f}, {ratio[726.75]:.2f})",
+        ),
+        Claim(
+            paper="etf",
+            figure="§6.4, Fig. 8",
+            claim="GPT-2 and MobileNetV2 at the A10G's top clock differ about 2.2x in power",
+            metric="power disparity of the A10G pair (MobileNetV2's activity)",
+            paper_value=2.2,
+            edgegym_value=round(p8[0] / p8[1], 2),
+            role="calibration",
+            holds=abs(p8[0] / p8[1] / 2.2 - 1) <= 0.1,
+            test="within 10%",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 5",
+            claim="ETF(0.7) reaches system fairness F_S = 0.42 on the TX2 pair",
+            metric="F_S of ETF(0.7)",
+            paper_value=0.42,
+            edgegym_value=round(etf5["F_S"], 3),
+            role="held-out",
+            holds=abs(etf5["F_S"] - 0.42) <= 0.05,
+            test="within 0.05",
+            why="",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 5, §1",
+            claim="ETF's system fairness is 2x that of TF and of EF",
+            metric="F_S(ETF) / F_S(TF), the smaller of it and F_S(ETF) / F_S(EF)",
+            paper_value=2.0,
+            edgegym_value=round(min(etf5["F_S"] / tf5["F_S"], etf5["F_S"] / ef5["F_S"]), 2),
+            role="held-out",
+            holds=min(etf5["F_S"] / tf5["F_S"], etf5["F_S"] / ef5["F_S"]) >= 1.6,
+            test="both ratios at least 1.6 (within 20% of 2)",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 6",
+            claim="At the largest power disparity (1-to-7.9) ETF's F_S is 2x TF's and 1.6x "
+            "EF's; at 1-to-1 the three converge",
+            metric="F_S(ETF) / F_S(TF) at A2 = 114 MHz",
+            paper_value=2.0,
+            edgegym_value=round(low6[2]["ETF"]["F_S"] / low6[2]["TF"]["F_S"], 2),
+            role="held-out",
+            holds=low6[2]["ETF"]["F_S"] / low6[2]["TF"]["F_S"] >= 1.6
+            and low6[2]["ETF"]["F_S"] / low6[2]["EF"]["F_S"] >= 1.28
+            and max(abs(rows6[-1][2][k]["F_S"] - rows6[-1][2]["TF"]["F_S"]) for k in ("EF", "ETF"))
+            <= 0.01,
+            test="ratios within 20% of 2 and 1.6 "
+            f"(ETF / EF {low6[2]['ETF']['F_S'] / low6[2]['EF']['F_S']:.2f}); equal within 0.01 "
+            "at 1-to-1",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 7",
+            claim="On the TX2 pair ETF is perfectly energy-fair for phi below 0.3",
+            metric="largest phi with F_E >= 0.98 (0.1 steps)",
+            paper_value=0.3,
+            edgegym_value=perfect_up_to["fig7"],
+            role="held-out",
+            holds=abs(perfect_up_to["fig7"] - 0.3) <= 0.1 + 1e-9,
+            test="within 0.1",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 8, §6.4",
+            claim="On the A10G pair (disparity 2.2) energy fairness stays perfect up to a "
+            "higher phi than on the TX2 (disparity 4)",
+            metric="largest phi with F_E >= 0.98, A10G (TX2 in the rule)",
+            paper_value="higher than TX2",
+            edgegym_value=perfect_up_to["fig8"],
+            role="held-out",
+            holds=perfect_up_to["fig8"] > perfect_up_to["fig7"],
+            test=f"A10G's phi above TX2's ({perfect_up_to['fig7']:.1f})",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 11",
+            claim="With weights 2:1, ETF is perfectly energy-fair for phi <= 0.6",
+            metric="largest phi with F_E >= 0.98 (0.1 steps)",
+            paper_value=0.6,
+            edgegym_value=perfect_up_to["fig11"],
+            role="held-out",
+            holds=abs(perfect_up_to["fig11"] - 0.6) <= 0.1 + 1e-9,
+            test="within 0.1",
+            why=f"Eq. 15 puts the limit at phi_fair = {fair_phi['fig11']:.2f} for the fitted "
+            f"disparity {disp5:.2f} (the Fig. 11 sweep above stops at "
+            f"{perfect_up_to['fig11']:.1f}); by Eq. 15 a limit of 0.6 with weights 2:1 "
+            "needs a disparity of 3.0 (0.6 = 3 / (2 + r)), below the 4-5.3 of §6.4 and Fig. 5",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 9, §6.5",
+            claim="A1 is guaranteed phi x its equal share: 50% x 0.7 = 35% with two tenants "
+            "(the text's 45% is a slip), 33.3% x 0.7 ~ 23% with three",
+            metric="A1's smallest time share in the two- and three-tenant phases",
+            paper_value="0.35 / 0.23",
+            edgegym_value=f"{min(two):.2f} / {three[0]:.2f}",
+            role="held-out",
+            holds=min(two) >= 0.35 - 0.01 and three[0] >= 0.7 / 3 - 0.01,
+            test="A1's share at least phi / n - 0.01 in every phase",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 9, §6.5",
+            claim="With three tenants the low-power A3 gets a disproportionately high time "
+            "share, and the GPU is always fully used",
+            metric="A3's time share in 30-60 s (GPU busy: smallest over the phases)",
+            paper_value="largest share; 100% busy",
+            edgegym_value=f"{three[2]:.2f} (busy {busy9:.2f})",
+            role="held-out",
+            holds=bool(three[2] > max(three[0], three[1]) and busy9 >= 0.99),
+            test="A3's share above A1's and A2's, and GPU busy >= 0.99 in every phase",
+        ),
+        Claim(
+            paper="etf",
+            figure="Fig. 10, §6.6",
+            claim="A tenant that lowers its clock gets a larger time share: 1.3x throughput "
+            "and 10% lower latency",
+            metric="A2's best throughput over its clocks, relative to both at 1300 MHz",
+            paper_value=1.3,
+            edgegym_value=round(best[0], 2),
+            role="held-out",
+            holds=best[0] >= 1.15 and best[2] < 1.0,
+            test="throughput gain at least 1.15x with lower latency",
+            why=f"ETF(0.7) caps A2's share at {cap:.2f} = 1.3x its half, so 1.3x needs no "
+            f"slowdown; edgegym's ResNet50 runs at {best[3]:.2f}x speed where its throughput "
+            f"peaks. The ablation holding A2's speed reaches {best_held[0]:.2f}x "
+            f"(Fig. 10 table)",
+        ),
+    ]
+    update("etf", claims, out)
+    held = [c for c in claims if c.role == "held-out"]
+    lines += [
+        "## Claims",
+        "",
+        f"{sum(c.holds for c in held)} of {len(held)} held-out claims hold, by the rule each "
+        "states; the calibration rows show the fitted inputs against the paper's "
+        "measurements. All papers' rows: [README.md](README.md) (`claims.json`).",
+        "",
+        "| where | claim | paper | edgegym | role | holds | rule / why not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        lines.append(
+            f"| {c.figure} | {c.claim} | {c.paper_value} | {c.edgegym_value} | {c.role} | "
+            f"{'yes' if c.holds else '**no**'} | {c.why if not c.holds else c.test} |"
+        )
+    lines += ["", f"Report generated in {time.time() - t0:.0f} s.", ""]
     (out / "etf.md").write_text("\n".join(lines))
     print(f"wrote {out / 'etf.md'}")
     return 0

@@ -1,10 +1,15 @@
 """Reproduce MIGRator's evaluation (arXiv 2407.13126 §5) and write its report.
 
 Run ``python -m edgegym.reproduce.migrator [--seeds N] [--workers K] [--quick]``. Every number in
-the report comes from this run; the paper's claims stand beside them. Sections: Goodput per
+the report comes from this run; the paper's claims stand beside them. Sections: the inputs
+calibrated to the paper's characterisation measurements (Fig. 2, Fig. 5, §5.2), Goodput per
 workload W1-W16 (Fig. 7), SLO attainment and accuracy (Fig. 8), batch size 4 (Fig. 9), the
-reconfiguration basis (Fig. 10), pre-initialization's reduction of reconfiguration overhead
-(§5.2, 83%), and the planner's solve times and proven optimality gaps.
+reconfiguration basis (Fig. 10), pre-initialisation's reduction of reconfiguration overhead
+(§5.2, 83%), two ablations (the baselines without pre-initialisation; the per-instance cost
+rule instead of Eq. 10), forecast vs oracle arrivals, and the planner's solve times and proven
+optimality gaps. The run ends by writing MIGRator's records into ``<out>/claims.json``
+(:func:`edgegym.reproduce.claims.update`): the calibration rows and the held-out claims, each
+decided by the rule in its ``test``.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ import multiprocessing as mp
 import platform
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from edgegym.outputs import check_output_path
+from edgegym.reproduce.claims import Claim, update
 from edgegym.reproduce.migrator_workloads import WORKLOADS
 
 PROG = "python -m edgegym.reproduce.migrator"
@@ -38,6 +45,8 @@ LABELS = {
 PAPER_GAIN = {"ekya-mig": 17, "astraea": 21, "paris": 20}  # Goodput gain of MIGRator, %
 PAPER_SLO_GAIN = {"ekya-mig": 17, "astraea": 6, "paris": 13}  # SLO attainment gain, %
 PAPER_ACC_GAIN = {"ekya-mig": 0, "astraea": 19, "paris": 12}  # accuracy gain, % (Ekya: similar)
+PAPER_PREINIT = 83  # % less reconfiguration overhead with pre-initialisation (§5.2)
+BASELINES = ["ekya-mig", "astraea", "paris", "static-half"]
 BASES = [0.5, 1.0, 3.0, 5.0, 10.0]
 BASIS_WORKLOADS = list(WORKLOADS)  # Fig. 10 shows every workload
 ORACLE_WORKLOADS = ["w1", "w4", "w5", "w8"]
@@ -55,12 +64,17 @@ def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
     pol.reset(seed)
     t0 = time.perf_counter()
     term = False
-    projected = 0
+    projected = steps = 0
+    idle = 0.0
+    gpcs = env.params.gpcs
     while not term:
         action, _ = pol.predict(obs)
         obs, _, term, _, info = env.step(action)
         projected += int(info["projected"])
+        steps += 1
+        idle += 1.0 - float(gpcs[env.state.task[0] >= 0].sum()) / 7.0
     out = dict(info["episode_metrics"])
+    out["idle_gpc_frac"] = idle / max(steps, 1)
     out.update(
         workload=workload,
         policy=policy,
@@ -81,13 +95,36 @@ def _jobs(policies, workloads, overrides, seeds):
     return [(w, p, dict(overrides), s) for w in workloads for p in policies for s in range(seeds)]
 
 
+def _cost(job: tuple[str, str, dict[str, Any], int]) -> float:
+    """A rough relative cost of a job (longest first packs a pool best)."""
+    workload, policy, overrides, _ = job
+    windows = 4 if "nc-cifar10" in WORKLOADS[workload] else 9
+    plan = 10.0 / float(overrides.get("basis_s", 1.0)) if policy.startswith("migrator") else 0.1
+    return windows * (1.0 + plan)
+
+
 def _run(jobs, workers: int, label: str) -> list[dict[str, Any]]:
+    """Run ``jobs`` (in ``workers`` processes), results in their order."""
     from tqdm import tqdm
 
     if workers <= 1:
         return [run_one(j) for j in tqdm(jobs, desc=label, file=sys.stderr)]
     with mp.get_context("spawn").Pool(workers) as pool:
         return list(tqdm(pool.imap(run_one, jobs), total=len(jobs), desc=label, file=sys.stderr))
+
+
+def _run_all(experiments: dict[str, list], workers: int) -> dict[str, list[dict[str, Any]]]:
+    """Run every experiment's jobs in one pool, costliest first; results per experiment in
+    the order of its jobs."""
+    flat = [(name, k, job) for name, jobs in experiments.items() for k, job in enumerate(jobs)]
+    flat.sort(key=lambda x: -_cost(x[2]))
+    results = _run([x[2] for x in flat], workers, "episodes")
+    out: dict[str, list[dict[str, Any]]] = {
+        name: [None] * len(j) for name, j in experiments.items()
+    }
+    for (name, k, _), res in zip(flat, results, strict=True):
+        out[name][k] = res
+    return out
 
 
 def _table(rows, metric: str, policies, workloads) -> dict[str, dict[str, float]]:
@@ -166,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             return fail(f"{flag} must be >= 1, got {value}")
     try:
         out = check_output_path(args.out, folder=True, flag="--out")
-        for name in ("migrator.md", "migrator-runs.json"):
+        for name in ("migrator.md", "migrator-runs.json", "claims.json", "README.md"):
             check_output_path(out / name, flag="--out")
     except ValueError as exc:
         return fail(str(exc))
@@ -190,29 +227,27 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
         t_start = time.time()
-        rows = {
-            "main": _run(_jobs(POLICIES, workloads, {}, args.seeds), args.workers, "W1-W16"),
-            "batch4": _run(
-                _jobs(POLICIES, workloads, {"batch": 4}, args.seeds), args.workers, "batch 4"
+        experiments = {
+            "main": _jobs(POLICIES, workloads, {}, args.seeds),
+            "batch4": _jobs(POLICIES, workloads, {"batch": 4}, args.seeds),
+            "oracle": _jobs(
+                ["migrator:oracle=true,max_plans=400,gap=0.02"], oracle_w, {}, args.seeds
             ),
-            "oracle": _run(
-                _jobs(["migrator:oracle=true,max_plans=400,gap=0.02"], oracle_w, {}, args.seeds),
-                args.workers,
-                "oracle",
-            ),
-            "preinit": _run(
-                _jobs(["migrator"], workloads, {"preinit": True}, args.seeds),
-                args.workers,
-                "preinit",
-            ),
-            "basis": [],
+            "preinit_off": _jobs(["migrator"], workloads, {"preinit": False}, args.seeds),
+            "baselines_nopre": _jobs(BASELINES, workloads, {"preinit": False}, args.seeds),
+            "rule": _jobs(POLICIES, workloads, {"overhead.rule": "per-instance"}, args.seeds),
+            "basis": [
+                j for b in BASES for j in _jobs(["migrator"], basis_w, {"basis_s": b}, args.seeds)
+            ],
         }
-        for b in BASES:
-            rows["basis"] += _run(
-                _jobs(["migrator"], basis_w, {"basis_s": b}, args.seeds),
-                args.workers,
-                f"basis {b}",
-            )
+        rows = _run_all(experiments, args.workers)
+        from edgegym.reproduce.migrator_calibration import calibration_claims
+
+        cal_claims, fig2 = calibration_claims()
+        rows["calibration"] = {
+            "claims": [asdict(c) for c in cal_claims],
+            "fig2": {k: v.tolist() for k, v in fig2.items()},
+        }
         elapsed = time.time() - t_start
         runs_path.write_text(
             json.dumps(
@@ -245,32 +280,294 @@ def main(argv: list[str] | None = None) -> int:
         "Goodput per workload (batch 4), cf. MIGRator Fig. 9",
     )
     (out / "migrator.md").write_text(report)
-    print(f"wrote {out / 'migrator.md'} in {elapsed:.0f} s")
+    update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
+    print(f"wrote {out / 'migrator.md'} and the claims in {elapsed:.0f} s")
     return 0
 
 
-def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
-    main_rows, b4_rows = rows["main"], rows["batch4"]
-    oracle_rows, pre_rows, basis_rows = rows["oracle"], rows["preinit"], rows["basis"]
+def _sum(rows, metric: str, workloads) -> float:
+    """Sum over workloads of the per-workload mean of ``metric``."""
+    return float(sum(np.mean([r[metric] for r in rows if r["workload"] == w]) for w in workloads))
+
+
+def _basis_avgs(basis_rows, basis_w) -> dict[float, float]:
+    """basis -> MIGRator's average Goodput over the basis workloads."""
+    out = {}
+    for b in BASES:
+        rows = [r for r in basis_rows if r["overrides"].get("basis_s") == b]
+        out[b] = float(
+            np.mean([np.mean([r["goodput"] for r in rows if r["workload"] == w]) for w in basis_w])
+        )
+    return out
+
+
+def _facts(workloads, basis_w, oracle_w, rows) -> dict[str, Any]:
+    """The measured numbers the report and the claims share."""
+    main_rows = rows["main"]
+    mig = [r for r in main_rows if r["policy"] == "migrator"]
     good = _table(main_rows, "goodput", POLICIES, workloads)
-    slo = _table(main_rows, "slo_attainment", POLICIES, workloads)
-    acc = _table(main_rows, "accuracy", POLICIES, workloads)
-    good4 = _table(b4_rows, "goodput", POLICIES, workloads)
+    f: dict[str, Any] = {
+        "good": good,
+        "slo": _table(main_rows, "slo_attainment", POLICIES, workloads),
+        "acc": _table(main_rows, "accuracy", POLICIES, workloads),
+        "good4": _table(rows["batch4"], "goodput", POLICIES, workloads),
+        "rule": _table(rows["rule"], "goodput", POLICIES, workloads),
+        "rule_slo": _table(rows["rule"], "slo_attainment", POLICIES, workloads),
+        "nopre": _table(rows["baselines_nopre"], "goodput", BASELINES, workloads),
+        "basis": _basis_avgs(rows["basis"], basis_w),
+    }
+    f["ov"] = _sum(mig, "overhead_s", workloads)
+    f["ov_plain"] = _sum(mig, "overhead_without_preinit_s", workloads)
+    f["ov_off"] = _sum(rows["preinit_off"], "overhead_s", workloads)
+    f["down"] = _sum(mig, "downtime_s", workloads)
+    f["down_off"] = _sum(rows["preinit_off"], "downtime_s", workloads)
+    f["red_paired"] = 100.0 * (1.0 - f["ov"] / f["ov_plain"]) if f["ov_plain"] > 0 else 0.0
+    f["red_runs"] = 100.0 * (1.0 - f["ov"] / f["ov_off"]) if f["ov_off"] > 0 else 0.0
+    f["gp_on"] = float(np.mean([r["goodput"] for r in mig]))
+    f["gp_off"] = float(np.mean([r["goodput"] for r in rows["preinit_off"]]))
+    f["oracle"] = {
+        w: float(np.mean([r["goodput"] for r in rows["oracle"] if r["workload"] == w]))
+        for w in oracle_w
+    }
+    f["oracle_gain"] = 100.0 * float(
+        np.mean([f["oracle"][w] - good["migrator"][w] for w in oracle_w])
+    )
+    f["events"] = {
+        p: float(np.mean([r["reconfig_events"] for r in main_rows if r["policy"] == p]))
+        for p in POLICIES
+    }
+    f["wins4"] = _wins(f["good4"], workloads)
+    f["idle"] = float(np.mean([r.get("idle_gpc_frac", 0.0) for r in mig]))
+    return f
+
+
+def _half_rule(paper: float, ours: float) -> bool:
+    return ours > 0 and ours >= paper / 2.0
+
+
+def _claims(workloads, basis_w, oracle_w, rows) -> list[Claim]:
+    """MIGRator's records of the claims table: the calibration rows of the run, then the
+    held-out claims, each decided by the rule in its ``test``; a claim that does not hold
+    names the measured ablations of the report in ``why``."""
+    f = _facts(workloads, basis_w, oracle_w, rows)
+    good, slo, acc = f["good"], f["slo"], f["acc"]
+    claims = [Claim(**c) for c in rows["calibration"]["claims"]]
+    scope = "W1-W16" if len(workloads) == len(WORKLOADS) else "+".join(workloads).upper()
+    half = "edgegym's gain > 0 and at least half the paper's"
+
+    def why_gain(tab, rule_tab, what: str, p: str) -> str:
+        return (
+            f"measured: MIGRator's {what} is {_gain(tab, 'migrator', p):+.1f}% over "
+            f"{LABELS[p]} and {_gain(tab, 'migrator', 'static-half'):+.1f}% over a static half "
+            f"split ({LABELS[p]} vs static half: {_gain(tab, p, 'static-half'):+.1f}%): little "
+            "room for dynamic allocation at the load calibrated to Fig. 2; a perfect forecast "
+            f"adds {f['oracle_gain']:+.1f} Goodput points (oracle table); under the per-instance "
+            f"rule the gain is {_gain(rule_tab, 'migrator', p):+.1f}% and against baselines "
+            f"without pre-initialisation {_gain_vs(good, f['nopre'], p):+.1f}% (ablations). "
+            "Not measured: the MPS interference the paper's Ekya and Astraea suffer"
+        )
+
+    for p, paper in PAPER_GAIN.items():
+        ours = _gain(good, "migrator", p)
+        ok = _half_rule(paper, ours)
+        claims.append(
+            Claim(
+                paper="migrator",
+                figure="Fig. 7",
+                claim=f"MIGRator improves Goodput over {LABELS[p]} by {paper}% on average",
+                metric=f"average Goodput gain over {LABELS[p]}, {scope} (%)",
+                paper_value=float(paper),
+                edgegym_value=round(ours, 1),
+                role="held-out",
+                holds=ok,
+                test=half,
+                why="" if ok else why_gain(good, f["rule"], "Goodput", p),
+            )
+        )
+    for p, paper in PAPER_SLO_GAIN.items():
+        ours = _gain(slo, "migrator", p)
+        ok = _half_rule(paper, ours)
+        claims.append(
+            Claim(
+                paper="migrator",
+                figure="Fig. 8a",
+                claim=f"MIGRator improves SLO attainment over {LABELS[p]} by {paper}%",
+                metric=f"average SLO attainment gain over {LABELS[p]}, {scope} (%)",
+                paper_value=float(paper),
+                edgegym_value=round(ours, 1),
+                role="held-out",
+                holds=ok,
+                test=half,
+                why="" if ok else why_gain(slo, f["rule_slo"], "SLO attainment", p),
+            )
+        )
+    base_acc = [acc[p]["avg"] * 100 for p in BASELINES]
+    for p, paper in PAPER_ACC_GAIN.items():
+        ours = _gain(acc, "migrator", p)
+        if paper == 0:
+            ok, test = abs(ours) <= 3.0, "within 3% (the paper: similar)"
+        else:
+            ok, test = _half_rule(paper, ours), half
+        claims.append(
+            Claim(
+                paper="migrator",
+                figure="Fig. 8b",
+                claim=(
+                    f"MIGRator's inference accuracy is similar to {LABELS[p]}'s"
+                    if paper == 0
+                    else f"MIGRator improves inference accuracy over {LABELS[p]} by {paper}%"
+                ),
+                metric=f"average accuracy gain over {LABELS[p]}, {scope} (%)",
+                paper_value=float(paper),
+                edgegym_value=round(ours, 1),
+                role="held-out",
+                holds=ok,
+                test=test,
+                why=(
+                    ""
+                    if ok
+                    else "measured (accuracy table): every baseline here launches each "
+                    "window's retraining at its start and finishes it (baselines/mig.py), so "
+                    f"their average accuracies lie within {max(base_acc) - min(base_acc):.1f} "
+                    f"points of each other and {acc['migrator']['avg'] * 100 - max(base_acc):.1f} "
+                    "of MIGRator's; on MIG, not valuing retraining only changes the size of the "
+                    "retraining instance"
+                ),
+            )
+        )
+    ok = abs(f["red_paired"] - PAPER_PREINIT) <= 10.0
+    claims.append(
+        Claim(
+            paper="migrator",
+            figure="§5.2",
+            claim="pre-initialisation reduces MIG reconfiguration overheads by 83%",
+            metric="measured overhead of MIGRator's reconfigurations with vs without it (% less)",
+            paper_value=float(PAPER_PREINIT),
+            edgegym_value=round(f["red_paired"], 1),
+            role="held-out",
+            holds=ok,
+            test="within 10 points",
+            why=(
+                ""
+                if ok
+                else "only an instance built on memory slices that were idle before the switch "
+                "can be pre-initialised (§4.2); measured: the overhead of MIGRator's "
+                f"reconfigurations falls from {f['ov_plain']:.0f} s to {f['ov']:.0f} s (runs "
+                f"without it: {f['ov_off']:.0f} s); its allocations leave "
+                f"{f['idle'] * 100:.1f}% of the GPCs unassigned on average, so most new "
+                "instances start on slices a running task has just given up"
+            ),
+        )
+    )
+    n = len(workloads)
+    ok = f["wins4"] == n
+    claims.append(
+        Claim(
+            paper="migrator",
+            figure="Fig. 9",
+            claim="at batch size 4 MIGRator has the highest Goodput in every workload",
+            metric=f"workloads where MIGRator's Goodput is highest, of {n}",
+            paper_value=n,
+            edgegym_value=f["wins4"],
+            role="held-out",
+            holds=ok,
+            test="all of them",
+            why="" if ok else "batch-4 table of the report: " + _losses(f["good4"], workloads),
+        )
+    )
+    b = f["basis"]
+    best = max(b, key=lambda k: b[k])
+    ok = b[0.5] >= b[best] - 0.001
+    claims.append(
+        Claim(
+            paper="migrator",
+            figure="Fig. 10",
+            claim="a 0.5 s basis gives the highest Goodput",
+            metric="basis with the highest average Goodput (s)",
+            paper_value=0.5,
+            edgegym_value=best,
+            role="held-out",
+            holds=ok,
+            test="0.5 s highest (ties within 0.1 point count)",
+            why=(
+                ""
+                if ok
+                else "basis table of the report: the plan follows a stationary forecast, so a "
+                "finer basis only times retraining starts and ends more finely"
+            ),
+        )
+    )
+    drop = 100.0 * (b[1.0] - b[10.0])
+    ok = drop >= 1.0
+    claims.append(
+        Claim(
+            paper="migrator",
+            figure="Fig. 10",
+            claim="a 10 s basis gives a significantly lower Goodput than 1 s",
+            metric="average Goodput at 1 s minus at 10 s (points)",
+            paper_value="significant",
+            edgegym_value=round(drop, 2),
+            role="held-out",
+            holds=ok,
+            test="at least 1 point",
+            why=(
+                ""
+                if ok
+                else "basis table of the report: the allocation changes mostly at retraining "
+                "starts and ends, which a 10 s basis delays by a few seconds at most"
+            ),
+        )
+    )
+    return claims
+
+
+def _gain_vs(good, other, p: str) -> float:
+    """MIGRator's average Goodput gain over policy ``p`` of another table (%)."""
+    return 100.0 * (good["migrator"]["avg"] / other[p]["avg"] - 1.0)
+
+
+def _losses(tab, workloads) -> str:
+    """Workloads where MIGRator is not the highest, with the winner."""
+    parts = []
+    for w in workloads:
+        top = max(POLICIES, key=lambda p: tab[p][w])
+        if tab["migrator"][w] < tab[top][w] - 1e-12:
+            parts.append(
+                f"{w.upper()} ({LABELS[top]} {tab[top][w] * 100:.1f} vs "
+                f"{tab['migrator'][w] * 100:.1f})"
+            )
+    return "MIGRator is not highest in " + ", ".join(parts)
+
+
+def _claims_table(claims: list[Claim]) -> list[str]:
+    lines = [
+        "| where | claim | paper | edgegym | role | holds | rule / why not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        note = c.test if c.holds else c.why
+        lines.append(
+            f"| {c.figure} | {c.claim} | {c.paper_value} | {c.edgegym_value} | {c.role} | "
+            f"{'yes' if c.holds else '**no**'} | {note} |"
+        )
+    return lines
+
+
+def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
+    from edgegym.reproduce import migrator_workloads as mw
+    from edgegym.reproduce.migrator_calibration import FIG2_ACC, FIG2_SLO, SPLITS
+
+    f = _facts(workloads, basis_w, oracle_w, rows)
+    good, slo, acc, good4 = f["good"], f["slo"], f["acc"], f["good4"]
+    main_rows = rows["main"]
     best_avg = max(POLICIES, key=lambda p: good[p]["avg"])
     mig_rows = [r for r in main_rows if r["policy"] == "migrator"]
     solve = np.concatenate([r["solve_s"] for r in mig_rows if "solve_s" in r])
     gaps = np.concatenate([r["gap"] for r in mig_rows if "gap" in r])
-    w1 = [s for r in mig_rows if r["workload"] == "w1" for s in r["solve_s"]]
-    down = {
-        w: np.mean([r["downtime_s"] for r in mig_rows if r["workload"] == w]) for w in workloads
-    }
-    down_pre = {
-        w: np.mean([r["downtime_s"] for r in pre_rows if r["workload"] == w]) for w in workloads
-    }
-    tot, tot_pre = sum(down.values()), sum(down_pre.values())
-    red = 100.0 * (1.0 - tot_pre / tot) if tot > 0 else float("nan")
-    gp_pre = np.mean([r["goodput"] for r in pre_rows])
-    gp_nopre = np.mean([r["goodput"] for r in mig_rows])
+    first = workloads[0]
+    w_first = [s for r in mig_rows if r["workload"] == first for s in r["solve_s"]]
+    claims = _claims(workloads, basis_w, oracle_w, rows)
+    fig2 = {k: np.array(v) for k, v in rows["calibration"]["fig2"].items()}
     lines = [
         "# MIGRator reproduction (edgegym/MIGReconfig-v0)",
         "",
@@ -278,13 +575,48 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         f"(this run: {args.seeds} seed(s) per cell, {args.workers} worker(s), "
         f"{elapsed / 60:.1f} min on {platform.processor() or platform.machine()}, "
         f"{dt.date.today().isoformat()}). Every edgegym number below comes from that run; the "
-        "paper's claims stand beside them. Scenario files: `scenarios/migrator-w*.yaml` (what is "
-        "from the paper and what is synthesised is written in each).",
+        "paper's claims stand beside them, and its records are in "
+        "[claims.json](claims.json) ([README](README.md)). Scenario files: "
+        "`scenarios/migrator-w*.yaml`, written by `python -m "
+        "edgegym.reproduce.migrator_workloads`; each names the source of every input in its "
+        "`provenance`.",
         "",
         "Policies: MIGRator (`migrator`: B&B + Viterbi plan per window from a forecast, proven "
-        "within 1% of its model's optimum), Ekya (`ekya-mig`), Astraea (`astraea`), PARIS "
-        "(`paris`) and `static-half`, all on the same simulated MIG GPU (see "
-        "`baselines/mig.py` for how the MPS systems are mapped onto MIG).",
+        "within 1% of its model's optimum unless the cap on exact solves stops it first), Ekya "
+        "(`ekya-mig`), Astraea (`astraea`), PARIS (`paris`) and `static-half`, all on the same "
+        "simulated MIG GPU (see `baselines/mig.py` for how the MPS systems are mapped onto MIG).",
+        "",
+        "The environment as the paper models it: a task whose instance or GPC count changes loses "
+        "its whole capacity for Psi, its mean reconfiguration overhead measured over the last "
+        "window (Eq. 10-11, `overhead.rule: eq10`); pre-initialisation on (§4.2, evaluated with "
+        "MIGRator in §5.2); the planner uses the same cost rule.",
+        "",
+        "## Inputs calibrated to the paper's measurements (Fig. 2, Fig. 5, §5.2)",
+        "",
+        f"Fig. 2 measures ResNet50 alone under four static inference-retraining splits. Two "
+        f"inputs are fitted to it by `python -m edgegym.reproduce.migrator_calibration`: the "
+        f"trace level ({mw.RATE} req/s, to the SLO attainment) and the retraining cost "
+        f"(`retrain_scale` {mw.RETRAIN_SCALE}, to the accuracy). This run re-measures the fit "
+        "(3 seeds):",
+        "",
+        "| split | SLO paper (W1-W4) | SLO edgegym | accuracy paper | accuracy edgegym |",
+        "|---|---|---|---|---|",
+    ]
+    for sp in SPLITS:
+        fmt = lambda xs: " / ".join(f"{x:.1f}" for x in xs)  # noqa: E731
+        lines.append(
+            f"| {sp} | {fmt(FIG2_SLO[sp])} | {fmt(fig2[sp][0])} | {fmt(FIG2_ACC[sp])} | "
+            f"{fmt(fig2[sp][1])} |"
+        )
+    lines += [
+        "",
+        "One level cannot follow every window: the paper's windows differ in their arrivals, "
+        "the synthesised trace's do not, and its tail is lighter (6 GPCs of inference leave "
+        "fewer requests unserved than in the paper). The accuracy model drops more in window 1 "
+        "than ResNet50 does in Fig. 2 (its 1/n loss of accuracy is calibrated to §5.2's Bert and "
+        "ViT).",
+        "",
+        *_claims_table([c for c in claims if c.role == "calibration"]),
         "",
         "## Goodput per workload (Fig. 7)",
         "",
@@ -326,6 +658,10 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         )
     lines += [
         "",
+        "Reconfigurations per episode (tasks whose instance or GPC count changed, Eq. 11): "
+        + ", ".join(f"{LABELS[p]} {f['events'][p]:.0f}" for p in POLICIES)
+        + ".",
+        "",
         "## Batch size 4 (Fig. 9)",
         "",
         _md_table(good4, POLICIES, workloads),
@@ -333,7 +669,7 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         "![Goodput at batch 4](migrator-goodput-batch4.png)",
         "",
         "Paper: MIGRator has the highest Goodput in every workload at batch 4. edgegym: "
-        f"MIGRator is highest in {_wins(good4, workloads)} of {len(workloads)} workloads; "
+        f"MIGRator is highest in {f['wins4']} of {len(workloads)} workloads; "
         + ", ".join(f"{_gain(good4, 'migrator', p):+.1f}% vs {LABELS[p]}" for p in PAPER_GAIN)
         + " on average.",
         "",
@@ -346,25 +682,67 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         "|---" * (len(basis_w) + 3) + "|",
     ]
     for b in BASES:
-        rows = [r for r in basis_rows if r["overrides"].get("basis_s") == b]
-        vals = [np.mean([r["goodput"] for r in rows if r["workload"] == w]) for w in basis_w]
-        st = np.median([s for r in rows for s in r.get("solve_s", [])])
+        brows = [r for r in rows["basis"] if r["overrides"].get("basis_s") == b]
+        vals = [np.mean([r["goodput"] for r in brows if r["workload"] == w]) for w in basis_w]
+        st = np.median([x for r in brows for x in r.get("solve_s", [])])
         lines.append(
             f"| {b:g} | "
             + " | ".join(f"{v * 100:.1f}" for v in vals)
             + f" | {np.mean(vals) * 100:.1f} | {st:.2f} |"
         )
-    o_vals = {
-        w: np.mean([r["goodput"] for r in oracle_rows if r["workload"] == w]) for w in oracle_w
-    }
     lines += [
         "",
-        "## Pre-initialization (§4.2)",
+        "## Pre-initialisation (§4.2, §5.2)",
         "",
-        f"Reconfiguration downtime (instance-seconds unavailable) of MIGRator summed over "
-        f"{len(workloads)} workloads: {tot:.0f} s without pre-initialization, {tot_pre:.0f} s "
-        f"with it: **{red:.0f}% less** (paper: 83%). Goodput {gp_nopre * 100:.1f}% -> "
-        f"{gp_pre * 100:.1f}%.",
+        "Pre-initialisation is part of MIGRator's runtime (§4.2: after every solve the "
+        "allocation sequence is traversed for instances that unused slices can host ahead of "
+        "time) and §5.2 evaluates MIGRator with it, so it is on in every scenario. Its effect "
+        "is measured as the paper reports it, on the reconfiguration overhead:",
+        "",
+        f"- **The same reconfigurations** (MIGRator's runs, summed over {len(workloads)} "
+        f"workloads): measured overhead {f['ov']:.0f} s with pre-initialisation against "
+        f"{f['ov_plain']:.0f} s had the same instances been built only when needed: "
+        f"**{f['red_paired']:.0f}% less** (paper: {PAPER_PREINIT}%).",
+        f"- **Runs without it** (`preinit=false`): {f['ov_off']:.0f} s of measured overhead "
+        f"({f['red_runs']:.0f}% more with it off than on, the plans differ), downtime "
+        f"{f['down_off']:.0f} instance-seconds against {f['down']:.0f}; Goodput "
+        f"{f['gp_off'] * 100:.1f}% without, {f['gp_on'] * 100:.1f}% with.",
+        "",
+        "Only an instance built on memory slices that were idle before the switch can be "
+        f"pre-initialised (§4.2); MIGRator's allocations leave {f['idle'] * 100:.1f}% of the "
+        "GPCs unassigned on average. Under Eq. 10 the overhead it saves reaches the cost model "
+        "one window later, through Psi (the mean measured overhead of the last window).",
+        "",
+        "## Ablations",
+        "",
+        "**The baselines without pre-initialisation** (the paper's Ekya and Astraea run on MPS "
+        "and PARIS is static: none of them pre-initialises). MIGRator as in the main table:",
+        "",
+        "| MIGRator vs | paper | baselines with pre-init (main) | without |",
+        "|---|---|---|---|",
+    ]
+    for p, g in PAPER_GAIN.items():
+        lines.append(
+            f"| {LABELS[p]} | +{g}% | {_gain(good, 'migrator', p):+.1f}% | "
+            f"{_gain_vs(good, f['nopre'], p):+.1f}% |"
+        )
+    lines += [
+        "",
+        "**The per-instance cost rule** (`overhead.rule: per-instance`, the environment's "
+        "default before issue 14: each instance that gets a new task is down for its own "
+        "destroy/create/library/model-load overhead, a task's other instances keep serving):",
+        "",
+        _md_table(f["rule"], POLICIES, workloads),
+        "",
+        "| MIGRator vs | paper | Eq. 10 (main) | per-instance |",
+        "|---|---|---|---|",
+    ]
+    for p, g in PAPER_GAIN.items():
+        lines.append(
+            f"| {LABELS[p]} | +{g}% | {_gain(good, 'migrator', p):+.1f}% | "
+            f"{_gain(f['rule'], 'migrator', p):+.1f}% |"
+        )
+    lines += [
         "",
         "## Forecast vs oracle arrivals",
         "",
@@ -378,7 +756,7 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
     ]
     for w in oracle_w:
         lines.append(
-            f"| {w.upper()} | {good['migrator'][w] * 100:.1f} | {o_vals[w] * 100:.1f} | "
+            f"| {w.upper()} | {good['migrator'][w] * 100:.1f} | {f['oracle'][w] * 100:.1f} | "
             f"{good['ekya-mig'][w] * 100:.1f} |"
         )
     lines += [
@@ -387,49 +765,54 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         "",
         f"Solve time per window over all workloads (batch 1, basis 1 s): median "
         f"{np.median(solve):.2f} s, 90th percentile {np.percentile(solve, 90):.2f} s, max "
-        f"{solve.max():.2f} s; W1: {', '.join(f'{s:.2f}' for s in w1)} s. Proven gap to the "
-        f"optimum of the model: median {np.median(gaps) * 100:.2f}%, max {gaps.max() * 100:.2f}% "
-        "(target 1%; a gap above 1% means the plan cap stopped the search). The paper: within "
-        "1% of the 200 s window with Gurobi. `benchmarks/` times W1 against a gap-0 solve.",
+        f"{solve.max():.2f} s; {first.upper()}: {', '.join(f'{x:.2f}' for x in w_first)} s. "
+        f"Proven gap to the optimum of the model: median {np.median(gaps) * 100:.2f}%, "
+        f"{np.mean(gaps <= 0.01 + 1e-12) * 100:.0f}% of windows within 1%, max "
+        f"{gaps.max() * 100:.2f}% (a gap above 1% means the cap of 2,000 exact plan solves "
+        "stopped the search: Eq. 10 charges a switch the task's whole capacity, which the "
+        "transition-free bound of branch and bound ignores, so more plans stay open). Eq. 10's "
+        "costs can violate the triangle inequality (a switch to an option with the same counts "
+        "is free), so the Viterbi runs step by step wherever they do and stays exact. The "
+        "paper: its ILP solves within 1% of the 200 s window with Gurobi.",
         "",
-        "## Why edgegym's gains are smaller than the paper's",
+        "## Claims",
         "",
-        "- **Same substrate for everyone.** The paper runs Ekya and Astraea on MPS and blames "
-        "part of their SLO loss on MPS memory-bandwidth contention (Astraea, §5.2) and on Ekya's "
-        "search overhead. edgegym runs every policy on the same interference-free MIG simulator, "
-        "so only the allocation *logic* is compared; that removes the interference share of the "
-        "paper's gap.",
-        "- **Ekya mapped onto MIG is a strong baseline here.** It always retrains and values "
-        "retraining benefit with the same accuracy and cost model the planner uses; what "
-        "MIGRator adds is choosing retraining size and start jointly with a distribution-aware "
-        "inference split, which is worth a few points on these profiles, not 17.",
-        "- **Bursts are not forecastable at a window's horizon.** The synthesised traces "
-        "(`docs/traces.md`) have bursts that do not recur at the window period, so a plan made "
-        "at the window start cannot chase them; the oracle table shows the headroom a perfect "
-        "forecast would add. The paper's Informer forecaster on the real traces may predict "
-        "more. A seasonal-naive per-second forecast was tried first and lost to Ekya on W1 and "
-        "W5 (it planned reconfigurations for bursts that never came); the shipped forecaster "
-        "(previous window's empirical distribution) was chosen after that, and is described in "
-        "`docs/architecture.md`.",
-        "- **Synthesised profiles.** Latency per instance size, SLOs, memory, accuracy curves "
-        "and traces are not the paper's (they are unpublished); MobileNet workloads (W6, W8, "
-        "W14, W16) are barely constrained, which compresses every policy's Goodput together.",
-        "- **Pre-initialization** hides overhead only for instances built from slices that "
-        "were idle before the switch. Most of MIGRator's reconfigurations here happen when a "
-        "retraining job starts or ends, where slices pass directly from a busy instance to a "
-        "new one, so less overhead can be hidden than the paper's 83%.",
-        "- **Batch 4** makes 1-GPC instances miss the SLO of the large models, so allocation "
-        "choices matter more and MIGRator's margin grows.",
-        "- **Basis** matters less than in the paper: planned from a stationary forecast, the "
-        "allocation changes mainly around retraining starts and ends, so a finer basis only "
-        "times those events more precisely; the per-second bursts a finer basis would chase "
-        "are not in the forecast (the trend, finer is better, is the paper's).",
+        *_claims_table([c for c in claims if c.role == "held-out"]),
         "",
-        "Not tuned to the claims: the scenario parameters (trace level 100 req/s, SLOs, "
-        "ceilings) were fixed before the first run and not changed afterwards. Two baseline "
-        "fixes followed the first runs, both toward the papers: Ekya-on-MIG first could skip "
-        "retraining (the paper's Ekya always retrains), and PARIS / static-half could give a "
-        "tenant only instances that miss its SLO at batch 4 (0% Goodput).",
+        "## Why edgegym's gains differ from the paper's",
+        "",
+        "Measured in this report:",
+        "",
+        f"- **Forecast**: planning with the true arrivals adds {f['oracle_gain']:+.1f} Goodput "
+        "points on average on "
+        + ", ".join(w.upper() for w in oracle_w)
+        + " (oracle table): bursts that do not recur at the window period cannot be planned "
+        "for from the previous window. A seasonal-naive per-second forecast was tried first "
+        "(before issue 14) and lost to Ekya on W1 and W5; the shipped forecaster was chosen "
+        "after that (`docs/architecture.md`).",
+        "- **Pre-initialisation for everyone**: the main table gives the baselines MIGRator's "
+        "runtime, pre-initialisation included; without it MIGRator's gains are "
+        + ", ".join(f"{_gain_vs(good, f['nopre'], p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
+        + " (ablation).",
+        "- **The cost rule**: under the per-instance rule the gains are "
+        + ", ".join(f"{_gain(f['rule'], 'migrator', p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
+        + " (ablation); Eq. 10 punishes a policy that switches often: Astraea makes "
+        f"{f['events']['astraea']:.0f} task reconfigurations an episode against MIGRator's "
+        f"{f['events']['migrator']:.0f}.",
+        f"- **Headroom of dynamic allocation**: MIGRator beats a static half split by "
+        f"{_gain(good, 'migrator', 'static-half'):+.1f}%.",
+        "",
+        "Not measured here (open): the paper runs Ekya and Astraea on MPS and blames part of "
+        "their SLO loss on memory-bandwidth contention (§5.2); edgegym runs every policy on the "
+        "same interference-free MIG simulator. Latency per instance size, SLOs and accuracy "
+        "ceilings are synthesised (the paper publishes none; see each scenario's provenance).",
+        "",
+        "Not tuned to the claims: the inputs come from the sources in the scenario files; the "
+        "trace level and `retrain_scale` were fitted to Fig. 2 (a characterisation, not an "
+        "evaluation result), and no input was changed after the held-out results were seen. "
+        "Two baseline fixes followed the first runs (before issue 14), both toward the papers: "
+        "Ekya-on-MIG first could skip retraining (the paper's Ekya always retrains), and PARIS / "
+        "static-half could give a tenant only instances that miss its SLO at batch 4.",
         "",
     ]
     return "\n".join(lines)

@@ -21,6 +21,17 @@ streams, and give its numbers bit for bit:
 * At a window start the deployed accuracy drifts to ``max(floor, accuracy - drift)`` and the
   micro-profiler's estimates of the window are drawn (from the env's own generator, at the
   moment the window is entered, so the random stream is that of the engine-based env).
+* The micro-profiler (scenario section ``profiler``, Ekya §4.3, §6.3, arXiv §5): its error
+  is given as a median absolute error, from which the Gaussian deviation is derived
+  (:func:`edgegym.workload.continual.error_std`); every ``prune_every`` windows it drops a
+  fraction of each stream's configurations farthest below the Pareto frontier of its
+  estimates (their estimates then read 0); its cost (``cost_s`` per stream for all
+  configurations, the profiled ones' share of it) is held as a GPU share for the whole
+  window, which the projection leaves out; no job starts in the first ``annotation_s``
+  seconds of a window (the golden model's labelling), whose end is a decision epoch; a job is
+  checkpointed every ``checkpoint_epochs`` epochs: a decision epoch where the checkpoint
+  replaces the deployed model if more accurate and the job's estimate is refined
+  (:func:`checkpoint_update`). Every mechanic is off at its default.
 
 Energy follows :class:`edgegym.sim.executor.SimulatedExecutor` (every GPU at the pooled
 utilisation, DVFS power model); reward terms follow :mod:`edgegym.envs.continual.reward`.
@@ -52,8 +63,12 @@ from edgegym.workload.continual import (
     ContinualProfile,
     InferenceConfig,
     RetrainConfig,
+    error_std,
     inference_accuracy,
+    pareto_gap,
+    profiler_estimates,
     progress_accuracy,
+    prune,
     sample_profile,
 )
 from edgegym.workload.models import ModelProfile, get_model
@@ -67,6 +82,7 @@ N_STREAM_BASE = 9
 N_GLOBAL = 6
 
 _EPS = 1e-9  # the engine's tolerance on job completion
+_STD_SAMPLES = 16  # sample episodes whose accuracies set the profiler error's deviation
 _QUANTA_EPS = 1e-9  # hardware.mps.quantize_shares's tolerance on whole quanta
 
 #: Builds an env's executor from its simulated executor and its generator (real backend).
@@ -86,7 +102,8 @@ class ContinualSpec:
     windows: int
     window_s: float
     a_min: float
-    profiler_noise: float
+    profiler_error: float  # median absolute error of the micro-profiler's estimates (input)
+    profiler_noise: float  # standard deviation of their Gaussian error (derived from it)
     profiler_noise_shared: float  # fraction of the estimate error's variance shared by configs
     share_alpha: float
     multi_gpu_efficiency: float
@@ -98,6 +115,14 @@ class ContinualSpec:
     weights: dict[str, float]  # objective weights by reward-term name
     clock_mhz: float = 0.0  # DVFS core clock of every GPU
     speed: float = 1.0  # throughput at that clock relative to the top clock
+    prune_every: int = 0  # windows between prunings of the worst configurations (0: never)
+    prune_fraction: float = 0.0  # fraction of a stream's profiled configurations pruned
+    profile_cost_s: float = 0.0  # GPU-seconds to profile all of one stream's configurations
+    # (C,) each configuration's share of that cost (its share of the exhaustive retraining cost)
+    profile_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    annotation_s: float = 0.0  # seconds of labelling at each window start (no retraining)
+    # (C,) job progress between two checkpoints of each configuration (>= 1: none)
+    checkpoint_step: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @classmethod
     def from_scenario(cls, sc: Scenario) -> ContinualSpec:
@@ -109,18 +134,33 @@ class ContinualSpec:
         gpu = get_gpu(hw["gpu"])
         model = get_model(sc["model"])
         clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
+        prof = sc["profiler"]
+        streams, windows = int(sc["streams"]), int(sc["windows"])
+        # The error's deviation from its median absolute error, over the true accuracies of
+        # sample episodes (a generator of its own: the envs' random streams are untouched).
+        error = float(prof["error"])
+        sample = [
+            sample_profile(
+                sc["drift"], retrain, streams, windows, np.random.default_rng(i)
+            ).post_acc
+            for i in range(_STD_SAMPLES if sc["drift"]["kind"] == "generated" and error else 1)
+        ]
+        nominal = np.array([c.gpu_seconds for c in retrain])
+        every = int(prof["checkpoint_epochs"])
+        epochs = np.array([c.epochs for c in retrain], dtype=float)
         return cls(
             scenario=sc,
             gpu=gpu,
             model=model,
             gpus=int(hw["gpus"]),
             quantum=float(hw["share_quantum"]),
-            streams=int(sc["streams"]),
-            windows=int(sc["windows"]),
+            streams=streams,
+            windows=windows,
             window_s=float(sc["window_s"]),
             a_min=float(sc["a_min"]),
-            profiler_noise=float(sc["profiler_noise"]),
-            profiler_noise_shared=float(sc["profiler_noise_shared"]),
+            profiler_error=error,
+            profiler_noise=error_std(error, np.stack(sample)),
+            profiler_noise_shared=float(prof["shared"]),
             share_alpha=float(hw["share_alpha"]),
             multi_gpu_efficiency=float(hw["multi_gpu_efficiency"]),
             retrain_configs=retrain,
@@ -134,6 +174,12 @@ class ContinualSpec:
             weights={k: float(v) for k, v in sc["objective"].items()},
             clock_mhz=clock,
             speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
+            prune_every=int(prof["prune_every"]),
+            prune_fraction=float(prof["prune_fraction"]),
+            profile_cost_s=float(prof["cost_s"]),
+            profile_weight=nominal / nominal.sum(),
+            annotation_s=float(prof["annotation_s"]),
+            checkpoint_step=every / epochs if every else np.full(len(retrain), np.inf),
         )
 
     @property
@@ -161,6 +207,32 @@ class ContinualParams:
     mask_live: np.ndarray  # (max_streams, W) bool: the state-independent part of a live one
     term_weights: dict[str, float]  # reward term -> objective weight
     make_executor: ExecutorFactory | None = field(default=None, repr=False)
+
+
+def sample_estimates(
+    spec: ContinualSpec, rng: np.random.Generator
+) -> tuple[ContinualProfile, np.ndarray]:
+    """One episode's true profile and the micro-profiler's estimates of every window, drawn
+    from ``rng`` in the order the dynamics draw them (the profile, then at each window start
+    one shared and C own standard normals per stream); for measuring the estimator without
+    running episodes (tests, the reproduction's calibration rows).
+
+    Returns:
+        The profile and the (V, K, C) estimates of its post-retraining accuracies.
+    """
+    v, k, c = spec.streams, spec.windows, len(spec.retrain_configs)
+    prof = sample_profile(spec.scenario["drift"], spec.retrain_configs, v, k, rng)
+    est = np.empty_like(prof.post_acc)
+    for w in range(k):
+        z = rng.standard_normal(v * (1 + c))
+        est[:, w] = profiler_estimates(
+            prof.post_acc[:, w],
+            z[:v, None],
+            z[v:].reshape(v, c),
+            spec.profiler_noise,
+            spec.profiler_noise_shared,
+        )
+    return prof, est
 
 
 def simulated_executor(params: ContinualParams, profile: ContinualProfile) -> SimulatedExecutor:
@@ -252,6 +324,10 @@ class ContinualState:
     job_left: np.ndarray  # (N, V) GPU-seconds (full GPU, top clock) of work still to do
     job_total: np.ndarray  # (N, V) GPU-seconds of the whole job
     job_target: np.ndarray  # (N, V) accuracy the model will have when the job finishes
+    job_start_acc: np.ndarray  # (N, V) deployed accuracy when the job started
+    job_est0: np.ndarray  # (N, V) the micro-profiler's estimate of job_target at the start
+    job_est: np.ndarray  # (N, V) its estimate now (refined at each checkpoint)
+    job_ckpt: np.ndarray  # (N, V) int64 checkpoints the job has passed
     retrained: np.ndarray  # (N, V) bool, a retraining job finished in this window
     retrain_cfg: np.ndarray  # (N, V) int64 applied retraining configuration, -1 = none
     infer_cfg: np.ndarray  # (N, V) int64 applied inference configuration
@@ -262,6 +338,10 @@ class ContinualState:
     post_acc: np.ndarray  # (N, V, C) true accuracy after retraining with each configuration
     gpu_seconds: np.ndarray  # (N, V, C) retraining cost at a full GPU (estimates are exact)
     est_post_acc: np.ndarray  # (N, V, C) micro-profiler estimate of post_acc
+    profiled: np.ndarray  # (N, V, C) bool, configurations the micro-profiler still profiles
+    prune_score: np.ndarray  # (N, V, C) Pareto gap of the estimates summed over the windows
+    ready_s: np.ndarray  # (N,) time from which retraining jobs may start (labels exist)
+    reserved_q: np.ndarray  # (N,) int64 quanta the micro-profiler holds in this window
     # Episode metrics (sim.metrics.Metrics).
     acc_integral: np.ndarray  # (N, V, K) accuracy-seconds per stream and window
     window_energy_j: np.ndarray  # (N, K) joules per window
@@ -281,6 +361,55 @@ def _pick(table: np.ndarray, index: np.ndarray) -> np.ndarray:
     m, v, x = table.shape
     flat = np.arange(0, m * v * x, x).reshape(m, v) + index
     return np.take(table.reshape(-1), flat)
+
+
+def _ready(state: ContinualState) -> np.ndarray:
+    """(N,) bool: the window's labels exist, retraining jobs may start."""
+    return state.time_s >= state.ready_s - 1e-9
+
+
+def checkpoint_work(
+    job_total: np.ndarray, job_left: np.ndarray, job_ckpt: np.ndarray, step: np.ndarray
+) -> np.ndarray:
+    """GPU-seconds of work to each job's next checkpoint (``inf``: none before it finishes).
+
+    A job is checkpointed every ``step`` of its progress (``checkpoint_epochs / epochs`` of
+    its configuration); the last checkpoint before completion is the last one strictly
+    before progress 1. Shared by the batched dynamics and the reference engine.
+
+    Args:
+        job_total: GPU-seconds of each job.
+        job_left: GPU-seconds left.
+        job_ckpt: Checkpoints each job has passed.
+        step: Progress between two checkpoints of each job's configuration.
+    """
+    nxt = (job_ckpt + 1) * step
+    has = nxt < 1.0 - 1e-9
+    return np.where(has, np.where(has, nxt, 0.0) * job_total - (job_total - job_left), np.inf)
+
+
+def checkpoint_update(
+    model_acc: np.ndarray,
+    start_acc: np.ndarray,
+    target: np.ndarray,
+    est0: np.ndarray,
+    progress: np.ndarray,
+    rate: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """What a checkpoint at ``progress`` does (Ekya arXiv §5, "Model checkpointing" and
+    "Adapting estimates during retraining").
+
+    The checkpointed model, of accuracy ``progress_accuracy(start_acc, target, progress,
+    rate)`` on the window's data, replaces the deployed one when it is more accurate; the
+    estimate of the job's final accuracy is refined from the accuracy reached so far: its
+    error shrinks in proportion to the work left, ``target + (est0 - target) * (1 -
+    progress)``. Shared by the batched dynamics and the reference engine.
+
+    Returns:
+        ``(deployed accuracy, refined estimate)``.
+    """
+    ckpt = progress_accuracy(start_acc, target, progress, rate)
+    return np.maximum(model_acc, ckpt), target + (est0 - target) * (1.0 - progress)
 
 
 def _needed(state: ContinualState) -> np.ndarray:
@@ -311,6 +440,10 @@ class ContinualDynamics:
             job_left=np.zeros((m, v)),
             job_total=np.zeros((m, v)),
             job_target=np.zeros((m, v)),
+            job_start_acc=np.zeros((m, v)),
+            job_est0=np.zeros((m, v)),
+            job_est=np.zeros((m, v)),
+            job_ckpt=np.zeros((m, v), dtype=np.int64),
             retrained=np.zeros((m, v), dtype=bool),
             retrain_cfg=np.full((m, v), -1, dtype=np.int64),
             infer_cfg=np.zeros((m, v), dtype=np.int64),
@@ -320,6 +453,10 @@ class ContinualDynamics:
             post_acc=np.zeros((m, v, c)),
             gpu_seconds=np.zeros((m, v, c)),
             est_post_acc=np.zeros((m, v, c)),
+            profiled=np.ones((m, v, c), dtype=bool),
+            prune_score=np.zeros((m, v, c)),
+            ready_s=np.zeros(m),
+            reserved_q=np.zeros(m, dtype=np.int64),
             acc_integral=np.zeros((m, v, k)),
             window_energy_j=np.zeros((m, k)),
             retrain_gpu_s=np.zeros((m, v)),
@@ -341,8 +478,9 @@ class ContinualDynamics:
     def _enter_window(
         self, params: ContinualParams, state: ContinualState, idx: np.ndarray, k: np.ndarray
     ) -> None:
-        """Envs ``idx`` enter windows ``k``: drop unfinished jobs, drift, draw the estimates
-        (the engine's ``start_window`` and the env's micro-profiler)."""
+        """Envs ``idx`` enter windows ``k``: drop unfinished jobs, drift, prune and draw the
+        micro-profiler's estimates, hold its GPU share, start the labelling delay (the
+        engine's ``start_window`` and the env's micro-profiler)."""
         spec = params.spec
         state.window[idx] = k
         live = k < spec.windows
@@ -384,6 +522,10 @@ class ContinualDynamics:
         state.job_left[idx] = 0.0
         state.job_total[idx] = 0.0
         state.job_target[idx] = 0.0
+        state.job_start_acc[idx] = 0.0
+        state.job_est0[idx] = 0.0
+        state.job_est[idx] = 0.0
+        state.job_ckpt[idx] = 0
         state.retrained[idx] = False
         state.retrain_cfg[idx] = -1
         state.infer_cfg[idx] = 0
@@ -394,11 +536,47 @@ class ContinualDynamics:
                 ex = state.episode[i].executor
                 if ex is not None:
                     state.model_acc[i] = ex.deployed_accuracy()
-        rho = spec.profiler_noise_shared
-        noise = np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * own
         state.post_acc[idx] = post
         state.gpu_seconds[idx] = cost
-        state.est_post_acc[idx] = np.clip(post + spec.profiler_noise * noise, 0.0, 1.0)
+        est = profiler_estimates(post, shared, own, spec.profiler_noise, spec.profiler_noise_shared)
+        state.est_post_acc[idx] = est
+        self._profile(params, state, idx, k, est, cost)
+        state.ready_s[idx] = k * spec.window_s + spec.annotation_s
+
+    def _profile(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        idx: np.ndarray,
+        k: np.ndarray,
+        est: np.ndarray,
+        cost: np.ndarray,
+    ) -> None:
+        """The micro-profiler's bookkeeping as envs ``idx`` enter windows ``k`` (Ekya §4.3):
+        every configuration is profiled in the first window; every ``prune_every`` windows a
+        fixed fraction of each stream's worst ones (summed Pareto gap of their estimates) is
+        dropped for the rest of the episode; the window's profiling cost, the profiled
+        configurations' share of ``profile_cost_s`` per stream, is held as a GPU share for
+        the whole window (charged against its GPU time: Eq. 1's first constraint)."""
+        spec = params.spec
+        first = k == 0
+        if first.any():
+            state.profiled[idx[first]] = True
+            state.prune_score[idx[first]] = 0.0
+        if spec.prune_every > 0 and spec.prune_fraction > 0:
+            due = ~first & (k % spec.prune_every == 0)
+            if due.any():
+                d = idx[due]
+                state.profiled[d] = prune(
+                    state.profiled[d], state.prune_score[d], cost[due], spec.prune_fraction
+                )
+            profiled = state.profiled[idx]
+            state.prune_score[idx] += pareto_gap(cost, est, profiled)
+        if spec.profile_cost_s > 0:
+            weight = (state.profiled[idx] * spec.profile_weight).sum(axis=(1, 2))
+            share = spec.profile_cost_s * weight / spec.window_s
+            quanta = np.ceil(share / spec.quantum - _QUANTA_EPS).astype(np.int64)
+            state.reserved_q[idx] = np.minimum(quanta, params.cap_quanta)
 
     # ------------------------------------------------------------------ decisions
     def project(
@@ -408,22 +586,26 @@ class ContinualDynamics:
         infer_cfg, share_retrain, share_infer)``, each (N, V).
 
         Entries are clipped to their ranges; a stream with a job in flight keeps its
-        configuration, one that already retrained gets none, a retraining share without a
-        configuration is dropped, and shares over G are scaled down onto the delta grid
-        (:func:`edgegym.hardware.mps.quantize_shares` of every env at once).
+        configuration, one that already retrained gets none, nor does any stream before the
+        window's labels exist (``ready_s``), a retraining share without a configuration is
+        dropped, and shares over the GPUs the micro-profiler leaves (G minus its reserved
+        quanta) are scaled down onto the delta grid
+        (:func:`edgegym.hardware.mps.quantize_shares`'s rule, every env at once).
         """
         spec = params.spec
         v, m = spec.streams, state.window.shape[0]
         a = np.asarray(actions, dtype=np.int64).reshape(m, params.max_streams, 4)[:, :v]
         a = np.clip(a, 0, params.nvec - 1)
         retrain = np.where(state.job_cfg >= 0, state.job_cfg, a[:, :, 0] - 1)
-        retrain = np.where(state.retrained, -1, retrain)
+        retrain = np.where(state.retrained | ~_ready(state)[:, None], -1, retrain)
         r_quanta = np.where(retrain >= 0, a[:, :, 2], 0)
         x = np.concatenate([r_quanta, a[:, :, 3]], axis=1) * spec.quantum  # (N, 2V) GPUs
         q = np.floor(x / spec.quantum + _QUANTA_EPS).astype(np.int64)
-        over = np.flatnonzero(q.sum(axis=1) > params.cap_quanta)
-        if over.size:
-            q[over] = largest_remainder(q[over], params.cap_quanta)
+        cap = params.cap_quanta - state.reserved_q
+        over = q.sum(axis=1) > cap
+        for total in np.unique(cap[over]):
+            rows = np.flatnonzero(over & (cap == total))
+            q[rows] = largest_remainder(q[rows], int(total))
         shares = q * spec.quantum
         return retrain, a[:, :, 1].copy(), shares[:, :v].copy(), shares[:, v:].copy()
 
@@ -449,6 +631,9 @@ class ContinualDynamics:
             state.job_total[e, s] = state.gpu_seconds[e, s, cfg]
             state.job_left[e, s] = state.job_total[e, s]
             state.job_target[e, s] = state.post_acc[e, s, cfg]
+            state.job_start_acc[e, s] = state.model_acc[e, s]
+            state.job_est0[e, s] = state.job_est[e, s] = state.est_post_acc[e, s, cfg]
+            state.job_ckpt[e, s] = 0
         # A configuration chosen with no share does not start a job: report it as none.
         state.retrain_cfg = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
         state.infer_cfg = infer
@@ -490,11 +675,14 @@ class ContinualDynamics:
 
     def _segment(
         self, params: ContinualParams, state: ContinualState, go: np.ndarray | None
-    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Run the envs ``go`` ((N,) bool, ``None``: all) to their next event (the engine's
-        ``advance`` and the env's accounting of the stretch). Returns the stretch's length
-        (N,), its reward terms, its energy (N,), the (N, V) jobs that finished and the (N,)
-        end of the window it ran in; envs not in ``go`` get zeros and are left as they are."""
+        ``advance`` and the env's accounting of the stretch): a job finishing or reaching a
+        checkpoint, the window's labels becoming ready, or the window's end. Returns the
+        stretch's length (N,), its reward terms, its energy (N,), the (N, V) jobs that
+        finished, the (N,) end of the window it ran in and the (N,) envs whose stretch ended
+        at another decision epoch (a checkpoint, the labels); envs not in ``go`` get zeros and
+        are left as they are."""
         spec = params.spec
         ws = spec.window_s
         # Work rates: hardware.mps.share_speedup at the clock's speed.
@@ -515,9 +703,16 @@ class ContinualDynamics:
                 views[i] = self.engine_views(params, state, i)
                 speed[i] = state.episode[i].executor.retrain_speed(views[i][2])
         active = (state.job_cfg >= 0) & (speed > 0)
-        finish = np.where(active, state.job_left / np.where(active, speed, 1.0), np.inf)
+        rate = np.where(active, speed, 1.0)
+        finish = np.where(active, state.job_left / rate, np.inf)
+        step = spec.checkpoint_step[np.maximum(state.job_cfg, 0)]
+        ck_work = checkpoint_work(state.job_total, state.job_left, state.job_ckpt, step)
+        ck_time = np.where(active, ck_work / rate, np.inf)
         window_end = state.window * ws + ws
-        dt = np.minimum(window_end - state.time_s, finish.min(axis=1, initial=np.inf))
+        waiting = ~_ready(state)
+        horizon = np.where(waiting, np.minimum(window_end, state.ready_s), window_end)
+        first = np.minimum(finish.min(axis=1, initial=np.inf), ck_time.min(axis=1, initial=np.inf))
+        dt = np.minimum(horizon - state.time_s, first)
         dt = np.maximum(0.0, dt) if go is None else np.where(go, np.maximum(0.0, dt), 0.0)
         dt2 = dt[:, None]
         # The stretch (sim.executor.SimulatedExecutor.run, batched).
@@ -560,6 +755,22 @@ class ContinualDynamics:
             state.below_min_s[sel] += below[sel]
         state.time_s = state.time_s + dt
         state.energy_j = state.energy_j + energy
+        ckpt = active & ~done & (ck_time <= dt2 + _EPS)
+        if go is not None:
+            ckpt &= go[:, None]
+        if ckpt.any():
+            e, s = np.nonzero(ckpt)
+            state.job_ckpt[e, s] += 1
+            cfg = state.job_cfg[e, s]
+            state.model_acc[e, s], state.job_est[e, s] = checkpoint_update(
+                state.model_acc[e, s],
+                state.job_start_acc[e, s],
+                state.job_target[e, s],
+                state.job_est0[e, s],
+                state.job_ckpt[e, s] * step[e, s],
+                params.curve_rate[cfg],
+            )
+        epoch = ckpt.any(axis=1) | (waiting & _ready(state))
         if done.any():
             state.model_acc = np.where(done, state.job_target, state.model_acc)
             state.job_cfg[done] = -1
@@ -578,7 +789,7 @@ class ContinualDynamics:
         }
         if not every:
             terms = {name: np.where(pos, value, 0.0) for name, value in terms.items()}
-        return dt, terms, energy, done, window_end
+        return dt, terms, energy, done, window_end, epoch
 
     # ------------------------------------------------------------------ contract
     def base_mask(self, params: ContinualParams, m: int) -> np.ndarray:
@@ -592,7 +803,8 @@ class ContinualDynamics:
         retraining, inference configuration 0 and zero shares are always allowed; in a live
         episode a free stream may pick any retraining configuration, a stream with a job in
         flight only its job's, every stream any inference configuration and inference share,
-        and a retraining share where it runs or may start a job."""
+        and a retraining share where it runs or may start a job. No job may start before the
+        window's labels exist (``ready_s``)."""
         spec = params.spec
         m, v = state.window.shape[0], spec.streams
         c1, l_inf, q, _ = (int(x) for x in params.nvec)
@@ -604,7 +816,7 @@ class ContinualDynamics:
         if not live.all():
             rows[~live] = params.mask_idle
         running = (state.job_cfg >= 0) & live[:, None]
-        free = ~(state.job_cfg >= 0) & ~state.retrained & live[:, None]
+        free = ~(state.job_cfg >= 0) & ~state.retrained & (live & _ready(state))[:, None]
         streams = rows[:, :v]
         streams[:, :, 0] = ~running
         streams[:, :, 1:c1] = free[:, :, None]
@@ -632,13 +844,14 @@ class ContinualDynamics:
             "share_retrain": state.share_retrain.copy(),
             "share_infer": state.share_infer.copy(),
         }
-        # One stretch per step: it ends at a completion or at the window's end. (The loop only
-        # guards the engine's rule for an env that reached neither.)
+        # One stretch per step: it ends at a completion, a checkpoint, the labels becoming
+        # ready or the window's end. (The loop only guards the engine's rule for an env that
+        # reached none of them.)
         go: np.ndarray | None = None
         duration = energy = None
         terms: dict[str, np.ndarray] = {}
         while True:
-            dt, seg_terms, seg_energy, done, window_end = self._segment(params, state, go)
+            dt, seg_terms, seg_energy, done, window_end, epoch = self._segment(params, state, go)
             if duration is None:  # the engine's sums start at 0.0 (0.0 + -0.0 is 0.0)
                 duration, energy = dt + 0.0, seg_energy + 0.0
                 terms = {name: value + 0.0 for name, value in seg_terms.items()}
@@ -651,7 +864,7 @@ class ContinualDynamics:
             if enter.any():
                 idx = np.flatnonzero(enter)
                 self._enter_window(params, state, idx, state.window[idx] + 1)
-            go = ~enter & ~done.any(axis=1) & (True if go is None else go)
+            go = ~enter & ~done.any(axis=1) & ~epoch & (True if go is None else go)
             if not go.any():
                 break
         return state, Record(energy_j=energy, duration_s=duration, terms=terms, info=applied)
@@ -668,7 +881,7 @@ class ContinualDynamics:
         total = state.job_total
         progress = np.where(total > 0, 1.0 - state.job_left / np.maximum(total, 1e-12), 0.0)
         curve = progress_accuracy(
-            state.model_acc, _pick(state.est_post_acc, cfg), progress, params.curve_rate[cfg]
+            state.job_start_acc, state.job_est, progress, params.curve_rate[cfg]
         )
         base = np.stack(
             [
@@ -687,13 +900,15 @@ class ContinualDynamics:
         )
         rows = np.zeros((m, params.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
         rows[:, :v, :N_STREAM_BASE] = np.clip(base, 0.0, 1.0)
-        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc  # in [0, 1]
+        # The micro-profiler's estimates, 0 for configurations it no longer profiles.
+        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc * state.profiled
         cost = state.gpu_seconds / (g * spec.window_s)
         rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
         mask = np.zeros((m, params.max_streams), dtype=np.float32)
         mask[:, :v] = 1.0
         left = state.window * spec.window_s + spec.window_s - state.time_s
-        free = g - (state.share_retrain.sum(axis=1) + state.share_infer.sum(axis=1))
+        held = state.reserved_q * spec.quantum  # the micro-profiler's share
+        free = g - held - (state.share_retrain.sum(axis=1) + state.share_infer.sum(axis=1))
         glob = np.empty((m, N_GLOBAL))
         glob[:, 0] = np.where(left > 0.0, left, 0.0) / spec.window_s
         glob[:, 1] = np.minimum(state.window, spec.windows - 1) / max(spec.windows - 1, 1)
@@ -739,5 +954,8 @@ __all__ = [
     "ContinualSpec",
     "ContinualState",
     "ExecutorFactory",
+    "checkpoint_update",
+    "checkpoint_work",
     "continual_params",
+    "sample_estimates",
 ]

@@ -4,8 +4,10 @@ The core of the DAG-offload family (SRS/MRS, INFOCOM'25). A task of workload ``w
 ``c`` runs on server ``j`` for ``w / (c S_j)`` seconds (Eq. 5) and holds ``c`` of the server's
 ``C_j`` resource units; at no instant may a server's running tasks hold more than ``C_j``
 (Eq. 8). It may start once every predecessor has finished and its data has arrived
-(``d / D_{j',j}``, Eq. 6-7; the same server transfers instantly) and, for inputs from the
-controller / storage, once ``d_0 / D_j`` has elapsed after the request arrived.
+(``d / D_{j',j}``, Eq. 6-7; the same server transfers instantly) and, for its inputs from the
+controller (a request's data) and from the storage cluster (a retraining node's training data),
+once ``d_0 / D_j`` has elapsed after the request arrived, each over its own link (the slides'
+testbed: controller-server 3-5 Gbps like server-server, storage-server 7-10 Gbps).
 :meth:`EdgeCluster.place` puts a task at the earliest such instant on a server (the insertion
 policy of list scheduling: a gap in the timeline is used when the whole task fits in it).
 
@@ -71,7 +73,11 @@ class EdgeCluster:
         speed: (E,) GPU speed of each server (workload units per second per resource unit).
         capacity: (E,) resource units of each server.
         link_mb_s: (E, E) server-to-server bandwidth in MB/s (the diagonal is ignored).
-        source_mb_s: (E,) bandwidth from the controller / storage to each server, MB/s.
+        source_mb_s: (E,) bandwidth from the controller to each server, MB/s (a request's
+            input data, ``input_mb``).
+        storage_mb_s: (E,) bandwidth from the storage cluster to each server, MB/s (a
+            retraining node's training data, ``storage_mb``); ``None``: ``source_mb_s`` (one
+            rate for both).
     """
 
     def __init__(
@@ -80,14 +86,23 @@ class EdgeCluster:
         capacity: np.ndarray,
         link_mb_s: np.ndarray,
         source_mb_s: np.ndarray,
+        storage_mb_s: np.ndarray | None = None,
     ) -> None:
         self.speed = np.asarray(speed, dtype=float)
         self.capacity = np.asarray(capacity, dtype=float)
         self.link = np.asarray(link_mb_s, dtype=float)
         self.source = np.asarray(source_mb_s, dtype=float)
+        self.storage = self.source if storage_mb_s is None else np.asarray(storage_mb_s, float)
         e = self.speed.size
-        if self.capacity.shape != (e,) or self.link.shape != (e, e) or self.source.shape != (e,):
-            raise ValueError("speed, capacity, link_mb_s and source_mb_s must describe E servers")
+        if (
+            self.capacity.shape != (e,)
+            or self.link.shape != (e, e)
+            or self.source.shape != (e,)
+            or self.storage.shape != (e,)
+        ):
+            raise ValueError(
+                "speed, capacity, link_mb_s, source_mb_s and storage_mb_s must describe E servers"
+            )
         if np.any(self.speed <= 0) or np.any(self.capacity <= 0):
             raise ValueError("server speeds and capacities must be > 0")
         # Per server: sorted breakpoints and the resource units in use from each one on.
@@ -101,7 +116,7 @@ class EdgeCluster:
 
     def copy(self) -> EdgeCluster:
         """Independent copy (timelines included), for what-if evaluation."""
-        out = EdgeCluster(self.speed, self.capacity, self.link, self.source)
+        out = EdgeCluster(self.speed, self.capacity, self.link, self.source, self.storage)
         out.times = [list(t) for t in self.times]
         out.used = [list(u) for u in self.used]
         return out
@@ -117,11 +132,15 @@ class EdgeCluster:
         return float(mb) / float(self.link[src, dst])
 
     def ready_time(self, sched: RequestSchedule, i: int, j: int) -> float:
-        """Earliest instant task i's inputs are all on server j (Eq. 6-7)."""
+        """Earliest instant task i's inputs are all on server j (Eq. 6-7): its data from the
+        controller and from storage (each over its own link, from the request's arrival) and
+        every predecessor's output."""
         app = sched.app
         t = sched.arrival
         if app.input_mb[i] > 0:
             t = max(t, sched.arrival + float(app.input_mb[i]) / float(self.source[j]))
+        if app.storage_mb[i] > 0:
+            t = max(t, sched.arrival + float(app.storage_mb[i]) / float(self.storage[j]))
         for u, d in app.preds(i):
             p = sched.tasks[u]
             t = max(t, p.finish + self.transfer(d, p.server, j))

@@ -167,6 +167,7 @@ class DAGParams:
     arrival: Any  # arrival process (time-scaled to ``n_requests``)
     speed_tflops: tuple[float, float]
     link_gbps: tuple[float, float]
+    controller_gbps: tuple[float, float]
     storage_gbps: tuple[float, float]
     unit_dyn_w: float  # dynamic watts of all of a server's GPUs at full load
     power: PowerModel
@@ -301,6 +302,7 @@ def dag_params(sc: Scenario) -> DAGParams:
         arrival=make_arrival(sc["arrival"], Path(sc.source).parent),
         speed_tflops=tuple(map(float, sv["speed_tflops"])),
         link_gbps=tuple(map(float, sv["link_gbps"])),
+        controller_gbps=tuple(map(float, sv["controller_gbps"])),
         storage_gbps=tuple(map(float, sv["storage_gbps"])),
         # Servers run at the top clock; a node's joules are the dynamic power of the units
         # it holds (linear in the utilisation), idle power is not counted.
@@ -315,7 +317,9 @@ def _draw(
 ) -> tuple[EdgeCluster, np.ndarray, np.ndarray]:
     """One env's episode, drawn from ``rng`` (always in this order): its servers (speeds,
     links, storage bandwidth), the (R,) arrival times (the arrival process over the run,
-    time-scaled to exactly R requests) and the (R,) application of each request."""
+    time-scaled to exactly R requests), the (R,) application of each request, and last the
+    controller's bandwidth to each server (drawn last, so the draws before it are those of
+    the version that had one rate for the controller and storage)."""
     p = params
     lo, hi = p.speed_tflops
     speed = rng.uniform(lo, hi, p.e) / hi  # 1 = the fastest server in the range
@@ -323,8 +327,7 @@ def _draw(
     link = rng.uniform(lo, hi, (p.e, p.e)) * _MB_PER_GBPS
     link = (link + link.T) / 2
     lo, hi = p.storage_gbps
-    source = rng.uniform(lo, hi, p.e) * _MB_PER_GBPS
-    cluster = EdgeCluster(speed, np.full(p.e, p.units), link, source)
+    storage = rng.uniform(lo, hi, p.e) * _MB_PER_GBPS
     dt = p.duration / _ARRIVAL_BINS
     counts = p.arrival.counts(_ARRIVAL_BINS, dt, rng).astype(float)
     if counts.sum() <= 0:
@@ -333,7 +336,11 @@ def _draw(
     cdf = np.concatenate([[0.0], np.cumsum(counts)]) / counts.sum()
     r = p.n_requests
     q = (np.arange(r) + rng.uniform(size=r)) / r
-    return cluster, np.interp(q, cdf, edges), rng.choice(len(p.apps), size=r, p=p.app_weights)
+    apps = rng.choice(len(p.apps), size=r, p=p.app_weights)
+    lo, hi = p.controller_gbps
+    controller = rng.uniform(lo, hi, p.e) * _MB_PER_GBPS
+    cluster = EdgeCluster(speed, np.full(p.e, p.units), link, controller, storage)
+    return cluster, np.interp(q, cdf, edges), apps
 
 
 def _fraction(
@@ -408,7 +415,7 @@ def _tables(
     feats[~(params.app_valid[ai] & live[:, None])] = 0.0
     servers[:, :, 0] = state.speed
     servers[:, :, 1] = params.units
-    servers[:, :, 3] = state.source_mb_s / 1000.0
+    servers[:, :, 3] = state.storage_mb_s / 1000.0
     glob = np.empty((m, GLOBALS), dtype=np.float32)
     glob[:, 0] = state.next / params.n_requests
     glob[:, 1] = params.theta / 10
@@ -462,7 +469,8 @@ class ObjectDAGState:
     busy: np.ndarray  # (N, E) resource-unit seconds used per server
     horizon: np.ndarray  # (N,) latest finish so far
     speed: np.ndarray  # (N, E) server speeds (as in the cluster)
-    source_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
+    source_mb_s: np.ndarray  # (N, E) bandwidth from the controller to each server
+    storage_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
     mean_inv_speed: np.ndarray  # (N,) mean over servers of 1 / speed
     cluster: list[EdgeCluster]  # (N,) servers and their capacity timelines
     epoch: list[Epoch | None]  # (N,) the decision waited for (None: episode over)
@@ -484,13 +492,14 @@ def _episode_start(
     app_of = np.zeros((m, p.n_requests), dtype=np.int64)
     speeds = np.zeros((m, p.e))
     sources = np.zeros((m, p.e))
+    storages = np.zeros((m, p.e))
     inv = np.zeros(m)
     clusters = []
     for j, rng in enumerate(rngs):
         cluster, times[j], app_of[j] = _draw(p, rng)
         clusters.append(cluster)
         inv[j] = float(np.mean(1.0 / cluster.speed))
-        speeds[j], sources[j] = cluster.speed, cluster.source
+        speeds[j], sources[j], storages[j] = cluster.speed, cluster.source, cluster.storage
     return clusters, {
         "times": times,
         "app_of": app_of,
@@ -507,6 +516,7 @@ def _episode_start(
         "horizon": np.zeros(m),
         "speed": speeds,
         "source_mb_s": sources,
+        "storage_mb_s": storages,
         "mean_inv_speed": inv,
     }
 
@@ -957,7 +967,7 @@ class Requests:
     retrain: np.ndarray  # (N, Q, n) int16 retraining node of each task (-1: none)
     workload: np.ndarray  # (N, Q, X) of each node
     demand: np.ndarray  # (N, Q, X) of each node
-    input_mb: np.ndarray  # (N, Q, X) MB from the controller / storage to each node
+    input_mb: np.ndarray  # (N, Q, X) MB from the controller (tasks) / storage (retraining nodes)
     acc: np.ndarray  # (N, Q, n) accuracy each task runs with
     acc_now: np.ndarray  # (N, Q, n) accuracy of each task's model at the arrival
     server: np.ndarray  # (N, Q, X) int16 server of each placed node (-1: not placed)
@@ -1023,7 +1033,8 @@ class DAGState:
     horizon: np.ndarray  # (N,) latest finish so far
     speed: np.ndarray  # (N, E) server speeds
     link: np.ndarray  # (N, E, E) server-to-server bandwidth, MB/s
-    source_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
+    source_mb_s: np.ndarray  # (N, E) bandwidth from the controller to each server
+    storage_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
     mean_inv_speed: np.ndarray  # (N,) mean over servers of 1 / speed
     slowest: np.ndarray  # (N,) slowest link between two servers (Eq. 10)
     app_phi: np.ndarray  # (N, A, n) Eq. 10 priorities of each application's tasks
@@ -1249,16 +1260,19 @@ class DAGDynamics(_DAGDynamicsBase):
         self, params: DAGParams, state: DAGState, ix: np.ndarray, s: np.ndarray, x: np.ndarray
     ) -> np.ndarray:
         """(B, E) :meth:`~edgegym.sim.dag.EdgeCluster.ready_time` of node ``x`` of the request
-        in slot ``s`` of env ``ix`` on every server (Eq. 6-7): its input from storage, and
-        each predecessor's finish plus the transfer (an inference task whose model is
-        retrained also waits for the retraining node, which sends it the model)."""
+        in slot ``s`` of env ``ix`` on every server (Eq. 6-7): its input from the controller (an
+        inference task) or from storage (a retraining node), and each predecessor's finish
+        plus the transfer (an inference task whose model is retrained also waits for the
+        retraining node, which sends it the model)."""
         rq = state.requests
         a = rq.app[ix, s]
         arrival = rq.arrival[ix, s][:, None]  # (B, 1)
         task = rq.task[ix, s, x]
         inp = rq.input_mb[ix, s, x][:, None]
-        t = np.where(inp > 0, np.maximum(arrival, arrival + inp / state.source_mb_s[ix]), arrival)
-        retrain = np.where(x < params.app_n[a], rq.retrain[ix, s, task], -1)
+        is_task = (x < params.app_n[a])[:, None]
+        rate = np.where(is_task, state.source_mb_s[ix], state.storage_mb_s[ix])
+        t = np.where(inp > 0, np.maximum(arrival, arrival + inp / rate), arrival)
+        retrain = np.where(is_task[:, 0], rq.retrain[ix, s, task], -1)
         pred = np.concatenate([params.app_pred[a, task], retrain[:, None]], axis=1)  # (B, P+1)
         to_task = params.app_retrain_mb[a, task][:, None]
         mb = np.concatenate([params.app_pred_mb[a, task], to_task], axis=1)

@@ -9,7 +9,8 @@ single environment (:class:`edgegym.envs.energy.env.EnergyFairShareEnv`) is the 
 the vector environment (:mod:`edgegym.envs.energy.vector`) the batch of ``N``.
 
 Each quantum follows :mod:`edgegym.sim.timeslice` (CFS order, ``vruntime += ran / slice``,
-idle remainder at idle power) and :func:`edgegym.sim.timeslice.fairness` (F_T, F_E, F_S over
+idle remainder at idle power, each request's latency from where its tenant's slice falls in
+that order) and :func:`edgegym.sim.timeslice.fairness` (F_T, F_E, F_S over
 the present tenants that wanted the GPU or ran in the last ``fairness_horizon`` quanta). The
 horizon is a shifted buffer of the last ``H`` quanta, summed oldest first so the sums equal a
 sum over the quanta in chronological order bit for bit (older, empty rows add exact zeros).
@@ -28,7 +29,7 @@ from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.hardware.mps import largest_remainder
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Record
-from edgegym.sim.timeslice import TimeSliceExecutor, fairness
+from edgegym.sim.timeslice import TimeSliceExecutor, cfs_offsets, fairness, slice_latency
 from edgegym.workload.arrivals import make_arrival
 from edgegym.workload.models import get_model
 
@@ -98,6 +99,7 @@ class EnergyState:
     last_e: np.ndarray  # (N, n) joules used in the last quantum
     fs_sum: np.ndarray  # (N,) sum of the per-step F_S
     vruntime: np.ndarray  # (N, n) CFS virtual runtimes
+    served_until: np.ndarray  # (N, n) start of each tenant's vacation (seconds; latency)
     wanted_ever: np.ndarray  # (N, n) bool: wanted the GPU at some quantum
     executors: list[Any]  # (N,) each env's executor (``params.make_executor``) or None
 
@@ -269,6 +271,7 @@ class EnergyDynamics:
             last_e=np.zeros((m, n)),
             fs_sum=np.zeros(m),
             vruntime=np.zeros((m, n)),
+            served_until=np.zeros((m, n)),
             wanted_ever=np.zeros((m, n), dtype=bool),
             executors=[self._executor(params, rng) for rng in rngs],
         )
@@ -383,15 +386,20 @@ class EnergyDynamics:
             slots = np.asarray(params.arrival_slots)
             state.queue[:, slots] += state.arrivals[rows, :, k][:, slots]
             work[:, slots] = state.queue[:, slots] * service[:, slots]
+        work = np.where(active, work, 0.0)  # an absent tenant has nothing waiting
         # Time-sliced execution (edgegym.sim.timeslice.TimeSliceExecutor.run, batched).
         granted = units * params.unit_s
         ran = np.minimum(granted, np.maximum(work, 0.0))
         runs = granted > 0
+        # Latency from the CFS order: each slice begins after those run before it.
+        start = (k * big_t)[:, None]
+        begin = start + cfs_offsets(state.vruntime, granted, ran)
+        latency = slice_latency(service, ran, np.maximum(0.0, begin - state.served_until))
+        waiting = np.where(work > 0, state.served_until, start + big_t)
+        state.served_until = np.where(ran > 0, begin + ran, waiting)
         with np.errstate(divide="ignore", invalid="ignore"):
             state.vruntime += np.where(runs, ran / np.where(runs, granted, 1.0), 0.0)
             requests = np.where(service > 0, ran / service, 0.0)
-        wait = (big_t - ran) ** 2 / (2.0 * big_t)
-        latency = np.where(ran > 0, service + wait, np.inf)
         idle = np.maximum(0.0, big_t - ran.sum(axis=1)) * params.idle_power_w
         energy = ran * power
         if params.make_executor is not None:  # the executor seam: each env runs on its own
@@ -400,6 +408,7 @@ class EnergyDynamics:
                 ran[i], energy[i], requests[i] = q.time_s, q.energy_j, q.requests
                 latency[i], idle[i] = q.latency_s, q.idle_j
                 state.vruntime[i] = ex.vruntime
+                state.served_until[i] = ex.served_until
         if params.arrival_slots:
             state.queue[:, slots] = np.maximum(0.0, state.queue[:, slots] - requests[:, slots])
         state.time_total += ran

@@ -21,6 +21,15 @@ Rules, in one place:
 * When a job finishes, the retrained model replaces the deployed one at once.
 * Drift: at a window start the deployed model's accuracy becomes
   ``max(floor, accuracy - drift)``.
+* Labels: no job starts in the first ``annotation_s`` seconds of a window (the golden model
+  labels the window's data; Ekya subtracts the delay from the window).
+* Checkpoints: a job is checkpointed every ``checkpoint_step[c]`` of its progress (strictly
+  before it finishes); the checkpoint replaces the deployed model when it is more accurate
+  (:func:`edgegym.sim.continual.checkpoint_update`). A checkpoint and the labels becoming
+  ready are events: ``advance`` stops there.
+
+The micro-profiler (estimates, pruning, its GPU share) is the environment's: it decides what a
+scheduler sees and how much it may allocate, not how an allocation runs.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edgegym.sim.continual import checkpoint_update, checkpoint_work
 from edgegym.sim.executor import Executor
 from edgegym.sim.metrics import Metrics
 from edgegym.sim.state import Allocation, ClusterState, Segment, TenantState
@@ -39,19 +49,34 @@ _EPS = 1e-9
 
 @dataclass
 class Engine:
-    """Event-exact simulator of retraining and inference on pooled GPUs."""
+    """Event-exact simulator of retraining and inference on pooled GPUs.
+
+    ``annotation_s``, ``checkpoint_step`` ((C,), ``inf``: no checkpoints) and ``curve_rate``
+    ((C,), the accuracy-vs-progress curvature) are the scenario's ``profiler`` rules.
+    """
 
     profile: ContinualProfile
     executor: Executor
     cluster: ClusterState
     window_s: float
+    annotation_s: float = 0.0
+    checkpoint_step: np.ndarray | None = None
+    curve_rate: np.ndarray | None = None
     tenants: TenantState = field(init=False)
     alloc: Allocation = field(init=False)
     window: int = field(init=False, default=0)
     metrics: Metrics = field(init=False)
+    start_acc: np.ndarray = field(init=False)  # (V,) deployed accuracy when each job started
+    checkpoints: np.ndarray = field(init=False)  # (V,) checkpoints each job has passed
 
     def __post_init__(self) -> None:
-        n_streams, n_windows, _ = self.profile.shape
+        n_streams, n_windows, n_configs = self.profile.shape
+        if self.checkpoint_step is None:
+            self.checkpoint_step = np.full(n_configs, np.inf)
+        if self.curve_rate is None:
+            self.curve_rate = np.full(n_configs, 3.0)
+        self.start_acc = np.zeros(n_streams)
+        self.checkpoints = np.zeros(n_streams, dtype=np.int64)
         self.tenants = TenantState.fresh(self.profile.start_acc)
         self.alloc = Allocation.idle(n_streams)
         self.metrics = Metrics(n_streams, n_windows, self.window_s)
@@ -74,6 +99,11 @@ class Engine:
         return max(0.0, self.window_start_s + self.window_s - self.cluster.time_s)
 
     @property
+    def ready_s(self) -> float:
+        """Time from which jobs may start in the current window (its labels exist)."""
+        return self.window_start_s + self.annotation_s
+
+    @property
     def done(self) -> bool:
         """The last window has ended."""
         return self.window >= self.n_windows
@@ -94,6 +124,8 @@ class Engine:
         t.job_total[:] = 0.0
         t.job_target[:] = 0.0
         t.retrained[:] = False
+        self.start_acc[:] = 0.0
+        self.checkpoints[:] = 0
         self.alloc = Allocation.idle(t.model_acc.shape[0])
 
     # ------------------------------------------------------------ decisions
@@ -101,13 +133,14 @@ class Engine:
         """Install an allocation and return the one actually applied.
 
         Shares must already fit the GPUs (the environment projects them). Retraining requests
-        of tenants that already retrained this window are refused (share 0); tenants with a job
-        in flight keep its configuration.
+        of tenants that already retrained this window, or made before its labels exist, are
+        refused (share 0); tenants with a job in flight keep its configuration.
         """
         t, k = self.tenants, self.window
         a = alloc.copy()
         a.retrain_cfg = np.where(t.running, t.job_cfg, a.retrain_cfg)
-        refused = t.retrained | (a.retrain_cfg < 0)
+        waiting = self.cluster.time_s < self.ready_s - 1e-9
+        refused = t.retrained | (a.retrain_cfg < 0) | (waiting & ~t.running)
         a.retrain_cfg[refused] = -1
         a.share_retrain[refused] = 0.0
         start = (~t.running) & (a.retrain_cfg >= 0) & (a.share_retrain > 0)
@@ -118,6 +151,8 @@ class Engine:
             t.job_total[idx] = self.profile.gpu_seconds[idx, k, cfg]
             t.job_left[idx] = t.job_total[idx]
             t.job_target[idx] = self.profile.post_acc[idx, k, cfg]
+            self.start_acc[idx] = t.model_acc[idx]
+            self.checkpoints[idx] = 0
         # A configuration chosen with no share does not start a job: report it as none.
         idle_request = (~t.running) & (a.retrain_cfg >= 0)
         a.retrain_cfg[idle_request] = -1
@@ -125,7 +160,8 @@ class Engine:
         return a
 
     def advance(self, until_s: float) -> tuple[Segment, np.ndarray]:
-        """Run the current allocation until ``until_s`` or the first job completion.
+        """Run the current allocation until ``until_s`` or the first event: a job completing
+        or reaching a checkpoint, or the window's labels becoming ready.
 
         Returns:
             The executed segment and a (V,) bool mask of jobs that finished at its end.
@@ -133,15 +169,35 @@ class Engine:
         t, c = self.tenants, self.cluster
         speed = self.executor.retrain_speed(self.alloc)
         active = t.running & (speed > 0)
-        with np.errstate(divide="ignore"):
-            finish = np.where(active, t.job_left / np.where(active, speed, 1.0), np.inf)
-        dt = max(0.0, min(until_s - c.time_s, float(finish.min(initial=np.inf))))
+        rate = np.where(active, speed, 1.0)
+        finish = np.where(active, t.job_left / rate, np.inf)
+        step = self.checkpoint_step[np.maximum(t.job_cfg, 0)]
+        ckpt_time = np.where(
+            active, checkpoint_work(t.job_total, t.job_left, self.checkpoints, step) / rate, np.inf
+        )
+        if c.time_s < self.ready_s - 1e-9:
+            until_s = min(until_s, self.ready_s)
+        first = min(float(finish.min(initial=np.inf)), float(ckpt_time.min(initial=np.inf)))
+        dt = max(0.0, min(until_s - c.time_s, first))
         seg = self.executor.run(c, t, self.alloc, dt)
         t.job_left = np.maximum(0.0, t.job_left - seg.work_done)
         done = active & ((finish <= dt + _EPS) | (t.job_left <= _EPS * np.maximum(t.job_total, 1)))
         self.metrics.record(self, seg)
         c.time_s += dt
         c.energy_j += seg.energy_j
+        ckpt = active & ~done & (ckpt_time <= dt + _EPS)
+        if np.any(ckpt):
+            idx = np.flatnonzero(ckpt)
+            self.checkpoints[idx] += 1
+            cfg = t.job_cfg[idx]
+            t.model_acc[idx], _ = checkpoint_update(
+                t.model_acc[idx],
+                self.start_acc[idx],
+                t.job_target[idx],
+                t.job_target[idx],
+                self.checkpoints[idx] * step[idx],
+                self.curve_rate[cfg],
+            )
         if np.any(done):
             t.model_acc = np.where(done, t.job_target, t.model_acc)
             t.job_cfg[done] = -1

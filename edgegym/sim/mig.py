@@ -16,8 +16,13 @@ A step (one decision epoch of ``basis_s`` seconds) does, for every env:
 * **Reconfiguration**: the signature is realised on the layout that keeps the most (placement,
   task) pairs (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise`), memoised per
   (signature, allocation, running jobs) in the params, the envs the memo misses realised as one
-  batch (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`); instances that
-  get a new task are ready after the tenant's overhead, or earlier with ``preinit`` (§4.2).
+  batch (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`). Its cost
+  follows the scenario's ``overhead.rule`` (:func:`reconfigure`): ``eq10`` (default,
+  MIGRator Eq. 10-11) takes a task's whole capacity down for its Psi when its instance or GPC
+  count changes, Psi being the mean overhead measured over the task's reconfigurations in the
+  last window; ``per-instance`` makes each instance that gets a new task unavailable for its
+  own destroy/create/library/model-load overhead. Either way each reconfiguration's overhead
+  is *measured* by the per-instance components (earlier with ``preinit``, §4.2) and feeds Psi.
 * **Execution** in stretches of constant rates, split at second boundaries, instances becoming
   ready and retraining completions: the request queues of
   :class:`edgegym.sim.serving.MIGExecutor` and the retraining rules of
@@ -91,6 +96,7 @@ class MIGSpec:
     batch: int
     preinit: bool
     data_fraction: float
+    retrain_scale: float  # multiplies every retraining job's GPU-seconds (nc_profile)
     ceilings: np.ndarray  # (M,)
     slo_s: np.ndarray  # (M,)
     rate: np.ndarray  # (M, P) requests/s of one instance at each placement
@@ -102,6 +108,8 @@ class MIGSpec:
     min_train_size: np.ndarray  # (M,) smallest instance that holds a retraining job
     overhead_new_s: np.ndarray  # (M,) overhead of a newly created instance for the model
     overhead_reload_s: np.ndarray  # (M,) overhead of reusing an instance for another task
+    destroy_s: float  # destroying an instance (MIGRator Fig. 5's first component)
+    overhead_rule: str  # "eq10" (MIGRator Eq. 10-11, measured Psi) or "per-instance"
     valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
     weights: dict[str, float]
 
@@ -173,6 +181,7 @@ class MIGSpec:
             batch=batch,
             preinit=bool(sc["preinit"]),
             data_fraction=float(sc["data_fraction"]),
+            retrain_scale=float(sc["retrain_scale"]),
             ceilings=np.array([t["ceiling"] for t in tenants]),
             slo_s=slo,
             rate=rate,
@@ -184,6 +193,8 @@ class MIGSpec:
             min_train_size=min_train,
             overhead_new_s=new_s,
             overhead_reload_s=reload_s,
+            destroy_s=float(ov["destroy_s"]),
+            overhead_rule=str(ov["rule"]),
             valid_static=ok,
             weights=dict(sc["objective"]),
         )
@@ -191,24 +202,42 @@ class MIGSpec:
     def profile(self):
         """The tenants' continual-learning profile (deterministic)."""
         return nc_profile(
-            self.models, self.datasets, self.ceilings, self.data_fraction, self.windows
+            self.models,
+            self.datasets,
+            self.ceilings,
+            self.data_fraction,
+            self.windows,
+            retrain_scale=self.retrain_scale,
         )
 
-    def retrain_seconds(self, job_left: np.ndarray) -> np.ndarray:
+    def retrain_seconds(
+        self, job_left: np.ndarray, overhead_s: np.ndarray | None = None
+    ) -> np.ndarray:
         """(M, Z) seconds a retraining job with ``job_left`` (M,) GPU-seconds of work occupies a
-        new instance of each size, its creation overhead included; ``inf`` where the size is
-        too small to hold the job. The one rule behind the MIG mask, the MIG baselines and
-        MIGRator's planner (a job is never resized, so it runs on one instance throughout)."""
+        new instance of each size, its start overhead included; ``inf`` where the size is too
+        small to hold the job. The one rule behind the MIG mask, the MIG baselines and
+        MIGRator's planner (a job is never resized, so it runs on one instance throughout).
+
+        Args:
+            job_left: (M,) GPU-seconds of work.
+            overhead_s: (M,) seconds before the job's instance serves: what the environment
+                charges a retraining task now (``MIGSnapshot.overhead_s[M:]``: its Psi under
+                ``eq10``); default the new-instance overhead (the ``per-instance`` rule).
+        """
+        ov = self.overhead_new_s if overhead_s is None else np.asarray(overhead_s, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            secs = self.overhead_new_s[:, None] + job_left[:, None] / self.size_train_speed
+            secs = ov[:, None] + job_left[:, None] / self.size_train_speed
         too_small = np.asarray(self.catalogue.sizes)[None, :] < self.min_train_size[:, None]
         return np.where(too_small, np.inf, secs)
 
-    def fits_window(self, job_left: np.ndarray, left_s: float) -> np.ndarray:
+    def fits_window(
+        self, job_left: np.ndarray, left_s: float, overhead_s: np.ndarray | None = None
+    ) -> np.ndarray:
         """(M, Z) bool: a job with ``job_left`` GPU-seconds, launched now on a new instance of
         each size, finishes within the ``left_s`` seconds left in its window (MIGRator's
-        constraint 4: retraining is launched and finished inside its window)."""
-        return self.retrain_seconds(job_left) <= left_s + FIT_EPS
+        constraint 4: retraining is launched and finished inside its window); ``overhead_s``
+        as in :meth:`retrain_seconds`."""
+        return self.retrain_seconds(job_left, overhead_s) <= left_s + FIT_EPS
 
     @property
     def n_seconds(self) -> int:
@@ -404,7 +433,13 @@ class MIGState:
     retrain_gpu_s: np.ndarray  # (N, M) GPU-seconds given to retraining
     retrainings: np.ndarray  # (N, M) int64 jobs finished
     reconfigurations: np.ndarray  # (N,) int64 instances (re)configured
-    downtime_s: np.ndarray  # (N,) instance-seconds of reconfiguration overhead
+    downtime_s: np.ndarray  # (N,) instance-seconds made unavailable by reconfigurations
+    psi_s: np.ndarray  # (N, 2M) Psi of each task: its mean measured overhead, last window
+    overhead_sum: np.ndarray  # (N, 2M) measured overhead of the task's events, this window
+    overhead_events: np.ndarray  # (N, 2M) int64 the task's reconfigurations, this window
+    overhead_s: np.ndarray  # (N,) measured reconfiguration overhead, summed over events
+    overhead_plain_s: np.ndarray  # (N,) the same without pre-initialisation
+    reconfig_events: np.ndarray  # (N,) int64 task reconfigurations (MIGRator Eq. 11)
     mask: np.ndarray  # (N, S) bool valid signatures now (kept by initial and step)
     timeline: list[list[dict[str, Any]] | None]  # (N,) per-stretch records, None: not kept
 
@@ -439,6 +474,106 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     out = arr.copy()
     out[sel] = value
     return out
+
+
+RULES = ("eq10", "per-instance")
+
+
+@dataclass(frozen=True)
+class Reconfiguration:
+    """What one reconfiguration does to N envs' P placements and 2M tasks (:func:`reconfigure`)."""
+
+    ready: np.ndarray  # (N, P) time each placement's instance serves again
+    flagged: np.ndarray  # (N, 2M) bool: the task is reconfigured (MIGRator Eq. 11)
+    measured: np.ndarray  # (N, 2M) seconds the task's reconfiguration took (0 where unflagged)
+    downtime: np.ndarray  # (N,) instance-seconds made unavailable
+
+
+def reconfigure(
+    rule: str,
+    old: np.ndarray,
+    new: np.ndarray,
+    ready_old: np.ndarray,
+    now: np.ndarray,
+    ready_instance: np.ndarray,
+    psi: np.ndarray,
+    gpcs: np.ndarray,
+    destroy_s: float,
+    first: np.ndarray,
+) -> Reconfiguration:
+    """The reconfiguration rule of the MIG family, for a batch of envs (the single env is the
+    batch of one).
+
+    **Detection** (MIGRator Eq. 11): task ``x`` (inference ``x < M``, retraining ``x >= M``)
+    is reconfigured when the number of instances or of GPCs it holds changes and it holds at
+    least one instance afterwards (a task left with nothing has no capacity to lose).
+
+    **Measured overhead** of a reconfigured task: the time until every instance it holds now
+    serves under the per-instance components (``ready_instance - now`` for each instance that
+    got the task; 0 for instances it keeps), or ``destroy_s`` where it only gave instances up
+    (MIGRator Fig. 5: destruction, creation, library load, model load). Psi (Table 2) is the mean
+    of these over a task's reconfigurations in the last window (:meth:`MIGDynamics.enter_window`).
+
+    **Cost**, by ``rule``:
+
+    * ``"eq10"`` (MIGRator Eq. 10): a reconfigured task's *whole* capacity is down for its Psi:
+      each of its instances serves from ``now + psi[x]`` (or later, if it was still being set
+      up); an instance that changed task without a count change (Eq. 11 sees none) serves at
+      once.
+    * ``"per-instance"``: each instance that gets a new task serves from its own
+      ``ready_instance`` (its destroy/create/library/model-load overhead, shortened by
+      pre-initialisation); instances a task keeps are untouched.
+
+    The first allocation of an episode (``first``) is a warm start: ready at ``now``, nothing
+    flagged.
+
+    Args:
+        rule: ``"eq10"`` or ``"per-instance"``.
+        old: (N, P) task per placement before (IDLE -1, ABSENT -2).
+        new: (N, P) task per placement after.
+        ready_old: (N, P) when each instance served before.
+        now: (N,) time of the decision.
+        ready_instance: (N, P) when each instance would serve under the per-instance
+            components (used where the placement's task changes).
+        psi: (N, 2M) Psi of each task, seconds.
+        gpcs: (P,) GPCs of each placement.
+        destroy_s: Seconds to destroy an instance.
+        first: (N,) bool: the first decision of the episode.
+
+    Returns:
+        The :class:`Reconfiguration`.
+    """
+    if rule not in RULES:
+        raise ValueError(f"overhead rule must be one of {', '.join(RULES)}, got {rule!r}")
+    n_tasks = psi.shape[1]
+    t = now[:, None]
+    changed = (new >= 0) & (new != old)
+    kept = (new >= 0) & (new == old)
+    ids = np.arange(n_tasks)
+    own_old = old[:, :, None] == ids  # (N, P, 2M)
+    own_new = new[:, :, None] == ids
+    n_old, n_new = own_old.sum(axis=1), own_new.sum(axis=1)
+    g_old = np.einsum("npx,p->nx", own_old, gpcs)
+    g_new = np.einsum("npx,p->nx", own_new, gpcs)
+    flagged = ((n_old != n_new) | (g_old != g_new)) & (n_new > 0) & ~first[:, None]
+    wait = np.where(changed, ready_instance - t, 0.0)  # (N, P)
+    got = np.where(own_new & changed[:, :, None], wait[:, :, None], 0.0).max(axis=1)
+    gave = (own_old & ~own_new).any(axis=1)
+    measured = np.where(flagged, np.maximum(got, np.where(gave, destroy_s, 0.0)), 0.0)
+    if rule == "eq10":
+        x = np.where(new >= 0, new, 0)
+        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
+        psi_p = np.take_along_axis(psi, x, axis=1)
+        base = np.where(kept, ready_old, t)
+        ready = np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
+    else:
+        ready = np.where(changed, ready_instance, ready_old)
+    ready = np.where(first[:, None] & changed, t, ready)
+    before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
+    after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
+    # Summed in placement order, as one instance after another.
+    downtime = np.cumsum(after - before, axis=1)[:, -1]
+    return Reconfiguration(ready=ready, flagged=flagged, measured=measured, downtime=downtime)
 
 
 class MIGDynamics:
@@ -490,11 +625,26 @@ class MIGDynamics:
             retrainings=np.zeros((n, m), dtype=np.int64),
             reconfigurations=np.zeros(n, dtype=np.int64),
             downtime_s=np.zeros(n),
+            psi_s=np.repeat(np.tile(spec.overhead_new_s, 2)[None], n, axis=0),
+            overhead_sum=np.zeros((n, 2 * m)),
+            overhead_events=np.zeros((n, 2 * m), dtype=np.int64),
+            overhead_s=np.zeros(n),
+            overhead_plain_s=np.zeros(n),
+            reconfig_events=np.zeros(n, dtype=np.int64),
             mask=np.zeros((n, len(spec.catalogue)), dtype=bool),
             timeline=[None] * n,
         )
         state.mask = self._mask(params, state)
         return state
+
+    def charged_overhead(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, 2M) seconds a reconfiguration of each task costs now: its Psi under ``eq10``,
+        the new-instance overhead of its model under ``per-instance`` (the bound the mask
+        uses for a retraining start)."""
+        spec = params.spec
+        if spec.overhead_rule == "eq10":
+            return state.psi_s
+        return np.broadcast_to(np.tile(spec.overhead_new_s, 2), state.psi_s.shape)
 
     # ------------------------------------------------------------------ masks
     def mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
@@ -514,8 +664,9 @@ class MIGDynamics:
         time_left = state.window * spec.window_s + spec.window_s - state.time_s  # (N,)
         # Work of each job: what is left, or the whole job when it has not started.
         left = np.where(state.job_left > 0, state.job_left, prof.gpu_seconds[:, k, 0].T)
+        ov = self.charged_overhead(params, state)[:, m:]  # (N, M) a retraining start's cost
         with np.errstate(divide="ignore", invalid="ignore"):
-            secs = spec.overhead_new_s[None, :, None] + left[:, :, None] / spec.size_train_speed
+            secs = ov[:, :, None] + left[:, :, None] / spec.size_train_speed
         too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
         secs = np.where(too_small[None], np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
@@ -588,13 +739,13 @@ class MIGDynamics:
         if (state.window >= spec.windows).any():
             raise RuntimeError("step() on an env whose episode has ended")
         a, projected = self.project(params, state, actions)
+        before = self._counters(state)  # before the reconfiguration: its downtime counts
         changes = self._apply(params, state, a)
         t0 = state.time_s.copy()
         w_start = state.window * spec.window_s
         t_end = np.minimum(
             w_start + (state.step_in_window + 1) * spec.basis_s, w_start + spec.window_s
         )
-        before = self._counters(state)
         while True:
             go = state.time_s < t_end - _EPS
             if not go.any():
@@ -605,7 +756,7 @@ class MIGDynamics:
             nxt = np.minimum(nxt, np.where(pending, state.ready_s, np.inf).min(axis=1))
             self._advance(params, state, nxt, go)
         after = self._counters(state)
-        d_req, d_slo, d_good, d_corr, d_energy, d_down = (
+        d_req, d_slo, d_good, d_corr, d_energy, d_down, d_over = (
             x1 - x0 for x0, x1 in zip(before, after, strict=True)
         )
         state.step_in_window += 1
@@ -628,6 +779,7 @@ class MIGDynamics:
             "slo_attainment": np.where(has, d_slo.sum(axis=1) / safe, 1.0),
             "accuracy": np.where(has, d_corr.sum(axis=1) / safe, 0.0),
             "downtime_s": d_down,
+            "overhead_s": d_over,
             "tenant_requests": d_req,
             "tenant_goodput": d_good,
             "tenant_served_slo": d_slo,
@@ -635,8 +787,9 @@ class MIGDynamics:
         return state, Record(energy_j=d_energy, duration_s=t_end - t0, terms=terms, info=info)
 
     def _counters(self, state: MIGState) -> tuple[np.ndarray, ...]:
-        """Per env: per-tenant sums of the window counters, energy and downtime so far (a
-        step's numbers are differences of these, as the engine's metrics give them)."""
+        """Per env: per-tenant sums of the window counters, energy, downtime and measured
+        reconfiguration overhead so far (a step's numbers are differences of these, as the
+        engine's metrics give them)."""
         return (
             state.requests.sum(axis=2),
             state.served_slo.sum(axis=2),
@@ -644,18 +797,19 @@ class MIGDynamics:
             state.correct.sum(axis=2),
             state.energy_j.sum(axis=1),
             state.downtime_s.copy(),
+            state.overhead_s.copy(),
         )
 
     def _apply(self, params: MIGParams, state: MIGState, a: np.ndarray) -> np.ndarray:
-        """Realise signatures ``a`` (N,); returns (N,) instances (re)configured (0 at the
-        first decision, a warm start)."""
+        """Realise signatures ``a`` (N,) under the scenario's reconfiguration rule
+        (:func:`reconfigure`); returns (N,) instances (re)configured (0 at the first decision,
+        a warm start)."""
         spec = params.spec
         m = spec.n_tenants
         now = state.time_s[:, None]
-        first = (state.signature < 0)[:, None]
+        first = state.signature < 0
         old = state.task
         new = params.realise(a, old, state.running)
-        changed = (new >= 0) & (new != old)
         tenant = np.where(new >= 0, new, 0) % m
         existed = old != ABSENT
         ov = np.where(existed, spec.overhead_reload_s[tenant], spec.overhead_new_s[tenant])
@@ -668,13 +822,32 @@ class MIGDynamics:
                 np.minimum(now, state.since_s),
                 np.minimum(now, free.max(2)),
             )
-        ready = np.where(first, now, np.maximum(now, start + ov))
-        state.ready_s = np.where(changed, ready, state.ready_s)
-        count = np.where(first[:, 0], 0, changed.sum(axis=1))
-        # Summed in placement order, as one instance after another.
-        downtime = np.cumsum(np.where(changed, ready - now, 0.0), axis=1)[:, -1]
+        rc = reconfigure(
+            spec.overhead_rule,
+            old,
+            new,
+            state.ready_s,
+            state.time_s,
+            np.maximum(now, start + ov),
+            state.psi_s,
+            params.gpcs,
+            spec.destroy_s,
+            first,
+        )
+        plain = rc.measured
+        if spec.preinit:  # what the same reconfiguration would take without it (§5.2's baseline)
+            args = (old, new, state.ready_s, state.time_s, now + ov, state.psi_s, params.gpcs)
+            plain = reconfigure(spec.overhead_rule, *args, spec.destroy_s, first).measured
+        state.ready_s = rc.ready
+        state.overhead_plain_s = state.overhead_plain_s + np.cumsum(plain, axis=1)[:, -1]
+        count = np.where(first, 0, ((new >= 0) & (new != old)).sum(axis=1))
         state.reconfigurations += count
-        state.downtime_s = np.where(first[:, 0], state.downtime_s, state.downtime_s + downtime)
+        state.downtime_s = state.downtime_s + rc.downtime
+        measured = np.where(rc.flagged, rc.measured, 0.0)
+        state.overhead_sum = state.overhead_sum + measured
+        state.overhead_events = state.overhead_events + rc.flagged
+        state.overhead_s = state.overhead_s + np.cumsum(measured, axis=1)[:, -1]
+        state.reconfig_events = state.reconfig_events + rc.flagged.sum(axis=1)
         state.since_s = np.where(new != old, now, state.since_s)
         state.task = new
         # Memory slices covered by a working instance are not free; newly free ones are.
@@ -816,9 +989,18 @@ class MIGDynamics:
     def enter_window(
         self, params: MIGParams, state: MIGState, idx: np.ndarray, k: np.ndarray
     ) -> None:
-        """Envs ``idx`` enter windows ``k``: unfinished jobs are dropped and the deployed
-        models drift (:meth:`edgegym.sim.engine.Engine.start_window`); the executor seam."""
+        """Envs ``idx`` enter windows ``k``: each task's Psi becomes the mean overhead
+        measured over its reconfigurations in the window that ended, unfinished jobs are
+        dropped and the deployed models drift (:meth:`edgegym.sim.engine.Engine.start_window`);
+        the executor seam."""
         state.window[idx] = k
+        # Psi (MIGRator Table 2): the mean overhead of each task's reconfigurations in the
+        # window that ended; a task not reconfigured keeps its Psi.
+        n_ev = state.overhead_events[idx]
+        mean = state.overhead_sum[idx] / np.maximum(n_ev, 1)
+        state.psi_s[idx] = np.where(n_ev > 0, mean, state.psi_s[idx])
+        state.overhead_sum[idx] = 0.0
+        state.overhead_events[idx] = 0
         live = k < params.spec.windows
         idx, k = idx[live], k[live]
         if not idx.size:
@@ -873,7 +1055,7 @@ class MIGDynamics:
         feats[:, :, 10] = progress
         feats[:, :, 11] = own_r.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
         feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
-        feats[:, :, 13] = spec.overhead_new_s / 10.0
+        feats[:, :, 13] = self.charged_overhead(params, state)[:, :m] / 10.0
         assigned = state.task >= 0
         n_assigned = assigned.sum(axis=1)
         waiting = (assigned & (state.ready_s > t[:, None] + 1e-9)).sum(axis=1)
@@ -909,7 +1091,10 @@ class MIGDynamics:
                 "energy_j": float(state.energy_j[i].sum()),
                 "retrainings": float(state.retrainings[i].sum()),
                 "reconfigurations": float(state.reconfigurations[i]),
+                "reconfig_events": float(state.reconfig_events[i]),
                 "downtime_s": float(state.downtime_s[i]),
+                "overhead_s": float(state.overhead_s[i]),
+                "overhead_without_preinit_s": float(state.overhead_plain_s[i]),
             }
         wa = state.acc_integral[i] / params.spec.window_s  # no request arrived
         return {
@@ -929,14 +1114,17 @@ __all__ = [
     "HIGH",
     "PENDING",
     "PER_TENANT",
+    "RULES",
     "RUNNING",
     "TERMS",
     "MIGDynamics",
     "MIGParams",
     "MIGSpec",
     "MIGState",
+    "Reconfiguration",
     "Stretch",
     "job_places",
     "keep_pairs",
+    "reconfigure",
     "status_of",
 ]

@@ -21,6 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
+
+#: Median of ``|z|`` for a standard normal ``z``: the median absolute error of Gaussian errors
+#: is this times their standard deviation.
+MAE_PER_STD = 0.6744897501960817
 
 
 @dataclass(frozen=True)
@@ -211,3 +217,116 @@ def sample_profile(
         gpu_seconds=cost[None, None, :] * volume[..., None],
         demand=_uniform(rng, drift.get("demand", (1.0, 1.0)), shape2),
     )
+
+
+# ----------------------------------------------------------------------------- micro-profiler
+def error_std(mae: float, true_acc: np.ndarray) -> float:
+    """Standard deviation of the micro-profiler's Gaussian error for a median absolute error.
+
+    Ekya reports the micro-profiler's error as a median absolute error (NSDI'22 §6.3,
+    Fig. 11a: 5.8 points). Estimates are ``clip(acc + e, 0, 1)`` with ``e ~ N(0, sigma^2)``
+    (the split of ``e`` into a part shared by a stream's configurations and a part of its own
+    keeps its variance, so it does not enter here). Without clipping the median of ``|e|`` is
+    ``MAE_PER_STD * sigma``; clipping shortens only errors that reach past 0 or 1, so where
+    every true accuracy lies in ``[mae, 1 - mae]`` the median is unchanged and
+    ``sigma = mae / MAE_PER_STD`` exactly. Otherwise ``sigma`` is solved so that the pooled
+    median of the clipped errors over ``true_acc`` is ``mae``.
+
+    Args:
+        mae: Target median absolute error (0: exact estimates).
+        true_acc: True accuracies the estimates are drawn around (any shape; e.g. the
+            post-retraining accuracies of sample episodes of the scenario).
+
+    Returns:
+        ``sigma`` (``100 * mae / MAE_PER_STD`` at most: a median no error can reach where
+        nearly every accuracy sits at 0 or 1).
+    """
+    if mae <= 0.0:
+        return 0.0
+    p = np.ravel(np.asarray(true_acc, dtype=float))
+    base = mae / MAE_PER_STD
+    clipped = (p < mae) | (p > 1.0 - mae)
+    if p.size == 0 or not clipped.any():
+        return base
+    up_free = 1.0 - p > mae  # positive errors past mae stay past it (no clip at 1 below it)
+    down_free = p > mae
+
+    def excess(sigma: float) -> float:
+        """P(|clipped error| <= mae) - 1/2, pooled over ``true_acc`` (decreasing in sigma)."""
+        z = mae / sigma
+        inside = np.where(up_free, ndtr(z), 1.0) - np.where(down_free, ndtr(-z), 0.0)
+        return float(inside.mean()) - 0.5
+
+    hi = 100.0 * base
+    if excess(hi) > 0.0:
+        return hi
+    return float(brentq(excess, base, hi, xtol=1e-12))
+
+
+def profiler_estimates(
+    post: np.ndarray,
+    z_shared: np.ndarray,
+    z_own: np.ndarray,
+    std: float,
+    shared: float,
+) -> np.ndarray:
+    """The micro-profiler's estimates of post-retraining accuracy, clipped to [0, 1].
+
+    ``clip(post + std * (sqrt(shared) * z_shared + sqrt(1 - shared) * z_own), 0, 1)``: a part
+    of the error common to every configuration of a stream in a window (profiled on the same
+    data subsample) and a part of each configuration's own.
+
+    Args:
+        post: (..., C) true post-retraining accuracies.
+        z_shared: (..., 1) standard normal draws, one per stream and window.
+        z_own: (..., C) standard normal draws, one per configuration.
+        std: Standard deviation of the error (:func:`error_std`).
+        shared: Fraction of the error variance that is shared.
+    """
+    noise = np.sqrt(shared) * z_shared + np.sqrt(1.0 - shared) * z_own
+    return np.clip(post + std * noise, 0.0, 1.0)
+
+
+def pareto_gap(cost: np.ndarray, est: np.ndarray, profiled: np.ndarray) -> np.ndarray:
+    """How far each configuration's estimate lies below the Pareto frontier, (..., C).
+
+    ``gap[c] = max(0, max over profiled c' with cost[c'] <= cost[c] of est[c'] - est[c])``: 0
+    on the frontier of cost vs estimated accuracy (Ekya Fig. 3b), the accuracy a cheaper or
+    equally cheap configuration beats it by otherwise. Unprofiled configurations get 0.
+
+    Args:
+        cost: (..., C) GPU-seconds of each configuration.
+        est: (..., C) estimated accuracies.
+        profiled: (..., C) bool, the configurations profiled.
+    """
+    cheaper = (cost[..., None, :] <= cost[..., :, None]) & profiled[..., None, :]
+    beat = np.where(cheaper, est[..., None, :] - est[..., :, None], 0.0)
+    return np.where(profiled, np.maximum(beat.max(axis=-1), 0.0), 0.0)
+
+
+def prune(profiled: np.ndarray, score: np.ndarray, cost: np.ndarray, fraction: float) -> np.ndarray:
+    """Drop a fixed fraction of the worst profiled configurations (Ekya §4.3, "pruning").
+
+    Per stream, ``floor(fraction * n)`` of its ``n`` profiled configurations are dropped
+    (at least one is always kept): those with the largest ``score`` (the Pareto gap summed
+    over the windows profiled so far), ties broken by the larger cost, then the larger index.
+
+    Args:
+        profiled: (..., C) bool, the configurations still profiled.
+        score: (..., C) accumulated Pareto gap (larger: worse).
+        cost: (..., C) GPU-seconds of each configuration (the tie-break).
+        fraction: Fraction of the profiled configurations dropped.
+
+    Returns:
+        The new (..., C) bool mask.
+    """
+    n = profiled.sum(axis=-1, keepdims=True)
+    drop = np.minimum(np.floor(fraction * n + 1e-9), np.maximum(n - 1, 0)).astype(np.int64)
+    c = profiled.shape[-1]
+    index = np.broadcast_to(np.arange(c), profiled.shape)
+    # Rank the profiled configurations worst first: score, then cost, then index, descending.
+    key_score = np.where(profiled, score, -np.inf)
+    order = np.lexsort((-index, -np.broadcast_to(cost, profiled.shape), -key_score), axis=-1)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(c), order.shape), axis=-1)
+    return profiled & (rank >= drop)

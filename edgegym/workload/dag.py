@@ -2,9 +2,12 @@
 
 An application is a DAG of inference tasks, each running one model. Task ``i`` has a workload
 ``w_i`` (GPU time units at speed 1), a resource demand ``c_i`` (GPU resource units while it runs),
-its input data ``d_{0,i}`` (MB, from the controller/storage, for entry tasks) and the data it
+its input data ``d_{0,i}`` (MB, from the controller, for entry tasks) and the data it
 sends along each edge ``d_{i,i'}``. On server ``j`` with speed ``S_j`` a task runs for
 ``w_i / (c_i S_j)``; moving ``d`` MB over a link of ``D`` MB/s takes ``d / D`` (Eq. 5-6).
+The slides' testbed has three kinds of link: server-server and controller-server (3-5 Gbps)
+and storage-server (7-10 Gbps); a node's input from the controller (``input_mb``) and from
+storage (``storage_mb``, a retraining node's training data) travel on the last two.
 
 Retraining (Fig. 7 of the slides): choosing configuration ``u_h = (b_h, n_h, o_h)`` (data MB,
 workload, resources) for model ``m_i`` adds node ``|V| + i`` to the request's DAG. It receives
@@ -12,6 +15,9 @@ the inputs of task ``i`` (``d_{i',|V|+i} = d_{i',i}`` from each predecessor ``i'
 training data from storage (``d_{0,|V|+i} = b_h``), and sends task ``i`` the updated model
 (``d_{|V|+i,i} = sum_{i'} d_{i',i} + d(m_i)``): task ``i`` then answers with accuracy
 ``f(u_h, m_i)`` instead of ``a_i``.
+
+Algorithm 2 (line 2) turns the inference DAG into a single chain in topological order before
+it prices a retraining node (:func:`chain_dag`): Eq. 11 names one predecessor ``i'`` per task.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "DAGApp",
     "DAGError",
     "RetrainOption",
+    "chain_dag",
     "extend_with_retraining",
     "option_for",
     "topological_order",
@@ -80,6 +87,8 @@ class DAGApp:
         edges: (E, 2) data dependencies ``(u, v)``.
         edge_mb: (E,) data sent along each edge, MB.
         model_mb: (V,) size of each task's model, MB (sent to it after a retraining).
+        storage_mb: (V,) data each node receives from the storage cluster, MB (a retraining
+            node's training data ``b_h``; 0 for inference tasks). ``None``: zeros.
     """
 
     name: str
@@ -90,11 +99,14 @@ class DAGApp:
     edges: np.ndarray
     edge_mb: np.ndarray
     model_mb: np.ndarray
+    storage_mb: np.ndarray | None = None
     order: tuple[int, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.models)
-        for key in ("workload", "demand", "input_mb", "model_mb"):
+        if self.storage_mb is None:
+            object.__setattr__(self, "storage_mb", np.zeros(n))
+        for key in ("workload", "demand", "input_mb", "model_mb", "storage_mb"):
             arr = np.asarray(getattr(self, key), dtype=float)
             if arr.shape != (n,) or np.any(arr < 0) or not np.all(np.isfinite(arr)):
                 raise DAGError(f"{self.name}: {key} must be {n} non-negative numbers")
@@ -167,12 +179,13 @@ def extend_with_retraining(app: DAGApp, choice: Sequence[int], options: Sequence
 
     Returns:
         A DAG with ``V + R`` nodes; node ``V + r`` retrains the model of the r-th chosen task.
-        Its input edge from the controller carries ``b_h`` MB (``input_mb``).
+        Its input from the storage cluster carries ``b_h`` MB (``storage_mb``).
     """
     models = list(app.models)
     work = list(app.workload)
     demand = list(app.demand)
     inp = list(app.input_mb)
+    store = list(app.storage_mb)
     mmb = list(app.model_mb)
     edges = [tuple(e) for e in app.edges.tolist()]
     emb = list(app.edge_mb)
@@ -184,7 +197,8 @@ def extend_with_retraining(app: DAGApp, choice: Sequence[int], options: Sequence
         models.append(f"retrain:{app.models[i]}")
         work.append(opt.workload)
         demand.append(opt.demand)
-        inp.append(opt.data_mb)  # d_{0,|V|+i} = b_h
+        inp.append(0.0)
+        store.append(opt.data_mb)  # d_{0,|V|+i} = b_h, from storage
         mmb.append(0.0)
         into = app.preds(i)
         for u, d in into:  # d_{i',|V|+i} = d_{i',i}
@@ -201,4 +215,35 @@ def extend_with_retraining(app: DAGApp, choice: Sequence[int], options: Sequence
         edges=np.array(edges, dtype=np.int64).reshape(-1, 2),
         edge_mb=np.array(emb),
         model_mb=np.array(mmb),
+        storage_mb=np.array(store),
+    )
+
+
+def chain_dag(app: DAGApp) -> DAGApp:
+    """Algorithm 2, line 2: ``app`` as a single chain in topological order (``app.order``).
+
+    The chain has the edges ``(order[k-1], order[k])``, so every task but the first has exactly
+    one predecessor, the ``i'`` of Eq. 11. The edge into task ``i`` carries all that ``i``
+    receives from its DAG predecessors, ``d^{i',i} = sum_{u in pre(i)} d_{u,i}`` (0 for an
+    entry task): every input of ``i`` reaches it along the chain, and Fig. 7's retraining node
+    of ``i`` then sends ``i`` the same ``d^{i',i} + d(m_i)`` on the chain as on the DAG. The
+    chain keeps every precedence of the DAG (a topological order does). Tasks keep their
+    indices, models, workloads, demands, inputs and model sizes.
+
+    Returns:
+        The chain, a :class:`DAGApp` named ``<app>:chain`` with ``V - 1`` edges.
+    """
+    order = list(app.order)
+    into = [sum(d for _, d in app.preds(i)) for i in range(app.n)]
+    edges = [(order[k - 1], order[k]) for k in range(1, len(order))]
+    return DAGApp(
+        name=f"{app.name}:chain",
+        models=app.models,
+        workload=app.workload,
+        demand=app.demand,
+        input_mb=app.input_mb,
+        edges=np.array(edges, dtype=np.int64).reshape(-1, 2),
+        edge_mb=np.array([into[v] for _, v in edges], dtype=float),
+        model_mb=app.model_mb,
+        storage_mb=app.storage_mb,
     )

@@ -81,7 +81,10 @@ def test_policy_plans_are_feasible_and_followed():
     assert m["retrainings"] == 4  # launched and finished in every window (Formula 4)
     assert len(pol.plans) == 2
     for plan in pol.plans:
-        assert plan.gap <= 0.01 + 1e-12
+        # Proven within 1%, unless the cap on exact solves stopped the search first (Eq. 10's
+        # whole-capacity switches are a large share of a 40 s window): the certificate says so.
+        assert plan.gap <= 0.01 + 1e-12 or plan.plans_solved == pol.max_plans
+        assert plan.upper_bound >= plan.value
 
 
 def test_forecast_shapes_and_level():
@@ -89,3 +92,62 @@ def test_forecast_shapes_and_level():
     f = forecast(past, 200, np.array([5.0]))
     assert f.shape == (1, 200) and np.allclose(f, 30.0)
     assert np.allclose(forecast(past[:, :0], 200, np.array([5.0])), 5.0)
+
+
+@pytest.mark.parametrize("rule", ["eq10", "per-instance"])
+def test_planner_uses_the_environments_cost_rule(rule):
+    """The plan's transition costs and retraining durations are the environment's: Eq. 10's
+    whole new capacity when the instance or GPC count changes (Psi from the snapshot), or the
+    capacity of the instances added (the per-instance rule)."""
+    env = MIGReconfigEnv("migrator-w5", window_s=20, windows=1, **{"overhead.rule": rule})
+    env.reset(seed=0)
+    snap = env.sim_state()
+    spec, cat = snap.spec, snap.spec.catalogue
+    m = spec.n_tenants
+    p = build_problem(snap, np.full((m, 20), 50.0))
+    np.testing.assert_allclose(p.psi, snap.overhead_s[:m])
+    if rule == "per-instance":
+        np.testing.assert_allclose(snap.overhead_s, np.tile(spec.overhead_new_s, 2))
+    options: list[dict[int, tuple[int, ...]]] = [{} for _ in range(m)]
+    for k, n in enumerate(p.signatures):
+        for i in range(m):
+            options[i][int(p.sig_u[k, i])] = cat.signatures[n][i]
+    sizes = list(cat.sizes)
+    for i in range(m):
+        rate = dict(zip(sizes, spec.size_rate[i], strict=True))
+        for a, u in options[i].items():
+            for b, v in options[i].items():
+                if rule == "eq10":
+                    changed = len(u) != len(v) or sum(u) != sum(v)
+                    want = sum(rate[z] for z in v) if changed else 0.0
+                else:
+                    left, want = list(u), 0.0
+                    for z in v:
+                        if z in left:
+                            left.remove(z)
+                        else:
+                            want += rate[z]
+                assert p.added[i, a, b] == pytest.approx(want)
+    secs = spec.retrain_seconds(snap.job_left, snap.overhead_s[m:])
+    for i in range(m):
+        for z in range(len(sizes)):
+            if np.isfinite(secs[i, z]) and secs[i, z] <= 20:
+                assert p.dur[i, z] == int(np.ceil(secs[i, z] / spec.basis_s - 1e-9))
+
+
+def test_eq10_plan_is_exact_on_a_real_window():
+    """Eq. 10's costs can violate the triangle inequality (a switch to an option with the same
+    counts is free); the solver then plans step by step and stays exact (brute force)."""
+    env = MIGReconfigEnv("migrator-w5", window_s=4, windows=1, data_fraction=0.02)
+    env.reset(seed=3)
+    snap = env.sim_state(oracle=True)
+    full = build_problem(snap, snap.window_arrivals * 20)
+    rng = np.random.default_rng(0)
+    pick = rng.choice(len(full.signatures), size=7, replace=False)
+    launch = [k for k in range(len(full.signatures)) if (full.sig_r[k] >= 0).all()]
+    pick[:2] = launch[:2]
+    fields = {k: v for k, v in full.__dict__.items() if k != "signatures"}
+    p = PlanProblem(**{**fields, "sig_u": full.sig_u[pick], "sig_r": full.sig_r[pick]})
+    best, _ = brute_force(p)
+    plan = solve(p, gap=0.0)
+    assert plan.value == pytest.approx(best, rel=1e-9)

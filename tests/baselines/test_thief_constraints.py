@@ -98,9 +98,15 @@ def test_thief_decisions_respect_a_min_and_finish_running_jobs():
 
 
 def _snapshot(**overrides):
+    """Window 0 of ekya-cityscapes, seed 0, in the overloaded regime these checks were written
+    for: inference shares 25x the scenario's (a full-quality stream needs 0.5 GPU), the
+    window's labels ready and no GPU held by the micro-profiler."""
     env = gym.make(ENV, scenario="ekya-cityscapes")
     env.reset(seed=0)
     snap = env.unwrapped.sim_state()
+    snap = dataclasses.replace(
+        snap, infer_share=snap.infer_share * 25.0, retrain_wait_s=0.0, reserved=0.0
+    )
     return dataclasses.replace(snap, **overrides) if overrides else snap
 
 

@@ -95,7 +95,8 @@ def test_same_step_autoreset_continues_each_envs_generator() -> None:
 
 def test_single_env_keeps_the_engine_view() -> None:
     """``env.unwrapped.engine`` (read by older callers) mirrors the functional state."""
-    env = ContinualLearningEnv(**SMALL, record_timeline=True)
+    # No labelling delay: with no retraining every step then runs to the window's end.
+    env = ContinualLearningEnv(**SMALL, **{"profiler.annotation_s": 0}, record_timeline=True)
     assert env.engine is None
     env.reset(seed=3)
     terminated = False

@@ -84,28 +84,41 @@ def test_policies_beat_random_on_the_objective(name):
     assert run(name) < run("random")
 
 
-def test_mrs_policy_reproduces_algorithm_3_on_a_batch(check_schedule):
+@pytest.mark.parametrize(
+    ("spec", "rule", "pools"),
+    [
+        ("mrs", {}, False),  # Algorithm 2 as written (chain, a node on every task)
+        ("mrs:always=false,chain=false", {"always": False, "chain": False}, False),
+        ("mrs", {}, True),
+        ("mrs:always=false,chain=false", {"always": False, "chain": False}, True),
+    ],
+)
+def test_mrs_policy_reproduces_algorithm_3_on_a_batch(check_schedule, spec, rule, pools):
     """Requests that all arrive at once: the environment with the ``mrs`` policy places every
-    node where :func:`mrs_schedule` (Algorithm 3 as a function) does."""
+    node where :func:`mrs_schedule` (Algorithm 3 as a function) does, with either rule of
+    Algorithm 2, from the accuracies each request sees at its admission."""
     from edgegym.baselines.dag import mrs_schedule
 
-    env = DAGOffloadEnv(requests=6, duration_s=1e-9, a_min=0.0)
-    pol = make_policy("mrs:always=false", env)
+    env = DAGOffloadEnv(requests=6, duration_s=1e-9, a_min=0.0, pool_from_inputs=pools)
+    pol = make_policy(spec, env)
     obs, _ = env.reset(seed=4)
     env.times[:] = 0.0
     env._advance()
     cluster = env.cluster.copy()
     batch = []
-    for k in range(6):
-        app = env.apps[int(env.app_of[k])]
-        now, after = env._task_acc(app, 0.0)
-        batch.append((app, 0.0, now, after))
-    want = mrs_schedule(cluster, batch, env.options, env.theta, env.a_min)
     term = False
     while not term:
+        snap = env.sim_state()
+        if snap.kind == "admit":  # what the request sees after earlier requests' retraining
+            now, after = snap.acc_now.copy(), snap.acc_after.copy()
+            batch.append((snap.app, 0.0, now, after, snap.options))
         a, _ = pol.predict(obs)
         obs, _, term, _, _ = env.step(a)
+    want = mrs_schedule(cluster, batch, env.options, env.theta, 0.0, **rule)
     got = {r["request"]: s for r, s in zip(env.records, env.schedules, strict=True)}
+    assert sum(len(s.tasks) for s, _ in want) == sum(len(s.tasks) for s in env.schedules)
+    if not pools and rule == {}:
+        assert all(min(c) >= 0 for _, c in want)  # a retraining node on every task
     for k, (sched, _) in enumerate(want):
         assert {i: (p.server, round(p.start, 9)) for i, p in got[k].tasks.items()} == {
             i: (p.server, round(p.start, 9)) for i, p in sched.tasks.items()

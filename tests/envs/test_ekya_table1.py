@@ -74,7 +74,7 @@ def test_thief_beats_uniform_and_approaches_accuracy_optimised() -> None:
     _, uniform = run("uniform-c1-50")
     _, thief = run("thief:delta=0.05")
     # Paper: accuracy-optimised 73% vs uniform 56%. The thief is a heuristic over estimates
-    # (exact here: profiler_noise = 0); it must clearly beat uniform and come near 73%.
+    # (exact here: profiler.error = 0); it must clearly beat uniform and come near 73%.
     assert thief["accuracy"] > uniform["accuracy"] + 0.1
     assert thief["accuracy"] == pytest.approx(0.73, abs=0.04)
     # a_MIN = 0.4 holds at all times for the thief (paper: never below a_MIN).

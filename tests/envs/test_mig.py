@@ -69,9 +69,21 @@ def test_overload_serves_capacity_within_slo(tmp_path):
     assert infos[-1]["episode_metrics"]["slo_attainment"] == pytest.approx(expected, rel=1e-6)
 
 
-def test_reconfiguration_overhead_and_preinit(tmp_path):
-    for preinit, downtime in ((False, 5.0), (True, 0.0)):
-        env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(100)], preinit=preinit))
+@pytest.mark.parametrize(
+    ("rule", "cases"),
+    [
+        # per-instance: only the new 3g instance is down, for its own overhead (5 s), or not at
+        # all when pre-initialised. eq10: the task's instance and GPC counts change, so both of
+        # its instances are down for Psi = 5 s (window 0: no measurement yet), pre-initialised
+        # or not; pre-initialisation still shortens the measured overhead (and so next Psi).
+        ("per-instance", ((False, 5.0, 5.0), (True, 0.0, 0.0))),
+        ("eq10", ((False, 10.0, 5.0), (True, 10.0, 0.0))),
+    ],
+)
+def test_reconfiguration_overhead_and_preinit(tmp_path, rule, cases):
+    for preinit, downtime, measured in cases:
+        path = _scenario(tmp_path, [_tenant(100)], preinit=preinit, overhead={"rule": rule})
+        env = MIGReconfigEnv(path)
         env.reset(seed=0)
         cat = env.spec_.catalogue
         small, big = cat.index(((4,), ())), cat.index(((4, 3), ()))
@@ -80,7 +92,82 @@ def test_reconfiguration_overhead_and_preinit(tmp_path):
         assert ov == pytest.approx(0.5 + 1.5 + 2.0 + get_model("resnet50").model_load_s)
         assert infos[6]["reconfigurations"] == 1  # only the new 3g instance is created
         # 3g@4's slices were free since t=0: pre-initialised, ready at max(6, 0 + 5) = 6.
-        assert infos[-1]["episode_metrics"]["downtime_s"] == pytest.approx(downtime)
+        m = infos[-1]["episode_metrics"]
+        assert m["downtime_s"] == pytest.approx(downtime)
+        assert m["overhead_s"] == pytest.approx(measured)
+        assert m["overhead_without_preinit_s"] == pytest.approx(ov)
+        assert m["reconfig_events"] == 1
+        # The step reports the downtime of its own reconfiguration (it used to read 0).
+        assert [i["downtime_s"] for i in infos] == pytest.approx([0.0] * 6 + [downtime, 0, 0, 0])
+        assert sum(i["overhead_s"] for i in infos) == pytest.approx(measured)
+
+
+def test_eq10_known_answer(tmp_path):
+    """MIGRator Eq. 10 by hand: ResNet50 at 100 req/s on a 4g instance (capacity 1 / (3.4 ms x
+    (7/4)^0.6) = 210 req/s) for 6 s, then 4g + 3g. Eq. 11 sees the instance count go 1 -> 2 and
+    the GPCs 4 -> 7, so the task's whole capacity is down for Psi = 5 s: no request of seconds
+    6-9 is served within its SLO (nothing is ready to admit it), so SLO attainment is
+    600 / 1000. The per-instance rule keeps the 4g instance serving: 1000 / 1000."""
+    want = {"eq10": 0.6, "per-instance": 1.0}
+    for rule, slo in want.items():
+        env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(100)], overhead={"rule": rule}))
+        env.reset(seed=0)
+        cat = env.spec_.catalogue
+        assert 1.0 / float(get_model("resnet50").latency_s(4 / 7)) > 200
+        infos = _run(env, [cat.index(((4,), ()))] * 6 + [cat.index(((4, 3), ()))] * 4)
+        m = infos[-1]["episode_metrics"]
+        assert m["requests"] == 1000
+        assert m["slo_attainment"] == pytest.approx(slo)
+        assert m["goodput"] == pytest.approx(slo * 0.45)  # pre-retraining accuracy 0.9 / 2
+
+
+def test_psi_is_the_mean_overhead_measured_in_the_last_window(tmp_path):
+    """Window 0 reconfigures the inference task twice: at t = 2 it gains a new 3g instance
+    (measured: destroy 0.5 + create 1.5 + library 2.0 + ResNet50's load 1.0 = 5.0 s), at t = 5
+    it gives the 3g up (measured: destroy 0.5 s). Psi of window 1 is their mean, 2.75 s; the
+    retraining task was never reconfigured and keeps its prior, the new-instance overhead."""
+    env = MIGReconfigEnv(_scenario(tmp_path, [_tenant(100)], windows=2))
+    env.reset(seed=0)
+    cat = env.spec_.catalogue
+    small, big = cat.index(((4,), ())), cat.index(((4, 3), ()))
+    infos = _run(env, [small] * 2 + [big] * 3 + [small] * 5)
+    assert [i["overhead_s"] for i in infos[:6]] == pytest.approx([0, 0, 5.0, 0, 0, 0.5])
+    assert env.state.window[0] == 1
+    np.testing.assert_allclose(env.state.psi_s[0], [2.75, 5.0])
+    snap = env.sim_state()
+    np.testing.assert_allclose(snap.overhead_s, [2.75, 5.0])
+    obs = env.dynamics.observation(env.params, env.state)
+    assert obs[0, 13] == pytest.approx(0.275)
+    # Window 1: growing again costs the whole task Psi = 2.75 s (two instances: 5.5 s).
+    infos = _run(env, [big])
+    assert infos[0]["downtime_s"] == pytest.approx(2 * 2.75)
+
+
+def test_reconfigure_rule_by_hand():
+    """:func:`reconfigure` on two envs with 3 placements (GPCs 4, 2, 1) and one tenant (tasks
+    I0 = 0, R0 = 1) at t = 10, Psi = (3, 6), per-instance readiness 14 s."""
+    from edgegym.sim.mig import reconfigure
+
+    gpcs = np.array([4.0, 2.0, 1.0])
+    old = np.array([[0, -1, -2], [0, 0, -1]])
+    new = np.array([[0, 1, -2], [0, 0, 0]])  # env 0: R0 starts on the 2g; env 1: I0 gets the 1g
+    ready_old = np.array([[8.0, 0.0, 0.0], [12.0, 9.0, 0.0]])
+    now = np.array([10.0, 10.0])
+    inst = np.full((2, 3), 14.0)
+    psi = np.array([[3.0, 6.0], [3.0, 6.0]])
+    args = (old, new, ready_old, now, inst, psi, gpcs, 0.5, np.array([False, False]))
+    eq = reconfigure("eq10", *args)
+    np.testing.assert_array_equal(eq.flagged, [[False, True], [True, False]])
+    # env 0: I0 unchanged; R0's 2g serves at 10 + 6. env 1: all of I0 down until 10 + 3, but
+    # the 4g was still being set up until 12 (kept: the later time wins).
+    np.testing.assert_allclose(eq.ready, [[8.0, 16.0, 0.0], [13.0, 13.0, 13.0]])
+    np.testing.assert_allclose(eq.measured, [[0.0, 4.0], [4.0, 0.0]])
+    np.testing.assert_allclose(eq.downtime, [6.0, (3 - 2) + 3 + 3])
+    pi = reconfigure("per-instance", *args)
+    np.testing.assert_allclose(pi.ready, [[8.0, 14.0, 0.0], [12.0, 9.0, 14.0]])
+    np.testing.assert_allclose(pi.downtime, [4.0, 4.0])
+    with pytest.raises(ValueError, match="overhead rule"):
+        reconfigure("bogus", *args)
 
 
 def test_retraining_runs_on_its_instance_and_swaps_the_model(tmp_path):
@@ -126,10 +213,11 @@ def _reference_mask(env):
                 ok &= r == ()
             elif r:
                 z = cat.sizes.index(r[0])
-                dur = spec.overhead_new_s[i] + eng.tenants.job_left[i] / spec.size_train_speed[i, z]
+                ov = env.sim_state().overhead_s[m + i]  # what a retraining start costs now
+                dur = ov + eng.tenants.job_left[i] / spec.size_train_speed[i, z]
                 if status[i] == PENDING:
                     left = env.profile.gpu_seconds[i, eng.window, 0]
-                    dur = spec.overhead_new_s[i] + left / spec.size_train_speed[i, z]
+                    dur = ov + left / spec.size_train_speed[i, z]
                 ok &= r[0] >= spec.min_train_size[i] and dur <= time_left + 1e-9
         if ok:
             try:

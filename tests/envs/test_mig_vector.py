@@ -77,7 +77,8 @@ def test_memoised_mask_is_the_rules() -> None:
             k = min(int(st.window[i]), spec.windows - 1)
             left = np.where(st.job_left[i] > 0, st.job_left[i], p.profile.gpu_seconds[:, k, 0])
             time_left = st.window[i] * spec.window_s + spec.window_s - st.time_s[i]
-            fits = np.c_[spec.fits_window(left, time_left), np.ones(spec.n_tenants, dtype=bool)]
+            ov = vec.dynamics.charged_overhead(p, st)[i, spec.n_tenants :]
+            fits = np.c_[spec.fits_window(left, time_left, ov), np.ones(spec.n_tenants, dtype=bool)]
             for j in range(spec.n_tenants):
                 rs = p.retrain_size[:, j]
                 ok = rs == len(cat.sizes) if st.retrained[i, j] else fits[j, rs]

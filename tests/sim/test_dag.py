@@ -113,25 +113,31 @@ def test_retraining_nodes_follow_fig_7():
     ext = extend_with_retraining(app, [-1, -1, 0], opts)
     assert ext.n == 4
     r = 3
-    assert ext.input_mb[r] == pytest.approx(2.0)  # training data from storage
+    assert ext.storage_mb[r] == pytest.approx(2.0)  # training data from storage
+    assert ext.input_mb[r] == 0.0  # nothing from the controller
     into_2 = {u: d for u, d in app.preds(2)}
     assert {u: d for u, d in ext.preds(r)} == pytest.approx(into_2)  # d_{i',|V|+i} = d_{i',i}
     back = dict(ext.succs(r))
     assert back[2] == pytest.approx(sum(into_2.values()) + app.model_mb[2])
 
 
-def test_srs_retrains_when_accuracy_gain_outweighs_time(check_schedule):
+def test_srs_variant_retrains_when_accuracy_gain_outweighs_time(check_schedule):
     rng = np.random.default_rng(3)
     app = _app(3, [(0, 1), (1, 2)], rng)
     opts = [RetrainOption("cheap", 1.0, 0.2, 1.0, 0.5), RetrainOption("big", 4.0, 1.0, 1.0, 0.9)]
     acc_now = np.array([0.5, 0.9, 0.6])
     acc_after = np.array([[0.7, 0.95], [0.9, 0.9], [0.62, 0.63]])
     cluster = _cluster(rng, 2)
-    sched, choice = srs_schedule(cluster, app, 0.0, acc_now, acc_after, opts, theta=10.0)
+    sched, choice = srs_schedule(
+        cluster, app, 0.0, acc_now, acc_after, opts, theta=10.0, always=False, chain=False
+    )
     assert choice[0] >= 0  # +0.2..0.45 accuracy for about a second: worth it at theta = 10
     assert choice[1] == -1  # no gain
     assert sched.app.n == app.n + sum(c >= 0 for c in choice)
     check_schedule(cluster, [sched])
+    # Algorithm 2 as written adds a node to every task, the least-Delta-P one.
+    lit, lit_choice = srs_schedule(cluster.copy(), app, 0.0, acc_now, acc_after, opts, 10.0)
+    assert min(lit_choice) >= 0 and lit.app.n == 2 * app.n
 
 
 def test_mrs_keeps_every_constraint_and_matches_srs_on_one_request(check_schedule):

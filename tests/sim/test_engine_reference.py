@@ -22,7 +22,15 @@ def reference_engine(env) -> Engine:
     spec, params = env.params.spec, env.params
     executor = simulated_executor(params, env.engine.profile)
     cluster = ClusterState(gpus=spec.gpus, clock_mhz=params.clock_mhz.copy())
-    eng = Engine(env.engine.profile, executor, cluster, spec.window_s)
+    eng = Engine(
+        env.engine.profile,
+        executor,
+        cluster,
+        spec.window_s,
+        annotation_s=spec.annotation_s,
+        checkpoint_step=spec.checkpoint_step,
+        curve_rate=params.curve_rate,
+    )
     eng.start_window(0)
     return eng
 

@@ -324,9 +324,10 @@ class ContinualLearningEnv(EdgeEnv):
         if st is None:
             raise RuntimeError("call reset() before sim_state()")
         window = int(st.window[0])
-        cfg = np.maximum(st.job_cfg[0], 0)
         est = st.est_post_acc[0]
-        left = window * spec.window_s + spec.window_s - float(st.time_s[0])
+        now = float(st.time_s[0])
+        left = window * spec.window_s + spec.window_s - now
+        wait = float(st.ready_s[0]) - now  # until the labels exist (sim.continual._ready)
         return ContinualSnapshot(
             gpus=spec.gpus,
             quantum=spec.quantum,
@@ -340,7 +341,7 @@ class ContinualLearningEnv(EdgeEnv):
             model_acc=st.model_acc[0].copy(),
             job_cfg=st.job_cfg[0].copy(),
             job_left=st.job_left[0].copy(),
-            job_target_est=np.where(st.job_cfg[0] >= 0, est[np.arange(spec.streams), cfg], 0.0),
+            job_target_est=np.where(st.job_cfg[0] >= 0, st.job_est[0], 0.0),
             retrained=st.retrained[0].copy(),
             est_post_acc=est.copy(),
             est_gpu_seconds=st.gpu_seconds[0].copy(),
@@ -355,6 +356,9 @@ class ContinualLearningEnv(EdgeEnv):
                 share_retrain=st.share_retrain[0].copy(),
                 share_infer=st.share_infer[0].copy(),
             ),
+            profiled=st.profiled[0].copy(),
+            reserved=float(st.reserved_q[0]) * spec.quantum,
+            retrain_wait_s=wait if wait > 1e-9 and window < spec.windows else 0.0,
         )
 
     def _state_info(self) -> dict[str, Any]:

@@ -10,16 +10,19 @@ col   feature (all in [0, 1])
 2     a retraining job is in flight
 3     the stream already retrained in this window
 4     progress of the job in flight
-5     validation accuracy of the job in flight (accuracy-vs-progress curve)
+5     validation accuracy of the job in flight (accuracy-vs-progress curve from the
+      deployed accuracy when it started to its current estimate)
 6     share the best inference configuration needs at the current demand, / G
 7     share held by the retraining job, / G
 8     share held by the inference job, / G
-9+c   micro-profiler estimate of post-retraining accuracy with configuration c
+9+c   micro-profiler estimate of post-retraining accuracy with configuration c (0 once
+      the micro-profiler has pruned c)
 9+C+c estimated GPU-seconds of configuration c / (G * window length), capped at 1
 ====  ==========================================================================
 
 ``stream_mask`` (V_max,): 1 for present streams. ``globals`` (6,): time left in the window /
-window length, window index / windows, GPUs / 64, free share / G, a_MIN, quantum / G.
+window length, window index / windows, GPUs / 64, free share / G (what neither the jobs nor
+the micro-profiler hold), a_MIN, quantum / G.
 
 The encoding itself is :meth:`edgegym.sim.continual.ContinualDynamics.observation` (batched:
 every array gets a leading axis N); the single environment returns its row.

@@ -19,7 +19,10 @@ class ContinualSnapshot:
     """Structured state handed to analytic schedulers by ``env.unwrapped.sim_state()``.
 
     Schedulers decide from the micro-profiler's estimates (``est_*``); the true values are
-    there for oracle variants and for analysis.
+    there for oracle variants and for analysis. ``est_post_acc`` holds an estimate for every
+    configuration (a scheduler that profiles only some, such as Ekya-FixedConfig, reads those);
+    ``profiled`` says which the micro-profiler still profiles after pruning, the list Ekya's
+    thief chooses from. ``job_target_est`` is refined at each checkpoint of a job in flight.
     """
 
     gpus: int
@@ -44,6 +47,14 @@ class ContinualSnapshot:
     infer_factor: np.ndarray  # (L,)
     uniform_configs: tuple[int, int]
     alloc: Allocation  # allocation currently applied
+    profiled: np.ndarray | None = None  # (V, C) bool, configurations still profiled (None: all)
+    reserved: float = 0.0  # GPUs the micro-profiler holds in this window
+    retrain_wait_s: float = 0.0  # seconds until the window's labels exist (jobs may start)
+
+    @property
+    def capacity(self) -> float:
+        """GPUs a scheduler may allocate: all of them minus the micro-profiler's share."""
+        return self.gpus - self.reserved
 
     @property
     def streams(self) -> int:
@@ -52,8 +63,9 @@ class ContinualSnapshot:
 
     @property
     def can_retrain(self) -> np.ndarray:
-        """(V,) bool: a new retraining job may start (none in flight, none done this window)."""
-        return (self.job_cfg < 0) & ~self.retrained
+        """(V,) bool: a new retraining job may start (none in flight, none done this window,
+        the window's labels exist)."""
+        return (self.job_cfg < 0) & ~self.retrained & (self.retrain_wait_s <= 0.0)
 
 
 __all__ = ["ContinualSnapshot", "ContinualSpec"]

@@ -112,7 +112,9 @@ class DAGOffloadEnv(EdgeEnv):
     """Online scheduling of multi-model DAG requests with retraining (Zeng et al., INFOCOM'25).
 
     Requests of several applications (DAGs of models) arrive over time at an edge cluster of E
-    servers (speed S_j, capacity C_j resource units, links D between servers and from storage).
+    servers (speed S_j, capacity C_j resource units, links D between servers, from the
+    controller, which sends a request's input data, and from storage, which sends a retraining
+    node's training data).
     Each model drifts: its accuracy falls with time since its last retraining, while a pool of
     drifted samples grows (``pool_mb_per_s``) and empties at each retraining. The agent decides
     what Algorithm 3 (MRS) decides:

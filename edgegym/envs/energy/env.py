@@ -86,7 +86,10 @@ class EnergyFairShareEnv(EdgeEnv):
     energy over the present tenants that wanted the GPU in the horizon (§6.1); an idle GPU
     with work waiting scores 0 (every such tenant starved), a horizon in which nobody wanted the
     GPU scores 1 (:func:`edgegym.sim.timeslice.fairness`). ``info``: per-tenant time, energy,
-    throughput and latency, F_T / F_E / F_S, energy_j, the applied units, the reward terms.
+    throughput and latency (the mean wait of the requests the tenant's slice serves, from
+    where the slice falls in the quantum's CFS order, plus the service time;
+    :mod:`edgegym.sim.timeslice`), F_T / F_E / F_S, energy_j, the applied units, the reward
+    terms.
 
     **Episode end**: ``terminated`` after ``quanta`` quanta.
 

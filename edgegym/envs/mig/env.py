@@ -169,12 +169,17 @@ class MIGReconfigEnv(EdgeEnv):
     retraining instances no longer needed released (the lowest-index valid signature at the
     first decision); ``info["projected"]`` says so.
 
-    **Reconfiguration**: an instance that gets a new task is unavailable for the overhead of the
-    tenant's model (MIGRator Fig. 5): ``destroy + create + library + model load`` when the
-    placement is new, ``library + model load`` when an existing instance changes task. With
+    **Reconfiguration** (``overhead.rule``, :func:`edgegym.sim.mig.reconfigure`). The default,
+    ``eq10``, is MIGRator's Eq. 10-11: when the number of instances or of GPCs a task holds
+    changes, the task's whole capacity is down for its Psi, the mean overhead measured over its
+    reconfigurations in the last window (before any: a new instance's overhead). ``per-instance``
+    makes each instance that gets a new task unavailable for its own overhead instead. Either
+    way a reconfiguration's overhead is measured by MIGRator Fig. 5's components: ``destroy +
+    create + library + model load`` when the placement is new, ``library + model load`` when an
+    existing instance changes task, ``destroy`` when a task only gives instances up. With
     ``preinit`` (§4.2) an instance whose memory slices were free can be built ahead of time: it
     is ready at ``max(now, free_since + overhead)`` (the runtime is assumed to know the next
-    allocation, as MIGRator's planner does).
+    allocation, as MIGRator's planner does), which shortens the measured overhead and so Psi.
 
     **Observation**: flat ``Box`` (14 M + 4,), see :mod:`edgegym.envs.mig.observation`.
 
@@ -189,8 +194,10 @@ class MIGReconfigEnv(EdgeEnv):
 
     **Info**: ``action_mask``, ``time_s``, ``window``, ``allocation`` and ``layout`` (text, once
     a signature is applied); after a step ``reward_terms``, ``projected``, ``reconfigurations``,
-    ``goodput``, ``requests``, ``slo_attainment``, ``accuracy``, ``energy_j``, ``downtime_s``;
-    ``episode_metrics`` at the end.
+    ``goodput``, ``requests``, ``slo_attainment``, ``accuracy``, ``energy_j``, ``downtime_s``
+    (instance-seconds the step's reconfiguration made unavailable), ``overhead_s`` (its measured
+    overhead, summed over the tasks it reconfigured); ``episode_metrics`` at the end (with
+    ``reconfigurations``, ``reconfig_events``, ``downtime_s`` and ``overhead_s``).
 
     **Implementation**: the batch of one of :class:`edgegym.sim.mig.MIGDynamics` (the native
     vector environment, :class:`edgegym.envs.mig.vector.MIGVectorEnv`, is the batch of N). The
@@ -299,6 +306,7 @@ class MIGReconfigEnv(EdgeEnv):
             backlog=st.backlog[0].copy(),
             past_arrivals=arrivals[:, :now].copy(),
             mask=self.action_masks(),
+            overhead_s=np.array(self.dynamics.charged_overhead(self.params, st)[0]),
             window_arrivals=(
                 arrivals[:, w0 : w0 + int(np.ceil(spec.window_s))].copy() if oracle else None
             ),

@@ -15,8 +15,11 @@ throughput on a whole GPU (``ref``):
 10    progress of the retraining job in [0, 1]
 11    GPCs held by the retraining job / 7
 12    seconds the job needs on the smallest instance it fits / window
-13    seconds of reconfiguration overhead of a new instance / 10
+13    reconfiguration cost of the inference task (s) / 10
 ====  ==========================================================
+
+Feature 13 is the task's Psi under ``overhead.rule: eq10`` (MIGRator Eq. 10), the overhead of a
+new instance for the model under ``per-instance``.
 
 Then 4 globals: time into the window / window, window index / windows, unassigned GPCs / 7,
 fraction of assigned instances still reconfiguring. Values are clipped to [0, 10].

@@ -32,4 +32,5 @@ class MIGSnapshot:
     backlog: np.ndarray  # (M,) requests queued
     past_arrivals: np.ndarray  # (M, t) per-second arrivals observed so far this episode
     mask: np.ndarray  # (N,) valid signatures now
+    overhead_s: np.ndarray  # (2M,) seconds a reconfiguration of each task costs now (Psi)
     window_arrivals: np.ndarray | None = None  # (M, S) true arrivals of this window (oracle)

@@ -25,9 +25,9 @@ class MIGVectorEnv(EdgeVectorEnv):
     ``info`` holds, batched, the single env's numeric entries: ``action_mask`` (N, S),
     ``time_s``, ``window``, and after a step ``reward_terms``, ``energy_j``, ``projected``,
     ``reconfigurations``, ``goodput``, ``requests``, ``slo_attainment``, ``accuracy``,
-    ``downtime_s``, plus the step's per-tenant ``tenant_requests``, ``tenant_goodput`` and
-    ``tenant_served_slo`` (N, M). The text entries ``allocation`` and ``layout`` are left out
-    (``params.spec.catalogue.describe(signature)`` gives the former).
+    ``downtime_s``, ``overhead_s``, plus the step's per-tenant ``tenant_requests``,
+    ``tenant_goodput`` and ``tenant_served_slo`` (N, M). The text entries ``allocation`` and
+    ``layout`` are left out (``params.spec.catalogue.describe(signature)`` gives the former).
     """
 
     env_id = "edgegym/MIGReconfig-v0"
