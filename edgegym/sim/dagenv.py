@@ -451,9 +451,9 @@ class _DAGDynamicsBase:
 
 
 @dataclass
-class ObjectDAGState:
-    """N environments' state for :class:`ObjectDAGDynamics` (leading axis N; list fields hold
-    one Python object per env)."""
+class _EpisodeStart:
+    """The state fields both DAG dynamics start alike (:func:`_episode_start` builds them):
+    arrivals, models, totals and the drawn servers' speeds and links (leading axis N)."""
 
     times: np.ndarray  # (N, R) arrival time of each request
     app_of: np.ndarray  # (N, R) int64 application of each request
@@ -472,6 +472,13 @@ class ObjectDAGState:
     source_mb_s: np.ndarray  # (N, E) bandwidth from the controller to each server
     storage_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
     mean_inv_speed: np.ndarray  # (N,) mean over servers of 1 / speed
+
+
+@dataclass
+class ObjectDAGState(_EpisodeStart):
+    """N environments' state for :class:`ObjectDAGDynamics` (leading axis N; list fields hold
+    one Python object per env)."""
+
     cluster: list[EdgeCluster]  # (N,) servers and their capacity timelines
     epoch: list[Epoch | None]  # (N,) the decision waited for (None: episode over)
     pending: list[dict[int, Pending]]  # (N,) admitted requests still being placed
@@ -1015,27 +1022,10 @@ class Requests:
 
 
 @dataclass
-class DAGState:
+class DAGState(_EpisodeStart):
     """N environments' state for :class:`DAGDynamics` (leading axis N; arrays only)."""
 
-    times: np.ndarray  # (N, R) arrival time of each request
-    app_of: np.ndarray  # (N, R) int64 application of each request
-    base_acc: np.ndarray  # (N, M) accuracy of each model at its last retraining
-    base_time: np.ndarray  # (N, M) time of each model's last retraining
-    pool_mb: np.ndarray  # (N, M) pooled request inputs since the last retraining
-    next: np.ndarray  # (N,) int64 requests admitted so far (the next one to admit)
-    total_objective: np.ndarray  # (N,) sum of the finished requests' objectives
-    total_completion: np.ndarray  # (N,) sum of their completion times
-    total_accuracy: np.ndarray  # (N,) sum of the admitted requests' mean accuracy
-    retrainings: np.ndarray  # (N,) int64 retraining nodes added
-    energy_j: np.ndarray  # (N,) joules of the placed nodes
-    busy: np.ndarray  # (N, E) resource-unit seconds used per server
-    horizon: np.ndarray  # (N,) latest finish so far
-    speed: np.ndarray  # (N, E) server speeds
     link: np.ndarray  # (N, E, E) server-to-server bandwidth, MB/s
-    source_mb_s: np.ndarray  # (N, E) bandwidth from the controller to each server
-    storage_mb_s: np.ndarray  # (N, E) bandwidth from storage to each server
-    mean_inv_speed: np.ndarray  # (N,) mean over servers of 1 / speed
     slowest: np.ndarray  # (N,) slowest link between two servers (Eq. 10)
     app_phi: np.ndarray  # (N, A, n) Eq. 10 priorities of each application's tasks
     kind: np.ndarray  # (N,) int8 the epoch: OVER, ADMIT or PLACE
