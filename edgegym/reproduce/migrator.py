@@ -367,40 +367,28 @@ def _claims(workloads, basis_w, oracle_w, rows) -> list[Claim]:
             "Not measured: the MPS interference the paper's Ekya and Astraea suffer"
         )
 
-    for p, paper in PAPER_GAIN.items():
-        ours = _gain(good, "migrator", p)
-        ok = _half_rule(paper, ours)
-        claims.append(
-            Claim(
-                paper="migrator",
-                figure="Fig. 7",
-                claim=f"MIGRator improves Goodput over {LABELS[p]} by {paper}% on average",
-                metric=f"average Goodput gain over {LABELS[p]}, {scope} (%)",
-                paper_value=float(paper),
-                edgegym_value=round(ours, 1),
-                role="held-out",
-                holds=ok,
-                test=half,
-                why="" if ok else why_gain(good, f["rule"], "Goodput", p),
+    gain_claims = (
+        (good, PAPER_GAIN, "Fig. 7", "Goodput", " on average", "rule"),
+        (slo, PAPER_SLO_GAIN, "Fig. 8a", "SLO attainment", "", "rule_slo"),
+    )
+    for tab, gains, figure, what, how, rule in gain_claims:
+        for p, paper in gains.items():
+            ours = _gain(tab, "migrator", p)
+            ok = _half_rule(paper, ours)
+            claims.append(
+                Claim(
+                    paper="migrator",
+                    figure=figure,
+                    claim=f"MIGRator improves {what} over {LABELS[p]} by {paper}%{how}",
+                    metric=f"average {what} gain over {LABELS[p]}, {scope} (%)",
+                    paper_value=float(paper),
+                    edgegym_value=round(ours, 1),
+                    role="held-out",
+                    holds=ok,
+                    test=half,
+                    why="" if ok else why_gain(tab, f[rule], what, p),
+                )
             )
-        )
-    for p, paper in PAPER_SLO_GAIN.items():
-        ours = _gain(slo, "migrator", p)
-        ok = _half_rule(paper, ours)
-        claims.append(
-            Claim(
-                paper="migrator",
-                figure="Fig. 8a",
-                claim=f"MIGRator improves SLO attainment over {LABELS[p]} by {paper}%",
-                metric=f"average SLO attainment gain over {LABELS[p]}, {scope} (%)",
-                paper_value=float(paper),
-                edgegym_value=round(ours, 1),
-                role="held-out",
-                holds=ok,
-                test=half,
-                why="" if ok else why_gain(slo, f["rule_slo"], "SLO attainment", p),
-            )
-        )
     base_acc = [acc[p]["avg"] * 100 for p in BASELINES]
     for p, paper in PAPER_ACC_GAIN.items():
         ours = _gain(acc, "migrator", p)
