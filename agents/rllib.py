@@ -18,27 +18,38 @@ the ``ray`` package), so masked actions are never sampled::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-RAY_HINT = 'RLlib support needs Ray: pip install -e ".[ray]" (installs ray[rllib])'
+import gymnasium as gym
+import numpy as np
+from edgegym.agents.policy import PolicyLoadError, PPOPolicy, read_config
+from gymnasium import spaces
 
+from edgegym.parallel import RAY_HINT, RayMissingError, require_ray
+from edgegym.wrappers import family_of
 
-class RayMissingError(ImportError):
-    """Ray / RLlib is not installed; the message says what to install."""
+#: Where an Algorithm checkpoint keeps its (single) RLModule.
+MODULE_SUBDIR = Path("learner_group", "learner", "rl_module", "default_policy")
 
 
 def _require_ray() -> None:
-    try:
-        import ray.rllib  # noqa: F401
-    except ImportError:
-        raise RayMissingError(RAY_HINT) from None
+    require_ray(rllib=True)
 
 
 def _make(env_id: str, config: Mapping[str, Any]) -> Any:
-    from edgegym.wrappers import make_masked
+    """RLlib's env creator: :func:`~edgegym.wrappers.make_masked`, or, when RLlib asks for a
+    vector env (``gym_env_vectorize_mode=VECTOR_ENTRY_POINT`` puts ``num_envs`` into the
+    config), :func:`~edgegym.wrappers.make_masked_vector` on the id's native vector env."""
+    from edgegym.wrappers import make_masked, make_masked_vector
 
-    return make_masked(env_id, **dict(config))
+    kwargs = dict(config)
+    num_envs = kwargs.pop("num_envs", None)
+    if num_envs is None:
+        return make_masked(env_id, **kwargs)
+    return make_masked_vector(env_id, int(num_envs), **kwargs)
 
 
 def register_masked(env_id: str) -> str:
@@ -66,13 +77,21 @@ def masked_ppo_config(
     env_id: str,
     env_config: Mapping[str, Any] | None = None,
     hiddens: tuple[int, ...] = (64, 64),
+    model_config: Mapping[str, Any] | None = None,
 ) -> Any:
     """RLlib ``PPOConfig`` (new API stack) on ``env_id`` with action masking.
+
+    The registered environment builds :func:`~edgegym.wrappers.make_masked` envs; with
+    ``config.env_runners(gym_env_vectorize_mode=gymnasium.VectorizeMode.VECTOR_ENTRY_POINT,
+    num_envs_per_env_runner=N)`` it builds the id's native vector env instead
+    (:class:`~edgegym.wrappers.MaskedVectorEnv`, the same N envs in one batch).
 
     Args:
         env_id: Any edgegym id (base or ``-Flat-v0``).
         env_config: Scenario and overrides, as keyword arguments of ``gymnasium.make``.
         hiddens: Hidden layer sizes of the policy and value heads.
+        model_config: RLlib ``model_config`` of the RLModule instead (``hiddens`` is then
+            ignored), e.g. ``{"fcnet_hiddens": [64, 64], "head_fcnet_hiddens": []}``.
 
     Returns:
         A ``PPOConfig``; set training, env-runner and resource options on it as usual.
@@ -94,7 +113,9 @@ def masked_ppo_config(
         .rl_module(
             rl_module_spec=RLModuleSpec(
                 module_class=ActionMaskingTorchRLModule,
-                model_config={
+                model_config=dict(model_config)
+                if model_config is not None
+                else {
                     "head_fcnet_hiddens": list(hiddens),
                     "head_fcnet_activation": "tanh",
                 },
@@ -103,4 +124,202 @@ def masked_ppo_config(
     )
 
 
-__all__ = ["RAY_HINT", "RayMissingError", "masked_ppo_config", "register_masked"]
+# ----------------------------------------------------------------------------- policy
+class _ModuleModel:
+    """An RLlib RLModule (action-masking PPO) with the bits of SB3's model API that
+    :class:`~edgegym.agents.policy.PPOPolicy` uses: the spaces it was built for (the flat
+    observation without the mask) and ``predict(obs, deterministic, action_masks)``."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        space = module.observation_space
+        if not (isinstance(space, spaces.Dict) and "observations" in space.spaces):
+            raise PolicyLoadError(
+                f"the RLModule's observation space {space} is not an action-masking one "
+                "(Dict of 'action_mask' and 'observations')"
+            )
+        self.observation_space = space["observations"]
+        self.action_space = module.action_space
+        if isinstance(self.action_space, spaces.Discrete):
+            self.sizes = [int(self.action_space.n)]
+        elif isinstance(self.action_space, spaces.MultiDiscrete):
+            self.sizes = [int(n) for n in np.asarray(self.action_space.nvec).ravel()]
+        else:
+            raise PolicyLoadError(f"unsupported RLModule action space {self.action_space}")
+
+    def predict(
+        self, observation: Any, deterministic: bool = True, action_masks: Any = None
+    ) -> tuple[np.ndarray, None]:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        n = sum(self.sizes)
+        mask = np.ones(n, dtype=np.float32) if action_masks is None else action_masks
+        batch = {
+            Columns.OBS: {
+                "action_mask": torch.as_tensor(np.asarray(mask, dtype=np.float32))[None],
+                "observations": torch.as_tensor(np.asarray(observation, dtype=np.float32))[None],
+            }
+        }
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0]
+        picks = []
+        for part in torch.split(logits, self.sizes):
+            if deterministic:
+                picks.append(int(torch.argmax(part)))
+            else:
+                picks.append(int(torch.distributions.Categorical(logits=part).sample()))
+        if isinstance(self.action_space, spaces.Discrete):
+            return np.asarray(picks[0]), None
+        return np.asarray(picks, dtype=np.int64), None
+
+
+class RLlibPolicy(PPOPolicy):
+    """An RLlib action-masking PPO module behind the evaluator's policy protocol, on the
+    environment's *own* observations (like :class:`~edgegym.agents.policy.PPOPolicy`): a
+    ``Dict`` observation is flattened, the env's current mask (translated onto the joint
+    actions when the run used ``wrappers.discrete_actions``) goes in beside it, and the action
+    is the argmax of the masked logits (per component for ``MultiDiscrete``), decoded back to
+    the env's action.
+
+    Args:
+        module: The RLModule (``RLModule.from_checkpoint`` or ``algo.get_module()``).
+        env: The environment the evaluator steps.
+        config: The run's ``config.yaml`` (``hyperparams.wrappers``, ``spaces``).
+        name: Name reported by the evaluator.
+        source: Where the module came from (for messages).
+
+    Raises:
+        PolicyLoadError: The module's spaces do not fit the environment.
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        env: gym.Env,
+        config: dict[str, Any],
+        name: str = "rllib",
+        source: str = "the RLlib module",
+    ) -> None:
+        view = copy.deepcopy(config)
+        view["hyperparams"]["algo"] = "maskable_ppo"  # always masked
+        view["hyperparams"]["wrappers"]["flatten_obs"] = True  # the module reads a flat Box
+        super().__init__(_ModuleModel(module), env, view, name=name, source=source)
+        self.config = config
+        self.module = module
+
+
+def _find_checkpoint(path: Path) -> tuple[Path, Path]:
+    """``(module folder, the checkpoint folder the user meant)`` of an ``rllib:PATH``."""
+    p = path.expanduser()
+    if not p.exists():
+        raise PolicyLoadError(f"RLlib checkpoint {p} does not exist")
+    if p.is_dir() and (p / "model").is_dir() and not (p / "rllib_checkpoint.json").exists():
+        p = p / "model"  # a run folder
+    if (p / MODULE_SUBDIR).is_dir():
+        return p / MODULE_SUBDIR, p
+    if (p / "module_state.pkl").exists() or (p / "module_state.pt").exists():
+        return p, p  # an RLModule checkpoint itself
+    raise PolicyLoadError(
+        f"{p} is not an RLlib checkpoint (expected a run folder with model/, an Algorithm "
+        f"checkpoint with {MODULE_SUBDIR.as_posix()}/, or an RLModule checkpoint)"
+    )
+
+
+def _find_config(ckpt: Path) -> Path:
+    for folder in [ckpt, *list(ckpt.parents)[:6]]:
+        if (folder / "config.yaml").is_file():
+            return folder / "config.yaml"
+    raise PolicyLoadError(
+        f"RLlib checkpoint {ckpt}: no config.yaml beside it (or in a parent folder); the "
+        "training configuration says which environment and wrappers the policy needs"
+    )
+
+
+def load_rllib_module(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
+    """The RLModule of an ``edgegym train --backend rllib`` run and its training config.
+
+    Args:
+        path: The run folder, its ``model/`` or ``best_model/``, a ``checkpoints/ckpt_*``
+            folder, or the RLModule folder inside one.
+
+    Returns:
+        ``(module, config, checkpoint folder)``.
+
+    Raises:
+        RayMissingError: Ray is not installed.
+        PolicyLoadError: No checkpoint there, no or a non-RLlib ``config.yaml``, a checkpoint
+            that cannot be loaded (the message names the file).
+    """
+    require_ray(rllib=True)
+    module_dir, ckpt = _find_checkpoint(Path(path))
+    config_path = _find_config(ckpt)
+    config = read_config(config_path)
+    if config.get("backend") != "rllib":
+        raise PolicyLoadError(
+            f"{config_path} is a Stable-Baselines3 run (no 'backend: rllib'); score it with "
+            "--policy ppo:PATH"
+        )
+    import torch
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    torch.set_num_threads(1)  # tiny networks; see edgegym.agents.policy.load_model
+    try:
+        module = RLModule.from_checkpoint(str(module_dir))
+    except Exception as exc:  # pickle, torch, file and key errors alike
+        raise PolicyLoadError(
+            f"RLlib checkpoint {module_dir} cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    module.eval()
+    return module, config, ckpt
+
+
+def load_rllib_policy(path: str | Path, env: gym.Env, name: str | None = None) -> RLlibPolicy:
+    """An :class:`RLlibPolicy` for ``env`` from a run folder or checkpoint.
+
+    Raises:
+        RayMissingError: Ray is not installed.
+        PolicyLoadError: Missing or corrupt files, another family, spaces that do not fit.
+    """
+    module, config, ckpt = load_rllib_module(path)
+    family = family_of(env)
+    trained = config.get("family")
+    if family is not None and trained is not None and trained != family:
+        raise PolicyLoadError(
+            f"RLlib checkpoint {ckpt} was trained on family {trained!r} "
+            f"({config.get('env_id')}); this environment is family {family!r}"
+        )
+    return RLlibPolicy(module, env, config, name=name or "rllib", source=f"RLlib checkpoint {ckpt}")
+
+
+def make_rllib_policy(spec: str, env: gym.Env) -> RLlibPolicy:
+    """``rllib:PATH`` (see :func:`load_rllib_module` for PATH), for
+    :func:`edgegym.baselines.make_policy`.
+
+    Raises:
+        PolicyLoadError: No PATH, Ray missing (the one-line message says what to install),
+            or a bad checkpoint.
+    """
+    name, _, path = spec.partition(":")
+    if name.strip() != "rllib" or not path.strip():
+        raise PolicyLoadError(
+            f"{spec!r}: an RLlib policy is rllib:PATH (a folder of 'edgegym train --backend "
+            "rllib', its model/ or a checkpoint)"
+        )
+    try:
+        return load_rllib_policy(path.strip(), env, name=spec.strip())
+    except RayMissingError as exc:
+        raise PolicyLoadError(f"policy {spec.strip()!r}: {exc}") from None
+
+
+__all__ = [
+    "MODULE_SUBDIR",
+    "RAY_HINT",
+    "RLlibPolicy",
+    "RayMissingError",
+    "load_rllib_module",
+    "load_rllib_policy",
+    "make_rllib_policy",
+    "masked_ppo_config",
+    "register_masked",
+]

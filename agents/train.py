@@ -362,12 +362,23 @@ def evaluate_model(
 ) -> dict[str, Any]:
     """Mean return of ``model`` (and of the family's baseline, unless already known) on the
     config's evaluation seeds."""
+    return evaluate_policy(
+        lambda env: PPOPolicy(model, env, cfg, source="the model in training"),
+        cfg,
+        baseline_return,
+    )
+
+
+def evaluate_policy(
+    factory: Any, cfg: dict[str, Any], baseline_return: float | None = None
+) -> dict[str, Any]:
+    """:func:`evaluate_model` for any policy: ``factory(env)`` builds it (the RLlib backend
+    passes its module's). The record's keys are ``ppo_return``, ``ppo_std``, ``baseline``,
+    ``baseline_return``, ``episodes``, ``seed`` and ``gap`` (when both returns are known)."""
     from edgegym.evaluation import evaluate
 
     ev = cfg["hyperparams"]["eval"]
-    policies: dict[str, Any] = {
-        "ppo": lambda env: PPOPolicy(model, env, cfg, source="the model in training")
-    }
+    policies: dict[str, Any] = {"ppo": factory}
     baseline = ev.get("baseline")
     if baseline and baseline_return is None:
         policies[baseline] = baseline
@@ -423,6 +434,7 @@ def _resume_config(
     n_envs: int | None,
     hp_overrides: Any,
     hp_file: str | Path | None,
+    backend: str = "sb3",
 ) -> dict[str, Any]:
     from edgegym.agents.policy import PolicyLoadError, read_config
 
@@ -430,6 +442,11 @@ def _resume_config(
         cfg = read_config(out / CONFIG_NAME)
     except PolicyLoadError as exc:
         raise ConfigError(f"--resume: {exc}") from None
+    if cfg.get("backend", "sb3") != backend:
+        raise ConfigError(
+            f"--resume: {out} was trained with --backend {cfg.get('backend', 'sb3')}, not "
+            f"{backend} (resume with the same backend or train into another folder)"
+        )
     given = {
         "env id": (env_id, cfg.get("env_id")),
         "scenario": (scenario, cfg.get("scenario")),
@@ -479,6 +496,132 @@ def _resume_source(out: Path, cfg: Mapping[str, Any]) -> tuple[Path, int]:
     return newest[1], newest[0]
 
 
+def check_train_args(
+    env_id: str, timesteps: int | None, n_envs: int | None, seed: int | None
+) -> str:
+    """Check the arguments every backend shares; return the id's family.
+
+    Raises:
+        ValueError: Unknown id; :class:`ConfigError` for a non-edgegym id or bad numbers.
+    """
+    check_env_id(env_id)
+    if env_id not in ENV_IDS:
+        raise ConfigError(f"edgegym train needs an edgegym id ({', '.join(ENV_IDS)}), not {env_id}")
+    for name, value in (("timesteps", timesteps), ("n_envs", n_envs)):
+        if value is not None and (isinstance(value, bool) or int(value) < 1):
+            raise ConfigError(f"{name} must be >= 1, got {value}")
+    if seed is not None and (isinstance(seed, bool) or int(seed) < 0):
+        raise ConfigError(f"seed must be >= 0, got {seed}")
+    return ENV_IDS[env_id][1]
+
+
+def set_goal(out: Path, cfg: dict[str, Any], start: int, timesteps: int | None) -> None:
+    """Set ``cfg["timesteps"]`` of a resumed run (``timesteps``, else its recorded target).
+
+    Raises:
+        ConfigError: The run is already there (``start >= goal``).
+    """
+    goal = int(timesteps) if timesteps is not None else int(cfg["timesteps"])
+    if start >= goal:
+        given = f"--timesteps {goal}" if timesteps is not None else f"its target {goal}"
+        raise ConfigError(
+            f"{out} is already at {start} timesteps >= {given}; pass a larger "
+            "--timesteps to continue"
+        )
+    cfg["timesteps"] = goal
+
+
+def new_config(
+    out: Path,
+    env_id: str,
+    family: str,
+    scenario: str | None,
+    overrides: Mapping[str, Any] | None,
+    timesteps: int | None,
+    n_envs: int | None,
+    seed: int | None,
+    hyperparams: Sequence[str] | Mapping[str, Any] | None,
+    hyperparams_file: str | Path | None,
+    model_name: str = MODEL_NAME,
+) -> dict[str, Any]:
+    """The configuration of a new run (the first keys of ``config.yaml``).
+
+    Raises:
+        ConfigError: ``out`` already holds a run (its config or ``model_name``), or bad
+            hyperparameters.
+    """
+    if (out / CONFIG_NAME).exists() or (out / model_name).exists():
+        raise ConfigError(
+            f"{out} already holds a training run; pass --resume to continue it, or "
+            "choose another --out"
+        )
+    hp = load_hyperparams(family, hyperparams_file, hyperparams)
+    if timesteps is not None:
+        hp["train"]["timesteps"] = int(timesteps)
+    if n_envs is not None:
+        hp["train"]["n_envs"] = int(n_envs)
+    return {
+        "edgegym_train_config": 1,
+        "env_id": env_id,
+        "family": family,
+        "scenario": scenario if scenario is not None else default_scenario(env_id),
+        "overrides": dict(overrides or {}),
+        "seed": int(seed or 0),
+        "timesteps": int(hp["train"]["timesteps"]),
+        "hyperparams_file": str(hyperparams_file) if hyperparams_file else f"{family}.yaml",
+        "hyperparam_overrides": dotted(hyperparams),
+        "hyperparams": hp,
+    }
+
+
+def check_baseline(env_id: str, cfg: Mapping[str, Any]) -> None:
+    """Build the evaluation baseline once, so a bad one fails before any training."""
+    hp = cfg["hyperparams"]
+    baseline = hp["eval"]["baseline"]
+    if baseline and hp["eval"]["freq"]:
+        from edgegym.baselines import make_policy
+
+        make_policy(baseline, make_env(env_id, cfg["scenario"], cfg["overrides"]))
+
+
+def start_run(out: Path, cfg: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Record the machine and a new run in ``cfg``, create ``out`` and write
+    ``config.yaml``; return the run record and the number of earlier runs (``logs/run-*``)."""
+    cfg["machine"] = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    n_runs = len(list((out / "logs").glob("run-*"))) if (out / "logs").exists() else 0
+    run = {"started": _dt.datetime.now().isoformat(timespec="seconds")}
+    cfg.setdefault("runs", []).append(run)
+    _write_yaml(out / CONFIG_NAME, cfg)
+    return run, n_runs
+
+
+def finish_run(
+    out: Path,
+    cfg: dict[str, Any],
+    run: dict[str, Any],
+    wall: float,
+    timesteps: int,
+    evaluations: Sequence[Mapping[str, Any]],
+) -> None:
+    """Close the run record, note the timesteps and last evaluation, write ``config.yaml``."""
+    run.update(
+        {
+            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+            "wall_s": round(wall, 2),
+            "timesteps": int(timesteps),
+        }
+    )
+    cfg["trained_timesteps"] = int(timesteps)
+    if evaluations:
+        cfg["last_evaluation"] = evaluations[-1]
+    _write_yaml(out / CONFIG_NAME, cfg)
+
+
 def train(
     env_id: str,
     scenario: str | None = None,
@@ -522,62 +665,34 @@ def train(
     """
     import torch
 
-    check_env_id(env_id)
-    if env_id not in ENV_IDS:
-        raise ConfigError(f"edgegym train needs an edgegym id ({', '.join(ENV_IDS)}), not {env_id}")
-    for name, value in (("timesteps", timesteps), ("n_envs", n_envs)):
-        if value is not None and (isinstance(value, bool) or int(value) < 1):
-            raise ConfigError(f"{name} must be >= 1, got {value}")
-    if seed is not None and (isinstance(seed, bool) or int(seed) < 0):
-        raise ConfigError(f"seed must be >= 0, got {seed}")
-    family = ENV_IDS[env_id][1]
+    family = check_train_args(env_id, timesteps, n_envs, seed)
     out = Path(out)
     if resume:
         cfg = _resume_config(
             out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file
         )
         source, start = _resume_source(out, cfg)
-        goal = int(timesteps) if timesteps is not None else int(cfg["timesteps"])
-        if start >= goal:
-            given = f"--timesteps {goal}" if timesteps is not None else f"its target {goal}"
-            raise ConfigError(
-                f"{out} is already at {start} timesteps >= {given}; pass a larger "
-                "--timesteps to continue"
-            )
-        cfg["timesteps"] = goal
+        set_goal(out, cfg, start, timesteps)
     else:
-        if (out / CONFIG_NAME).exists() or (out / MODEL_NAME).exists():
-            raise ConfigError(
-                f"{out} already holds a training run; pass --resume to continue it, or "
-                "choose another --out"
-            )
-        hp = load_hyperparams(family, hyperparams_file, hyperparams)
-        if timesteps is not None:
-            hp["train"]["timesteps"] = int(timesteps)
-        if n_envs is not None:
-            hp["train"]["n_envs"] = int(n_envs)
-        cfg = {
-            "edgegym_train_config": 1,
-            "env_id": env_id,
-            "family": family,
-            "scenario": scenario if scenario is not None else default_scenario(env_id),
-            "overrides": dict(overrides or {}),
-            "seed": int(seed or 0),
-            "timesteps": int(hp["train"]["timesteps"]),
-            "hyperparams_file": str(hyperparams_file) if hyperparams_file else f"{family}.yaml",
-            "hyperparam_overrides": dotted(hyperparams),
-            "hyperparams": hp,
-        }
+        cfg = new_config(
+            out,
+            env_id,
+            family,
+            scenario,
+            overrides,
+            timesteps,
+            n_envs,
+            seed,
+            hyperparams,
+            hyperparams_file,
+            MODEL_NAME,
+        )
     hp = cfg["hyperparams"]
 
     # Build one environment first: bad scenarios and baselines fail before any work.
     probe = wrap(make_env(env_id, cfg["scenario"], cfg["overrides"]), hp["wrappers"])
     try:
-        baseline = hp["eval"]["baseline"]
-        if baseline and hp["eval"]["freq"]:
-            from edgegym.baselines import make_policy
-
-            make_policy(baseline, make_env(env_id, cfg["scenario"], cfg["overrides"]))
+        check_baseline(env_id, cfg)
         joint = getattr(probe, "joint", None)
         cfg["spaces"] = {
             "observation": _space_record(probe.observation_space),
@@ -594,17 +709,7 @@ def train(
         policy = "MultiInputPolicy" if obs_is_dict else "MlpPolicy"
     cfg["policy_class"] = policy
     cfg["versions"] = versions()
-    cfg["machine"] = {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-    }
-
-    out.mkdir(parents=True, exist_ok=True)
-    n_runs = len(list((out / "logs").glob("run-*"))) if (out / "logs").exists() else 0
-    run = {"started": _dt.datetime.now().isoformat(timespec="seconds")}
-    cfg.setdefault("runs", []).append(run)
-    _write_yaml(out / CONFIG_NAME, cfg)
+    run, n_runs = start_run(out, cfg)
 
     torch.set_num_threads(int(hp["train"]["torch_threads"]))
     factory = EnvFactory(env_id, cfg["scenario"], cfg["overrides"], hp["wrappers"])
@@ -650,17 +755,7 @@ def train(
     finally:
         _close(venv, interrupted)
     wall = time.perf_counter() - t0
-    run.update(
-        {
-            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
-            "wall_s": round(wall, 2),
-            "timesteps": int(model.num_timesteps),
-        }
-    )
-    cfg["trained_timesteps"] = int(model.num_timesteps)
-    if evaluations:
-        cfg["last_evaluation"] = evaluations[-1]
-    _write_yaml(out / CONFIG_NAME, cfg)
+    finish_run(out, cfg, run, wall, int(model.num_timesteps), evaluations)
     return TrainResult(
         out=out,
         model_path=out / MODEL_NAME,
@@ -705,6 +800,7 @@ __all__ = [
     "TrainResult",
     "checkpoints",
     "evaluate_model",
+    "evaluate_policy",
     "save_checkpoint",
     "train",
     "versions",

@@ -162,12 +162,18 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     """Build a policy by name (with optional ``:key=value`` parameters) for ``env``.
 
     ``ppo`` (the trained policy shipped for the env's family) and ``ppo:PATH`` (a model file
-    or folder) load a learned agent (:mod:`edgegym.agents.policy`) behind the same protocol.
+    or folder) load a learned agent (:mod:`edgegym.agents.policy`) behind the same protocol;
+    ``rllib:PATH`` one trained with ``edgegym train --backend rllib``
+    (:mod:`edgegym.agents.rllib`, needs Ray).
     """
     if spec.strip() == "ppo" or spec.strip().startswith("ppo:"):
         from edgegym.agents.policy import make_ppo_policy
 
         return make_ppo_policy(spec.strip(), env)
+    if spec.strip() == "rllib" or spec.strip().startswith("rllib:"):
+        from edgegym.agents.rllib import make_rllib_policy
+
+        return make_rllib_policy(spec.strip(), env)
     name, kwargs = parse_policy(spec)
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")

@@ -5,6 +5,7 @@ Examples::
     edgegym evaluate edgegym/ContinualLearning-v0 --scenario ekya-table1 \\
         --policy thief --policy uniform --episodes 5 --json out.json --plot out.png
     edgegym evaluate edgegym/ContinualLearning-v0 --policy all --set gpus=2
+    edgegym evaluate edgegym/MIGReconfig-v0 --policy all --episodes 20 --ray   # Ray tasks
     edgegym train edgegym/EnergyFairShare-v0 --timesteps 100000 --n-envs 2 --seed 0 \\
         --out runs/energy
     edgegym evaluate edgegym/EnergyFairShare-v0 --policy ppo:runs/energy/model.zip --policy etf
@@ -155,10 +156,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     if args.max_streams is not None and args.max_streams < 1:
         raise UsageError(f"--max-streams must be >= 1, got {args.max_streams}")
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
     overrides = parse_sets(args.set)
     _check_outputs((args.json, "--json"), (args.plot, "--plot"))
     policies = expand_policies(args.policy or [_default_policy(args.env_id)], args.env_id)
     scenario = args.scenario or default_scenario(args.env_id)
+    from edgegym.parallel import ray_problem
+
+    if problem := ray_problem(args.ray):
+        raise UsageError(problem)
     try:
         result = evaluate(
             args.env_id,
@@ -170,6 +177,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             timeline=args.plot is not None,
             max_streams=args.max_streams,
+            workers=args.workers,
+            ray=args.ray,
         )
     except ValueError as exc:  # unknown policy / scenario, bad override (ScenarioError)
         raise UsageError(str(exc)) from None
@@ -190,12 +199,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """``edgegym train``: train the family's PPO agent, write model.zip and config.yaml."""
+    """``edgegym train``: train the family's PPO agent, write model.zip and config.yaml
+    (``--backend rllib``: RLlib's PPO, model/ and config.yaml, docs/ray.md)."""
     from edgegym.agents.config import ConfigError
     from edgegym.agents.train import train
     from edgegym.envs import ENV_IDS
     from edgegym.evaluation import check_env_id
+    from edgegym.parallel import RayMissingError, require_ray
 
+    if args.backend == "rllib":
+        try:
+            require_ray(rllib=True)
+        except RayMissingError as exc:
+            raise UsageError(f"--backend rllib: {exc}") from None
+        if args.num_env_runners is not None and args.num_env_runners < 0:
+            raise UsageError(f"--num-env-runners must be >= 0, got {args.num_env_runners}")
+    elif args.num_env_runners is not None or args.address is not None:
+        raise UsageError("--num-env-runners and --address need --backend rllib")
     try:
         check_env_id(args.env_id)
     except ValueError as exc:
@@ -217,21 +237,28 @@ def cmd_train(args: argparse.Namespace) -> int:
     overrides = parse_sets(args.set)
     out = args.out or f"runs/{ENV_IDS[args.env_id][1]}-seed{args.seed or 0}"
     _check_outputs((out, "--out"), folder=True)
+    kwargs: dict[str, Any] = {
+        "scenario": args.scenario,
+        "overrides": overrides or None,
+        "timesteps": args.timesteps,
+        "n_envs": args.n_envs,
+        "seed": args.seed,
+        "out": out,
+        "resume": args.resume,
+        "hyperparams": args.hp,
+        "hyperparams_file": args.config,
+        "progress": not args.no_progress,
+    }
     try:
-        result = train(
-            args.env_id,
-            scenario=args.scenario,
-            overrides=overrides or None,
-            timesteps=args.timesteps,
-            n_envs=args.n_envs,
-            seed=args.seed,
-            out=out,
-            resume=args.resume,
-            hyperparams=args.hp,
-            hyperparams_file=args.config,
-            progress=not args.no_progress,
-        )
-    except (ConfigError, ValueError) as exc:  # ScenarioError, PolicyLoadError are ValueErrors
+        if args.backend == "rllib":
+            from edgegym.agents.rllib_train import train_rllib
+
+            kwargs["num_env_runners"] = args.num_env_runners or 0
+            kwargs["address"] = args.address
+            result = train_rllib(args.env_id, **kwargs)
+        else:
+            result = train(args.env_id, **kwargs)
+    except (ConfigError, ValueError, RayMissingError) as exc:  # ScenarioError, PolicyLoadError
         raise UsageError(str(exc)) from None
     print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s")
     if result.evaluations:
@@ -353,8 +380,15 @@ def cmd_policies(args: argparse.Namespace) -> int:
         for name, (_, fams, desc) in POLICIES.items()
         if (family is None or family in fams) and (name == "random" or not flat)
     ]
+    fams = family or "every family"
     if flat:
-        rows.append(("ppo:PATH", family or "", "a policy trained on this flat view"))
+        rows.append(("ppo:PATH", fams, "a policy trained on this flat view"))
+    else:
+        rows += [
+            ("ppo", fams, "the PPO agent shipped for the family (agents/trained/)"),
+            ("ppo:PATH", fams, "a run of 'edgegym train' (its folder or model.zip)"),
+        ]
+    rows.append(("rllib:PATH", fams, "a run of 'edgegym train --backend rllib' (needs Ray)"))
     print(_table(["policy", "families", "description"], rows))
     return 0
 
@@ -400,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="scenario override, e.g. gpus=4 or drift.drift=[0.1,0.2]; repeatable",
     )
     ev.add_argument("--max-streams", type=int, help="stream slots of the env (padding)")
+    from edgegym.parallel import add_parallel_arguments
+
+    add_parallel_arguments(ev)
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ev.set_defaults(func=cmd_evaluate)
 
@@ -432,6 +469,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="hyperparameter override, e.g. ppo.learning_rate=1e-3 or eval.freq=0; repeatable",
     )
     tr.add_argument("--config", metavar="FILE.yaml", help="hyperparameter file instead")
+    tr.add_argument(
+        "--backend",
+        choices=("sb3", "rllib"),
+        default="sb3",
+        help="sb3: Stable-Baselines3 (default); rllib: RLlib's PPO with action masks, needs "
+        'Ray (pip install -e ".[ray]"); writes model/ (--policy rllib:DIR), see docs/ray.md',
+    )
+    tr.add_argument(
+        "--num-env-runners",
+        type=int,
+        metavar="K",
+        help="rllib: env runners sampling in parallel as Ray actors (default 0: in-process)",
+    )
+    tr.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="rllib: Ray cluster to run on: local (default, started here), auto, host:port",
+    )
     tr.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     tr.set_defaults(func=cmd_train)
 

@@ -417,6 +417,8 @@ def evaluate(
     progress: bool = True,
     timeline: bool = False,
     max_streams: int | None = None,
+    workers: int = 1,
+    ray: str | None = None,
 ) -> EvalResult:
     """Score policies on the same seeded episodes.
 
@@ -441,6 +443,15 @@ def evaluate(
         progress: Show a tqdm bar over (policy, episode) (hidden when not on a terminal).
         timeline: Keep the timeline of each policy's first episode (``result.timelines``).
         max_streams: Stream slots of the environment (pad for policies trained on more).
+        workers: Run the episodes in this many local processes (policies must then be
+            specs or picklable factories; spec strings are).
+        ray: Run each (policy, seed) episode as a Ray task on the cluster at this address
+            (``"local"``, ``"auto"``, ``host:port``; :func:`edgegym.parallel.init_ray`).
+
+    With ``workers > 1`` or ``ray``, every episode gets a fresh environment and policy, built
+    and seeded in the worker exactly as here, so the numbers equal those of the serial run
+    (only the decision times differ). A policy that raises keeps the episodes before the
+    failing seed, as in the serial run.
 
     Returns:
         An :class:`EvalResult`.
@@ -448,6 +459,7 @@ def evaluate(
     Raises:
         ValueError: Unknown environment id or policy, bad episode count or seed.
         ScenarioError: Unknown scenario or invalid override (a ``ValueError`` too).
+        RayMissingError: ``ray`` is set and Ray is not installed (an ``ImportError``).
     """
     if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
@@ -466,6 +478,13 @@ def evaluate(
     overrides = dict(overrides or {})
     scenario = scenario if scenario is not None else default_scenario(env_id)
     seeds = [int(seed) + i for i in range(int(episodes))]
+    if ray is not None or workers != 1:
+        bound = [repr(g or p) for g, p in items if not isinstance(p, str) and hasattr(p, "predict")]
+        if bound:
+            raise ValueError(
+                f"with workers or ray every policy is built afresh per episode, so give specs "
+                f"or factories (env -> policy), not policy objects: {', '.join(bound)}"
+            )
 
     # Build every environment and policy first, so bad arguments fail before any work.
     built: list[tuple[str, gym.Env, Any]] = []
@@ -491,6 +510,26 @@ def evaluate(
 
     from tqdm.auto import tqdm
 
+    if ray is not None or workers != 1:
+        from edgegym.parallel import Runner
+
+        for _, env, _ in built:
+            env.close()
+        runner = Runner(workers=workers, ray=ray)
+        jobs = [
+            EpisodeJob(env_id, scenario, overrides, max_streams, spec, s, timeline and i == 0)
+            for (_, spec) in items
+            for i, s in enumerate(seeds)
+        ]
+        outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
+        for k, (name, _, _) in enumerate(built):
+            mine = outcomes[k * len(seeds) : (k + 1) * len(seeds)]
+            entry = summarise_outcomes(name, mine)
+            if timeline and mine[0].get("timeline") is not None:
+                result.timelines[name] = mine[0]["timeline"]
+            result.results.append(entry)
+        return result
+
     bar = tqdm(
         total=len(built) * len(seeds),
         desc="evaluate",
@@ -507,7 +546,7 @@ def evaluate(
                 try:
                     per_episode.append(_run_episode(env, policy, s))
                 except Exception as exc:
-                    error = f"{type(exc).__name__}: {exc} (episode seed {s})"
+                    error = _error_text(exc, s)
                     bar.update(len(seeds) - i)
                     break
                 if timeline and i == 0:
@@ -528,6 +567,62 @@ def evaluate(
     return result
 
 
+def _error_text(exc: BaseException, seed: int) -> str:
+    return f"{type(exc).__name__}: {exc} (episode seed {seed})"
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One episode of one policy, everything a worker needs to run it (picklable when the
+    policy spec is): the environment is made and the policy built in the worker, then
+    :func:`run_episode_job` plays the episode with ``seed``."""
+
+    env_id: str
+    scenario: str | None
+    overrides: Mapping[str, Any]
+    max_streams: int | None
+    policy: PolicyLike
+    seed: int
+    timeline: bool = False
+
+
+def run_episode_job(job: EpisodeJob) -> dict[str, Any]:
+    """Play one :class:`EpisodeJob` on a fresh environment and policy.
+
+    Returns:
+        ``{"episode": <per-episode record>}`` (and ``"timeline"`` when asked for), or
+        ``{"error": <message>}`` when the policy or environment raised.
+    """
+    env = make_env(job.env_id, job.scenario, job.overrides, job.max_streams, job.timeline)
+    try:
+        policy = _build_policy(job.policy, env)
+        try:
+            out: dict[str, Any] = {"episode": _run_episode(env, policy, int(job.seed))}
+        except Exception as exc:
+            return {"error": _error_text(exc, int(job.seed))}
+        if job.timeline:
+            out["timeline"] = _timeline_of(env)
+        return out
+    finally:
+        env.close()
+
+
+def summarise_outcomes(name: str, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A policy's result entry from its :func:`run_episode_job` outcomes in seed order: the
+    episodes before the first failure, and that failure's ``error`` (as the serial run)."""
+    per_episode: list[dict[str, Any]] = []
+    error = None
+    for outcome in outcomes:
+        if "error" in outcome:
+            error = outcome["error"]
+            break
+        per_episode.append(outcome["episode"])
+    entry = _summarise(name, per_episode)
+    if error is not None:
+        entry["error"] = error
+    return entry
+
+
 def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
     engine = getattr(env.unwrapped, "engine", None)
     metrics = getattr(engine, "metrics", None)
@@ -536,6 +631,7 @@ def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
 
 
 __all__ = [
+    "EpisodeJob",
     "EvalResult",
     "PolicyLike",
     "check_env_id",
@@ -543,4 +639,6 @@ __all__ = [
     "evaluate",
     "headline_metrics",
     "make_env",
+    "run_episode_job",
+    "summarise_outcomes",
 ]

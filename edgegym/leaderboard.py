@@ -21,6 +21,10 @@ each family's default scenario only, two episodes, DAG at 200 requests
 (:data:`QUICK_OVERRIDES`), and writes to ``runs/leaderboard-quick`` unless ``--out`` says
 otherwise.
 
+``--workers N`` runs every (scenario, policy, seed) episode as a job of a local process pool,
+``--ray [ADDR]`` as a Ray task (a local cluster, or ``auto`` / ``host:port``; docs/ray.md);
+the numbers are those of the serial run.
+
 A run merges into an existing ``leaderboard.json``: the scenarios it evaluates are replaced,
 the others kept (so ``--families dag`` refreshes one family); ``--fresh`` starts over.
 
@@ -30,6 +34,7 @@ Example::
     python -m edgegym.leaderboard --families dag --set dag:requests=200
     python -m edgegym.leaderboard --scenarios ekya-cityscapes,migrator-w1 --episodes 3
     python -m edgegym.leaderboard --render-only         # rewrite docs/leaderboard.md
+    python -m edgegym.leaderboard --ray auto            # on the cluster of `ray start --head`
 """
 
 from __future__ import annotations
@@ -285,6 +290,55 @@ def _slim(result_dict: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _usable(
+    family: str, scenario: str, overrides: Mapping[str, Any], ppo: dict[str, Any] | None
+) -> tuple[str, list[str], list[str], dict[str, str]]:
+    """``(env_id, wanted, usable, skipped)``: the policies of a cell, those that build on its
+    scenario, and why the others do not."""
+    from edgegym.baselines import make_policy
+    from edgegym.evaluation import make_env
+
+    env_id = families()[family]
+    wanted = family_policies(family) + (["ppo"] if ppo is not None else [])
+    usable, skipped = [], {}
+    probe = make_env(env_id, scenario, overrides)
+    try:
+        for spec in wanted:
+            try:
+                make_policy(spec, probe)
+            except ValueError as exc:  # PolicyLoadError, bad parameters
+                skipped[spec] = _repo_relative(str(exc))
+            else:
+                usable.append(spec)
+    finally:
+        probe.close()
+    return env_id, wanted, usable, skipped
+
+
+def _cell(
+    res: Any,
+    family: str,
+    wanted: list[str],
+    skipped: dict[str, str],
+    ppo: dict[str, Any] | None,
+    episodes: int,
+    wall_s: float,
+) -> dict[str, Any]:
+    cell = _slim(res.to_dict())
+    cell.update(
+        {
+            "family": family,
+            "policies": wanted,
+            "skipped": skipped,
+            "ppo": ppo,
+            "episodes": episodes,
+            "wall_s": round(wall_s, 2),
+            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+        }
+    )
+    return cell
+
+
 def run_cell(
     family: str,
     scenario: str,
@@ -306,24 +360,10 @@ def run_cell(
         ``policies``, ``skipped``, ``ppo`` (the shipped policy's record or ``None``),
         ``episodes``, ``wall_s`` and ``finished``.
     """
-    from edgegym.baselines import make_policy
-    from edgegym.evaluation import evaluate, make_env
+    from edgegym.evaluation import evaluate
 
-    env_id = families()[family]
     overrides = dict(overrides or {})
-    wanted = family_policies(family) + (["ppo"] if ppo is not None else [])
-    usable, skipped = [], {}
-    probe = make_env(env_id, scenario, overrides)
-    try:
-        for spec in wanted:
-            try:
-                make_policy(spec, probe)
-            except ValueError as exc:  # PolicyLoadError, bad parameters
-                skipped[spec] = _repo_relative(str(exc))
-            else:
-                usable.append(spec)
-    finally:
-        probe.close()
+    env_id, wanted, usable, skipped = _usable(family, scenario, overrides, ppo)
     t0 = time.perf_counter()
     res = evaluate(
         env_id,
@@ -334,19 +374,95 @@ def run_cell(
         overrides=overrides,
         progress=progress,
     )
-    cell = _slim(res.to_dict())
-    cell.update(
-        {
-            "family": family,
-            "policies": wanted,
-            "skipped": skipped,
-            "ppo": ppo,
-            "episodes": episodes,
-            "wall_s": round(time.perf_counter() - t0, 2),
-            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
-        }
+    return _cell(res, family, wanted, skipped, ppo, episodes, time.perf_counter() - t0)
+
+
+def _timed_episode(job: Any) -> tuple[dict[str, Any], float]:
+    """:func:`edgegym.evaluation.run_episode_job` and its wall time (a worker's task)."""
+    from edgegym.evaluation import run_episode_job
+
+    t0 = time.perf_counter()
+    outcome = run_episode_job(job)
+    return outcome, time.perf_counter() - t0
+
+
+def _error_cell(
+    family: str, scenario: str, overrides: Mapping[str, Any], episodes: int, seed: int, exc: Any
+) -> dict[str, Any]:
+    return {
+        "family": family,
+        "scenario": scenario,
+        "overrides": dict(overrides),
+        "episodes": int(episodes),
+        "seeds": [int(seed) + i for i in range(int(episodes))],
+        "error": f"{type(exc).__name__}: {exc}",
+        "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def run_cells_parallel(
+    cells: Sequence[tuple[str, str]],
+    runner: Any,
+    episodes: int,
+    seed: int,
+    overrides: Mapping[str, Mapping[str, Any]],
+    ppo: Mapping[str, dict[str, Any] | None],
+) -> Any:
+    """Yield ``(family, scenario, cell)`` as each cell's last episode finishes, with every
+    (cell, policy, seed) episode a job of ``runner`` (:class:`edgegym.parallel.Runner`).
+
+    The cells equal :func:`run_cell`'s (the episodes are seeded alike; see
+    :func:`edgegym.evaluate`), except ``wall_s``: the sum of the cell's episode times.
+    A cell whose policies cannot even be built comes first, as an error cell.
+    """
+    from edgegym.evaluation import EpisodeJob, EvalResult, summarise_outcomes
+
+    seeds = [int(seed) + i for i in range(int(episodes))]
+    jobs: list[tuple[int, int, int]] = []  # (cell, policy, seed index) per job
+    episode_jobs: list[Any] = []
+    plans: dict[int, tuple[str, list[str], list[str], dict[str, str]]] = {}
+    for c, (family, scenario) in enumerate(cells):
+        fam_over = dict(overrides.get(family, {}))
+        try:
+            plans[c] = _usable(family, scenario, fam_over, ppo[family])
+        except Exception as exc:  # keep going: the other cells are still worth having
+            yield family, scenario, _error_cell(family, scenario, fam_over, episodes, seed, exc)
+            continue
+        env_id, _, usable, _ = plans[c]
+        for p, spec in enumerate(usable):
+            for k, s in enumerate(seeds):
+                jobs.append((c, p, k))
+                episode_jobs.append(EpisodeJob(env_id, scenario, fam_over, None, spec, s))
+    # Costliest first (MIGRator plans every window), so the slowest jobs do not come last.
+    order = sorted(
+        range(len(jobs)),
+        key=lambda j: not str(episode_jobs[j].policy).startswith("migrator"),
     )
-    return cell
+    left = {c: len(plans[c][2]) * len(seeds) for c in plans}
+    outcomes: dict[int, dict[tuple[int, int], Any]] = {c: {} for c in plans}
+    spent = dict.fromkeys(plans, 0.0)
+    for c, plan_ in plans.items():
+        if left[c] == 0:  # no usable policy: an empty cell, as run_cell gives
+            left[c] = -1
+            family, scenario = cells[c]
+            res = EvalResult(plan_[0], scenario, dict(overrides.get(family, {})), seeds)
+            yield family, scenario, _cell(res, family, plan_[1], plan_[3], ppo[family], episodes, 0)
+    for i, (outcome, seconds) in runner.imap_unordered(
+        _timed_episode, [episode_jobs[j] for j in order]
+    ):
+        c, p, k = jobs[order[i]]
+        outcomes[c][(p, k)] = outcome
+        spent[c] += seconds
+        left[c] -= 1
+        if left[c]:
+            continue
+        family, scenario = cells[c]
+        env_id, wanted, usable, skipped = plans[c]
+        res = EvalResult(env_id, scenario, dict(overrides.get(family, {})), seeds)
+        for p, name in enumerate(usable):
+            mine = [outcomes[c][(p, k)] for k in range(len(seeds))]
+            res.results.append(summarise_outcomes(name, mine))
+        yield family, scenario, _cell(res, family, wanted, skipped, ppo[family], episodes, spent[c])
 
 
 def _settings_key(
@@ -410,6 +526,8 @@ def run(
     fresh: bool = False,
     progress: bool = True,
     argv: Sequence[str] | None = None,
+    workers: int = 1,
+    ray: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``cells``, saving ``leaderboard.json`` after each, then render the report.
 
@@ -423,6 +541,11 @@ def run(
         fresh: Discard the cells of an existing JSON (default: merge into it).
         progress: Progress bars (hidden when not on a terminal).
         argv: The command line, recorded in the JSON.
+        workers: Local processes; with more than one (or ``ray``), every (scenario, policy,
+            seed) episode is a job (:func:`run_cells_parallel`), and a cell is saved when
+            its last episode finishes.
+        ray: Run the episodes as Ray tasks on the cluster at this address (``"local"``,
+            ``"auto"``, ``host:port``).
 
     Returns:
         The leaderboard data (as in ``leaderboard.json``).
@@ -464,36 +587,48 @@ def run(
         file=sys.stderr,
         position=0,
     )
-    try:
-        for family, scenario in cells:
-            key = f"{family}/{scenario}"
-            bar.set_postfix_str(key, refresh=True)
-            fam_over = overrides.get(family, {})
-            done = data["cells"].get(key)
-            want = _settings_key(family, int(episodes), int(seed), fam_over, ppo[family])
-            if resume and done and "error" not in done and _cell_key(done) == want:
-                bar.update(1)
-                continue
-            try:
-                cell = run_cell(
-                    family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family]
-                )
-            except Exception as exc:  # keep going: the other cells are still worth having
-                cell = {
-                    "family": family,
-                    "scenario": scenario,
-                    "overrides": fam_over,
-                    "episodes": int(episodes),
-                    "seeds": [int(seed) + i for i in range(int(episodes))],
-                    "error": f"{type(exc).__name__}: {exc}",
-                    "finished": _dt.datetime.now().isoformat(timespec="seconds"),
-                }
-                failed.append(key)
-            data["cells"][key] = cell
-            record["wall_s"] = round(time.perf_counter() - t_run, 1)
-            save_results(path, data)
-            bar.write(f"  {key}: {_cell_line(cell)}", file=sys.stderr)
+    todo: list[tuple[str, str]] = []
+    for family, scenario in cells:
+        done = data["cells"].get(f"{family}/{scenario}")
+        fam_over = overrides.get(family, {})
+        want = _settings_key(family, int(episodes), int(seed), fam_over, ppo[family])
+        if resume and done and "error" not in done and _cell_key(done) == want:
             bar.update(1)
+        else:
+            todo.append((family, scenario))
+
+    def finish(family: str, scenario: str, cell: dict[str, Any]) -> None:
+        key = f"{family}/{scenario}"
+        if "error" in cell:
+            failed.append(key)
+        data["cells"][key] = cell
+        record["wall_s"] = round(time.perf_counter() - t_run, 1)
+        save_results(path, data)
+        bar.write(f"  {key}: {_cell_line(cell)}", file=sys.stderr)
+        bar.update(1)
+
+    try:
+        if ray is not None or workers != 1:
+            from edgegym.parallel import Runner
+
+            runner = Runner(workers=workers, ray=ray)
+            record["runner"] = runner.describe()
+            bar.set_postfix_str(record["runner"], refresh=True)
+            for family, scenario, cell in run_cells_parallel(
+                todo, runner, int(episodes), int(seed), overrides, ppo
+            ):
+                finish(family, scenario, cell)
+        else:
+            for family, scenario in todo:
+                bar.set_postfix_str(f"{family}/{scenario}", refresh=True)
+                fam_over = overrides.get(family, {})
+                try:
+                    cell = run_cell(
+                        family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family]
+                    )
+                except Exception as exc:  # keep going: the other cells are still worth having
+                    cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
+                finish(family, scenario, cell)
         record["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
     finally:
         bar.close()
@@ -980,6 +1115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite leaderboard.md and the figures from leaderboard.json",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    from edgegym.parallel import add_parallel_arguments
+
+    add_parallel_arguments(parser, "(scenario, policy, seed) episode")
 
 
 def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
@@ -1005,6 +1143,8 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         raise LeaderboardError(f"--episodes must be >= 1, got {episodes}")
     if args.seed < 0:
         raise LeaderboardError(f"--seed must be >= 0, got {args.seed}")
+    if args.workers < 1:
+        raise LeaderboardError(f"--workers must be >= 1, got {args.workers}")
     cells = plan(_split(args.families), _split(args.scenarios) or None, args.quick)
     overrides: dict[str, dict[str, Any]] = {
         f: dict(v) for f, v in (QUICK_OVERRIDES if args.quick else DEFAULT_OVERRIDES).items()
@@ -1016,6 +1156,10 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     for fam, scen in cells:  # bad overrides fail before any work
         if overrides.get(fam):
             load(scen, **overrides[fam])
+    from edgegym.parallel import ray_problem
+
+    if problem := ray_problem(args.ray):
+        raise LeaderboardError(problem)
     data = run(
         cells,
         out=out,
@@ -1026,6 +1170,8 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         fresh=args.fresh,
         progress=not args.no_progress,
         argv=argv,
+        workers=args.workers,
+        ray=args.ray,
     )
     wall = data["runs"][-1].get("wall_s")
     print(f"wrote {out / MD_NAME}, {out / JSON_NAME} and the figures ({_duration(wall)})")

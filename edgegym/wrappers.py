@@ -3,7 +3,8 @@
 
 Two wrappers, each usable alone, and :func:`make_flat` that applies what an environment needs
 (:class:`MaskInObservation` and :func:`make_masked` put the action mask into the observation
-for RLlib's action-masking RLModule):
+for RLlib's action-masking RLModule; :class:`MaskedVectorEnv` and :func:`make_masked_vector`
+do the same over a native vector env):
 
 * :class:`FlatObservation`: a one-level ``Dict`` of ``Box`` (or ``MultiBinary``) spaces becomes
   one ``float32`` ``Box``. **Order**: the keys in the order of the ``Dict`` space (Gymnasium
@@ -722,6 +723,101 @@ def make_flat_vector(
     return FlatVectorEnv(base, max_actions=max_actions)
 
 
+class MaskedVectorEnv(gym.vector.VectorWrapper):
+    """The batched counterpart of :func:`make_masked` over a vector env: each env's
+    observation is ``{"action_mask": float32 (K,), "observations": flat float32 Box}``
+    exactly as :class:`MaskInObservation` over the single env (a ``Dict`` observation is
+    flattened as :class:`FlatObservation` does; a 1-D ``Box`` is kept as is), batched on
+    axis 0; actions, rewards, ``terminated``, ``truncated`` and ``info`` pass through.
+
+    The mask is the vector env's ``info["action_mask"]`` (the native vector envs and
+    :class:`FlatVectorEnv` put the (N, K) mask there at every reset and step), else its
+    ``action_masks()``. For ``MultiDiscrete(nvec)`` actions ``K = sum(nvec)``, as for the
+    single env. With ``NextStep`` autoreset (the native default, what RLlib expects) env ``i``
+    of a vector env reset with ``seed=s`` matches ``make_masked`` reset with ``seed=s + i``.
+    With ``SameStep`` autoreset, ``info["final_obs"]`` holds the raw final observations.
+
+    Args:
+        env: A vector env of an edgegym id (``gymnasium.make_vec(id, n,
+            vectorization_mode="vector_entry_point")``); see :func:`make_masked_vector`.
+
+    Raises:
+        ValueError: The action space is neither ``Discrete`` nor ``MultiDiscrete``.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        super().__init__(env)
+        obs, act = env.single_observation_space, env.single_action_space
+        self.flattener: DictFlattener | None = None
+        if not (isinstance(obs, spaces.Box) and len(obs.shape) == 1):
+            self.flattener = DictFlattener(obs)
+            obs = self.flattener.space
+        if isinstance(act, spaces.Discrete):
+            n = int(act.n)
+        elif isinstance(act, spaces.MultiDiscrete):
+            n = int(np.sum(act.nvec))
+        else:
+            raise ValueError(f"MaskedVectorEnv needs a Discrete or MultiDiscrete action, got {act}")
+        self.single_observation_space = spaces.Dict(
+            {
+                "action_mask": spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32),
+                "observations": obs,
+            }
+        )
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
+        self._mask: np.ndarray | None = None
+
+    def action_masks(self) -> np.ndarray:
+        """(N, K) bool: the valid actions of every env (the ``action_mask`` entries)."""
+        if self._mask is None:
+            return np.zeros(
+                (self.num_envs, self.single_observation_space["action_mask"].shape[0]), dtype=bool
+            )
+        return self._mask.astype(bool)
+
+    def _masked(self, obs: Any, info: dict[str, Any]) -> dict[str, np.ndarray]:
+        mask = info.get("action_mask")
+        if mask is None:
+            mask = self.env.get_wrapper_attr("action_masks")()
+        self._mask = np.asarray(mask, dtype=np.float32)
+        flat = self.flattener.batch(obs) if self.flattener is not None else obs
+        return {"action_mask": self._mask.copy(), "observations": flat}
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Reset every env; observations carry the mask."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._masked(obs, info), info
+
+    def step(
+        self, actions: Any
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every env; observations carry the mask."""
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        return self._masked(obs, info), reward, terminated, truncated, info
+
+
+def make_masked_vector(env_id: str, num_envs: int = 1, **kwargs: Any) -> MaskedVectorEnv:
+    """The vector counterpart of :func:`make_masked`: the id's native vector env
+    (``gymnasium.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point",
+    **kwargs)``; the ``-Flat-v0`` ids give :class:`FlatVectorEnv`) in :class:`MaskedVectorEnv`.
+
+    Raises:
+        ValueError: The id has no native vector env (use ``gymnasium.make_vec`` with
+            ``vectorization_mode="sync"`` over :func:`make_masked` instead).
+    """
+    if gym.spec(env_id).vector_entry_point is None:
+        raise ValueError(
+            f"{env_id} has no native vector env; vectorize make_masked with "
+            "gymnasium.make_vec(..., vectorization_mode='sync') instead"
+        )
+    base = gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point", **kwargs)
+    return MaskedVectorEnv(base)
+
+
 def make_flat_registered(
     env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
 ) -> gym.Env:
@@ -743,6 +839,7 @@ __all__ = [
     "FlatVectorEnv",
     "JointActions",
     "MaskInObservation",
+    "MaskedVectorEnv",
     "catalogue_builder",
     "continual_catalogue",
     "energy_catalogue",
@@ -754,4 +851,5 @@ __all__ = [
     "make_flat_registered",
     "make_flat_vector",
     "make_masked",
+    "make_masked_vector",
 ]

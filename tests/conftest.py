@@ -34,6 +34,19 @@ TABLE_SCENARIO: dict[str, Any] = {
 }
 
 
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster (2 CPUs) for the whole session; skips without the ``[ray]`` extra.
+
+    Code under test that calls :func:`edgegym.parallel.init_ray` joins it."""
+    pytest.importorskip("ray")
+    from edgegym.parallel import init_ray
+
+    ray = init_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
 @pytest.fixture
 def table_scenario() -> dict[str, Any]:
     """A fresh deep copy of :data:`TABLE_SCENARIO`."""

@@ -186,7 +186,8 @@ def test_policies_filtered_by_env_and_bad_env(capsys):
     assert main(["policies", "--env", "edgegym/Nope-v0"]) == 2
     assert "Nope-v0" in capsys.readouterr().err
     assert main(["policies"]) == 0
-    assert "random" in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "random" in listed and "ppo:PATH" in listed and "rllib:PATH" in listed
 
 
 def test_a_policy_of_another_family_is_a_clear_error(capsys):

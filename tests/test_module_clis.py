@@ -32,8 +32,8 @@ def no_work(monkeypatch):
     monkeypatch.setattr(ekya, "evaluate", _no_work)
     monkeypatch.setattr(etf, "run", _no_work)
     monkeypatch.setattr(etf, "load", _no_work)
-    monkeypatch.setattr(migrator, "_run", _no_work)
-    monkeypatch.setattr(srs, "_run", _no_work)
+    monkeypatch.setattr(migrator, "run_one", _no_work)
+    monkeypatch.setattr(srs, "run_one", _no_work)
     monkeypatch.setattr(traces, "write_azure_functions_sample", _no_work)
     monkeypatch.setattr(traces, "_stats_table", _no_work)
 

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.reproduce.claims import PAPERS, load
 
 PROG = "python -m edgegym.reproduce"
@@ -27,9 +28,11 @@ def _argv(paper: str, args: argparse.Namespace) -> list[str]:
     argv = ["--out", args.out]
     if paper in ("srs", "migrator"):
         argv += ["--workers", str(args.workers)]
-        if args.quick:
-            argv.append("--quick")
-    if paper == "ekya" and args.quick:
+    if paper != "etf" and args.ray is not None:  # etf: under a minute, section after section
+        argv += ["--ray", args.ray]
+    if args.quick and paper in ("srs", "migrator"):
+        argv.append("--quick")
+    if args.quick and paper == "ekya":
         argv += ["--episodes", "1"]
     return argv
 
@@ -43,11 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["all", *PAPERS], help="'all', or one paper")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
-    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
+    add_parallel_arguments(ap, "episode", workers=2)
     ap.add_argument("--quick", action="store_true", help="a smoke run of every reproduction")
     args = ap.parse_args(argv)
     if args.workers < 1:
         print(f"{PROG}: error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
+    if problem := ray_problem(args.ray):
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 2
     failed: list[str] = []
     for paper in ORDER:

@@ -31,6 +31,7 @@ import yaml
 
 from edgegym.evaluation import evaluate
 from edgegym.outputs import check_output_path
+from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
@@ -134,6 +135,10 @@ def paper_setup(policy: str, sc: Scenario) -> dict[str, Any]:
     return {}
 
 
+#: Where :func:`_run`'s episodes run: here, or as Ray tasks (``--ray``; :func:`edgegym.evaluate`).
+PARALLEL: dict[str, Any] = {"ray": None}
+
+
 def _run(policies: Sequence[str], scenario: str, episodes: int, **overrides: Any) -> Results:
     """Evaluate ``policies`` on ``scenario`` with ``overrides``, each in its paper setup."""
     sc = load(scenario, **overrides)
@@ -150,6 +155,7 @@ def _run(policies: Sequence[str], scenario: str, episodes: int, **overrides: Any
             seed=0,
             overrides={**overrides, **dict(setup)},
             progress=False,
+            **PARALLEL,
         )
         if not res.ok:
             raise RuntimeError(f"evaluation failed: {res.errors}")
@@ -804,6 +810,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--episodes", type=int, default=3, help="seeded episodes per point (>= 1)")
     ap.add_argument("--out", default="docs/reproduction", help="report and figure folder")
+    add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
 
     def fail(message: str) -> int:
@@ -812,6 +819,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.episodes < 1:
         return fail(f"--episodes must be >= 1, got {args.episodes}")
+    if problem := ray_problem(args.ray):
+        return fail(problem)
+    PARALLEL["ray"] = args.ray
     try:
         out = check_output_path(args.out, folder=True, flag="--out")
         check_output_path(out / "ekya.md", flag="--out")

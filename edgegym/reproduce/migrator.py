@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import multiprocessing as mp
 import platform
 import sys
 import time
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.outputs import check_output_path
+from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
 from edgegym.reproduce.claims import Claim, update
 from edgegym.reproduce.migrator_workloads import WORKLOADS
 
@@ -103,22 +103,12 @@ def _cost(job: tuple[str, str, dict[str, Any], int]) -> float:
     return windows * (1.0 + plan)
 
 
-def _run(jobs, workers: int, label: str) -> list[dict[str, Any]]:
-    """Run ``jobs`` (in ``workers`` processes), results in their order."""
-    from tqdm import tqdm
-
-    if workers <= 1:
-        return [run_one(j) for j in tqdm(jobs, desc=label, file=sys.stderr)]
-    with mp.get_context("spawn").Pool(workers) as pool:
-        return list(tqdm(pool.imap(run_one, jobs), total=len(jobs), desc=label, file=sys.stderr))
-
-
-def _run_all(experiments: dict[str, list], workers: int) -> dict[str, list[dict[str, Any]]]:
+def _run_all(experiments: dict[str, list], runner: Runner) -> dict[str, list[dict[str, Any]]]:
     """Run every experiment's jobs in one pool, costliest first; results per experiment in
     the order of its jobs."""
     flat = [(name, k, job) for name, jobs in experiments.items() for k, job in enumerate(jobs)]
     flat.sort(key=lambda x: -_cost(x[2]))
-    results = _run([x[2] for x in flat], workers, "episodes")
+    results = runner.map(run_one, [x[2] for x in flat], label="episodes")
     out: dict[str, list[dict[str, Any]]] = {
         name: [None] * len(j) for name, j in experiments.items()
     }
@@ -184,7 +174,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy) (>= 1)")
-    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
     ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
     ap.add_argument(
@@ -192,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="rewrite the report from the saved migrator-runs.json without running anything",
     )
+    add_parallel_arguments(ap, "episode", workers=2)
     args = ap.parse_args(argv)
 
     def fail(message: str) -> int:
@@ -201,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
         if value < 1:
             return fail(f"{flag} must be >= 1, got {value}")
+    if not args.render_only and (problem := ray_problem(args.ray)):
+        return fail(problem)
     try:
         out = check_output_path(args.out, folder=True, flag="--out")
         for name in ("migrator.md", "migrator-runs.json", "claims.json", "README.md"):
@@ -240,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                 j for b in BASES for j in _jobs(["migrator"], basis_w, {"basis_s": b}, args.seeds)
             ],
         }
-        rows = _run_all(experiments, args.workers)
+        runner = Runner(workers=args.workers, ray=args.ray)
+        rows = _run_all(experiments, runner)
         from edgegym.reproduce.migrator_calibration import calibration_claims
 
         cal_claims, fig2 = calibration_claims()

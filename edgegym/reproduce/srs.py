@@ -17,7 +17,6 @@ import argparse
 import copy
 import datetime as dt
 import json
-import multiprocessing as mp
 import platform
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.outputs import check_output_path
+from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
 from edgegym.reproduce.claims import Claim, update
 
 PROG = "python -m edgegym.reproduce.srs"
@@ -109,15 +109,6 @@ def _bin_records(records: list[dict[str, Any]], duration: float) -> dict[str, li
         vals = np.array([r[key] for r in records])
         out[key] = np.bincount(b, weights=vals, minlength=BINS).tolist()
     return out
-
-
-def _run(jobs, workers: int, label: str) -> list[dict[str, Any]]:
-    from tqdm import tqdm
-
-    if workers <= 1:
-        return [run_one(j) for j in tqdm(jobs, desc=label, file=sys.stderr)]
-    with mp.get_context("spawn").Pool(workers) as pool:
-        return list(tqdm(pool.imap(run_one, jobs), total=len(jobs), desc=label, file=sys.stderr))
 
 
 def _jobs(name, changes_list, policies, seeds):
@@ -239,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy (>= 1)")
-    ap.add_argument("--workers", type=int, default=2, help="parallel processes (>= 1)")
     ap.add_argument("--quick", action="store_true", help="300 requests per run (a smoke run)")
     ap.add_argument("--out", default="docs/reproduction", help="report directory")
     ap.add_argument(
@@ -247,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="rewrite the report from the saved srs-runs.json without running anything",
     )
+    add_parallel_arguments(ap, "episode", workers=2)
     args = ap.parse_args(argv)
 
     def fail(message: str) -> int:
@@ -256,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
         if value < 1:
             return fail(f"{flag} must be >= 1, got {value}")
+    if not args.render_only and (problem := ray_problem(args.ray)):
+        return fail(problem)
     try:
         out = check_output_path(args.out, folder=True, flag="--out")
         for name in ("srs.md", "srs-runs.json"):
@@ -277,65 +270,67 @@ def main(argv: list[str] | None = None) -> int:
         base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
         sweep_seeds = max(1, args.seeds - 1)
         t0 = time.time()
+        runner = Runner(workers=args.workers, ray=args.ray)
         rows = {
-            "main": _run(
-                _jobs("srs-edge-5apps", [base], POLICIES, args.seeds), args.workers, "default"
+            "main": runner.map(
+                run_one, _jobs("srs-edge-5apps", [base], POLICIES, args.seeds), label="default"
             ),
-            "apps": _run(
+            "apps": runner.map(
+                run_one,
                 _jobs(
                     "srs-edge-8apps",
                     [{**base, "apps": n} for n in APPS],
                     SWEEP_POLICIES,
                     sweep_seeds,
                 ),
-                args.workers,
-                "applications",
+                label="applications",
             ),
-            "servers": _run(
+            "servers": runner.map(
+                run_one,
                 _jobs(
                     "srs-edge-5apps",
                     [{**base, "count": n} for n in SERVERS],
                     SWEEP_POLICIES,
                     sweep_seeds,
                 ),
-                args.workers,
-                "servers",
+                label="servers",
             ),
-            "theta": _run(
+            "theta": runner.map(
+                run_one,
                 _jobs(
                     "srs-edge-5apps",
                     [{**base, "theta": t} for t in THETAS],
                     THETA_POLICIES,
                     sweep_seeds,
                 ),
-                args.workers,
-                "theta",
+                label="theta",
             ),
-            "light": _run(
+            "light": runner.map(
+                run_one,
                 _jobs(
                     "srs-edge-5apps",
                     [{"requests": 200, "duration_s": 600.0}],
                     SWEEP_POLICIES,
                     args.seeds,
                 ),
-                args.workers,
-                "light load",
+                label="light load",
             ),
-            "fixed": _run(
+            "fixed": runner.map(
+                run_one,
                 _jobs(
                     "srs-edge-5apps",
                     [{**base, "pool_from_inputs": False}],
                     SWEEP_POLICIES,
                     args.seeds,
                 ),
-                args.workers,
-                "fixed configs",
+                label="fixed configs",
             ),
         }
         meta = {
             "seeds": args.seeds,
             "sweep_seeds": sweep_seeds,
             "workers": args.workers,
+            "runner": runner.describe(),
             "quick": args.quick,
             "elapsed": time.time() - t0,
             "date": dt.date.today().isoformat(),
