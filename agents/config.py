@@ -9,7 +9,10 @@ names the file and the key. Sections:
     or ``ppo`` (Stable-Baselines3's PPO, ignores masks; the environment projects).
 ``policy``
     SB3 policy class name: ``MlpPolicy`` for a ``Box`` observation, ``MultiInputPolicy`` for a
-    ``Dict`` one (``auto`` picks by the observation space after the wrappers).
+    ``Dict`` one (``auto`` picks by the observation space after the wrappers), or
+    ``PerTenantPolicy`` (:mod:`edgegym.agents.tenants`: one encoder and action head shared by
+    every tenant; continual and energy, MaskablePPO on the native ``MultiDiscrete``;
+    ``net_arch[0]`` is the tenant code width).
 ``wrappers``
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
     (``MultiDiscrete`` -> ``Discrete`` joint actions) and ``max_actions`` (see
@@ -82,7 +85,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 ALGOS = ("ppo", "maskable_ppo")
-POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy")
+POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", "PerTenantPolicy")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
 VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
@@ -147,6 +150,15 @@ def _check(cfg: dict[str, Any], source: str) -> None:
     for key in ("flatten_obs", "discrete_actions"):
         if not isinstance(w[key], bool):
             raise bad(f"wrappers.{key}", f"must be true or false, got {w[key]!r}")
+    if cfg["policy"] == "PerTenantPolicy" and (
+        w["discrete_actions"] or w["flatten_obs"] or cfg["algo"] != "maskable_ppo"
+    ):
+        raise bad(
+            "policy",
+            "PerTenantPolicy reads the tenants of the env's own observation and acts on its "
+            "MultiDiscrete entries: it needs algo maskable_ppo and wrappers.flatten_obs and "
+            "wrappers.discrete_actions false",
+        )
     ppo, train, ev, ck = cfg["ppo"], cfg["train"], cfg["eval"], cfg["checkpoint"]
     positive_ints = {
         "wrappers.max_actions": w["max_actions"],

@@ -702,12 +702,22 @@ def train(
             else {"rule": joint.rule, "n": len(joint), "fingerprint": joint.fingerprint()},
         }
         obs_is_dict = isinstance(probe.observation_space, spaces.Dict)
+        policy: Any = hp["policy"]
+        policy_kwargs = _policy_kwargs(hp["policy_kwargs"])
+        if policy == "PerTenantPolicy":
+            from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
+
+            try:
+                policy_kwargs = per_tenant_kwargs(probe, policy_kwargs)
+            except ValueError as exc:
+                raise ConfigError(f"policy PerTenantPolicy on {env_id}: {exc}") from None
+            cfg["tenant_view"] = policy_kwargs["view"]
+            policy = PerTenantPolicy
     finally:
         probe.close()
-    policy = hp["policy"]
     if policy == "auto":
         policy = "MultiInputPolicy" if obs_is_dict else "MlpPolicy"
-    cfg["policy_class"] = policy
+    cfg["policy_class"] = policy if isinstance(policy, str) else policy.__name__
     cfg["versions"] = versions()
     run, n_runs = start_run(out, cfg)
 
@@ -731,7 +741,7 @@ def train(
                 venv,
                 seed=int(cfg["seed"]),
                 device=hp["train"]["device"],
-                policy_kwargs=_policy_kwargs(hp["policy_kwargs"]),
+                policy_kwargs=policy_kwargs,
                 verbose=0,
                 **hp["ppo"],
             )

@@ -1,0 +1,269 @@
+"""Per-tenant policies: one encoder and one action head shared by every tenant (issue 16).
+
+The MLP policies read the observation as one flat vector, so they learn each tenant slot
+separately and cannot tell that slot 3 is like slot 7. :class:`PerTenantPolicy` (an
+sb3-contrib ``MaskableActorCriticPolicy``) reads it as a set of tenants instead:
+
+* :class:`TenantView` says where each tenant's features are: the rows of a ``Dict``
+  observation's tenant table (continual: ``streams``, with ``stream_mask`` marking real
+  streams) or the per-tenant blocks of a flat ``Box`` (energy: 9 features per slot, then 4
+  globals);
+* :class:`PerTenantExtractor` encodes every tenant with the same MLP (its features beside the
+  globals), pools over the real tenants (mean and max) into a context, and gives each tenant
+  its code beside the context;
+* the action head, the same for every tenant, turns a tenant's code into the logits of its
+  own ``MultiDiscrete`` entries (continual: retraining configuration, inference
+  configuration and the two GPU shares; energy: time units), and the value head reads the
+  context.
+
+So the policy is permutation-equivariant (permute the tenants, and its action distribution
+permutes alike; its value does not change) and its weights do not depend on the number of
+tenant slots. Masks are the environment's own (``action_masks()``), per entry.
+
+Use it from a hyperparameter file with ``policy: PerTenantPolicy`` and
+``wrappers.discrete_actions: false``; ``policy_kwargs.net_arch[0]`` is the tenant code width.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+
+@dataclass(frozen=True)
+class TenantView:
+    """Where a family's observation keeps each tenant, and its action entries per tenant.
+
+    Attributes:
+        kind: ``"dict"`` (a tenant table in a ``Dict`` observation) or ``"flat"`` (blocks of
+            ``per_tenant`` features at the start of a flat ``Box``, then ``n_globals``).
+        n_tenants: Tenant slots.
+        per_tenant: Features per tenant.
+        n_globals: Global features.
+        entries: ``nvec`` of one tenant's action entries (the same for every tenant).
+        tenants_key, mask_key, globals_key: The ``Dict`` keys (``kind == "dict"``); no
+            ``mask_key``: every slot is a tenant.
+    """
+
+    kind: str
+    n_tenants: int
+    per_tenant: int
+    n_globals: int
+    entries: tuple[int, ...]
+    tenants_key: str = "streams"
+    mask_key: str | None = "stream_mask"
+    globals_key: str = "globals"
+
+    def split(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """``(tenants (B, T, F), mask (B, T) or None, globals (B, G))`` of a batch."""
+        if self.kind == "dict":
+            mask = obs[self.mask_key] if self.mask_key else None
+            return obs[self.tenants_key], mask, obs[self.globals_key]
+        flat = obs.reshape(obs.shape[0], -1)
+        cut = self.n_tenants * self.per_tenant
+        tenants = flat[:, :cut].reshape(flat.shape[0], self.n_tenants, self.per_tenant)
+        return tenants, None, flat[:, cut:]
+
+
+def tenant_view(env: gym.Env) -> TenantView:
+    """The :class:`TenantView` of an edgegym environment (continual or energy family).
+
+    Raises:
+        ValueError: A family or space this policy does not read (MIG's ``Discrete``
+            signatures and the DAG's graph need their own policies).
+    """
+    from edgegym.wrappers import family_of
+
+    family = family_of(env)
+    obs, act = env.observation_space, env.action_space
+    if not isinstance(act, spaces.MultiDiscrete):
+        raise ValueError(
+            f"PerTenantPolicy needs a MultiDiscrete action (wrappers.discrete_actions: false), "
+            f"not {act}"
+        )
+    nvec = [int(n) for n in act.nvec]
+    if family == "continual" and isinstance(obs, spaces.Dict):
+        table = obs["streams"].shape
+        view = TenantView("dict", table[0], table[1], obs["globals"].shape[0], ())
+    elif family == "energy" and isinstance(obs, spaces.Box):
+        from edgegym.sim.energy import GLOBALS, PER_TENANT
+
+        view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, ())
+    else:
+        raise ValueError(
+            f"PerTenantPolicy reads the continual and energy families, not {family!r} ({obs})"
+        )
+    per = len(nvec) // view.n_tenants
+    entries = tuple(nvec[:per])
+    if per * view.n_tenants != len(nvec) or nvec != list(entries) * view.n_tenants:
+        raise ValueError(f"the action entries {nvec} are not the same for every tenant")
+    return TenantView(**{**asdict(view), "entries": entries})
+
+
+def _mlp(sizes: list[int], act: type[nn.Module], last_act: bool = True) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+        layers.append(nn.Linear(a, b))
+        if last_act or i < len(sizes) - 2:
+            layers.append(act())
+    return nn.Sequential(*layers)
+
+
+class PerTenantExtractor(BaseFeaturesExtractor):
+    """Shared tenant encoder and pooled context (see the module docstring).
+
+    Output, flat: every tenant's ``[code, context]`` (``3 * hidden`` each), then the context
+    (``2 * hidden``: masked mean and max of the codes).
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        view: dict[str, Any],
+        hidden: int = 64,
+        activation: type[nn.Module] = nn.Tanh,
+    ) -> None:
+        v = TenantView(**{**view, "entries": tuple(view["entries"])})
+        super().__init__(observation_space, v.n_tenants * 3 * hidden + 2 * hidden)
+        self.view = v
+        self.hidden = hidden
+        self.encoder = _mlp([v.per_tenant + v.n_globals, hidden, hidden], activation)
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        tenants, mask, glob = self.view.split(obs)
+        b, t, _ = tenants.shape
+        x = torch.cat([tenants, glob[:, None, :].expand(b, t, glob.shape[-1])], dim=-1)
+        codes = self.encoder(x)
+        if mask is None:
+            mask = torch.ones(b, t, device=codes.device)
+        m = mask[..., None]
+        count = m.sum(dim=1).clamp(min=1.0)
+        mean = (codes * m).sum(dim=1) / count
+        lowest = torch.full_like(codes, torch.finfo(codes.dtype).min)
+        peak = torch.where(m > 0, codes, lowest).amax(dim=1)
+        peak = torch.where(mask.sum(dim=1, keepdim=True) > 0, peak, torch.zeros_like(peak))
+        context = torch.cat([mean, peak], dim=-1)
+        per = torch.cat([codes, context[:, None, :].expand(b, t, context.shape[-1])], dim=-1)
+        return torch.cat([per.reshape(b, -1), context], dim=-1)
+
+
+class _TenantHead(nn.Module):
+    """Logits of every tenant's entries from its ``[code, context]``, one MLP for all."""
+
+    def __init__(self, view: TenantView, hidden: int, activation: type[nn.Module]) -> None:
+        super().__init__()
+        self.width = 3 * hidden
+        self.net = _mlp([3 * hidden, hidden, int(sum(view.entries))], activation, last_act=False)
+        nn.init.orthogonal_(self.net[-1].weight, gain=0.01)
+        nn.init.zeros_(self.net[-1].bias)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        b = latent.shape[0]
+        t = (latent.shape[1] - 2 * self.width // 3) // self.width  # any number of tenants
+        per = latent[:, : t * self.width].reshape(b, t, self.width)
+        return self.net(per).reshape(b, -1)
+
+
+class _ContextValue(nn.Module):
+    """The value from the pooled context (the last ``2 * hidden`` features)."""
+
+    def __init__(self, hidden: int, activation: type[nn.Module]) -> None:
+        super().__init__()
+        self.width = 2 * hidden
+        self.net = _mlp([2 * hidden, hidden, 1], activation, last_act=False)
+        nn.init.orthogonal_(self.net[-1].weight, gain=1.0)
+        nn.init.zeros_(self.net[-1].bias)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        return self.net(latent[:, -self.width :])
+
+
+class PerTenantPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy with shared per-tenant encoder and heads (module docstring).
+
+    Args:
+        view: :func:`tenant_view` of the environment, as a mapping (``asdict``).
+        hidden: Tenant code width.
+        Other arguments: as ``MaskableActorCriticPolicy`` (``net_arch`` is ignored: the heads
+        are the per-tenant ones).
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        lr_schedule: Any,
+        view: dict[str, Any] | None = None,
+        hidden: int = 64,
+        activation_fn: type[nn.Module] = nn.Tanh,
+        **kwargs: Any,
+    ) -> None:
+        if view is None:
+            raise ValueError("PerTenantPolicy needs view=asdict(tenant_view(env))")
+        kwargs.pop("net_arch", None)
+        kwargs.pop("features_extractor_class", None)
+        kwargs.pop("features_extractor_kwargs", None)
+        self._view = TenantView(**{**view, "entries": tuple(view["entries"])})
+        self._hidden = int(hidden)
+        nvec = np.asarray(action_space.nvec).tolist()
+        if nvec != list(self._view.entries) * self._view.n_tenants:
+            raise ValueError(f"view entries {self._view.entries} do not tile the action {nvec}")
+        super().__init__(
+            observation_space,
+            action_space,
+            lr_schedule,
+            net_arch={"pi": [], "vf": []},
+            activation_fn=activation_fn,
+            features_extractor_class=PerTenantExtractor,
+            features_extractor_kwargs={
+                "view": asdict(self._view),
+                "hidden": self._hidden,
+                "activation": activation_fn,
+            },
+            **kwargs,
+        )
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = _TenantHead(self._view, self._hidden, self.activation_fn)
+        self.value_net = _ContextValue(self._hidden, self.activation_fn)
+        self.optimizer = self.optimizer_class(
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(view=asdict(self._view), hidden=self._hidden)
+        for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)
+        return data
+
+
+def per_tenant_kwargs(env: gym.Env, policy_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``policy_kwargs`` of :class:`PerTenantPolicy` for ``env`` from a hyperparameter file's
+    section (``net_arch[0]``: the tenant code width; ``activation_fn`` an ``nn`` class)."""
+    arch = policy_kwargs.get("net_arch") or [64]
+    width = arch["pi"][0] if isinstance(arch, dict) else arch[0]
+    out = {"view": asdict(tenant_view(env)), "hidden": int(width)}
+    for key in ("activation_fn", "ortho_init"):
+        if key in policy_kwargs:
+            out[key] = policy_kwargs[key]
+    return out
+
+
+__all__ = [
+    "PerTenantExtractor",
+    "PerTenantPolicy",
+    "TenantView",
+    "per_tenant_kwargs",
+    "tenant_view",
+]
