@@ -251,6 +251,21 @@ def load_model(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
     return model, config, model_path
 
 
+def check_family(env: gym.Env, config: dict[str, Any], source: str) -> None:
+    """Refuse a policy trained on another family than ``env``'s.
+
+    Raises:
+        PolicyLoadError: The families differ (the message names ``source``).
+    """
+    family = family_of(env)
+    trained = config.get("family")
+    if family is not None and trained is not None and trained != family:
+        raise PolicyLoadError(
+            f"{source} was trained on family {trained!r} ({config.get('env_id')}); this "
+            f"environment is family {family!r}"
+        )
+
+
 def load_policy(path: str | Path, env: gym.Env, name: str | None = None) -> PPOPolicy:
     """A :class:`PPOPolicy` for ``env`` from a model file or folder.
 
@@ -258,13 +273,7 @@ def load_policy(path: str | Path, env: gym.Env, name: str | None = None) -> PPOP
         PolicyLoadError: Missing or corrupt files, another family, spaces that do not fit.
     """
     model, config, model_path = load_model(path)
-    family = family_of(env)
-    trained = config.get("family")
-    if family is not None and trained is not None and trained != family:
-        raise PolicyLoadError(
-            f"policy file {model_path} was trained on family {trained!r} "
-            f"({config.get('env_id')}); this environment is family {family!r}"
-        )
+    check_family(env, config, f"policy file {model_path}")
     return PPOPolicy(model, env, config, name=name or "ppo", source=f"policy file {model_path}")
 
 
@@ -298,6 +307,7 @@ __all__ = [
     "PPOPolicy",
     "PolicyLoadError",
     "algo_class",
+    "check_family",
     "load_model",
     "load_policy",
     "make_ppo_policy",

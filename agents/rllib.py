@@ -25,11 +25,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.policy import PolicyLoadError, PPOPolicy, read_config
+from edgegym.agents.policy import PolicyLoadError, PPOPolicy, check_family, read_config
 from gymnasium import spaces
 
 from edgegym.parallel import RAY_HINT, RayMissingError, require_ray
-from edgegym.wrappers import family_of
 
 #: Where an Algorithm checkpoint keeps its (single) RLModule.
 MODULE_SUBDIR = Path("learner_group", "learner", "rl_module", "default_policy")
@@ -282,13 +281,7 @@ def load_rllib_policy(path: str | Path, env: gym.Env, name: str | None = None) -
         PolicyLoadError: Missing or corrupt files, another family, spaces that do not fit.
     """
     module, config, ckpt = load_rllib_module(path)
-    family = family_of(env)
-    trained = config.get("family")
-    if family is not None and trained is not None and trained != family:
-        raise PolicyLoadError(
-            f"RLlib checkpoint {ckpt} was trained on family {trained!r} "
-            f"({config.get('env_id')}); this environment is family {family!r}"
-        )
+    check_family(env, config, f"RLlib checkpoint {ckpt}")
     return RLlibPolicy(module, env, config, name=name or "rllib", source=f"RLlib checkpoint {ckpt}")
 
 

@@ -49,15 +49,13 @@ from edgegym.agents.train import (
     CONFIG_NAME,
     TrainResult,
     _logger,
-    _resume_config,
     _space_record,
     _write_yaml,
     check_baseline,
     check_train_args,
     evaluate_policy,
     finish_run,
-    new_config,
-    set_goal,
+    run_config,
     start_run,
     versions,
 )
@@ -366,29 +364,11 @@ def train_rllib(
     if isinstance(num_env_runners, bool) or int(num_env_runners) < 0:
         raise ConfigError(f"num_env_runners must be >= 0, got {num_env_runners}")
     out = Path(out)
-    start = 0
-    source: Path | None = None
-    if resume:
-        cfg = _resume_config(
-            out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file, "rllib"
-        )
-        source, start = _resume_source(out)
-        set_goal(out, cfg, start, timesteps)
-    else:
-        cfg = new_config(
-            out,
-            env_id,
-            family,
-            scenario,
-            overrides,
-            timesteps,
-            n_envs,
-            seed,
-            hyperparams,
-            hyperparams_file,
-            MODEL_DIR,
-        )
-        cfg = {"edgegym_train_config": cfg.pop("edgegym_train_config"), "backend": "rllib", **cfg}
+    cfg, source, start = run_config(
+        out, resume, env_id, family, scenario, overrides, timesteps, n_envs, seed,
+        hyperparams, hyperparams_file, "rllib", MODEL_DIR,
+        lambda out, _cfg: _resume_source(out),
+    )  # fmt: skip
     hp = cfg["hyperparams"]
 
     # Bad scenarios, settings and baselines fail before any work.

@@ -531,6 +531,46 @@ def set_goal(out: Path, cfg: dict[str, Any], start: int, timesteps: int | None) 
     cfg["timesteps"] = goal
 
 
+def run_config(
+    out: Path,
+    resume: bool,
+    env_id: str,
+    family: str,
+    scenario: str | None,
+    overrides: Mapping[str, Any] | None,
+    timesteps: int | None,
+    n_envs: int | None,
+    seed: int | None,
+    hyperparams: Sequence[str] | Mapping[str, Any] | None,
+    hyperparams_file: str | Path | None,
+    backend: str,
+    model_name: str,
+    resume_source: Any,
+) -> tuple[dict[str, Any], Path | None, int]:
+    """``(config, source, start)`` of a run: a resumed one's saved config with its new goal,
+    the model ``resume_source(out, cfg)`` found and its timesteps; or a new config (``None``,
+    0). Every backend's ``train`` starts here.
+
+    Raises:
+        ConfigError: See :func:`new_config`, :func:`set_goal` and ``_resume_config``.
+    """
+    if resume:
+        cfg = _resume_config(
+            out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file,
+            backend,
+        )  # fmt: skip
+        source, start = resume_source(out, cfg)
+        set_goal(out, cfg, start, timesteps)
+        return cfg, source, start
+    cfg = new_config(
+        out, env_id, family, scenario, overrides, timesteps, n_envs, seed, hyperparams,
+        hyperparams_file, model_name,
+    )  # fmt: skip
+    if backend != "sb3":
+        cfg = {"edgegym_train_config": cfg.pop("edgegym_train_config"), "backend": backend, **cfg}
+    return cfg, None, 0
+
+
 def new_config(
     out: Path,
     env_id: str,
@@ -667,26 +707,11 @@ def train(
 
     family = check_train_args(env_id, timesteps, n_envs, seed)
     out = Path(out)
-    if resume:
-        cfg = _resume_config(
-            out, env_id, scenario, overrides, seed, n_envs, hyperparams, hyperparams_file
-        )
-        source, start = _resume_source(out, cfg)
-        set_goal(out, cfg, start, timesteps)
-    else:
-        cfg = new_config(
-            out,
-            env_id,
-            family,
-            scenario,
-            overrides,
-            timesteps,
-            n_envs,
-            seed,
-            hyperparams,
-            hyperparams_file,
-            MODEL_NAME,
-        )
+    cfg, source, _ = run_config(
+        out, resume, env_id, family, scenario, overrides, timesteps, n_envs, seed,
+        hyperparams, hyperparams_file, "sb3", MODEL_NAME,
+        lambda out, cfg: _resume_source(out, cfg),
+    )  # fmt: skip
     hp = cfg["hyperparams"]
 
     # Build one environment first: bad scenarios and baselines fail before any work.
@@ -811,6 +836,7 @@ __all__ = [
     "checkpoints",
     "evaluate_model",
     "evaluate_policy",
+    "run_config",
     "save_checkpoint",
     "train",
     "versions",

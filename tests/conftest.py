@@ -34,6 +34,33 @@ TABLE_SCENARIO: dict[str, Any] = {
 }
 
 
+#: ``--set`` options that make each family's default scenario tiny for the leaderboard
+#: (about 5 s for all four).
+TINY_LEADERBOARD_SETS = ["--set", "continual:windows=2", "--set", "mig:window_s=10",
+                         "--set", "energy:quanta=10", "--set", "dag:requests=20"]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def tiny_sets() -> list[str]:
+    """:data:`TINY_LEADERBOARD_SETS` (a fresh copy)."""
+    return list(TINY_LEADERBOARD_SETS)
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    """Make ``import ray`` fail, as on a machine without the ``[ray]`` extra."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """One local Ray cluster (2 CPUs) for the whole session; skips without the ``[ray]`` extra.

@@ -11,25 +11,14 @@ from edgegym.agents.policy import shipped_path
 from edgegym import leaderboard as lb
 from edgegym.cli import main as cli_main
 
-#: Tiny runs of each family's default scenario (about 5 s for all four).
-TINY = [
-    "--set",
-    "continual:windows=2",
-    "--set",
-    "mig:window_s=10",
-    "--set",
-    "energy:quanta=10",
-    "--set",
-    "dag:requests=20",
-]
 FAMILIES = ["continual", "mig", "energy", "dag"]
 
 
 @pytest.fixture(scope="module")
-def board(tmp_path_factory):
+def board(tmp_path_factory, tiny_sets):
     """One tiny leaderboard run shared by the tests below."""
     out = tmp_path_factory.mktemp("leaderboard")
-    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", *TINY]
+    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", *tiny_sets]
     assert lb.main(argv) == 0
     return out
 
@@ -84,7 +73,7 @@ def test_render_only_rewrites_the_report_from_the_json(board, capsys):
     assert (board / "leaderboard-energy.png").is_file()
 
 
-def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch):
+def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch, tiny_sets):
     out = tmp_path / "copy"
     out.mkdir()
     (out / "leaderboard.json").write_text((board / "leaderboard.json").read_text())
@@ -93,12 +82,21 @@ def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch):
         raise AssertionError("a finished scenario was evaluated again")
 
     monkeypatch.setattr(lb, "run_cell", boom)
-    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", "--resume", *TINY]
+    argv = [
+        "--quick",
+        "--episodes",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--resume",
+        *tiny_sets,
+    ]
     assert lb.main(argv) == 0
     assert (out / "leaderboard.md").is_file()
 
 
-def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys):
+def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys, tiny_sets):
     real = lb.run_cell
     calls = []
 
@@ -110,7 +108,7 @@ def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys)
 
     monkeypatch.setattr(lb, "run_cell", flaky)
     argv = ["--quick", "--families", "energy,mig,continual", "--episodes", "1"]
-    argv += ["--out", str(tmp_path), "--no-progress", *TINY]
+    argv += ["--out", str(tmp_path), "--no-progress", *tiny_sets]
     assert lb.main(argv) == 1
     assert calls == ["continual", "mig", "energy"]  # the run went on after the crash
     data = json.loads((tmp_path / "leaderboard.json").read_text())

@@ -4,7 +4,6 @@ after others on the same environment and policy (the serial evaluator), alone on
 
 from __future__ import annotations
 
-import builtins
 import json
 import math
 
@@ -22,16 +21,6 @@ SMALL = {
     "energy": ("edgegym/EnergyFairShare-v0", "etf-tx2-resnet50-mobilenetv2", {"quanta": 20}),
     "dag": ("edgegym/DAGOffload-v0", "srs-edge-5apps", {"requests": 25}),
 }
-TINY_SETS = [
-    "--set",
-    "continual:windows=2",
-    "--set",
-    "mig:window_s=10",
-    "--set",
-    "energy:quanta=10",
-    "--set",
-    "dag:requests=20",
-]
 
 
 def _numbers(data):
@@ -42,19 +31,6 @@ def _numbers(data):
     if isinstance(data, list):
         return [_numbers(v) for v in data]
     return data
-
-
-@pytest.fixture
-def no_ray(monkeypatch):
-    """Make ``import ray`` fail, as on a machine without the extra."""
-    real_import = builtins.__import__
-
-    def fake(name, *args, **kwargs):
-        if name == "ray" or name.startswith("ray."):
-            raise ImportError(f"No module named {name!r}")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
 
 
 # ----------------------------------------------------------------------------- independence
@@ -137,10 +113,10 @@ def test_process_pool_evaluation_equals_the_serial_one():
     assert _numbers(pooled.to_dict()) == _numbers(serial.to_dict())
 
 
-def test_leaderboard_with_workers_writes_the_serial_numbers(tmp_path):
+def test_leaderboard_with_workers_writes_the_serial_numbers(tmp_path, tiny_sets):
     common = ["--quick", "--episodes", "2", "--no-progress", "--families", "energy,dag"]
-    assert lb.main([*common, *TINY_SETS, "--out", str(tmp_path / "a")]) == 0
-    argv = [*common, *TINY_SETS, "--out", str(tmp_path / "b"), "--workers", "2"]
+    assert lb.main([*common, *tiny_sets, "--out", str(tmp_path / "a")]) == 0
+    argv = [*common, *tiny_sets, "--out", str(tmp_path / "b"), "--workers", "2"]
     assert lb.main(argv) == 0
     a = json.loads((tmp_path / "a" / lb.JSON_NAME).read_text())
     b = json.loads((tmp_path / "b" / lb.JSON_NAME).read_text())
@@ -199,8 +175,8 @@ def test_evaluate_on_ray_gives_the_local_json(ray_cluster, tmp_path):
     assert _numbers(on_ray) == _numbers(local)
 
 
-def test_leaderboard_on_ray_writes_the_serial_numbers(ray_cluster, tmp_path):
-    common = ["--quick", "--episodes", "1", "--no-progress", *TINY_SETS]
+def test_leaderboard_on_ray_writes_the_serial_numbers(ray_cluster, tmp_path, tiny_sets):
+    common = ["--quick", "--episodes", "1", "--no-progress", *tiny_sets]
     assert lb.main([*common, "--out", str(tmp_path / "a")]) == 0
     assert lb.main([*common, "--out", str(tmp_path / "b"), "--ray"]) == 0
     a = json.loads((tmp_path / "a" / lb.JSON_NAME).read_text())

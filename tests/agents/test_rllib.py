@@ -5,7 +5,6 @@ evaluator scores as ``rllib:PATH``; the batched masked view equals single masked
 
 from __future__ import annotations
 
-import builtins
 import json
 import shutil
 
@@ -27,19 +26,7 @@ HP = ["--hp", "ppo.n_steps=256", "--hp", "eval.freq=1024", "--hp", "eval.episode
 HP += ["--hp", "checkpoint.freq=512", "--hp", "checkpoint.keep=2"]
 
 
-def _no_ray(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_ray(name, *args, **kwargs):
-        if name == "ray" or name.startswith("ray."):
-            raise ImportError(f"No module named {name!r}")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_ray)
-
-
-def test_without_ray_the_message_says_what_to_install(monkeypatch):
-    _no_ray(monkeypatch)
+def test_without_ray_the_message_says_what_to_install(monkeypatch, no_ray):
     with pytest.raises(rllib.RayMissingError, match=r'pip install -e "\.\[ray\]"'):
         rllib.masked_ppo_config("edgegym/MIGReconfig-v0")
     assert isinstance(rllib.RayMissingError("x"), ImportError)
@@ -53,8 +40,9 @@ def test_without_ray_the_message_says_what_to_install(monkeypatch):
     ],
     ids=["train", "evaluate"],
 )
-def test_without_ray_the_cli_says_what_to_install_in_one_line(argv, monkeypatch, tmp_path, capsys):
-    _no_ray(monkeypatch)
+def test_without_ray_the_cli_says_what_to_install_in_one_line(
+    argv, monkeypatch, tmp_path, capsys, no_ray
+):
     if argv[0] == "train":
         argv = [*argv, "--out", str(tmp_path / "run")]
     assert main(argv) == 2
