@@ -441,12 +441,11 @@ def run_cells_parallel(
     left = {c: len(plans[c][2]) * len(seeds) for c in plans}
     outcomes: dict[int, dict[tuple[int, int], Any]] = {c: {} for c in plans}
     spent = dict.fromkeys(plans, 0.0)
-    for c, plan_ in plans.items():
-        if left[c] == 0:  # no usable policy: an empty cell, as run_cell gives
-            left[c] = -1
-            family, scenario = cells[c]
-            res = EvalResult(plan_[0], scenario, dict(overrides.get(family, {})), seeds)
-            yield family, scenario, _cell(res, family, plan_[1], plan_[3], ppo[family], episodes, 0)
+    for c in [c for c, n in left.items() if n == 0]:  # no usable policy: an empty cell
+        family, scenario = cells[c]
+        env_id, wanted, _, skipped = plans[c]
+        res = EvalResult(env_id, scenario, dict(overrides.get(family, {})), seeds)
+        yield family, scenario, _cell(res, family, wanted, skipped, ppo[family], episodes, 0)
     for i, (outcome, seconds) in runner.imap_unordered(
         _timed_episode, [episode_jobs[j] for j in order]
     ):
