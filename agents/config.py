@@ -12,7 +12,9 @@ names the file and the key. Sections:
     ``Dict`` one (``auto`` picks by the observation space after the wrappers), or
     ``PerTenantPolicy`` (:mod:`edgegym.agents.tenants`: one encoder and action head shared by
     every tenant; continual and energy, MaskablePPO on the native ``MultiDiscrete``;
-    ``net_arch[0]`` is the tenant code width).
+    ``net_arch[0]`` is the tenant code width), or ``PooledPolicy`` (the same encoder pooled
+    into a context, then an MLP over the action, e.g. the ``Discrete`` catalogue: it plays
+    every number of tenants and GPUs; ``net_arch[0]`` is the code width, the rest the MLP).
 ``wrappers``
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
     (``MultiDiscrete`` -> ``Discrete`` joint actions) and ``max_actions`` (see
@@ -29,6 +31,17 @@ names the file and the key. Sections:
     has one, else subprocesses when ``n_envs > 1`` and the machine has more than one core;
     ``native``: the native vector env (:mod:`edgegym.agents.vecenv`), an error where there
     is none; ``dummy``; ``subproc``), ``torch_threads``, ``device``.
+    ``scenarios``: more scenarios to train on beside the run's own (a list of scenario names
+    or ``{scenario: NAME, overrides: {KEY: VALUE}}``): environment ``i`` plays element
+    ``i mod k`` of [the run's scenario, these...], so one agent learns a distribution of
+    scenarios (``n_envs >= k``; their spaces must agree: pad tenants with ``max_streams``).
+``bc``
+    A strong start (issue 16): ``teacher`` (a baseline spec such as ``thief`` or ``etf``;
+    ``null`` = none) plays ``episodes`` episodes per training scenario (seeds ``seed, ...``)
+    and the policy is first fitted to its actions (and its value to the discounted return)
+    for ``epochs`` passes in batches of ``batch_size`` at ``learning_rate``
+    (:mod:`edgegym.agents.bc`); PPO then starts from those weights. Needs the environment's
+    own action (``wrappers.discrete_actions: false``).
 ``eval``
     ``freq`` (timesteps between evaluations, 0 = off), ``episodes``, ``seed`` (first episode
     seed), ``baseline`` (the family's best baseline, a :func:`edgegym.baselines.make_policy`
@@ -79,13 +92,22 @@ DEFAULTS: dict[str, Any] = {
         "vec_env": "auto",
         "torch_threads": 1,
         "device": "cpu",
+        "scenarios": [],
+    },
+    "bc": {
+        "teacher": None,
+        "episodes": 20,
+        "epochs": 30,
+        "batch_size": 256,
+        "learning_rate": 1.0e-3,
+        "seed": 20_000,
     },
     "eval": {"freq": 10_000, "episodes": 3, "seed": 10_000, "baseline": None},
     "checkpoint": {"freq": 10_000, "keep": 3},
 }
 
 ALGOS = ("ppo", "maskable_ppo")
-POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", "PerTenantPolicy")
+POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", "PerTenantPolicy", "PooledPolicy")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
 VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
@@ -159,6 +181,12 @@ def _check(cfg: dict[str, Any], source: str) -> None:
             "MultiDiscrete entries: it needs algo maskable_ppo and wrappers.flatten_obs and "
             "wrappers.discrete_actions false",
         )
+    if cfg["policy"] == "PooledPolicy" and (w["flatten_obs"] or cfg["algo"] != "maskable_ppo"):
+        raise bad(
+            "policy",
+            "PooledPolicy reads the tenants of the env's own observation: it needs algo "
+            "maskable_ppo and wrappers.flatten_obs false",
+        )
     ppo, train, ev, ck = cfg["ppo"], cfg["train"], cfg["eval"], cfg["checkpoint"]
     positive_ints = {
         "wrappers.max_actions": w["max_actions"],
@@ -188,6 +216,37 @@ def _check(cfg: dict[str, Any], source: str) -> None:
             raise bad(f"ppo.{key}", f"must be a number >= 0, got {value!r}")
     if train["vec_env"] not in VEC_ENVS:
         raise bad("train.vec_env", f"must be one of {', '.join(VEC_ENVS)}")
+    scenarios = train["scenarios"]
+    if not isinstance(scenarios, list):
+        raise bad("train.scenarios", f"must be a list, got {scenarios!r}")
+    for i, item in enumerate(scenarios):
+        ok = isinstance(item, str) or (
+            isinstance(item, Mapping)
+            and isinstance(item.get("scenario"), str)
+            and set(item) <= {"scenario", "overrides"}
+            and isinstance(item.get("overrides", {}), Mapping)
+        )
+        if not ok:
+            raise bad(
+                f"train.scenarios[{i}]",
+                f"must be a scenario name or {{scenario: NAME, overrides: {{...}}}}, got {item!r}",
+            )
+    bc = cfg["bc"]
+    if bc["teacher"] is not None:
+        if not isinstance(bc["teacher"], str):
+            raise bad("bc.teacher", f"must be a policy name or null, got {bc['teacher']!r}")
+        if w["discrete_actions"]:
+            raise bad(
+                "bc.teacher", "needs the environment's own action: wrappers.discrete_actions false"
+            )
+    for key in ("episodes", "epochs", "batch_size"):
+        value = bc[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(f"bc.{key}", f"must be an integer >= 1, got {value!r}")
+    for key in ("learning_rate", "seed"):
+        value = bc[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise bad(f"bc.{key}", f"must be a number >= 0, got {value!r}")
     if ev["baseline"] is not None and not isinstance(ev["baseline"], str):
         raise bad("eval.baseline", f"must be a policy name or null, got {ev['baseline']!r}")
 

@@ -33,6 +33,10 @@ from edgegym.wrappers import DictFlattener, JointActions, family_of, joint_actio
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
 
 
+#: Policy classes whose weights do not depend on the number of tenants (agents/tenants.py).
+SIZE_FREE = ("PerTenantPolicy", "PooledPolicy")
+
+
 class PolicyLoadError(ValueError):
     """A policy file that is missing, unreadable, or does not fit the environment."""
 
@@ -145,7 +149,16 @@ class PPOPolicy:
             act_space = spaces.Discrete(len(self.joint))
             want = (config.get("spaces") or {}).get("joint_actions") or {}
             have_fp = self.joint.fingerprint()
-            if want.get("fingerprint") and want["fingerprint"] != have_fp:
+            if (
+                want.get("fingerprint")
+                and want["fingerprint"] != have_fp
+                and not (
+                    # A pooled policy's catalogue means the same at every size: the same rule
+                    # and number of joint actions is enough.
+                    config.get("policy_class") in SIZE_FREE
+                    and (want.get("rule"), want.get("n")) == (self.joint.rule, len(self.joint))
+                )
+            ):
                 if (want.get("rule"), want.get("n")) == (self.joint.rule, len(self.joint)):
                     # Same rule and size: only the contents can say what differs.
                     what = (
@@ -164,7 +177,24 @@ class PPOPolicy:
                     f"its training scenario ({config.get('scenario')}, overrides "
                     f"{config.get('overrides') or {}})"
                 )
-        _check_spaces(model, obs_space, act_space, config, source)
+        #: What answers ``predict``: the model, or its per-tenant policy rebound to this
+        #: environment's number of tenants and share grid (edgegym.agents.tenants.rebind).
+        self.predictor: Any = model
+        if config.get("policy_class") in SIZE_FREE and not (
+            _same_space(obs_space, model.observation_space)
+            and _same_space(act_space, model.action_space)
+        ):
+            from edgegym.agents.tenants import rebind
+
+            try:
+                self.predictor = rebind(model.policy, env, act_space)
+            except ValueError as exc:
+                raise PolicyLoadError(
+                    f"{source} (a per-tenant policy, trained on {config.get('scenario')} with "
+                    f"overrides {config.get('overrides') or {}}) cannot act here: {exc}"
+                ) from None
+        else:
+            _check_spaces(model, obs_space, act_space, config, source)
 
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset (the policy is stateless)."""
@@ -185,7 +215,7 @@ class PPOPolicy:
         kwargs: dict[str, Any] = {}
         if self.maskable:
             kwargs["action_masks"] = self.joint.mask(md_mask) if self.joint else md_mask
-        action, _ = self.model.predict(obs, deterministic=deterministic, **kwargs)
+        action, _ = self.predictor.predict(obs, deterministic=deterministic, **kwargs)
         if self.joint is not None:
             return self.joint.decode(int(np.asarray(action).item()), md_mask), state
         return np.asarray(action), state

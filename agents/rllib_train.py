@@ -125,6 +125,17 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
     hp = cfg["hyperparams"]
     ppo, train, wrappers = hp["ppo"], hp["train"], hp["wrappers"]
     env_id = cfg["env_id"]
+    for key, unsupported in (
+        ("policy", hp["policy"] == "PerTenantPolicy"),
+        ("train.scenarios", bool(train.get("scenarios"))),
+        ("bc.teacher", bool(hp.get("bc", {}).get("teacher"))),
+    ):
+        if unsupported:
+            raise ConfigError(
+                f"{key}: the RLlib backend trains its own masked MLP on one scenario; "
+                "per-tenant policies, scenario mixtures and behaviour cloning are the SB3 "
+                "backend's (--backend sb3)"
+            )
     probe = make_env(env_id, cfg["scenario"], cfg["overrides"])
     try:
         multi = isinstance(probe.action_space, spaces.MultiDiscrete)

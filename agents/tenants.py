@@ -52,6 +52,11 @@ class TenantView:
         entries: ``nvec`` of one tenant's action entries (the same for every tenant).
         tenants_key, mask_key, globals_key: The ``Dict`` keys (``kind == "dict"``); no
             ``mask_key``: every slot is a tenant.
+        scaled: Per entry, whether its values are fractions of a whole on a grid (GPU shares
+            in quanta, time units): such an entry may have another number of values in
+            another scenario (shares at 2 GPUs have 201 values, 101 at 1 GPU), and the
+            policy's logits are resampled onto it (:func:`resample_matrix`). The other
+            entries (configurations) must keep their size.
     """
 
     kind: str
@@ -62,6 +67,15 @@ class TenantView:
     tenants_key: str = "streams"
     mask_key: str | None = "stream_mask"
     globals_key: str = "globals"
+    scaled: tuple[bool, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TenantView:
+        """The view recorded in a policy's keyword arguments or a run's ``config.yaml``."""
+        data = dict(data)
+        data["entries"] = tuple(int(n) for n in data["entries"])
+        data["scaled"] = tuple(bool(x) for x in data.get("scaled", ()))
+        return cls(**data)
 
     def split(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """``(tenants (B, T, F), mask (B, T) or None, globals (B, G))`` of a batch."""
@@ -84,20 +98,18 @@ def tenant_view(env: gym.Env) -> TenantView:
     from edgegym.wrappers import family_of
 
     family = family_of(env)
-    obs, act = env.observation_space, env.action_space
+    obs, act = env.observation_space, env.unwrapped.action_space
     if not isinstance(act, spaces.MultiDiscrete):
-        raise ValueError(
-            f"PerTenantPolicy needs a MultiDiscrete action (wrappers.discrete_actions: false), "
-            f"not {act}"
-        )
+        raise ValueError(f"a per-tenant view needs the env's MultiDiscrete action, not {act}")
     nvec = [int(n) for n in act.nvec]
     if family == "continual" and isinstance(obs, spaces.Dict):
         table = obs["streams"].shape
-        view = TenantView("dict", table[0], table[1], obs["globals"].shape[0], ())
+        shares = (False, False, True, True)  # configurations, then the two GPU shares
+        view = TenantView("dict", table[0], table[1], obs["globals"].shape[0], (), scaled=shares)
     elif family == "energy" and isinstance(obs, spaces.Box):
         from edgegym.sim.energy import GLOBALS, PER_TENANT
 
-        view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, ())
+        view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, (), scaled=(True,))
     else:
         raise ValueError(
             f"PerTenantPolicy reads the continual and energy families, not {family!r} ({obs})"
@@ -122,7 +134,8 @@ class PerTenantExtractor(BaseFeaturesExtractor):
     """Shared tenant encoder and pooled context (see the module docstring).
 
     Output, flat: every tenant's ``[code, context]`` (``3 * hidden`` each), then the context
-    (``2 * hidden``: masked mean and max of the codes).
+    (``2 * hidden``: masked mean and max of the codes); with ``pooled_only``, the context
+    alone (:class:`PooledPolicy`: a width that does not depend on the number of tenants).
     """
 
     def __init__(
@@ -131,11 +144,14 @@ class PerTenantExtractor(BaseFeaturesExtractor):
         view: dict[str, Any],
         hidden: int = 64,
         activation: type[nn.Module] = nn.Tanh,
+        pooled_only: bool = False,
     ) -> None:
-        v = TenantView(**{**view, "entries": tuple(view["entries"])})
-        super().__init__(observation_space, v.n_tenants * 3 * hidden + 2 * hidden)
+        v = TenantView.from_dict(view)
+        width = 2 * hidden if pooled_only else v.n_tenants * 3 * hidden + 2 * hidden
+        super().__init__(observation_space, width)
         self.view = v
         self.hidden = hidden
+        self.pooled_only = pooled_only
         self.encoder = _mlp([v.per_tenant + v.n_globals, hidden, hidden], activation)
 
     def forward(self, obs: Any) -> torch.Tensor:
@@ -152,25 +168,64 @@ class PerTenantExtractor(BaseFeaturesExtractor):
         peak = torch.where(m > 0, codes, lowest).amax(dim=1)
         peak = torch.where(mask.sum(dim=1, keepdim=True) > 0, peak, torch.zeros_like(peak))
         context = torch.cat([mean, peak], dim=-1)
+        if self.pooled_only:
+            return context
         per = torch.cat([codes, context[:, None, :].expand(b, t, context.shape[-1])], dim=-1)
         return torch.cat([per.reshape(b, -1), context], dim=-1)
 
 
-class _TenantHead(nn.Module):
-    """Logits of every tenant's entries from its ``[code, context]``, one MLP for all."""
+def resample_matrix(n_out: int, n_in: int) -> np.ndarray:
+    """``(n_out, n_in)`` linear interpolation from a grid of ``n_in`` values of a fraction
+    (0, 1/(n_in-1), ..., 1) onto one of ``n_out`` values: value ``k`` of the output reads the
+    input at the same fraction ``k / (n_out - 1)``. The identity when the sizes agree."""
+    if n_in == 1 or n_out == 1:
+        return np.ones((n_out, n_in)) / n_in
+    x = np.linspace(0.0, n_in - 1, n_out)
+    lo = np.minimum(np.floor(x + 1e-9).astype(int), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    w = x - lo
+    out = np.zeros((n_out, n_in))
+    np.add.at(out, (np.arange(n_out), lo), 1.0 - w)
+    np.add.at(out, (np.arange(n_out), hi), w)
+    return out
 
-    def __init__(self, view: TenantView, hidden: int, activation: type[nn.Module]) -> None:
+
+class _TenantHead(nn.Module):
+    """Logits of every tenant's entries from its ``[code, context]``, one MLP for all.
+
+    The MLP gives ``head_entries`` logits per tenant (the entry sizes of its training
+    scenario); an entry whose size differs here (a ``scaled`` one) is resampled onto this
+    environment's values (:func:`resample_matrix`)."""
+
+    def __init__(
+        self,
+        view: TenantView,
+        hidden: int,
+        activation: type[nn.Module],
+        head_entries: tuple[int, ...],
+    ) -> None:
         super().__init__()
         self.width = 3 * hidden
-        self.net = _mlp([3 * hidden, hidden, int(sum(view.entries))], activation, last_act=False)
+        self.head_entries = tuple(head_entries)
+        self.net = _mlp([3 * hidden, hidden, int(sum(head_entries))], activation, last_act=False)
         nn.init.orthogonal_(self.net[-1].weight, gain=0.01)
         nn.init.zeros_(self.net[-1].bias)
+        self.resample = tuple(self.head_entries) != tuple(view.entries)
+        if self.resample:
+            blocks = [
+                torch.as_tensor(resample_matrix(n, m), dtype=torch.float32)
+                for n, m in zip(view.entries, head_entries, strict=True)
+            ]
+            self.register_buffer("maps", torch.block_diag(*blocks), persistent=False)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         b = latent.shape[0]
         t = (latent.shape[1] - 2 * self.width // 3) // self.width  # any number of tenants
         per = latent[:, : t * self.width].reshape(b, t, self.width)
-        return self.net(per).reshape(b, -1)
+        logits = self.net(per)
+        if self.resample:
+            logits = logits @ self.maps.T
+        return logits.reshape(b, -1)
 
 
 class _ContextValue(nn.Module):
@@ -193,6 +248,9 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
     Args:
         view: :func:`tenant_view` of the environment, as a mapping (``asdict``).
         hidden: Tenant code width.
+        head_entries: Entry sizes of the action head's output (default: the view's): those
+            of the training scenario when the policy is rebound to another one
+            (:func:`rebind`).
         Other arguments: as ``MaskableActorCriticPolicy`` (``net_arch`` is ignored: the heads
         are the per-tenant ones).
     """
@@ -204,6 +262,7 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
         lr_schedule: Any,
         view: dict[str, Any] | None = None,
         hidden: int = 64,
+        head_entries: tuple[int, ...] | list[int] | None = None,
         activation_fn: type[nn.Module] = nn.Tanh,
         **kwargs: Any,
     ) -> None:
@@ -212,11 +271,22 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
         kwargs.pop("net_arch", None)
         kwargs.pop("features_extractor_class", None)
         kwargs.pop("features_extractor_kwargs", None)
-        self._view = TenantView(**{**view, "entries": tuple(view["entries"])})
+        self._view = TenantView.from_dict(view)
         self._hidden = int(hidden)
+        entries = self._view.entries
+        self._head_entries = tuple(int(n) for n in (head_entries or entries))
         nvec = np.asarray(action_space.nvec).tolist()
-        if nvec != list(self._view.entries) * self._view.n_tenants:
-            raise ValueError(f"view entries {self._view.entries} do not tile the action {nvec}")
+        if nvec != list(entries) * self._view.n_tenants:
+            raise ValueError(f"view entries {entries} do not tile the action {nvec}")
+        scaled = self._view.scaled or (False,) * len(entries)
+        if len(self._head_entries) != len(entries) or any(
+            h != n and not sc for h, n, sc in zip(self._head_entries, entries, scaled, strict=True)
+        ):
+            raise ValueError(
+                f"a tenant's action entries here have {list(entries)} values, the policy's "
+                f"{list(self._head_entries)}; only the scaled entries (shares, units: "
+                f"{[i for i, sc in enumerate(scaled) if sc]}) may differ"
+            )
         super().__init__(
             observation_space,
             action_space,
@@ -234,7 +304,9 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
-        self.action_net = _TenantHead(self._view, self._hidden, self.activation_fn)
+        self.action_net = _TenantHead(
+            self._view, self._hidden, self.activation_fn, self._head_entries
+        )
         self.value_net = _ContextValue(self._hidden, self.activation_fn)
         self.optimizer = self.optimizer_class(
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
@@ -242,18 +314,148 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(view=asdict(self._view), hidden=self._hidden)
+        data.update(view=asdict(self._view), hidden=self._hidden, head_entries=self._head_entries)
         for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
             data.pop(key, None)
         return data
 
 
-def per_tenant_kwargs(env: gym.Env, policy_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``policy_kwargs`` of :class:`PerTenantPolicy` for ``env`` from a hyperparameter file's
-    section (``net_arch[0]``: the tenant code width; ``activation_fn`` an ``nn`` class)."""
+def rebind(
+    policy: PerTenantPolicy | PooledPolicy, env: gym.Env, action_space: gym.Space | None = None
+) -> PerTenantPolicy | PooledPolicy:
+    """The trained ``policy`` with the same weights, acting on ``env``'s spaces.
+
+    Its weights depend on neither the number of tenants nor (:class:`PerTenantPolicy`) the
+    size of a scaled entry, so a policy trained on 10 streams at 1 GPU acts on 6 streams at
+    2 GPUs.
+
+    Args:
+        policy: A trained :class:`PerTenantPolicy` or :class:`PooledPolicy`.
+        env: The environment to act on.
+        action_space: The action space the policy answers in (default ``env``'s; a
+            :class:`PooledPolicy` answers in its catalogue's ``Discrete``, which must keep
+            its size).
+
+    Raises:
+        ValueError: ``env`` is not a family the policy reads, or a tenant's features, the
+            globals, a configuration entry or the catalogue differ in size (say which).
+    """
+    view = tenant_view(env)
+    have = policy._view
+    action_space = env.action_space if action_space is None else action_space
+    for what, a, b in (
+        ("features per tenant", view.per_tenant, have.per_tenant),
+        ("global features", view.n_globals, have.n_globals),
+        ("observation kind", view.kind, have.kind),
+    ):
+        if a != b:
+            raise ValueError(f"this environment has {a} {what}, the policy was trained on {b}")
+    common = {
+        "view": asdict(view),
+        "hidden": policy._hidden,
+        "activation_fn": policy.activation_fn,
+        "normalize_images": policy.normalize_images,
+    }
+    new: PerTenantPolicy | PooledPolicy
+    if isinstance(policy, PooledPolicy):
+        if not isinstance(action_space, spaces.Discrete) or int(action_space.n) != int(
+            policy.action_space.n
+        ):
+            raise ValueError(
+                f"the policy chooses among {policy.action_space}, this environment offers "
+                f"{action_space}"
+            )
+        new = PooledPolicy(
+            env.observation_space,
+            action_space,
+            lambda _: 0.0,
+            net_arch=policy.net_arch,
+            **common,
+        )
+    else:
+        new = PerTenantPolicy(
+            env.observation_space,
+            action_space,
+            lambda _: 0.0,
+            head_entries=policy._head_entries,
+            **common,
+        )
+    new.load_state_dict(policy.state_dict())
+    new.set_training_mode(False)
+    return new
+
+
+class PooledPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy on a fixed action set (a ``Discrete`` catalogue of joint actions)
+    from the pooled per-tenant context: the shared tenant encoder of
+    :class:`PerTenantPolicy`, its masked mean and max, then MLP heads (``net_arch``).
+
+    Its weights do not depend on the number of tenants or the GPU count, so where the action
+    set keeps its meaning across sizes (the continual catalogue: no retraining, or one
+    configuration for every stream at an inference fraction of 10-90 %) one policy plays them
+    all (:func:`rebind`).
+
+    Args:
+        view: :func:`tenant_view` of the environment, as a mapping (``asdict``).
+        hidden: Tenant code width.
+        Other arguments: as ``MaskableActorCriticPolicy`` (``net_arch``: the layers after the
+        pooled context).
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        lr_schedule: Any,
+        view: dict[str, Any] | None = None,
+        hidden: int = 64,
+        activation_fn: type[nn.Module] = nn.Tanh,
+        **kwargs: Any,
+    ) -> None:
+        if view is None:
+            raise ValueError("PooledPolicy needs view=asdict(tenant_view(env))")
+        kwargs.pop("features_extractor_class", None)
+        kwargs.pop("features_extractor_kwargs", None)
+        self._view = TenantView.from_dict(view)
+        self._hidden = int(hidden)
+        super().__init__(
+            observation_space,
+            action_space,
+            lr_schedule,
+            activation_fn=activation_fn,
+            features_extractor_class=PerTenantExtractor,
+            features_extractor_kwargs={
+                "view": asdict(self._view),
+                "hidden": self._hidden,
+                "activation": activation_fn,
+                "pooled_only": True,
+            },
+            **kwargs,
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(view=asdict(self._view), hidden=self._hidden)
+        for key in ("features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)
+        return data
+
+
+def per_tenant_kwargs(
+    env: gym.Env, policy_kwargs: dict[str, Any], policy: str = "PerTenantPolicy"
+) -> dict[str, Any]:
+    """``policy_kwargs`` of :class:`PerTenantPolicy` (or :class:`PooledPolicy`) for ``env``
+    from a hyperparameter file's section: ``net_arch[0]`` is the tenant code width (and, for
+    the pooled policy, the rest the layers after the context); ``activation_fn`` an ``nn``
+    class."""
     arch = policy_kwargs.get("net_arch") or [64]
-    width = arch["pi"][0] if isinstance(arch, dict) else arch[0]
-    out = {"view": asdict(tenant_view(env)), "hidden": int(width)}
+    if isinstance(arch, dict):
+        width, rest = arch["pi"][0], {k: list(v[1:]) for k, v in arch.items()}
+    else:
+        width, rest = arch[0], list(arch[1:])
+    out: dict[str, Any] = {"view": asdict(tenant_view(env)), "hidden": int(width)}
+    if policy == "PooledPolicy":
+        out["net_arch"] = rest
     for key in ("activation_fn", "ortho_init"):
         if key in policy_kwargs:
             out[key] = policy_kwargs[key]
@@ -263,7 +465,10 @@ def per_tenant_kwargs(env: gym.Env, policy_kwargs: dict[str, Any]) -> dict[str, 
 __all__ = [
     "PerTenantExtractor",
     "PerTenantPolicy",
+    "PooledPolicy",
     "TenantView",
     "per_tenant_kwargs",
+    "rebind",
+    "resample_matrix",
     "tenant_view",
 ]

@@ -131,6 +131,8 @@ def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
         )
         if flat_obs and not discrete:
             return None
+        if discrete and isinstance(obs_space, spaces.Dict) and not flat_obs:
+            return None  # FlatVectorEnv flattens the Dict too; the policy reads it whole
         if discrete and not isinstance(obs_space, spaces.Box | spaces.Dict):
             return None
         joint = joint_actions(probe.unwrapped, int(factory.wrappers["max_actions"]))
@@ -151,22 +153,71 @@ def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
     return SB3VecEnv(venv)
 
 
-def _vec_env(factory: EnvFactory, n_envs: int, kind: str) -> Any:
+def _vec_env(factories: Sequence[EnvFactory], kind: str) -> Any:
+    """The training ``VecEnv``: environment ``i`` built by ``factories[i]``. One scenario for
+    all (one distinct factory) may use the id's native vector env; a mixture of scenarios
+    runs single environments."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    n_envs = len(factories)
+    mixed = len({(f.scenario, repr(sorted(f.overrides.items()))) for f in factories}) > 1
     if kind in ("auto", "native"):
-        venv = native_vec_env(factory, n_envs)
+        venv = None if mixed else native_vec_env(factories[0], n_envs)
         if venv is not None:
             return venv
         if kind == "native":
+            why = "a mixture of scenarios (train.scenarios)" if mixed else "these wrappers"
             raise ValueError(
-                f"train.vec_env=native: {factory.env_id} has no native vector env for these "
-                "wrappers; use auto, dummy or subproc"
+                f"train.vec_env=native: {factories[0].env_id} has no native vector env for "
+                f"{why}; use auto, dummy or subproc"
             )
         kind = "subproc" if n_envs > 1 and (os.cpu_count() or 1) > 1 else "dummy"
     if kind == "subproc" and n_envs > 1:
-        return SubprocVecEnv([factory] * n_envs)
-    return DummyVecEnv([factory] * n_envs)
+        return SubprocVecEnv(list(factories))
+    return DummyVecEnv(list(factories))
+
+
+def training_scenarios(cfg: Mapping[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """``[(scenario, overrides), ...]``: the run's own, then ``train.scenarios``, each with
+    the run's overrides (``--set``) under its own."""
+    base = dict(cfg["overrides"])
+    out: list[tuple[str | None, dict[str, Any]]] = [(cfg["scenario"], base)]
+    for item in cfg["hyperparams"]["train"].get("scenarios") or []:
+        if isinstance(item, str):
+            out.append((item, dict(base)))
+        else:
+            out.append((item["scenario"], {**base, **dict(item.get("overrides") or {})}))
+    return out
+
+
+def _check_mixture(
+    env_id: str, cfg: Mapping[str, Any], probe: gym.Env, mixture: Sequence[Any]
+) -> None:
+    """Every scenario of a mixture builds, and gives the spaces of the run's own."""
+    from edgegym.agents.policy import _same_space, _space_text
+
+    wrappers = cfg["hyperparams"]["wrappers"]
+    n_envs = int(cfg["hyperparams"]["train"]["n_envs"])
+    if len(mixture) > n_envs:
+        raise ConfigError(
+            f"train.scenarios: {len(mixture)} scenarios need train.n_envs >= {len(mixture)} "
+            f"(one environment per scenario at least), got {n_envs}"
+        )
+    for j, (scenario, overrides) in enumerate(mixture[1:]):
+        env = wrap(make_env(env_id, scenario, overrides), wrappers)
+        try:
+            for what in ("observation_space", "action_space"):
+                have, want = getattr(env, what), getattr(probe, what)
+                if not _same_space(have, want):
+                    raise ConfigError(
+                        f"train.scenarios[{j}] ({scenario}, overrides {overrides}): its "
+                        f"{what.replace('_', ' ')} {_space_text(have)} differs from "
+                        f"{_space_text(want)} of the run's scenario ({cfg['scenario']}); "
+                        "every scenario of a mixture needs the same spaces (pad the streams "
+                        "with max_streams)"
+                    )
+        finally:
+            env.close()
 
 
 # ----------------------------------------------------------------------------- config
@@ -311,6 +362,8 @@ def _callbacks(
                 self.next = (self.model.num_timesteps // self.freq + 1) * self.freq
             earlier = [e["ppo_return"] for e in evaluations if e.get("ppo_return") is not None]
             self.best = max(earlier, default=-np.inf)
+            if self.freq and cfg.get("bc") and self.model.num_timesteps == 0:
+                self.evaluate()  # the cloned weights: best_model.zip if PPO never beats them
 
         def _on_rollout_start(self) -> None:
             if self.freq and self.model.num_timesteps >= self.next:
@@ -729,15 +782,17 @@ def train(
         obs_is_dict = isinstance(probe.observation_space, spaces.Dict)
         policy: Any = hp["policy"]
         policy_kwargs = _policy_kwargs(hp["policy_kwargs"])
-        if policy == "PerTenantPolicy":
-            from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
+        if policy in ("PerTenantPolicy", "PooledPolicy"):
+            from edgegym.agents import tenants
 
             try:
-                policy_kwargs = per_tenant_kwargs(probe, policy_kwargs)
+                policy_kwargs = tenants.per_tenant_kwargs(probe, policy_kwargs, policy)
             except ValueError as exc:
-                raise ConfigError(f"policy PerTenantPolicy on {env_id}: {exc}") from None
+                raise ConfigError(f"policy {policy} on {env_id}: {exc}") from None
             cfg["tenant_view"] = policy_kwargs["view"]
-            policy = PerTenantPolicy
+            policy = getattr(tenants, policy)
+        mixture = training_scenarios(cfg)
+        _check_mixture(env_id, cfg, probe, mixture)
     finally:
         probe.close()
     if policy == "auto":
@@ -747,8 +802,11 @@ def train(
     run, n_runs = start_run(out, cfg)
 
     torch.set_num_threads(int(hp["train"]["torch_threads"]))
-    factory = EnvFactory(env_id, cfg["scenario"], cfg["overrides"], hp["wrappers"])
-    venv = _vec_env(factory, int(hp["train"]["n_envs"]), hp["train"]["vec_env"])
+    n_envs = int(hp["train"]["n_envs"])
+    factories = [
+        EnvFactory(env_id, *mixture[i % len(mixture)], hp["wrappers"]) for i in range(n_envs)
+    ]
+    venv = _vec_env(factories, hp["train"]["vec_env"])
     algo = algo_class(hp["algo"])
     evaluations: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -770,6 +828,9 @@ def train(
                 verbose=0,
                 **hp["ppo"],
             )
+            if hp["bc"]["teacher"]:
+                cfg["bc"] = _strong_start(model, env_id, cfg, mixture, progress)
+                _write_yaml(out / CONFIG_NAME, cfg)
         model.set_logger(_logger(out / "logs" / f"run-{n_runs + 1}"))
         target = int(cfg["timesteps"])
         remaining = max(0, target - int(model.num_timesteps))
@@ -799,6 +860,56 @@ def train(
         wall_s=wall,
         evaluations=evaluations,
     )
+
+
+def _strong_start(
+    model: Any,
+    env_id: str,
+    cfg: Mapping[str, Any],
+    mixture: Sequence[tuple[str | None, dict[str, Any]]],
+    progress: bool,
+) -> dict[str, Any]:
+    """Behaviour cloning from ``bc.teacher`` on every training scenario (``agents/bc.py``);
+    returns the record kept in ``config.yaml`` under ``bc``."""
+    from edgegym.agents.bc import clone, collect
+
+    from edgegym.wrappers import DictFlattener
+
+    hp = cfg["hyperparams"]
+    bc = hp["bc"]
+    probe = make_env(env_id, *mixture[0])
+    flatten = bool(hp["wrappers"]["flatten_obs"]) and isinstance(
+        probe.observation_space, spaces.Dict
+    )
+    observe = DictFlattener(probe.observation_space) if flatten else None
+    probe.close()
+    t0 = time.perf_counter()
+    demos = collect(
+        [lambda sc=sc, ov=ov: make_env(env_id, sc, ov) for sc, ov in mixture],
+        str(bc["teacher"]),
+        int(bc["episodes"]),
+        int(bc["seed"]),
+        float(hp["ppo"]["gamma"]),
+        observe=observe,
+        progress=progress,
+    )
+    fit = clone(
+        model,
+        demos,
+        int(bc["epochs"]),
+        int(bc["batch_size"]),
+        float(bc["learning_rate"]),
+        vf_coef=float(hp["ppo"]["vf_coef"]),
+        seed=int(cfg["seed"]),
+        progress=progress,
+    )
+    return {
+        "teacher": bc["teacher"],
+        "episodes_per_scenario": int(bc["episodes"]),
+        "teacher_mean_return": round(float(np.mean(demos.episode_returns)), 4),
+        **fit,
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
 
 
 def _close(venv: Any, interrupted: bool) -> None:

@@ -149,3 +149,27 @@ def test_bad_arguments_exit_2(argv, needle, tmp_path, capsys):
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
     assert not (tmp_path / "leaderboard.json").exists()
+
+
+def test_held_out_variants_are_cells_with_their_own_overrides():
+    assert lb.split_variant("ekya-waymo@streams=6,gpus=2") == (
+        "ekya-waymo",
+        {"streams": 6, "gpus": 2},
+    )
+    assert lb.split_variant("ekya-waymo") == ("ekya-waymo", {})
+    with pytest.raises(lb.LeaderboardError, match="KEY=VALUE"):
+        lb.split_variant("ekya-waymo@streams")
+    default = lb.plan(["continual"])
+    assert default[-len(lb.HELD_OUT["continual"]) :] == [
+        ("continual", v) for v in lb.HELD_OUT["continual"]
+    ]
+    assert all("@" not in s for _, s in lb.plan(["continual"], quick=True))
+    named = lb.plan(None, ["etf-dynamic-3@unit_s=0.0075"])
+    assert named == [("energy", "etf-dynamic-3@unit_s=0.0075")]
+    with pytest.raises(lb.LeaderboardError, match="unknown scenario 'nope'"):
+        lb.plan(None, ["nope@x=1"])
+    cell = lb.run_cell("energy", "etf-dynamic-3@unit_s=0.0075", episodes=1,
+                       overrides={"quanta": 4}, progress=False, ppo=None)  # fmt: skip
+    assert cell["scenario"] == "etf-dynamic-3@unit_s=0.0075"
+    assert cell["overrides"] == {"quanta": 4, "unit_s": 0.0075}
+    assert {r["policy"] for r in cell["results"]} >= {"etf", "random"}

@@ -22,7 +22,7 @@ CASES = {
     ),
     "energy": ("edgegym/EnergyFairShare-v0", None, {"quanta": 20}, 3072),
 }
-FAST = ["eval.freq=0", "checkpoint.freq=0", "train.vec_env=dummy"]
+FAST = ["eval.freq=0", "checkpoint.freq=0", "train.vec_env=dummy", "train.scenarios=[]"]
 
 
 @pytest.mark.parametrize("family", sorted(CASES))
@@ -71,6 +71,7 @@ def _short_run(out, seed: int, n_envs: int = 1, vec_env: str = "dummy"):
             "checkpoint.freq=0",
             "ppo.n_steps=64",
             f"train.vec_env={vec_env}",
+            "train.scenarios=[]",
         ],
         progress=False,
     )

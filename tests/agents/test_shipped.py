@@ -65,6 +65,7 @@ def test_ship_strips_the_optimiser_and_records_budget(tmp_path):
 
     run = tmp_path / "run"
     hp = ["ppo.n_steps=64", "eval.freq=0", "checkpoint.freq=0", "train.vec_env=dummy"]
+    hp += ["train.scenarios=[]"]
     train(
         ENV_OF["energy"],
         overrides={"quanta": 10},
@@ -86,3 +87,38 @@ def test_ship_strips_the_optimiser_and_records_budget(tmp_path):
         act = a.predict(obs)[0]
         assert np.array_equal(act, b.predict(obs)[0])
         obs, *_ = env.step(act)
+
+
+def _size_free(family: str) -> bool:
+    cfg = yaml.safe_load((shipped_path(family).parent / "config.yaml").read_text())
+    return cfg.get("policy_class") in ("PerTenantPolicy", "PooledPolicy")
+
+
+@pytest.mark.parametrize("family", [f for f in SHIPPED if _size_free(f)])
+def test_a_size_free_agent_plays_every_scenario_of_its_family(family):
+    """Issue 16: the shipped per-tenant or pooled agent acts, inside the masks, on every
+    bundled scenario of its family it can read and on the leaderboard's held-out variants;
+    where it cannot read one, the message says why."""
+    from edgegym.agents.policy import PolicyLoadError
+
+    from edgegym import leaderboard as lb
+
+    played = []
+    for name in [*lb.bundled_scenarios(family), *lb.HELD_OUT.get(family, ())]:
+        base, overrides = lb.split_variant(name)
+        env = gym.make(ENV_OF[family], scenario=base, **overrides)
+        try:
+            policy = make_policy("ppo", env)
+        except PolicyLoadError as exc:
+            assert "cannot act here" in str(exc) or "joint actions" in str(exc)
+            continue
+        obs, _ = env.reset(seed=0)
+        for _ in range(10):
+            action, _ = policy.predict(obs, deterministic=True)
+            assert _valid(env, action), f"{family}/{name}: action outside the mask"
+            obs, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+        played.append(name)
+    assert set(lb.HELD_OUT.get(family, ())) <= set(played)
+    assert lb.default_scenario_of(family) in played

@@ -127,10 +127,9 @@ def test_tiny_budget_learns_is_deterministic_and_survives_save_load(tmp_path):
 
 def test_the_hyperparameter_file_checks_what_the_policy_needs():
     with pytest.raises(ConfigError, match="PerTenantPolicy reads the tenants"):
-        load_hyperparams("energy", None, ["policy=PerTenantPolicy"])
-    hp = load_hyperparams(
-        "energy", None, ["policy=PerTenantPolicy", "wrappers.discrete_actions=false"]
-    )
+        load_hyperparams("energy", None, ["wrappers.discrete_actions=true"])
+    per_tenant = ["policy=PerTenantPolicy", "wrappers.discrete_actions=false"]
+    hp = load_hyperparams("continual", None, per_tenant)
     assert hp["policy"] == "PerTenantPolicy"
 
 
@@ -141,6 +140,7 @@ def test_edgegym_train_writes_a_per_tenant_run_that_ppo_path_loads(tmp_path):
     out = tmp_path / "run"
     hp = ["policy=PerTenantPolicy", "wrappers.discrete_actions=false", "eval.freq=0"]
     hp += ["policy_kwargs.net_arch=[16]", "train.n_envs=1", "checkpoint.freq=0"]
+    hp += ["train.scenarios=[]"]
     res = train(ENERGY[0], overrides=ENERGY[1], timesteps=256, out=out, hyperparams=hp,
                 progress=False)  # fmt: skip
     assert res.timesteps >= 256

@@ -20,7 +20,10 @@ from edgegym.cli import main
 ENV = "edgegym/EnergyFairShare-v0"
 SMALL = ["--set", "quanta=10"]
 HP = ["--hp", "ppo.n_steps=64", "--hp", "eval.freq=128", "--hp", "eval.episodes=1"]
-HP += ["--hp", "checkpoint.freq=128", "--hp", "train.vec_env=dummy"]
+HP += ["--hp", "checkpoint.freq=128", "--hp", "train.vec_env=dummy", "--hp", "train.scenarios=[]"]
+# The flat MLP on the Discrete catalogue (the energy file's policy is per-tenant since issue
+# 16): these tests check the catalogue's record and its refusal of other spaces.
+HP += ["--hp", "policy=auto", "--hp", "wrappers.discrete_actions=true"]
 
 
 @pytest.fixture(scope="module")

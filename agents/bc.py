@@ -1,0 +1,218 @@
+"""Behaviour cloning from a published scheduler: a strong start for PPO (issue 16).
+
+:func:`collect` lets a teacher (a baseline spec: ``thief``, ``etf``, ``mrs``, ...) play whole
+episodes of each training scenario and keeps, per decision, the observation the model reads,
+the environment's action mask, the teacher's action and the discounted return from there on.
+:func:`clone` then fits the model's policy to those actions (their log-likelihood under the
+masked distribution) and its value head to the returns, in minibatches. PPO continues from
+the cloned weights; the run's ``config.yaml`` records what was cloned and how well
+(``bc``), and the leaderboard says so.
+
+Used by ``edgegym train`` through the hyperparameter file's ``bc`` section
+(:mod:`edgegym.agents.config`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm.auto import tqdm
+
+
+@dataclass
+class Demonstrations:
+    """What the teacher did: per decision, the model's observation, mask, action and return."""
+
+    observations: list[Any]
+    masks: np.ndarray | None
+    actions: np.ndarray
+    returns: np.ndarray
+    episode_returns: list[float]
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def _stack(items: Sequence[Any]) -> Any:
+    if isinstance(items[0], Mapping):
+        return {key: np.stack([item[key] for item in items]) for key in items[0]}
+    return np.stack(items)
+
+
+def collect(
+    make_env: Sequence[Callable[[], gym.Env]],
+    teacher: str,
+    episodes: int,
+    seed: int,
+    gamma: float,
+    observe: Callable[[Any], Any] | None = None,
+    progress: bool = True,
+) -> Demonstrations:
+    """Let ``teacher`` play ``episodes`` episodes of each environment ``make_env[j]()``.
+
+    Args:
+        make_env: Builders of the raw environments (one per training scenario).
+        teacher: A :func:`edgegym.baselines.make_policy` spec.
+        episodes: Episodes per environment, seeds ``seed, seed + 1, ...``.
+        seed: First episode seed.
+        gamma: Discount of the returns the value head is fitted to.
+        observe: The model's view of a raw observation (a flattener), or ``None``.
+        progress: Show a progress bar (hidden when not on a terminal).
+
+    Raises:
+        ValueError: The teacher is unknown for the family, or took an action its environment
+            masks out (cloning it would teach an action the model can never take).
+    """
+    from edgegym.baselines import make_policy
+
+    observations: list[Any] = []
+    masks: list[np.ndarray] = []
+    actions: list[np.ndarray] = []
+    returns: list[float] = []
+    episode_returns: list[float] = []
+    bar = tqdm(
+        total=len(make_env) * episodes,
+        desc=f"bc: {teacher} plays",
+        unit="episode",
+        disable=None if progress else True,
+    )
+    for build in make_env:
+        env = build()
+        try:
+            policy = make_policy(teacher, env)
+            masked = hasattr(env.unwrapped, "action_masks")
+            for k in range(episodes):
+                obs, _ = env.reset(seed=seed + k)
+                policy.reset(seed + k)
+                rewards: list[float] = []
+                done = False
+                while not done:
+                    action, _ = policy.predict(obs, deterministic=True)
+                    action = np.asarray(action, dtype=np.int64)
+                    if masked:
+                        mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                        _check_in_mask(action, mask, env.action_space, teacher)
+                        masks.append(mask)
+                    observations.append(observe(obs) if observe is not None else obs)
+                    actions.append(action)
+                    obs, reward, terminated, truncated, _ = env.step(action)
+                    rewards.append(float(reward))
+                    done = terminated or truncated
+                togo = np.zeros(len(rewards))
+                acc = 0.0
+                for i in range(len(rewards) - 1, -1, -1):
+                    acc = rewards[i] + gamma * acc
+                    togo[i] = acc
+                returns.extend(togo.tolist())
+                episode_returns.append(float(sum(rewards)))
+                bar.update()
+        finally:
+            env.close()
+    bar.close()
+    return Demonstrations(
+        observations=observations,
+        masks=np.stack(masks) if masks else None,
+        actions=np.stack(actions),
+        returns=np.asarray(returns, dtype=np.float32),
+        episode_returns=episode_returns,
+    )
+
+
+def _check_in_mask(action: np.ndarray, mask: np.ndarray, space: gym.Space, teacher: str) -> None:
+    if isinstance(space, gym.spaces.Discrete):
+        ok = bool(mask[int(action)])
+    else:
+        offsets = np.concatenate([[0], np.cumsum(space.nvec)[:-1]])
+        ok = bool(mask[offsets + action.reshape(-1)].all())
+    if not ok:
+        raise ValueError(
+            f"bc: the teacher {teacher!r} took an action its environment masks out ({action}); "
+            "it cannot be cloned"
+        )
+
+
+def clone(
+    model: Any,
+    demos: Demonstrations,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    vf_coef: float = 0.5,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Fit ``model.policy`` to the demonstrations; returns what was reached.
+
+    The loss of a minibatch is the mean negative log-likelihood of the teacher's actions under
+    the masked policy plus ``vf_coef`` times the mean squared error of the value. Returns
+    ``{"decisions", "epochs", "nll", "agreement", "value_rmse", "wall_s"}``: ``agreement`` is
+    the fraction of decisions whose greedy (masked) action equals the teacher's in every
+    entry, on the demonstrations themselves.
+    """
+    import torch
+
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    rng = np.random.default_rng(seed)
+    obs_all = _stack(demos.observations)
+    n = len(demos)
+    t0 = time.perf_counter()
+
+    def batch(idx: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        obs = {k: v[idx] for k, v in obs_all.items()} if isinstance(obs_all, dict) else obs_all[idx]
+        obs_t, _ = policy.obs_to_tensor(obs)
+        act = torch.as_tensor(demos.actions[idx], device=policy.device)
+        ret = torch.as_tensor(demos.returns[idx], device=policy.device)
+        masks = None if demos.masks is None else demos.masks[idx]
+        return obs_t, act, ret, masks
+
+    bar = tqdm(total=epochs, desc="bc: fit", unit="epoch", disable=None if progress else True)
+    nll = value_mse = float("nan")
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        losses, errors = [], []
+        for start in range(0, n, batch_size):
+            obs_t, act, ret, masks = batch(order[start : start + batch_size])
+            kwargs = {} if masks is None else {"action_masks": masks}
+            values, log_prob, _ = policy.evaluate_actions(obs_t, act, **kwargs)
+            policy_loss = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), ret)
+            loss = policy_loss + vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+            losses.append(policy_loss.item())
+            errors.append(value_loss.item())
+        nll, value_mse = float(np.mean(losses)), float(np.mean(errors))
+        bar.update()
+        bar.set_postfix_str(f"nll {nll:.3f}", refresh=False)
+    bar.close()
+    policy.set_training_mode(False)
+    agree = 0
+    with torch.no_grad():
+        for start in range(0, n, batch_size):
+            idx = np.arange(start, min(n, start + batch_size))
+            obs_t, act, _, masks = batch(idx)
+            kwargs = {} if masks is None else {"action_masks": masks}
+            dist = policy.get_distribution(obs_t, **kwargs)
+            greedy = dist.get_actions(deterministic=True).reshape(act.shape)
+            same = (greedy == act).reshape(len(idx), -1).all(dim=1)
+            agree += int(same.sum())
+    return {
+        "decisions": n,
+        "epochs": epochs,
+        "nll": round(nll, 4),
+        "agreement": round(agree / n, 4),
+        "value_rmse": round(float(np.sqrt(value_mse)), 4),
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
+
+
+__all__ = ["Demonstrations", "clone", "collect"]

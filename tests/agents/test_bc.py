@@ -1,0 +1,117 @@
+"""Behaviour cloning from a published scheduler (edgegym.agents.bc): the strong start of
+issue 16."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+import yaml
+from edgegym.agents.bc import _check_in_mask, clone, collect
+from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policy import PPOPolicy
+from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
+from edgegym.agents.train import train
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
+from edgegym.evaluation import evaluate, make_env
+
+ENERGY = "edgegym/EnergyFairShare-v0"
+SMALL = {"quanta": 20}
+CFG = {
+    "policy_class": "PerTenantPolicy",
+    "hyperparams": {
+        "algo": "maskable_ppo",
+        "wrappers": {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024},
+    },
+}
+
+
+def test_collect_keeps_the_teachers_decisions_and_returns():
+    demos = collect([lambda: make_env(ENERGY, None, SMALL)], "etf", 2, 7, gamma=0.5,
+                    progress=False)  # fmt: skip
+    env = make_env(ENERGY, None, SMALL)
+    rewards, ends = [], []
+    for k in range(2):
+        env.reset(seed=7 + k)
+        done = False
+        while not done:
+            _, r, te, tr, _ = env.step(demos.actions[len(rewards)])
+            rewards.append(r)
+            done = te or tr
+        ends.append(len(rewards))
+    assert len(rewards) == len(demos) == len(demos.observations) == len(demos.masks)
+    # The teacher's actions replay its episodes, and the return to go is discounted:
+    # G_t = r_t + 0.5 G_{t+1} within an episode, G = r at its last step.
+    for start, end in zip([0, ends[0]], ends, strict=True):
+        np.testing.assert_allclose(demos.returns[end - 1], rewards[end - 1], rtol=1e-6)
+        np.testing.assert_allclose(
+            demos.returns[start : end - 1],
+            np.asarray(rewards[start : end - 1]) + 0.5 * demos.returns[start + 1 : end],
+            rtol=1e-5,
+        )
+        assert sum(rewards[start:end]) == pytest.approx(demos.episode_returns[int(start > 0)])
+
+
+def test_a_masked_out_teacher_action_is_refused():
+    space = gym.spaces.MultiDiscrete([3, 2])
+    mask = np.array([True, False, True, True, True])
+    _check_in_mask(np.array([0, 1]), mask, space, "t")
+    with pytest.raises(ValueError, match="masks out"):
+        _check_in_mask(np.array([1, 0]), mask, space, "t")
+
+
+def test_cloning_etf_reaches_etfs_return():
+    """A per-tenant policy fitted to ETF's decisions on 4 episodes agrees with them and plays
+    ETF's return on other seeds; the same network unfitted does not."""
+    torch.set_num_threads(1)
+    env = make_env(ENERGY, None, SMALL)
+    kwargs = per_tenant_kwargs(env, {"net_arch": [32]})
+
+    def model():
+        return MaskablePPO(PerTenantPolicy, env, policy_kwargs=kwargs, seed=0, verbose=0)
+
+    demos = collect([lambda: make_env(ENERGY, None, SMALL)], "etf", 4, 500, gamma=0.9,
+                    progress=False)  # fmt: skip
+    cloned = model()
+    fit = clone(cloned, demos, epochs=300, batch_size=64, learning_rate=3e-3, progress=False)
+    assert fit["decisions"] == len(demos) and fit["agreement"] > 0.9
+    res = evaluate(
+        ENERGY,
+        {
+            "cloned": lambda e: PPOPolicy(cloned, e, CFG),
+            "unfitted": lambda e: PPOPolicy(model(), e, CFG),
+            "etf": "etf",
+        },
+        episodes=2,
+        seed=0,
+        overrides=SMALL,
+        progress=False,
+    )
+    ret = {r["policy"]: r["mean_return"] for r in res.results}
+    assert ret["cloned"] == pytest.approx(ret["etf"], rel=0.02)
+    assert ret["unfitted"] < ret["etf"] * 0.95
+
+
+def test_train_with_a_strong_start_records_it_and_scores_the_cloned_weights(tmp_path):
+    out = tmp_path / "run"
+    hp = ["policy=PerTenantPolicy", "wrappers.discrete_actions=false", "train.n_envs=1"]
+    hp += ["train.scenarios=[]"]
+    hp += ["policy_kwargs.net_arch=[16]", "checkpoint.freq=0", "eval.freq=10000"]
+    hp += ["eval.episodes=1", "bc.teacher=etf", "bc.episodes=1", "bc.epochs=2"]
+    train(ENERGY, overrides=SMALL, timesteps=64, out=out, hyperparams=hp, progress=False)
+    cfg = yaml.safe_load((out / "config.yaml").read_text())
+    assert cfg["bc"]["teacher"] == "etf" and cfg["bc"]["decisions"] > 0
+    assert cfg["bc"]["teacher_mean_return"] > 0
+    evals = cfg["last_evaluation"], yaml.safe_load((out / "evaluations.json").read_text())
+    assert evals[1][0]["timesteps"] == 0  # the cloned weights, before any PPO update
+    assert (out / "best_model.zip").is_file()
+
+
+def test_bc_settings_are_checked():
+    with pytest.raises(ConfigError, match="discrete_actions"):
+        load_hyperparams("continual", None, ["bc.teacher=thief"])
+    with pytest.raises(ConfigError, match=r"bc\.epochs"):
+        load_hyperparams("energy", None, ["bc.epochs=0"])

@@ -1,0 +1,151 @@
+"""One agent, many sizes (issue 16): the per-tenant and pooled policies rebound to other
+numbers of tenants and GPUs (edgegym.agents.tenants.rebind), the share grid resampled, and
+training on a mixture of scenarios (train.scenarios)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policy import PolicyLoadError
+from edgegym.agents.tenants import PooledPolicy, rebind, resample_matrix
+from edgegym.agents.train import train
+from edgegym.baselines import make_policy
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
+
+CONT = "edgegym/ContinualLearning-v0"
+SMALL = {"windows": 2, "streams": 3}  # ekya-cityscapes, cut down
+
+
+def test_resample_matrix_reads_the_same_fraction():
+    np.testing.assert_array_equal(resample_matrix(5, 5), np.eye(5))
+    m = resample_matrix(201, 101)  # shares at 2 GPUs from a head trained at 1 GPU
+    logits = np.random.default_rng(0).normal(size=101)
+    out = m @ logits
+    np.testing.assert_allclose(out[::2], logits)  # value 2k = k on the 1-GPU grid
+    np.testing.assert_allclose(out[1::2], (logits[:-1] + logits[1:]) / 2)
+    np.testing.assert_allclose(m.sum(axis=1), 1.0)
+    m = resample_matrix(3, 5)  # coarser grid: 0, 1/2 and 1 of the whole
+    np.testing.assert_allclose(m @ np.arange(5.0), [0.0, 2.0, 4.0])
+
+
+def _trained(tmp_path, policy, extra=()):
+    hp = [f"policy={policy}", "eval.freq=0", "checkpoint.freq=0", "train.n_envs=1"]
+    hp += ["train.scenarios=[]"]
+    hp += ["policy_kwargs.net_arch=[16, 16]", "ppo.n_steps=64", *extra]
+    if policy == "PerTenantPolicy":
+        hp += ["wrappers.discrete_actions=false", "policy_kwargs.net_arch=[16]"]
+    out = tmp_path / policy
+    train(CONT, overrides=SMALL, timesteps=64, out=out, hyperparams=hp, progress=False)
+    return out
+
+
+@pytest.mark.parametrize("policy", ["PerTenantPolicy", "PooledPolicy"])
+def test_one_agent_acts_on_other_stream_and_gpu_counts(tmp_path, policy):
+    """Trained on 3 streams at 1 GPU, it plays 5 streams at 2 GPUs through ppo:PATH (the
+    evaluator's route), inside the masks."""
+    out = _trained(tmp_path, policy)
+    for overrides in ({"windows": 2, "streams": 5, "gpus": 2}, {"windows": 2, "streams": 2}):
+        env = gym.make(CONT, **overrides)
+        agent = make_policy(f"ppo:{out}", env)
+        obs, _ = env.reset(seed=1)
+        done = False
+        while not done:
+            action, _ = agent.predict(obs)
+            mask = env.unwrapped.action_masks()
+            md = np.asarray(action).reshape(-1)
+            offsets = np.concatenate([[0], np.cumsum(env.action_space.nvec)[:-1]])
+            assert mask[offsets + md].all()
+            obs, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
+    # An agent whose configurations differ (ekya-table1: 3 retraining configurations) is
+    # refused with a message naming the policy file.
+    with pytest.raises(PolicyLoadError, match=r"cannot act here|joint actions"):
+        make_policy(f"ppo:{out}", gym.make(CONT, scenario="ekya-table1"))
+
+
+def test_rebinding_keeps_the_weights_and_resamples_the_shares(tmp_path):
+    """The per-tenant policy at 2 GPUs gives, on every even share value, the logit it gives
+    the same fraction at 1 GPU (and the same value)."""
+    out = _trained(tmp_path, "PerTenantPolicy")
+    model = MaskablePPO.load(out / "model.zip", device="cpu")
+    env1 = gym.make(CONT, windows=2, streams=3)
+    env2 = gym.make(CONT, windows=2, streams=3, gpus=2)
+    obs, _ = env1.reset(seed=0)
+    obs["globals"] = obs["globals"].copy()
+    policy2 = rebind(model.policy, env2)
+    with torch.no_grad():
+        lat1 = model.policy.extract_features(model.policy.obs_to_tensor(obs)[0])
+        lat2 = policy2.extract_features(policy2.obs_to_tensor(obs)[0])
+        l1 = model.policy.action_net(lat1)[0].reshape(3, -1).numpy()
+        l2 = policy2.action_net(lat2)[0].reshape(3, -1).numpy()
+        v1, v2 = model.policy.value_net(lat1), policy2.value_net(lat2)
+    assert l1.shape[1] == 19 + 12 + 101 + 101 and l2.shape[1] == 19 + 12 + 201 + 201
+    np.testing.assert_allclose(l2[:, :31], l1[:, :31], atol=1e-6)
+    np.testing.assert_allclose(l2[:, 31:232:2], l1[:, 31:132], atol=1e-6)
+    np.testing.assert_allclose(l2[:, 232::2], l1[:, 132:], atol=1e-6)
+    torch.testing.assert_close(v1, v2)
+
+
+def test_pooled_policy_is_independent_of_the_tenant_count(tmp_path):
+    out = _trained(tmp_path, "PooledPolicy")
+    model = MaskablePPO.load(out / "model.zip", device="cpu")
+    assert isinstance(model.policy, PooledPolicy)
+    obs, _ = gym.make(CONT, **SMALL, max_streams=6).reset(seed=0)
+    padded = {k: torch.as_tensor(v)[None].float() for k, v in obs.items()}
+    padded["streams"][:, 3:] = torch.rand(1, 3, padded["streams"].shape[-1])  # masked slots
+    three = {k: (v[:, :3] if k != "globals" else v) for k, v in padded.items()}
+    with torch.no_grad():
+        f6 = model.policy.features_extractor(padded)
+        f3 = model.policy.features_extractor(three)
+    torch.testing.assert_close(f6, f3)
+
+
+def test_training_on_a_mixture_of_scenarios(tmp_path):
+    hp = ["policy=PooledPolicy", "eval.freq=0", "checkpoint.freq=0", "train.n_envs=2"]
+    hp += ["train.scenarios=[]"]
+    hp += ["policy_kwargs.net_arch=[16, 16]", "ppo.n_steps=32", "train.vec_env=dummy"]
+    waymo = "{windows: 2, streams: 2, max_streams: 3}"
+    mix = f"train.scenarios=[{{scenario: ekya-waymo, overrides: {waymo}}}]"
+    out = tmp_path / "mix"
+    res = train(CONT, overrides=SMALL, timesteps=64, out=out, hyperparams=[*hp, mix],
+                progress=False)  # fmt: skip
+    assert res.timesteps >= 64
+    # Spaces that differ are refused before any work, naming the scenario.
+    bad = "train.scenarios=[{scenario: ekya-waymo, overrides: {windows: 2, streams: 2}}]"
+    with pytest.raises(ConfigError, match=r"train.scenarios\[0\].*max_streams"):
+        train(CONT, overrides=SMALL, timesteps=64, out=tmp_path / "bad", hyperparams=[*hp, bad],
+              progress=False)  # fmt: skip
+    assert not (tmp_path / "bad").exists()
+    few = [*hp[:3], "train.n_envs=1", mix]
+    with pytest.raises(ConfigError, match="n_envs >= 2"):
+        train(CONT, overrides=SMALL, timesteps=64, out=tmp_path / "few", hyperparams=few,
+              progress=False)  # fmt: skip
+
+
+def test_mixture_environments_play_their_own_scenarios():
+    from edgegym.agents.train import EnvFactory, _vec_env
+
+    wrappers = {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024}
+    factories = [
+        EnvFactory(CONT, None, {**SMALL, "max_streams": 4}, wrappers),
+        EnvFactory(CONT, None, {"windows": 2, "streams": 4}, wrappers),
+    ]
+    venv = _vec_env(factories, "dummy")
+    try:
+        assert [e.unwrapped.spec_.streams for e in venv.envs] == [3, 4]
+    finally:
+        venv.close()
+
+
+def test_hyperparameter_checks_of_mixtures_and_pooled_policies():
+    with pytest.raises(ConfigError, match=r"train\.scenarios"):
+        load_hyperparams("continual", None, ["train.scenarios=ekya-waymo"])
+    with pytest.raises(ConfigError, match=r"train.scenarios\[0\]"):
+        load_hyperparams("continual", None, ["train.scenarios=[{name: ekya-waymo}]"])
+    with pytest.raises(ConfigError, match="PooledPolicy reads"):
+        load_hyperparams("continual", None, ["policy=PooledPolicy", "wrappers.flatten_obs=true"])
