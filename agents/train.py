@@ -793,6 +793,8 @@ def train(
             policy = getattr(tenants, policy)
         mixture = training_scenarios(cfg)
         _check_mixture(env_id, cfg, probe, mixture)
+        if hp["bc"]["teacher"]:
+            _check_teacher(env_id, cfg)
     finally:
         probe.close()
     if policy == "auto":
@@ -860,6 +862,19 @@ def train(
         wall_s=wall,
         evaluations=evaluations,
     )
+
+
+def _check_teacher(env_id: str, cfg: Mapping[str, Any]) -> None:
+    """A ``bc.teacher`` that does not build on the run's scenario fails before any work."""
+    from edgegym.baselines import make_policy
+
+    env = make_env(env_id, cfg["scenario"], cfg["overrides"])
+    try:
+        make_policy(str(cfg["hyperparams"]["bc"]["teacher"]), env)
+    except ValueError as exc:
+        raise ConfigError(f"bc.teacher: {exc}") from None
+    finally:
+        env.close()
 
 
 def _strong_start(

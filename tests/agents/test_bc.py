@@ -110,7 +110,12 @@ def test_train_with_a_strong_start_records_it_and_scores_the_cloned_weights(tmp_
     assert (out / "best_model.zip").is_file()
 
 
-def test_bc_settings_are_checked():
+def test_bc_settings_are_checked(tmp_path):
+    hp = ["train.scenarios=[]", "train.n_envs=1", "bc.teacher=thief"]
+    with pytest.raises(ConfigError, match=r"bc\.teacher"):
+        train(ENERGY, overrides=SMALL, timesteps=64, out=tmp_path / "r", hyperparams=hp,
+              progress=False)  # fmt: skip
+    assert not (tmp_path / "r").exists()  # refused before the run folder is made
     with pytest.raises(ConfigError, match="discrete_actions"):
         load_hyperparams("continual", None, ["bc.teacher=thief"])
     with pytest.raises(ConfigError, match=r"bc\.epochs"):
