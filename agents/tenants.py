@@ -22,6 +22,12 @@ tenant slots. Masks are the environment's own (``action_masks()``), per entry.
 
 Use it from a hyperparameter file with ``policy: PerTenantPolicy`` and
 ``wrappers.discrete_actions: false``; ``policy_kwargs.net_arch[0]`` is the tenant code width.
+
+:class:`PooledPolicy` keeps the encoder and the pooled context and chooses from a fixed
+action set (the continual ``Discrete`` catalogue) with an MLP. :func:`rebind` gives either
+policy, with its trained weights, the spaces of another scenario (other tenant and GPU
+counts; the evaluator's ``PPOPolicy`` calls it), resampling the share and unit grids
+(:func:`resample_matrix`).
 """
 
 from __future__ import annotations
