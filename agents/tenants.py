@@ -248,7 +248,58 @@ class _ContextValue(nn.Module):
         return self.net(latent[:, -self.width :])
 
 
-class PerTenantPolicy(MaskableActorCriticPolicy):
+class _TenantPolicy(MaskableActorCriticPolicy):
+    """What :class:`PerTenantPolicy` and :class:`PooledPolicy` share: the tenant view, the
+    code width and the :class:`PerTenantExtractor` built from them (saved as ``view`` and
+    ``hidden``, rebuilt on load)."""
+
+    #: Whether the extractor gives the pooled context alone.
+    pooled_only = False
+
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        lr_schedule: Any,
+        view: dict[str, Any] | None = None,
+        hidden: int = 64,
+        activation_fn: type[nn.Module] = nn.Tanh,
+        **kwargs: Any,
+    ) -> None:
+        if view is None:
+            raise ValueError(f"{type(self).__name__} needs view=asdict(tenant_view(env))")
+        kwargs.pop("features_extractor_class", None)
+        kwargs.pop("features_extractor_kwargs", None)
+        self._view = TenantView.from_dict(view)
+        self._hidden = int(hidden)
+        self._check_action(action_space)
+        super().__init__(
+            observation_space,
+            action_space,
+            lr_schedule,
+            activation_fn=activation_fn,
+            features_extractor_class=PerTenantExtractor,
+            features_extractor_kwargs={
+                "view": asdict(self._view),
+                "hidden": self._hidden,
+                "activation": activation_fn,
+                "pooled_only": self.pooled_only,
+            },
+            **kwargs,
+        )
+
+    def _check_action(self, action_space: gym.Space) -> None:
+        """Refuse an action space the policy cannot answer in (before any layer is built)."""
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(view=asdict(self._view), hidden=self._hidden)
+        for key in ("features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)
+        return data
+
+
+class PerTenantPolicy(_TenantPolicy):
     """MaskablePPO policy with shared per-tenant encoder and heads (module docstring).
 
     Args:
@@ -272,15 +323,15 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
         activation_fn: type[nn.Module] = nn.Tanh,
         **kwargs: Any,
     ) -> None:
-        if view is None:
-            raise ValueError("PerTenantPolicy needs view=asdict(tenant_view(env))")
-        kwargs.pop("net_arch", None)
-        kwargs.pop("features_extractor_class", None)
-        kwargs.pop("features_extractor_kwargs", None)
-        self._view = TenantView.from_dict(view)
-        self._hidden = int(hidden)
+        self._head_entries_arg = head_entries
+        kwargs["net_arch"] = {"pi": [], "vf": []}  # the heads are the per-tenant ones
+        super().__init__(
+            observation_space, action_space, lr_schedule, view, hidden, activation_fn, **kwargs
+        )
+
+    def _check_action(self, action_space: gym.Space) -> None:
         entries = self._view.entries
-        self._head_entries = tuple(int(n) for n in (head_entries or entries))
+        self._head_entries = tuple(int(n) for n in (self._head_entries_arg or entries))
         nvec = np.asarray(action_space.nvec).tolist()
         if nvec != list(entries) * self._view.n_tenants:
             raise ValueError(f"view entries {entries} do not tile the action {nvec}")
@@ -293,20 +344,6 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
                 f"{list(self._head_entries)}; only the scaled entries (shares, units: "
                 f"{[i for i, sc in enumerate(scaled) if sc]}) may differ"
             )
-        super().__init__(
-            observation_space,
-            action_space,
-            lr_schedule,
-            net_arch={"pi": [], "vf": []},
-            activation_fn=activation_fn,
-            features_extractor_class=PerTenantExtractor,
-            features_extractor_kwargs={
-                "view": asdict(self._view),
-                "hidden": self._hidden,
-                "activation": activation_fn,
-            },
-            **kwargs,
-        )
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -320,9 +357,8 @@ class PerTenantPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(view=asdict(self._view), hidden=self._hidden, head_entries=self._head_entries)
-        for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
-            data.pop(key, None)
+        data["head_entries"] = self._head_entries
+        data.pop("net_arch", None)
         return data
 
 
@@ -391,7 +427,7 @@ def rebind(
     return new
 
 
-class PooledPolicy(MaskableActorCriticPolicy):
+class PooledPolicy(_TenantPolicy):
     """MaskablePPO policy on a fixed action set (a ``Discrete`` catalogue of joint actions)
     from the pooled per-tenant context: the shared tenant encoder of
     :class:`PerTenantPolicy`, its masked mean and max, then MLP heads (``net_arch``).
@@ -408,43 +444,7 @@ class PooledPolicy(MaskableActorCriticPolicy):
         pooled context).
     """
 
-    def __init__(
-        self,
-        observation_space: gym.Space,
-        action_space: gym.Space,
-        lr_schedule: Any,
-        view: dict[str, Any] | None = None,
-        hidden: int = 64,
-        activation_fn: type[nn.Module] = nn.Tanh,
-        **kwargs: Any,
-    ) -> None:
-        if view is None:
-            raise ValueError("PooledPolicy needs view=asdict(tenant_view(env))")
-        kwargs.pop("features_extractor_class", None)
-        kwargs.pop("features_extractor_kwargs", None)
-        self._view = TenantView.from_dict(view)
-        self._hidden = int(hidden)
-        super().__init__(
-            observation_space,
-            action_space,
-            lr_schedule,
-            activation_fn=activation_fn,
-            features_extractor_class=PerTenantExtractor,
-            features_extractor_kwargs={
-                "view": asdict(self._view),
-                "hidden": self._hidden,
-                "activation": activation_fn,
-                "pooled_only": True,
-            },
-            **kwargs,
-        )
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data.update(view=asdict(self._view), hidden=self._hidden)
-        for key in ("features_extractor_class", "features_extractor_kwargs"):
-            data.pop(key, None)
-        return data
+    pooled_only = True
 
 
 def per_tenant_kwargs(
