@@ -33,6 +33,9 @@ class Demonstrations:
     actions: np.ndarray
     returns: np.ndarray
     episode_returns: list[float]
+    #: Per decision: the teacher's action differs from its previous one in the episode (the
+    #: first decision of an episode counts as a change).
+    changes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -74,6 +77,7 @@ def collect(
     masks: list[np.ndarray] = []
     actions: list[np.ndarray] = []
     returns: list[float] = []
+    changes: list[bool] = []
     episode_returns: list[float] = []
     bar = tqdm(
         total=len(make_env) * episodes,
@@ -91,9 +95,12 @@ def collect(
                 policy.reset(seed + k)
                 rewards: list[float] = []
                 done = False
+                last = None
                 while not done:
                     action, _ = policy.predict(obs, deterministic=True)
                     action = np.asarray(action, dtype=np.int64)
+                    changes.append(last is None or not np.array_equal(action, last))
+                    last = action
                     if masked:
                         mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
                         _check_in_mask(action, mask, env.action_space, teacher)
@@ -120,6 +127,7 @@ def collect(
         actions=np.stack(actions),
         returns=np.asarray(returns, dtype=np.float32),
         episode_returns=episode_returns,
+        changes=np.asarray(changes, dtype=bool),
     )
 
 
@@ -145,12 +153,16 @@ def clone(
     vf_coef: float = 0.5,
     seed: int = 0,
     progress: bool = True,
+    balance: bool = False,
 ) -> dict[str, Any]:
     """Fit ``model.policy`` to the demonstrations; returns what was reached.
 
     The loss of a minibatch is the mean negative log-likelihood of the teacher's actions under
-    the masked policy plus ``vf_coef`` times the mean squared error of the value. Returns
-    ``{"decisions", "epochs", "nll", "agreement", "value_rmse", "wall_s"}``: ``agreement`` is
+    the masked policy plus ``vf_coef`` times the mean squared error of the value; with
+    ``balance``, the decisions where the teacher changes its action and those where it repeats
+    it weigh half the log-likelihood each. Returns ``{"decisions", "epochs", "balance",
+    "nll", "agreement", "changes", "agreement_on_changes", "value_rmse", "wall_s"}``:
+    ``agreement`` is
     the fraction of decisions whose greedy (masked) action equals the teacher's in every
     entry, on the demonstrations themselves.
     """
@@ -172,16 +184,26 @@ def clone(
         masks = None if demos.masks is None else demos.masks[idx]
         return obs_t, act, ret, masks
 
+    changed = demos.changes if demos.changes is not None else np.ones(n, dtype=bool)
+    weight = np.ones(n, dtype=np.float32)
+    if balance and 0 < changed.sum() < n:
+        # Changes and repeats carry half the loss each (a scheduler that keeps its allocation
+        # for most decisions would otherwise be cloned as one that never changes it).
+        frac = changed.mean()
+        weight = np.where(changed, 0.5 / frac, 0.5 / (1.0 - frac)).astype(np.float32)
+    weights = torch.as_tensor(weight, device=policy.device)
+
     bar = tqdm(total=epochs, desc="bc: fit", unit="epoch", disable=None if progress else True)
     nll = value_mse = float("nan")
     for _ in range(epochs):
         order = rng.permutation(n)
         losses, errors = [], []
         for start in range(0, n, batch_size):
-            obs_t, act, ret, masks = batch(order[start : start + batch_size])
+            idx = order[start : start + batch_size]
+            obs_t, act, ret, masks = batch(idx)
             kwargs = {} if masks is None else {"action_masks": masks}
             values, log_prob, _ = policy.evaluate_actions(obs_t, act, **kwargs)
-            policy_loss = -log_prob.mean()
+            policy_loss = -(weights[idx] * log_prob).mean()
             value_loss = torch.nn.functional.mse_loss(values.flatten(), ret)
             loss = policy_loss + vf_coef * value_loss
             optimizer.zero_grad()
@@ -195,7 +217,7 @@ def clone(
         bar.set_postfix_str(f"nll {nll:.3f}", refresh=False)
     bar.close()
     policy.set_training_mode(False)
-    agree = 0
+    agree = agree_changes = 0
     with torch.no_grad():
         for start in range(0, n, batch_size):
             idx = np.arange(start, min(n, start + batch_size))
@@ -203,13 +225,17 @@ def clone(
             kwargs = {} if masks is None else {"action_masks": masks}
             dist = policy.get_distribution(obs_t, **kwargs)
             greedy = dist.get_actions(deterministic=True).reshape(act.shape)
-            same = (greedy == act).reshape(len(idx), -1).all(dim=1)
+            same = (greedy == act).reshape(len(idx), -1).all(dim=1).numpy()
             agree += int(same.sum())
+            agree_changes += int(same[changed[idx]].sum())
     return {
         "decisions": n,
         "epochs": epochs,
+        "balance": bool(balance),
         "nll": round(nll, 4),
         "agreement": round(agree / n, 4),
+        "changes": int(changed.sum()),
+        "agreement_on_changes": round(agree_changes / max(1, int(changed.sum())), 4),
         "value_rmse": round(float(np.sqrt(value_mse)), 4),
         "wall_s": round(time.perf_counter() - t0, 1),
     }

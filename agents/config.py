@@ -14,7 +14,11 @@ names the file and the key. Sections:
     every tenant; continual and energy, MaskablePPO on the native ``MultiDiscrete``;
     ``net_arch[0]`` is the tenant code width), or ``PooledPolicy`` (the same encoder pooled
     into a context, then an MLP over the action, e.g. the ``Discrete`` catalogue: it plays
-    every number of tenants and GPUs; ``net_arch[0]`` is the code width, the rest the MLP).
+    every number of tenants and GPUs; ``net_arch[0]`` is the code width, the rest the MLP),
+    ``SignaturePolicy`` (:mod:`edgegym.agents.signatures`: MIG, scores every allocation
+    signature from the per-tenant features of the tasks it sizes) or ``GraphPolicy``
+    (:mod:`edgegym.agents.graph`: DAG, message passing over the request's graph, a server
+    scorer and per-node retraining heads). :data:`STRUCTURED` says what each needs.
 ``wrappers``
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
     (``MultiDiscrete`` -> ``Discrete`` joint actions) and ``max_actions`` (see
@@ -41,7 +45,8 @@ names the file and the key. Sections:
     and the policy is first fitted to its actions (and its value to the discounted return)
     for ``epochs`` passes in batches of ``batch_size`` at ``learning_rate``
     (:mod:`edgegym.agents.bc`); PPO then starts from those weights. Needs the environment's
-    own action (``wrappers.discrete_actions: false``).
+    own action (``wrappers.discrete_actions: false``). ``balance: true`` weighs the
+    decisions where the teacher changes its action as much as those where it repeats it.
 ``eval``
     ``freq`` (timesteps between evaluations, 0 = off), ``episodes``, ``seed`` (first episode
     seed), ``baseline`` (the family's best baseline, a :func:`edgegym.baselines.make_policy`
@@ -101,13 +106,31 @@ DEFAULTS: dict[str, Any] = {
         "batch_size": 256,
         "learning_rate": 1.0e-3,
         "seed": 20_000,
+        "balance": False,
     },
     "eval": {"freq": 10_000, "episodes": 3, "seed": 10_000, "baseline": None},
     "checkpoint": {"freq": 10_000, "keep": 3},
 }
 
 ALGOS = ("ppo", "maskable_ppo")
-POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", "PerTenantPolicy", "PooledPolicy")
+#: The structured policies (size-free: their weights do not depend on the scenario's sizes):
+#: what each reads, and the wrapper settings it needs (always with algo maskable_ppo).
+STRUCTURED: dict[str, tuple[str, dict[str, bool]]] = {
+    "PerTenantPolicy": (
+        "the tenants of the env's own observation and acts on its MultiDiscrete entries",
+        {"flatten_obs": False, "discrete_actions": False},
+    ),
+    "PooledPolicy": ("the tenants of the env's own observation", {"flatten_obs": False}),
+    "SignaturePolicy": (
+        "the MIG tenants of the env's own observation and scores its Discrete signatures",
+        {"flatten_obs": False, "discrete_actions": False},
+    ),
+    "GraphPolicy": (
+        "the DAG of the env's own Dict observation and acts on its MultiDiscrete entries",
+        {"flatten_obs": False, "discrete_actions": False},
+    ),
+}
+POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", *STRUCTURED)
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
 VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
@@ -172,21 +195,15 @@ def _check(cfg: dict[str, Any], source: str) -> None:
     for key in ("flatten_obs", "discrete_actions"):
         if not isinstance(w[key], bool):
             raise bad(f"wrappers.{key}", f"must be true or false, got {w[key]!r}")
-    if cfg["policy"] == "PerTenantPolicy" and (
-        w["discrete_actions"] or w["flatten_obs"] or cfg["algo"] != "maskable_ppo"
-    ):
-        raise bad(
-            "policy",
-            "PerTenantPolicy reads the tenants of the env's own observation and acts on its "
-            "MultiDiscrete entries: it needs algo maskable_ppo and wrappers.flatten_obs and "
-            "wrappers.discrete_actions false",
-        )
-    if cfg["policy"] == "PooledPolicy" and (w["flatten_obs"] or cfg["algo"] != "maskable_ppo"):
-        raise bad(
-            "policy",
-            "PooledPolicy reads the tenants of the env's own observation: it needs algo "
-            "maskable_ppo and wrappers.flatten_obs false",
-        )
+    needs = STRUCTURED.get(cfg["policy"])
+    if needs is not None:
+        what, flags = needs
+        if cfg["algo"] != "maskable_ppo" or any(w[k] != v for k, v in flags.items()):
+            raise bad(
+                "policy",
+                f"{cfg['policy']} reads {what}: it needs algo maskable_ppo and "
+                + " and ".join(f"wrappers.{k} {str(v).lower()}" for k, v in flags.items()),
+            )
     ppo, train, ev, ck = cfg["ppo"], cfg["train"], cfg["eval"], cfg["checkpoint"]
     positive_ints = {
         "wrappers.max_actions": w["max_actions"],
@@ -239,6 +256,8 @@ def _check(cfg: dict[str, Any], source: str) -> None:
             raise bad(
                 "bc.teacher", "needs the environment's own action: wrappers.discrete_actions false"
             )
+    if not isinstance(bc["balance"], bool):
+        raise bad("bc.balance", f"must be true or false, got {bc['balance']!r}")
     for key in ("episodes", "epochs", "batch_size"):
         value = bc[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

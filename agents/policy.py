@@ -33,8 +33,23 @@ from edgegym.wrappers import DictFlattener, JointActions, family_of, joint_actio
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
 
 
-#: Policy classes whose weights do not depend on the number of tenants (agents/tenants.py).
-SIZE_FREE = ("PerTenantPolicy", "PooledPolicy")
+#: Policy classes whose weights do not depend on the scenario's sizes (tenants, GPUs,
+#: servers), by name: the module of ``edgegym.agents`` that defines each. Each class has
+#: ``kwargs_for(env, policy_kwargs)`` (its keyword arguments for an environment) and
+#: ``rebind(env, action_space)`` (the same weights on another scenario's spaces).
+SIZE_FREE = {
+    "PerTenantPolicy": "tenants",
+    "PooledPolicy": "tenants",
+    "SignaturePolicy": "signatures",
+    "GraphPolicy": "graph",
+}
+
+
+def size_free_class(name: str) -> type:
+    """The size-free policy class called ``name`` (a key of :data:`SIZE_FREE`)."""
+    import importlib
+
+    return getattr(importlib.import_module(f"edgegym.agents.{SIZE_FREE[name]}"), name)
 
 
 class PolicyLoadError(ValueError):
@@ -177,21 +192,20 @@ class PPOPolicy:
                     f"its training scenario ({config.get('scenario')}, overrides "
                     f"{config.get('overrides') or {}})"
                 )
-        #: What answers ``predict``: the model, or its per-tenant policy rebound to this
-        #: environment's number of tenants and share grid (edgegym.agents.tenants.rebind).
+        #: What answers ``predict``: the model, or its size-free policy rebound to this
+        #: environment's sizes (tenants, share grid, servers: ``policy.rebind``).
         self.predictor: Any = model
         if config.get("policy_class") in SIZE_FREE and not (
             _same_space(obs_space, model.observation_space)
             and _same_space(act_space, model.action_space)
         ):
-            from edgegym.agents.tenants import rebind
-
             try:
-                self.predictor = rebind(model.policy, env, act_space)
+                self.predictor = model.policy.rebind(env, act_space)
             except ValueError as exc:
                 raise PolicyLoadError(
-                    f"{source} (a per-tenant policy, trained on {config.get('scenario')} with "
-                    f"overrides {config.get('overrides') or {}}) cannot act here: {exc}"
+                    f"{source} (a {config['policy_class']}, trained on "
+                    f"{config.get('scenario')} with overrides {config.get('overrides') or {}}) "
+                    f"cannot act here: {exc}"
                 ) from None
         else:
             _check_spaces(model, obs_space, act_space, config, source)

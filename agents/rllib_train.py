@@ -44,7 +44,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.config import ConfigError
+from edgegym.agents.config import STRUCTURED, ConfigError
 from edgegym.agents.train import (
     CONFIG_NAME,
     TrainResult,
@@ -126,14 +126,14 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
     ppo, train, wrappers = hp["ppo"], hp["train"], hp["wrappers"]
     env_id = cfg["env_id"]
     for key, unsupported in (
-        ("policy", hp["policy"] == "PerTenantPolicy"),
+        ("policy", hp["policy"] in STRUCTURED),
         ("train.scenarios", bool(train.get("scenarios"))),
         ("bc.teacher", bool(hp.get("bc", {}).get("teacher"))),
     ):
         if unsupported:
             raise ConfigError(
                 f"{key}: the RLlib backend trains its own masked MLP on one scenario; "
-                "per-tenant policies, scenario mixtures and behaviour cloning are the SB3 "
+                "structured policies, scenario mixtures and behaviour cloning are the SB3 "
                 "backend's (--backend sb3)"
             )
     probe = make_env(env_id, cfg["scenario"], cfg["overrides"])

@@ -291,6 +291,15 @@ class _TenantPolicy(MaskableActorCriticPolicy):
     def _check_action(self, action_space: gym.Space) -> None:
         """Refuse an action space the policy cannot answer in (before any layer is built)."""
 
+    @classmethod
+    def kwargs_for(cls, env: gym.Env, policy_kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The policy's keyword arguments for ``env`` (:func:`per_tenant_kwargs`)."""
+        return per_tenant_kwargs(env, policy_kwargs, cls.__name__)
+
+    def rebind(self, env: gym.Env, action_space: gym.Space | None = None) -> _TenantPolicy:
+        """These weights acting on ``env``'s spaces (:func:`rebind`)."""
+        return rebind(self, env, action_space)
+
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data.update(view=asdict(self._view), hidden=self._hidden)

@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 import yaml
 from edgegym.agents.config import ConfigError, dotted, load_hyperparams
-from edgegym.agents.policy import PPOPolicy, algo_class
+from edgegym.agents.policy import SIZE_FREE, PPOPolicy, algo_class, size_free_class
 from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
@@ -135,7 +135,11 @@ def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
             return None  # FlatVectorEnv flattens the Dict too; the policy reads it whole
         if discrete and not isinstance(obs_space, spaces.Box | spaces.Dict):
             return None
-        joint = joint_actions(probe.unwrapped, int(factory.wrappers["max_actions"]))
+        joint = (
+            joint_actions(probe.unwrapped, int(factory.wrappers["max_actions"]))
+            if discrete
+            else None
+        )
     finally:
         probe.close()
     kwargs = dict(factory.overrides)
@@ -782,15 +786,15 @@ def train(
         obs_is_dict = isinstance(probe.observation_space, spaces.Dict)
         policy: Any = hp["policy"]
         policy_kwargs = _policy_kwargs(hp["policy_kwargs"])
-        if policy in ("PerTenantPolicy", "PooledPolicy"):
-            from edgegym.agents import tenants
-
+        if policy in SIZE_FREE:
+            cls = size_free_class(policy)
             try:
-                policy_kwargs = tenants.per_tenant_kwargs(probe, policy_kwargs, policy)
+                policy_kwargs = cls.kwargs_for(probe, policy_kwargs)
             except ValueError as exc:
                 raise ConfigError(f"policy {policy} on {env_id}: {exc}") from None
-            cfg["tenant_view"] = policy_kwargs["view"]
-            policy = getattr(tenants, policy)
+            if "view" in policy_kwargs:
+                cfg["tenant_view"] = policy_kwargs["view"]
+            policy = cls
         mixture = training_scenarios(cfg)
         _check_mixture(env_id, cfg, probe, mixture)
         if hp["bc"]["teacher"]:
@@ -917,6 +921,7 @@ def _strong_start(
         vf_coef=float(hp["ppo"]["vf_coef"]),
         seed=int(cfg["seed"]),
         progress=progress,
+        balance=bool(bc["balance"]),
     )
     return {
         "teacher": bc["teacher"],

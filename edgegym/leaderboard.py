@@ -76,6 +76,7 @@ DEFAULT_OVERRIDES: dict[str, dict[str, Any]] = {}
 HELD_OUT: dict[str, tuple[str, ...]] = {
     "continual": ("ekya-waymo@streams=6,gpus=2", "ekya-cityscapes@streams=14,gpus=2"),
     "energy": ("etf-dynamic-3@unit_s=0.0075", "etf-tx2-resnet50-mobilenetv2@unit_s=0.0025"),
+    "dag": ("srs-edge-5apps@count=4",),
 }
 
 #: ``--quick``: scenario overrides per family (the DAG family at 200 of its 1000 requests).
@@ -336,15 +337,21 @@ def _slim(result_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def _usable(
-    family: str, scenario: str, overrides: Mapping[str, Any], ppo: dict[str, Any] | None
+    family: str,
+    scenario: str,
+    overrides: Mapping[str, Any],
+    ppo: dict[str, Any] | None,
+    only: Sequence[str] | None = None,
 ) -> tuple[str, list[str], list[str], dict[str, str]]:
-    """``(env_id, wanted, usable, skipped)``: the policies of a cell, those that build on its
-    scenario, and why the others do not."""
+    """``(env_id, wanted, usable, skipped)``: the policies of a cell (those in ``only``, if
+    given), those that build on its scenario, and why the others do not."""
     from edgegym.baselines import make_policy
     from edgegym.evaluation import make_env
 
     env_id = families()[family]
     wanted = family_policies(family) + (["ppo"] if ppo is not None else [])
+    if only is not None:
+        wanted = [p for p in wanted if p in only]
     usable, skipped = [], {}
     probe = make_env(env_id, *_cell_inputs(scenario, overrides))
     try:
@@ -392,8 +399,9 @@ def run_cell(
     overrides: Mapping[str, Any] | None = None,
     progress: bool = True,
     ppo: dict[str, Any] | None = None,
+    only: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every policy of ``family`` on one scenario.
+    """Evaluate every policy of ``family`` (or those in ``only``) on one scenario.
 
     A policy that cannot be built on this scenario (a PPO trained on other spaces, a baseline
     that refuses the scenario) is listed under ``skipped`` with the reason; one that raises
@@ -408,7 +416,7 @@ def run_cell(
     from edgegym.evaluation import evaluate
 
     overrides = dict(overrides or {})
-    env_id, wanted, usable, skipped = _usable(family, scenario, overrides, ppo)
+    env_id, wanted, usable, skipped = _usable(family, scenario, overrides, ppo, only)
     base, merged = _cell_inputs(scenario, overrides)
     t0 = time.perf_counter()
     res = evaluate(
@@ -539,6 +547,28 @@ def _cell_key(cell: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _agent_only(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    """Whether two cell keys differ only in the shipped agent (its file's sha256)."""
+    return {**have, "ppo_sha256": None} == {**want, "ppo_sha256": None}
+
+
+def _with_agent(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """``old`` (a finished cell) with its ``ppo`` row, skip reason and record replaced by
+    those of ``new`` (the same cell, ``ppo`` alone, for a retrained agent); the baselines'
+    rows are kept, since their settings and seeds are the same."""
+    cell = dict(old)
+    cell["results"] = [r for r in old["results"] if r["policy"] != "ppo"] + [
+        r for r in new["results"] if r["policy"] == "ppo"
+    ]
+    cell["skipped"] = {k: v for k, v in old.get("skipped", {}).items() if k != "ppo"}
+    cell["skipped"].update(new.get("skipped", {}))
+    cell["ppo"] = new["ppo"]
+    cell["wall_s"] = round(float(old.get("wall_s", 0.0)) + float(new.get("wall_s", 0.0)), 2)
+    cell["finished"] = new["finished"]
+    cell["agent_refreshed"] = new["finished"]
+    return cell
+
+
 def load_results(path: Path) -> dict[str, Any]:
     """A ``leaderboard.json`` (an empty one if the file does not exist).
 
@@ -588,7 +618,9 @@ def run(
         episodes: Episodes per policy and scenario (seeds ``seed .. seed + episodes - 1``).
         seed: Seed of the first episode.
         overrides: Scenario overrides per family (``{"dag": {"requests": 200}}``).
-        resume: Keep cells already in the JSON with the same settings, policies and PPO.
+        resume: Keep cells already in the JSON with the same settings, policies and PPO;
+            where only the shipped agent changed (its file's sha256), rerun its rows alone
+            and keep the baselines'.
         fresh: Discard the cells of an existing JSON (default: merge into it).
         progress: Progress bars (hidden when not on a terminal).
         argv: The command line, recorded in the JSON.
@@ -639,12 +671,16 @@ def run(
         position=0,
     )
     todo: list[tuple[str, str]] = []
+    refresh: list[tuple[str, str]] = []  # only the shipped agent changed: rerun its rows
     for family, scenario in cells:
         done = data["cells"].get(f"{family}/{scenario}")
         fam_over = overrides.get(family, {})
         want = _settings_key(family, int(episodes), int(seed), fam_over, ppo[family])
-        if resume and done and "error" not in done and _cell_key(done) == want:
+        have = _cell_key(done) if resume and done and "error" not in done else None
+        if have == want:
             bar.update(1)
+        elif have is not None and want["ppo_sha256"] and _agent_only(have, want):
+            refresh.append((family, scenario))
         else:
             todo.append((family, scenario))
 
@@ -659,6 +695,19 @@ def run(
         bar.update(1)
 
     try:
+        for family, scenario in refresh:
+            bar.set_postfix_str(f"{family}/{scenario} (ppo)", refresh=True)
+            key, fam_over = f"{family}/{scenario}", overrides.get(family, {})
+            try:
+                new = run_cell(
+                    family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family],
+                    only=["ppo"],
+                )  # fmt: skip
+            except Exception as exc:  # keep going: the other cells are still worth having
+                cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
+            else:
+                cell = _with_agent(data["cells"][key], new)
+            finish(family, scenario, cell)
         if ray is not None or workers != 1:
             from edgegym.parallel import Runner
 
@@ -1026,8 +1075,10 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
         "negative means the baseline wins; *PPO − published* the same against the family's "
         "published scheduler (thief, migrator, etf, mrs). *Policy*: `MLP` (flat, one "
         "scenario's spaces), `PerTenantPolicy` (shared per-tenant encoder and action heads on "
-        "the full `MultiDiscrete`) or `PooledPolicy` (shared per-tenant encoder, pooled, over "
-        "the joint-action catalogue); both of the latter play any number of tenants and GPUs "
+        "the full `MultiDiscrete`), `PooledPolicy` (shared per-tenant encoder, pooled, over "
+        "the joint-action catalogue) or `GraphPolicy` (message passing over the DAG, a server "
+        "scorer and per-task retraining heads); these play any number of tenants, GPUs or "
+        "servers "
         "([agents.md](agents.md#agents-of-any-size)); the strong start is behaviour cloning "
         "from a baseline before PPO, where used. Training budget and wall time are those "
         "recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
@@ -1187,7 +1238,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", metavar="DIR", help="output folder (default docs)")
     parser.add_argument(
-        "--resume", action="store_true", help="keep scenarios already done with these settings"
+        "--resume",
+        action="store_true",
+        help="keep scenarios already done with these settings; where only the shipped agent "
+        "changed, rerun its rows alone",
     )
     parser.add_argument(
         "--fresh", action="store_true", help="discard the existing leaderboard.json"

@@ -96,6 +96,37 @@ def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch, tiny_sets
     assert (out / "leaderboard.md").is_file()
 
 
+def test_resume_after_retraining_reruns_only_the_agent(board, tmp_path, monkeypatch, tiny_sets):
+    out = tmp_path / "copy"
+    out.mkdir()
+    data = json.loads((board / "leaderboard.json").read_text())
+    key = "energy/etf-tx2-resnet50-mobilenetv2"
+    cell = data["cells"][key]
+    now_sha = cell["ppo"]["sha256"]
+    cell["ppo"]["sha256"] = "0" * 64  # as if the shipped agent had been retrained since
+    etf = next(r for r in cell["results"] if r["policy"] == "etf")
+    etf["mean_return"] = 12345.0  # a marker: the baselines' rows must be kept as they are
+    stale_ppo = next(r for r in cell["results"] if r["policy"] == "ppo")
+    stale_ppo["mean_return"] = -999.0
+    (out / "leaderboard.json").write_text(json.dumps(data))
+    real, calls = lb.run_cell, []
+
+    def spy(family, scenario, *args, **kwargs):
+        calls.append((family, kwargs.get("only")))
+        return real(family, scenario, *args, **kwargs)
+
+    monkeypatch.setattr(lb, "run_cell", spy)
+    argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", "--resume"]
+    assert lb.main([*argv, *tiny_sets]) == 0
+    assert calls == [("energy", ["ppo"])]
+    got = json.loads((out / "leaderboard.json").read_text())["cells"][key]
+    assert got["ppo"]["sha256"] == now_sha
+    rows = {r["policy"]: r["mean_return"] for r in got["results"]}
+    assert rows["etf"] == 12345.0
+    assert rows["ppo"] != -999.0
+    assert set(rows) | set(got["skipped"]) == set(got["policies"])
+
+
 def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys, tiny_sets):
     real = lb.run_cell
     calls = []

@@ -120,3 +120,30 @@ def test_bc_settings_are_checked(tmp_path):
         load_hyperparams("continual", None, ["bc.teacher=thief"])
     with pytest.raises(ConfigError, match=r"bc\.epochs"):
         load_hyperparams("energy", None, ["bc.epochs=0"])
+
+
+def test_balanced_cloning_learns_the_rare_changes():
+    """ekya-mig changes its MIG allocation about once a window and keeps it otherwise: plain
+    cloning learns "keep" (high agreement, half the changes missed), balanced cloning (changes
+    and repeats weigh half each) gets the changes as well."""
+    from edgegym.agents.signatures import SignaturePolicy
+
+    torch.set_num_threads(1)
+    mig, small = "edgegym/MIGReconfig-v0", {"window_s": 40}
+    demos = collect([lambda: gym.make(mig, **small)], "ekya-mig", 2, 0, 0.95, progress=False)
+    # The change flags: the first decision of each episode, then every new action.
+    steps = len(demos) // 2
+    for k in range(2):
+        acts = demos.actions[k * steps : (k + 1) * steps]
+        want = np.concatenate([[True], acts[1:] != acts[:-1]])
+        np.testing.assert_array_equal(demos.changes[k * steps : (k + 1) * steps], want)
+    assert 0 < demos.changes.mean() < 0.1
+    fits = {}
+    for balance in (False, True):
+        env = gym.make(mig, **small)
+        kwargs = SignaturePolicy.kwargs_for(env, {"net_arch": [32]})
+        model = MaskablePPO(SignaturePolicy, env, policy_kwargs=kwargs, seed=0)
+        fits[balance] = clone(model, demos, 30, 64, 3e-3, progress=False, balance=balance)
+    assert fits[True]["balance"] and fits[True]["changes"] == int(demos.changes.sum())
+    assert fits[False]["agreement_on_changes"] <= 0.75
+    assert fits[True]["agreement_on_changes"] >= 0.9

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
-from edgegym.agents.policy import TRAINED_DIR, PPOPolicy, shipped_path
+from edgegym.agents.policy import SIZE_FREE, TRAINED_DIR, PPOPolicy, shipped_path
 from edgegym.agents.ship import ship, training_record
 from edgegym.baselines import make_policy
 
@@ -91,7 +91,7 @@ def test_ship_strips_the_optimiser_and_records_budget(tmp_path):
 
 def _size_free(family: str) -> bool:
     cfg = yaml.safe_load((shipped_path(family).parent / "config.yaml").read_text())
-    return cfg.get("policy_class") in ("PerTenantPolicy", "PooledPolicy")
+    return cfg.get("policy_class") in SIZE_FREE
 
 
 @pytest.mark.parametrize("family", [f for f in SHIPPED if _size_free(f)])

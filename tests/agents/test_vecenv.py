@@ -104,3 +104,20 @@ def test_clear_errors() -> None:
     if no_native:
         with pytest.raises(ValueError, match="no native vector env"):
             make_sb3_vec_env(no_native[0], 2)
+
+
+def test_native_vec_env_for_an_env_that_needs_no_view() -> None:
+    """MIG observes a flat Box and acts in Discrete: the native vector env is used as it is
+    (it once asked for a joint-action catalogue of the Discrete space and crashed)."""
+    from edgegym.agents.train import EnvFactory, native_vec_env
+
+    wrappers = {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024}
+    venv = native_vec_env(EnvFactory("edgegym/MIGReconfig-v0", None, {}, wrappers), 2)
+    assert venv is not None
+    assert venv.num_envs == 2
+    assert venv.action_space == gym.spaces.Discrete(496)
+    venv.seed(0)
+    assert venv.reset().shape == (2, 32)
+    masks = np.stack(venv.env_method("action_masks"))
+    assert masks.shape == (2, 496) and masks.any(axis=1).all()
+    venv.close()
