@@ -55,6 +55,7 @@ def collect(
     gamma: float,
     observe: Callable[[Any], Any] | None = None,
     progress: bool = True,
+    hint: bool = False,
 ) -> Demonstrations:
     """Let ``teacher`` play ``episodes`` episodes of each environment ``make_env[j]()``.
 
@@ -66,6 +67,9 @@ def collect(
         gamma: Discount of the returns the value head is fitted to.
         observe: The model's view of a raw observation (a flattener), or ``None``.
         progress: Show a progress bar (hidden when not on a terminal).
+        hint: The environments are wrapped with ``teacher`` as their last ``Discrete`` action
+            (``DiscreteActions(teacher=...)``): the teacher plays through that index, which is
+            every decision's label.
 
     Raises:
         ValueError: The teacher is unknown for the family, or took an action its environment
@@ -88,7 +92,13 @@ def collect(
     for build in make_env:
         env = build()
         try:
-            policy = make_policy(teacher, env)
+            if hint:
+                hinted = env.get_wrapper_attr("hint")
+                if hinted is None or hinted.spec != teacher:
+                    raise ValueError(f"bc: the environment has no {teacher!r} hint action")
+                policy: Any = _HintPolicy(int(env.action_space.n) - 1)
+            else:
+                policy = make_policy(teacher, env)
             masked = hasattr(env.unwrapped, "action_masks")
             for k in range(episodes):
                 obs, _ = env.reset(seed=seed + k)
@@ -102,7 +112,7 @@ def collect(
                     changes.append(last is None or not np.array_equal(action, last))
                     last = action
                     if masked:
-                        mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                        mask = np.asarray(env.get_wrapper_attr("action_masks")(), dtype=bool)
                         _check_in_mask(action, mask, env.action_space, teacher)
                         masks.append(mask)
                     observations.append(observe(obs) if observe is not None else obs)
@@ -129,6 +139,20 @@ def collect(
         episode_returns=episode_returns,
         changes=np.asarray(changes, dtype=bool),
     )
+
+
+class _HintPolicy:
+    """Always the hint index (the teacher's decision through :class:`DiscreteActions`)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = np.int64(index)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset."""
+
+    def predict(self, observation: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
+        """``(hint index, None)``."""
+        return np.asarray(self.index), None
 
 
 def _check_in_mask(action: np.ndarray, mask: np.ndarray, space: gym.Space, teacher: str) -> None:

@@ -21,8 +21,11 @@ names the file and the key. Sections:
     scorer and per-node retraining heads). :data:`STRUCTURED` says what each needs.
 ``wrappers``
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
-    (``MultiDiscrete`` -> ``Discrete`` joint actions) and ``max_actions`` (see
-    :mod:`edgegym.wrappers`). The trained policy applies the same wrappers when it is loaded.
+    (``MultiDiscrete`` -> ``Discrete`` joint actions), ``max_actions`` (see
+    :mod:`edgegym.wrappers`) and ``teacher`` (a baseline spec such as ``thief``, or null:
+    with ``discrete_actions``, one more ``Discrete`` index plays that scheduler's decision, so
+    the agent learns when to deviate from it). The trained policy applies the same wrappers
+    when it is loaded.
 ``policy_kwargs``
     ``net_arch`` (list of layer widths, or ``{pi: [...], vf: [...]}``), ``activation_fn``
     (``tanh``, ``relu``, ``elu``, ``leaky_relu``), ``ortho_init``.
@@ -45,8 +48,10 @@ names the file and the key. Sections:
     and the policy is first fitted to its actions (and its value to the discounted return)
     for ``epochs`` passes in batches of ``batch_size`` at ``learning_rate``
     (:mod:`edgegym.agents.bc`); PPO then starts from those weights. Needs the environment's
-    own action (``wrappers.discrete_actions: false``). ``balance: true`` weighs the
-    decisions where the teacher changes its action as much as those where it repeats it.
+    own action (``wrappers.discrete_actions: false``), or ``wrappers.teacher`` the same
+    scheduler: then every decision's label is the hint index, so PPO starts from a policy that
+    plays the teacher (how sure it is: ``epochs``). ``balance: true`` weighs the decisions
+    where the teacher changes its action as much as those where it repeats it.
 ``eval``
     ``freq`` (timesteps between evaluations, 0 = off), ``episodes``, ``seed`` (first episode
     seed), ``baseline`` (the family's best baseline, a :func:`edgegym.baselines.make_policy`
@@ -75,7 +80,12 @@ HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
 DEFAULTS: dict[str, Any] = {
     "algo": "maskable_ppo",
     "policy": "auto",
-    "wrappers": {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024},
+    "wrappers": {
+        "flatten_obs": False,
+        "discrete_actions": False,
+        "max_actions": 1024,
+        "teacher": None,
+    },
     "policy_kwargs": {"net_arch": [64, 64], "activation_fn": "tanh", "ortho_init": True},
     "ppo": {
         "learning_rate": 3.0e-4,
@@ -195,6 +205,13 @@ def _check(cfg: dict[str, Any], source: str) -> None:
     for key in ("flatten_obs", "discrete_actions"):
         if not isinstance(w[key], bool):
             raise bad(f"wrappers.{key}", f"must be true or false, got {w[key]!r}")
+    if w["teacher"] is not None:
+        if not isinstance(w["teacher"], str) or not w["teacher"]:
+            raise bad("wrappers.teacher", f"must be a policy name or null, got {w['teacher']!r}")
+        if not w["discrete_actions"]:
+            raise bad(
+                "wrappers.teacher", "adds a Discrete action: needs wrappers.discrete_actions true"
+            )
     needs = STRUCTURED.get(cfg["policy"])
     if needs is not None:
         what, flags = needs
@@ -252,9 +269,11 @@ def _check(cfg: dict[str, Any], source: str) -> None:
     if bc["teacher"] is not None:
         if not isinstance(bc["teacher"], str):
             raise bad("bc.teacher", f"must be a policy name or null, got {bc['teacher']!r}")
-        if w["discrete_actions"]:
+        if w["discrete_actions"] and bc["teacher"] != w["teacher"]:
             raise bad(
-                "bc.teacher", "needs the environment's own action: wrappers.discrete_actions false"
+                "bc.teacher",
+                "needs the environment's own action (wrappers.discrete_actions false), or the "
+                "same scheduler as wrappers.teacher (then cloning teaches its hint action)",
             )
     if not isinstance(bc["balance"], bool):
         raise bad("bc.balance", f"must be true or false, got {bc['balance']!r}")

@@ -27,7 +27,7 @@ import torch
 import yaml
 from gymnasium import spaces
 
-from edgegym.wrappers import DictFlattener, JointActions, family_of, joint_actions
+from edgegym.wrappers import DictFlattener, JointActions, TeacherHint, family_of, joint_actions
 
 #: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
@@ -192,6 +192,11 @@ class PPOPolicy:
                     f"its training scenario ({config.get('scenario')}, overrides "
                     f"{config.get('overrides') or {}})"
                 )
+        #: The scheduler behind the extra last index (``wrappers.teacher``), or ``None``.
+        self.hint: TeacherHint | None = None
+        if self.joint is not None and wrappers.get("teacher"):
+            self.hint = TeacherHint(env, str(wrappers["teacher"]))
+            act_space = spaces.Discrete(len(self.joint) + 1)
         #: What answers ``predict``: the model, or its size-free policy rebound to this
         #: environment's sizes (tenants, share grid, servers: ``policy.rebind``).
         self.predictor: Any = model
@@ -211,7 +216,9 @@ class PPOPolicy:
             _check_spaces(model, obs_space, act_space, config, source)
 
     def reset(self, seed: int | None = None) -> None:
-        """Nothing to reset (the policy is stateless)."""
+        """Episode start: the teacher behind a hint index reseeds (the model is stateless)."""
+        if self.hint is not None:
+            self.hint.reset(seed)
 
     def _md_mask(self) -> np.ndarray:
         return np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=bool)
@@ -228,10 +235,14 @@ class PPOPolicy:
         md_mask = self._md_mask() if (self.maskable or self.joint is not None) else None
         kwargs: dict[str, Any] = {}
         if self.maskable:
-            kwargs["action_masks"] = self.joint.mask(md_mask) if self.joint else md_mask
+            mask = self.joint.mask(md_mask) if self.joint else md_mask
+            kwargs["action_masks"] = mask if self.hint is None else np.append(mask, True)
         action, _ = self.predictor.predict(obs, deterministic=deterministic, **kwargs)
         if self.joint is not None:
-            return self.joint.decode(int(np.asarray(action).item()), md_mask), state
+            index = int(np.asarray(action).item())
+            if self.hint is not None and index == len(self.joint):
+                return self.hint.act(), state
+            return self.joint.decode(index, md_mask), state
         return np.asarray(action), state
 
 

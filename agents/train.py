@@ -105,7 +105,9 @@ def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:
     discrete = bool(wrappers["discrete_actions"]) and isinstance(
         env.action_space, spaces.MultiDiscrete
     )
-    return flatten_env(env, flat_obs, discrete, int(wrappers["max_actions"]))
+    return flatten_env(
+        env, flat_obs, discrete, int(wrappers["max_actions"]), wrappers.get("teacher")
+    )
 
 
 def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
@@ -118,8 +120,8 @@ def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
 
     from edgegym.wrappers import FlatVectorEnv
 
-    if gym.spec(factory.env_id).vector_entry_point is None:
-        return None
+    if gym.spec(factory.env_id).vector_entry_point is None or factory.wrappers.get("teacher"):
+        return None  # no native vector env; or a teacher hint (a scheduler per environment)
     probe = make_env(factory.env_id, factory.scenario, factory.overrides)
     try:
         obs_space, act_space = probe.observation_space, probe.action_space
@@ -896,21 +898,32 @@ def _strong_start(
 
     hp = cfg["hyperparams"]
     bc = hp["bc"]
+    # A hint teacher plays through its index of the wrapped environment; any other teacher
+    # plays the raw one (its own action is the label).
+    hint = bool(hp["wrappers"].get("teacher"))
     probe = make_env(env_id, *mixture[0])
-    flatten = bool(hp["wrappers"]["flatten_obs"]) and isinstance(
-        probe.observation_space, spaces.Dict
+    flatten = (
+        not hint
+        and bool(hp["wrappers"]["flatten_obs"])
+        and isinstance(probe.observation_space, spaces.Dict)
     )
     observe = DictFlattener(probe.observation_space) if flatten else None
     probe.close()
+
+    def build(scenario: str | None, overrides: dict[str, Any]) -> gym.Env:
+        env = make_env(env_id, scenario, overrides)
+        return wrap(env, hp["wrappers"]) if hint else env
+
     t0 = time.perf_counter()
     demos = collect(
-        [lambda sc=sc, ov=ov: make_env(env_id, sc, ov) for sc, ov in mixture],
+        [lambda sc=sc, ov=ov: build(sc, ov) for sc, ov in mixture],
         str(bc["teacher"]),
         int(bc["episodes"]),
         int(bc["seed"]),
         float(hp["ppo"]["gamma"]),
         observe=observe,
         progress=progress,
+        hint=hint,
     )
     fit = clone(
         model,

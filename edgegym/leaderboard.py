@@ -204,6 +204,7 @@ def shipped_info(family: str) -> dict[str, Any] | None:
             "notes": list(shipped.get("notes") or []),
             "policy_class": cfg.get("policy_class"),
             "strong_start": (cfg.get("bc") or {}).get("teacher"),
+            "teacher_action": (hp.get("wrappers") or {}).get("teacher"),
             "trained_on": [cfg.get("scenario")]
             + [
                 s if isinstance(s, str) else s.get("scenario")
@@ -417,6 +418,11 @@ def run_cell(
 
     overrides = dict(overrides or {})
     env_id, wanted, usable, skipped = _usable(family, scenario, overrides, ppo, only)
+    if not usable and only is not None:
+        # Rerunning some rows, none of which can play here (an agent this scenario's spaces
+        # refuse): the skip reasons are the new rows.
+        finished = _dt.datetime.now().isoformat(timespec="seconds")
+        return {"results": [], "skipped": skipped, "ppo": ppo, "wall_s": 0.0, "finished": finished}
     base, merged = _cell_inputs(scenario, overrides)
     t0 = time.perf_counter()
     res = evaluate(
@@ -982,8 +988,10 @@ def _policy_text(info: Mapping[str, Any] | None) -> str:
         return "–"
     cls = info.get("policy_class") or "MLP"
     cls = {"MlpPolicy": "MLP", "MultiInputPolicy": "MLP"}.get(cls, cls)
-    start = info.get("strong_start")
-    return f"{cls} ({'BC from ' + start if start else 'none'})"
+    start, hint = info.get("strong_start"), info.get("teacher_action")
+    parts = [f"{hint}'s decision as one action"] if hint else []
+    parts += [f"BC from {start}"] if start else []
+    return f"{cls} ({'; '.join(parts) or 'none'})"
 
 
 def _family_header(fam: str, cells: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -87,6 +87,7 @@ import numpy as np
 from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
+from edgegym.envs._common import check_action
 from edgegym.families import FAMILIES
 from edgegym.hardware.mps import largest_remainder
 
@@ -463,6 +464,8 @@ class DiscreteActions(gym.Wrapper):
             without it every joint action is valid).
         max_actions: Full product up to this many joint actions, a catalogue above.
         joint: A ready :class:`JointActions` (overrides ``max_actions``).
+        teacher: A baseline spec whose decision is the extra last index (module docstring),
+            or ``None``.
     """
 
     def __init__(
@@ -470,10 +473,12 @@ class DiscreteActions(gym.Wrapper):
         env: gym.Env,
         max_actions: int = DEFAULT_MAX_ACTIONS,
         joint: JointActions | None = None,
+        teacher: str | None = None,
     ) -> None:
         super().__init__(env)
         self.joint = joint if joint is not None else joint_actions(env, max_actions)
-        self.action_space = spaces.Discrete(len(self.joint))
+        self.hint = TeacherHint(env, teacher) if teacher else None
+        self.action_space = spaces.Discrete(len(self.joint) + (self.hint is not None))
         self._md_mask: np.ndarray | None = None
         self._mask: np.ndarray | None = None
 
@@ -491,11 +496,20 @@ class DiscreteActions(gym.Wrapper):
         """(K,) bool: valid ``Discrete`` actions in the current state."""
         if self._mask is None:
             self._mask = self.joint.mask(self._inner_mask())
+            if self.hint is not None:
+                self._mask = np.append(self._mask, True)
         return self._mask
 
     def action(self, action: Any) -> np.ndarray:
-        """The (repaired) ``MultiDiscrete`` action of a ``Discrete`` index."""
-        return self.joint.decode(int(np.asarray(action).item()), self._inner_mask())
+        """The (repaired) ``MultiDiscrete`` action of a ``Discrete`` index.
+
+        Raises:
+            ValueError: ``action`` is not an element of the ``Discrete`` space.
+        """
+        index = int(check_action(self.action_space, action))
+        if self.hint is not None and index == len(self.joint):
+            return self.hint.act()
+        return self.joint.decode(index, self._inner_mask())
 
     def _refresh(self, info: dict[str, Any]) -> dict[str, Any]:
         self._mask = None
@@ -510,6 +524,8 @@ class DiscreteActions(gym.Wrapper):
         """Reset the environment; ``info["action_mask"]`` becomes the ``Discrete`` mask."""
         self._md_mask = self._mask = None
         obs, info = self.env.reset(**kwargs)
+        if self.hint is not None:
+            self.hint.reset(kwargs.get("seed"))
         return obs, self._refresh(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -521,17 +537,45 @@ class DiscreteActions(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+class TeacherHint:
+    """A published scheduler's decision as one action of a learned policy.
+
+    Args:
+        env: The environment (its own ``MultiDiscrete`` action space) the teacher decides for.
+        teacher: A :func:`edgegym.baselines.make_policy` spec.
+
+    Raises:
+        ValueError: The spec names no policy of the environment's family.
+    """
+
+    def __init__(self, env: gym.Env, teacher: str) -> None:
+        from edgegym.baselines import make_policy
+
+        self.spec = str(teacher)
+        self.policy = make_policy(self.spec, env)
+
+    def reset(self, seed: int | None) -> None:
+        """Episode start (stateful teachers reseed)."""
+        self.policy.reset(seed)
+
+    def act(self) -> np.ndarray:
+        """The teacher's action in the environment's current state."""
+        return np.asarray(self.policy.act(), dtype=np.int64)
+
+
 # ----------------------------------------------------------------------------- make
 def flatten_env(
     env: gym.Env,
     flatten_obs: bool | None = None,
     discrete_actions: bool | None = None,
     max_actions: int = DEFAULT_MAX_ACTIONS,
+    teacher: str | None = None,
 ) -> gym.Env:
     """Apply the flat views to ``env``: :class:`FlatObservation` (inner) then
     :class:`DiscreteActions` (outer, so ``env.action_masks()`` is the ``Discrete`` mask);
     ``None`` means "where needed" (a ``Dict`` or non-1-D observation, a ``MultiDiscrete``
-    action)."""
+    action). ``teacher`` adds its decision as the last ``Discrete`` index
+    (:class:`DiscreteActions`)."""
     obs_space, act_space = env.observation_space, env.action_space
     if discrete_actions is None:
         discrete_actions = isinstance(act_space, spaces.MultiDiscrete)
@@ -540,7 +584,9 @@ def flatten_env(
     if flatten_obs:
         env = FlatObservation(env)
     if discrete_actions:
-        env = DiscreteActions(env, max_actions=max_actions)
+        env = DiscreteActions(env, max_actions=max_actions, teacher=teacher)
+    elif teacher:
+        raise ValueError(f"teacher {teacher!r} needs Discrete actions (discrete_actions true)")
     return env
 
 
@@ -700,9 +746,7 @@ class FlatVectorEnv(gym.vector.VectorWrapper):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Decode every env's index onto its current mask, step, translate."""
-        idx = np.asarray(actions).reshape(-1)
-        if idx.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {idx.shape}")
+        idx = check_action(self.action_space, actions, what="actions")
         md = self._md_masks
         if md is None:
             raise RuntimeError("call reset() before step()")
@@ -840,6 +884,7 @@ __all__ = [
     "JointActions",
     "MaskInObservation",
     "MaskedVectorEnv",
+    "TeacherHint",
     "catalogue_builder",
     "continual_catalogue",
     "energy_catalogue",

@@ -127,6 +127,16 @@ def test_resume_after_retraining_reruns_only_the_agent(board, tmp_path, monkeypa
     assert set(rows) | set(got["skipped"]) == set(got["policies"])
 
 
+def test_rerunning_an_agent_that_cannot_play_a_scenario_keeps_its_reason():
+    """``--resume`` after retraining reruns the agent's rows alone; where the agent cannot act
+    (the continual agent on ekya-table1's other catalogue) the reason is the new row, not a
+    failed cell ("no policies to evaluate")."""
+    info = lb.shipped_info("continual")
+    cell = lb.run_cell("continual", "ekya-table1", 1, 0, {}, False, info, only=["ppo"])
+    assert cell["results"] == []
+    assert "joint actions" in cell["skipped"]["ppo"]
+
+
 def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys, tiny_sets):
     real = lb.run_cell
     calls = []

@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs._common import check_render_mode, scenario_for
+from edgegym.envs._common import check_action, check_render_mode, scenario_for
 from edgegym.envs.render import RENDER_MODES, Panel, release, render_frame
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Dynamics, Record, weighted_reward
@@ -127,22 +127,9 @@ class EdgeEnv(gym.Env):
         return self._obs(), reward, terminated, False, info
 
     def _action_batch(self, action: Any) -> np.ndarray:
-        """The action as a batch of one, checked against the action space's shape."""
-        space = self.action_space
-        if isinstance(space, spaces.Discrete):
-            try:
-                return np.array([int(np.asarray(action).reshape(()))], dtype=np.int64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"action must be one integer in [0, {int(space.n)}), got {action!r}"
-                    f"{self.action_help}"
-                ) from None
-        a = np.asarray(action)
-        if a.shape != space.shape:
-            raise ValueError(
-                f"action has shape {a.shape}; expected {space.shape}{self.action_help}"
-            )
-        return a[None]
+        """The action as a batch of one, checked against the action space
+        (:func:`edgegym.envs._common.check_action`: one ``ValueError`` naming the space)."""
+        return check_action(self.action_space, action, hint=self.action_help)[None]
 
     def action_masks(self) -> np.ndarray:
         """The flat boolean action mask of the current state (sb3-contrib's convention; all

@@ -22,7 +22,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from edgegym.envs._common import scenario_for
+from edgegym.envs._common import check_action, scenario_for
 from edgegym.families import family_of_id
 from edgegym.scenarios import Scenario
 from edgegym.sim.core import Dynamics, Record, batch_put, batch_take, weighted_reward
@@ -121,12 +121,9 @@ class EdgeVectorEnv(VectorEnv):
         return {str(k): float(v) for k, v in dict(scenario["objective"]).items()}
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        """The actions as an array of the batched action space's shape."""
-        a = np.asarray(actions)
-        want = self.action_space.shape
-        if a.shape != want:
-            raise ValueError(f"actions must have shape {want}, got {a.shape}")
-        return a
+        """The actions as an int64 array of the batched action space's shape
+        (:func:`edgegym.envs._common.check_action`: one ``ValueError`` naming the space)."""
+        return check_action(self.action_space, actions, what="actions")
 
     # ------------------------------------------------------------------ masks
     def action_masks(self) -> np.ndarray:

@@ -117,7 +117,7 @@ def test_bc_settings_are_checked(tmp_path):
               progress=False)  # fmt: skip
     assert not (tmp_path / "r").exists()  # refused before the run folder is made
     with pytest.raises(ConfigError, match="discrete_actions"):
-        load_hyperparams("continual", None, ["bc.teacher=thief"])
+        load_hyperparams("continual", None, ["bc.teacher=uniform"])
     with pytest.raises(ConfigError, match=r"bc\.epochs"):
         load_hyperparams("energy", None, ["bc.epochs=0"])
 
@@ -147,3 +147,58 @@ def test_balanced_cloning_learns_the_rare_changes():
     assert fits[True]["balance"] and fits[True]["changes"] == int(demos.changes.sum())
     assert fits[False]["agreement_on_changes"] <= 0.75
     assert fits[True]["agreement_on_changes"] >= 0.9
+
+
+CONT = "edgegym/ContinualLearning-v0"
+CONT_SMALL = {"streams": 3, "windows": 3}
+
+
+def test_the_hint_index_plays_the_teacher_and_the_others_are_unchanged():
+    from edgegym.wrappers import DiscreteActions
+
+    plain = DiscreteActions(make_env(CONT, None, CONT_SMALL))
+    hinted = DiscreteActions(make_env(CONT, None, CONT_SMALL), teacher="thief")
+    k = plain.action_space.n
+    assert hinted.action_space.n == k + 1
+    res = evaluate(CONT, ["thief"], overrides=CONT_SMALL, episodes=1, seed=3, progress=False)
+    hinted.reset(seed=3)
+    plain.reset(seed=3)
+    assert hinted.action_masks()[-1] and (hinted.action_masks()[:-1] == plain.action_masks()).all()
+    total, done = 0.0, False
+    while not done:
+        _, r, te, tr, _ = hinted.step(k)
+        total += r
+        done = te or tr
+    # Always the hint index: the thief's episode, reward for reward.
+    assert total == pytest.approx(res.result("thief")["mean_return"], rel=1e-12)
+    # Catalogue indices decode as without the hint.
+    hinted.reset(seed=4)
+    plain.reset(seed=4)
+    for idx in (0, k - 1):
+        np.testing.assert_array_equal(hinted.action(idx), plain.action(idx))
+    with pytest.raises(ValueError, match=rf"outside Discrete\({k + 1}\)"):
+        hinted.step(k + 1)
+
+
+def test_cloning_the_hint_gives_an_agent_that_plays_the_teacher(tmp_path):
+    out = tmp_path / "run"
+    hp = ["train.scenarios=[]", "train.n_envs=1", "policy_kwargs.net_arch=[16, 16]"]
+    hp += ["wrappers.teacher=thief", "bc.teacher=thief", "bc.episodes=1", "bc.epochs=10"]
+    hp += ["checkpoint.freq=0", "eval.freq=0", "ppo.n_steps=32", "ppo.batch_size=32"]
+    hp += ["ppo.learning_rate=0"]  # the cloned weights, loaded back through PPOPolicy
+    train(CONT, overrides=CONT_SMALL, timesteps=32, out=out, hyperparams=hp, progress=False)
+    cfg = yaml.safe_load((out / "config.yaml").read_text())
+    assert cfg["bc"]["teacher"] == "thief" and cfg["bc"]["agreement"] == 1.0
+    assert cfg["spaces"]["action"] == f"Discrete({cfg['spaces']['joint_actions']['n'] + 1})"
+    res = evaluate(CONT, {"ppo": f"ppo:{out / 'model.zip'}", "thief": "thief"},
+                   overrides=CONT_SMALL, episodes=2, seed=11, progress=False)  # fmt: skip
+    assert res.result("ppo")["mean_return"] == pytest.approx(res.result("thief")["mean_return"])
+
+
+def test_a_teacher_hint_needs_discrete_actions_and_the_same_bc_teacher():
+    with pytest.raises(ConfigError, match=r"wrappers\.teacher.*discrete_actions"):
+        load_hyperparams("energy", None, ["wrappers.teacher=etf"])
+    with pytest.raises(ConfigError, match=r"bc\.teacher"):
+        load_hyperparams("continual", None, ["wrappers.teacher=thief", "bc.teacher=uniform"])
+    with pytest.raises(ConfigError, match=r"wrappers\.teacher"):
+        load_hyperparams("continual", None, ["wrappers.teacher=[1]"])

@@ -39,6 +39,7 @@ def _trained(tmp_path, policy, extra=()):
     hp += ["policy_kwargs.net_arch=[16, 16]", "ppo.n_steps=64", *extra]
     if policy == "PerTenantPolicy":
         hp += ["wrappers.discrete_actions=false", "policy_kwargs.net_arch=[16]"]
+        hp += ["wrappers.teacher=null", "bc.teacher=null"]
     out = tmp_path / policy
     train(CONT, overrides=SMALL, timesteps=64, out=out, hyperparams=hp, progress=False)
     return out

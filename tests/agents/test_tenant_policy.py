@@ -129,6 +129,9 @@ def test_the_hyperparameter_file_checks_what_the_policy_needs():
     with pytest.raises(ConfigError, match="PerTenantPolicy reads the tenants"):
         load_hyperparams("energy", None, ["wrappers.discrete_actions=true"])
     per_tenant = ["policy=PerTenantPolicy", "wrappers.discrete_actions=false"]
+    with pytest.raises(ConfigError, match=r"wrappers\.teacher"):  # the file's thief hint
+        load_hyperparams("continual", None, per_tenant)
+    per_tenant += ["wrappers.teacher=null", "bc.teacher=null"]
     hp = load_hyperparams("continual", None, per_tenant)
     assert hp["policy"] == "PerTenantPolicy"
 

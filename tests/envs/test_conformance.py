@@ -295,11 +295,17 @@ def test_mask_forbids_retraining_twice(env_id):
 
 # -------------------------------------------------------------------- invalid actions
 @pytest.mark.parametrize(("env_id", "variant"), CONTINUAL_CASES)
-def test_out_of_range_actions_are_projected(env_id, variant):
+def test_out_of_space_actions_are_rejected_and_in_space_ones_projected(env_id, variant):
     env = make(env_id, variant)
     u = env.unwrapped
     nvec = env.action_space.nvec
+    env.reset(seed=0)
     for bad in (nvec + 3, -np.ones_like(nvec) * 2, nvec * 10):
+        with pytest.raises(ValueError, match="outside MultiDiscrete"):
+            env.step(bad.astype(np.int64))
+    # Every entry at its largest value: inside the space, over capacity (and masked for
+    # streams with jobs in flight): projected, deterministically.
+    for bad in (nvec - 1, np.maximum(nvec - 2, 0)):
         results = []
         for _ in range(2):
             env.reset(seed=0)

@@ -50,7 +50,7 @@ def test_vector_equals_single_envs(scenario: str, overrides: dict, seed: int) ->
         actions = _random_masked(rng, vec.action_masks(), n)
         # Some steps over-ask, so that the projection (clip + scale-down) is exercised too.
         if steps % 5 == 4:
-            actions = actions + 3
+            actions = np.minimum(actions + 3, vec.single_action_space.nvec - 1)
         obs, rew, term, trunc, info = vec.step(actions)
         steps += 1
         for i, env in enumerate(singles):

@@ -254,7 +254,10 @@ def test_invalid_action_keeps_current_allocation(tmp_path):
     env.step(a)
     before = env.executor.state.task.copy()
     for bad in (-1, len(cat), 10**9):
-        *_, info = env.step(bad)
+        with pytest.raises(ValueError, match=rf"outside Discrete\({len(cat)}\)"):
+            env.step(bad)
+    for bad in np.flatnonzero(~env.action_masks())[:3]:  # masked, inside the space
+        *_, info = env.step(int(bad))
         assert info["projected"]
         np.testing.assert_array_equal(env.executor.state.task, before)
     with pytest.raises(ValueError, match="integer"):

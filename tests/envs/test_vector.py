@@ -175,8 +175,10 @@ def test_bad_vector_arguments_are_clear(fam) -> None:
     with pytest.raises(RuntimeError, match="reset"):
         vec.step(vec.action_space.sample())
     vec.reset(seed=0)
-    with pytest.raises(ValueError, match="actions must have shape"):
-        vec.step(np.zeros((5, 5)))
+    with pytest.raises(ValueError, match="actions has shape"):
+        vec.step(np.zeros((5, 5), dtype=np.int64))
+    with pytest.raises(ValueError, match="is outside"):
+        vec.step(np.full(vec.action_space.shape, -1))
 
 
 FLAT_FAMILIES = [f for f in VECTOR_FAMILIES if f.flat_id]

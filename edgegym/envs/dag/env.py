@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.envs._common import check_action
 from edgegym.envs.base import EdgeEnv
 from edgegym.envs.render import Panel, Series, tenant_colors
 from edgegym.hardware.gpus import get_gpu
@@ -360,6 +361,12 @@ class DAGOffloadEnv(EdgeEnv):
         )
 
     # ------------------------------------------------------------------ actions
+    #: What one action holds (appended to the message of a malformed action).
+    action_help = (
+        " (entry 0: server of the presented node; then per task: 0 = no retraining, "
+        "1 + configuration)"
+    )
+
     def action_masks(self) -> np.ndarray:
         """Flat mask over the ``MultiDiscrete`` entries (see the class docstring)."""
         if self.state is None:
@@ -368,18 +375,13 @@ class DAGOffloadEnv(EdgeEnv):
 
     def project(self, action: Any) -> tuple[int, list[int]]:
         """Applied ``(server, retraining choices)`` for ``action`` at the current epoch."""
-        a = np.asarray(action)
-        n = self.n_nodes
-        if a.shape != (1 + n,):
-            raise ValueError(f"action must have shape ({1 + n},), got {a.shape}")
+        a = check_action(self.action_space, action, hint=self.action_help)
         return self.dynamics.project(self.params, self.state, a[None])[0]
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self.epoch is None:
             raise RuntimeError("call reset() before step() (and after the episode ends)")
-        a = np.asarray(action)
-        if a.shape != (1 + self.n_nodes,):
-            raise ValueError(f"action must have shape ({1 + self.n_nodes},), got {a.shape}")
+        a = check_action(self.action_space, action, hint=self.action_help)
         self.state, rec = self.dynamics.step(self.params, self.state, a[None])
         terms = {name: float(v[0]) for name, v in rec.terms.items()}
         reward = float(weighted_reward(rec.terms, self.weights)[0])

@@ -165,9 +165,10 @@ class MIGReconfigEnv(EdgeEnv):
       the window, counting a fresh instance's reconfiguration overhead;
     * some layout hosts it while keeping the running jobs' placements.
 
-    An invalid action is projected deterministically onto the current allocation with the
-    retraining instances no longer needed released (the lowest-index valid signature at the
-    first decision); ``info["projected"]`` says so.
+    A masked signature (inside the space) is projected deterministically onto the current
+    allocation with the retraining instances no longer needed released (the lowest-index
+    valid signature at the first decision); ``info["projected"]`` says so. An index outside
+    ``Discrete(N)`` is a ``ValueError``.
 
     **Reconfiguration** (``overhead.rule``, :func:`edgegym.sim.mig.reconfigure`). The default,
     ``eq10``, is MIGRator's Eq. 10-11: when the number of instances or of GPCs a task holds
