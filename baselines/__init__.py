@@ -119,15 +119,38 @@ def _parse_value(text: str) -> Any:
 
 
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``"name:key=value,key=value"`` into the name and keyword arguments."""
+    """Split ``"name:key=value,key=value"`` into the name and keyword arguments.
+
+    Values are integers, floats, ``true``/``false`` (any case) or text. A parameter given
+    twice is an error (which one was meant is not knowable).
+
+    Raises:
+        ValueError: A parameter that is not ``key=value``, or one given twice.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"a policy spec is a string such as 'thief' or 'etf:phi=0.5', got {spec!r}"
+        )
     name, _, params = spec.partition(":")
     kwargs: dict[str, Any] = {}
     for item in filter(None, params.split(",")):
         key, eq, value = item.partition("=")
-        if not eq:
+        if not eq or not key.strip():
             raise ValueError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        if key.strip() in kwargs:
+            raise ValueError(f"policy {spec!r}: parameter {key.strip()!r} is given twice")
         kwargs[key.strip()] = _parse_value(value.strip())
     return name.strip(), kwargs
+
+
+def _check_flags(spec: str, factory: Any, kwargs: dict[str, Any]) -> None:
+    """Boolean parameters (a ``bool`` default) take only true or false: ``oracle=no`` or
+    ``always=2`` is an error, not a truthy value."""
+    params = inspect.signature(factory).parameters
+    for key, value in kwargs.items():
+        p = params.get(key)
+        if p is not None and isinstance(p.default, bool) and not isinstance(value, bool):
+            raise ValueError(f"policy {spec!r}: {key} must be true or false, got {value!r}")
 
 
 class _DefaultPolicies(Mapping[str, str]):
@@ -166,6 +189,10 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     ``rllib:PATH`` one trained with ``edgegym train --backend rllib``
     (:mod:`edgegym.agents.rllib`, needs Ray).
     """
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"a policy spec is a string such as 'thief' or 'etf:phi=0.5', got {spec!r}"
+        )
     if spec.strip() == "ppo" or spec.strip().startswith("ppo:"):
         from edgegym.agents.policy import make_ppo_policy
 
@@ -205,6 +232,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
             f"policy {spec!r}: unknown parameter {unknown[0]!r} "
             f"(parameters of {name}: {', '.join(known) or 'none'})"
         )
+    _check_flags(spec, factory, kwargs)
     try:
         return factory(env, **kwargs)
     except (TypeError, ValueError) as exc:  # a parameter of the wrong type or out of range

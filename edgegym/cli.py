@@ -129,16 +129,35 @@ def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
     return out
 
 
-def _check_outputs(*paths: tuple[str | None, str], folder: bool = False) -> None:
-    """Fail before any work when an output path (``(path, flag)``; ``None``: unset) is unusable."""
+def _check_outputs(
+    *paths: tuple[str | None, str] | tuple[str | None, str, str],
+    folder: bool = False,
+    force: bool = False,
+    inputs: Sequence[str | None] = (),
+) -> None:
+    """Fail before any work when an output path is unusable: ``(path, flag)`` or ``(path,
+    flag, kind)`` (``None`` paths are unset); with a kind, an existing file there must be an
+    edgegym output of that kind unless ``force``; never one of ``inputs``."""
     from edgegym.outputs import check_output_path
 
-    for path, flag in paths:
+    sources = [s for s in inputs if s]
+    for path, flag, *kind in paths:
         if path is not None:
             try:
-                check_output_path(path, folder=folder, flag=flag)
+                check_output_path(path, folder=folder, flag=flag, kind=kind[0] if kind else None,
+                                  force=force, inputs=sources)  # fmt: skip
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
+
+
+def _input_files(scenario: str | None, policies: Sequence[str]) -> list[str]:
+    """Files a command reads: a scenario path, the paths of ``ppo:``/``rllib:`` policies."""
+    out = [scenario] if scenario else []
+    for spec in policies:
+        head, _, rest = spec.partition(":")
+        if head in ("ppo", "rllib") and rest:
+            out.append(rest)
+    return out
 
 
 # ----------------------------------------------------------------------------- commands
@@ -159,7 +178,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     overrides = parse_sets(args.set)
-    _check_outputs((args.json, "--json"), (args.plot, "--plot"))
+    _check_outputs(
+        (args.json, "--json", "evaluation"),
+        (args.plot, "--plot", "figure"),
+        force=args.force,
+        inputs=_input_files(args.scenario, args.policy or []),
+    )
     policies = expand_policies(args.policy or [_default_policy(args.env_id)], args.env_id)
     scenario = args.scenario or default_scenario(args.env_id)
     from edgegym.parallel import ray_problem
@@ -338,11 +362,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
     """``edgegym fidelity``: sim vs real, per window."""
-    import json
 
     from edgegym.real.fidelity import fidelity, format_report
 
-    _check_outputs((args.json, "--json"))
+    _check_outputs((args.json, "--json", "fidelity"), force=args.force, inputs=[args.scenario])
     try:
         report = fidelity(
             args.env_id,
@@ -356,8 +379,9 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     print(format_report(report))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=2)
+        from edgegym.outputs import write_json
+
+        write_json(args.json, report, "fidelity")
     return 0
 
 
@@ -427,6 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0, help="seed of the first episode (default 0)")
     ev.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     ev.add_argument("--plot", metavar="OUT.png", help="draw allocations and accuracy over time")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite --json / --plot files that are not edgegym outputs of that kind",
+    )
     ev.add_argument(
         "--set",
         action="append",
@@ -543,6 +572,9 @@ def build_parser() -> argparse.ArgumentParser:
     fi.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     fi.add_argument("--time-scale", type=float, default=None, help="scenario s per wall s")
     fi.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    fi.add_argument(
+        "--force", action="store_true", help="overwrite a --json file that is not a fidelity report"
+    )
     fi.set_defaults(func=cmd_fidelity)
 
     po = sub.add_parser("policies", help="list the policies")

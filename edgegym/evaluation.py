@@ -118,12 +118,14 @@ class EvalResult:
         }
 
     def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
-        """Serialise to JSON (non-finite numbers become ``null``); write to ``path`` if given."""
-        text = json.dumps(_jsonable(self.to_dict()), indent=indent)
+        """Serialise to JSON (non-finite numbers become ``null``; ``"edgegym_output":
+        "evaluation"`` first); write to ``path`` if given, atomically (an interrupted write
+        leaves the old file)."""
+        from edgegym.outputs import MARKER, write_atomic
+
+        text = json.dumps({MARKER: "evaluation", **_jsonable(self.to_dict())}, indent=indent)
         if path is not None:
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text + "\n")
+            write_atomic(path, text + "\n")
         return text
 
     @classmethod

@@ -1,12 +1,82 @@
-"""Checks on output paths, made before long work starts so a bad path never costs results."""
+"""Output files that never cost results and never destroy a file edgegym did not write.
+
+* :func:`check_output_path`: made before long work starts, so a bad path (a folder, an
+  unwritable place, an unsupported figure format, an input of the same command, an existing
+  file that is not an edgegym output of the same kind) is reported before any work.
+* :func:`write_atomic`: a temporary file beside the target, then ``os.replace``: an
+  interrupted or failed write (Ctrl-C, a full disk) leaves the old file as it was, never a
+  truncated one.
+* :func:`save_figure`: ``savefig`` through a temporary file, with the edgegym marker in the
+  figure's metadata (PNG, PDF, SVG), so a later run recognises its own figure.
+
+Every JSON file edgegym writes carries ``"edgegym_output": KIND`` (:data:`MARKER`).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+#: Key of every JSON output; its value is the kind of output ("evaluation", "fidelity", ...).
+MARKER = "edgegym_output"
+#: Keys that mark an output of each kind written before :data:`MARKER` existed.
+LEGACY_KEYS: dict[str, tuple[str, ...]] = {
+    "evaluation": ("env", "scenario", "seeds", "results"),
+    "leaderboard": ("edgegym_leaderboard",),
+}
+#: Figure formats whose metadata carries the edgegym marker.
+MARKED_FIGURES = (".png", ".pdf", ".svg")
+_SIGNATURE = "edgegym"
 
 
-def check_output_path(path: str | Path, *, folder: bool = False, flag: str = "") -> Path:
+def figure_formats() -> list[str]:
+    """File extensions ``savefig`` can write (matplotlib's list)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return sorted(FigureCanvasBase.get_supported_filetypes())
+
+
+def is_edgegym_output(path: str | Path, kind: str) -> bool:
+    """Whether ``path`` is a file edgegym wrote as an output of ``kind`` (JSON: the marker or
+    the kind's legacy keys; a figure: edgegym's signature in its metadata)."""
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        if not isinstance(data, dict):
+            return False
+        if data.get(MARKER) == kind:
+            return True
+        legacy = LEGACY_KEYS.get(kind)
+        return bool(legacy) and MARKER not in data and all(k in data for k in legacy)
+    if kind == "figure" and p.suffix.lower() in MARKED_FIGURES:
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(1 << 16)
+                fh.seek(max(0, p.stat().st_size - (1 << 16)))
+                tail = fh.read()
+        except OSError:
+            return False
+        return _SIGNATURE.encode() in head or _SIGNATURE.encode() in tail
+    return False
+
+
+def check_output_path(
+    path: str | Path,
+    *,
+    folder: bool = False,
+    flag: str = "",
+    kind: str | None = None,
+    force: bool = False,
+    inputs: Iterable[str | Path] = (),
+) -> Path:
     """``path`` as a :class:`Path` if a file (with ``folder``: a folder) can be written there.
 
     The path may not exist yet: its nearest existing ancestor must be a writable folder (the
@@ -17,12 +87,21 @@ def check_output_path(path: str | Path, *, folder: bool = False, flag: str = "")
         path: The output path.
         folder: The output is a folder (``--out DIR``) rather than a file.
         flag: The option that named the path (``"--json"``), for the message.
+        kind: The kind of output (``"evaluation"``, ``"figure"``, ...): an existing file there
+            must be an edgegym output of that kind (:func:`is_edgegym_output`), unless
+            ``force``. A ``"figure"`` path must also have a format ``savefig`` writes.
+        force: Overwrite an existing file that is not such an output (``--force``).
+        inputs: Files the same command reads (a scenario, a model): never an output.
 
     Raises:
         ValueError: Naming the path and what is wrong with it.
     """
     p = Path(path)
     what = f"{flag} {path}" if flag else str(path)
+    for source in inputs:
+        with contextlib.suppress(OSError):
+            if Path(source).exists() and p.exists() and p.samefile(source):
+                raise ValueError(f"{what}: is an input of this command; write the output elsewhere")
     if folder and p.exists() and not p.is_dir():
         raise ValueError(f"{what}: exists and is a file, expected a folder")
     if not folder and p.is_dir():
@@ -37,4 +116,81 @@ def check_output_path(path: str | Path, *, folder: bool = False, flag: str = "")
         raise ValueError(f"{what}: cannot be created, {ancestor} is not writable")
     if p.exists() and not folder and not os.access(p, os.W_OK):
         raise ValueError(f"{what}: exists and is not writable")
+    if kind == "figure" and not folder:
+        ext = p.suffix.lower().lstrip(".")
+        formats = figure_formats()
+        if ext not in formats:
+            raise ValueError(
+                f"{what}: cannot write a figure as {ext or 'a file without an extension'!r}; "
+                f"use one of {', '.join(formats)}"
+            )
+    if (
+        kind is not None
+        and not folder
+        and not force
+        and p.is_file()
+        and p.stat().st_size > 0
+        and not is_edgegym_output(p, kind)
+    ):
+        raise ValueError(
+            f"{what}: exists and is not an edgegym {kind} output; choose another path, or pass "
+            "--force to overwrite it"
+        )
+    return p
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file beside it and ``os.replace``: the
+    file is either the old one or the complete new one, never a truncated mix (parents are
+    created)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if p.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, p.stat().st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return p
+
+
+def write_json(path: str | Path, data: dict[str, Any], kind: str, indent: int = 2) -> str:
+    """``data`` with the :data:`MARKER` of ``kind`` first, written atomically; returns the
+    text."""
+    text = json.dumps({MARKER: kind, **data}, indent=indent) + "\n"
+    write_atomic(path, text)
+    return text
+
+
+def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
+    """``fig.savefig`` to ``path`` atomically, with the edgegym marker in its metadata."""
+    p = Path(path)
+    ext = p.suffix.lower()
+    if ext in MARKED_FIGURES:
+        import edgegym
+
+        kwargs.setdefault("metadata", {"Creator": f"{_SIGNATURE} {edgegym.__version__}"})
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=p.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, **kwargs)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return p

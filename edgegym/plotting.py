@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
 
+from edgegym.outputs import save_figure
+
 if TYPE_CHECKING:
     from edgegym.evaluation import EvalResult
 
@@ -195,7 +197,7 @@ def plot_evaluation(result: EvalResult, path: str | Path) -> Path:
         title += f" (time panels: the first {len(names)} of {len(all_names)} policies)"
     fig.suptitle(title, fontsize=12)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    save_figure(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -240,7 +242,7 @@ def plot_lines(
     if series:
         ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    save_figure(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 

@@ -894,6 +894,8 @@ def resolve(name_or_path: str | Path) -> Path:
     if p.suffix in (".yaml", ".yml") or p.exists():
         if not p.exists():
             raise ScenarioError(f"{p}: scenario file not found")
+        if p.is_dir():
+            raise ScenarioError(f"{p}: is a folder; give a scenario .yaml file")
         return p
     candidate = _bundled_dir() / f"{name_or_path}.yaml"
     if not candidate.exists():

@@ -139,7 +139,8 @@ def test_result_schema_and_json_round_trip(tmp_path):
     path = tmp_path / "out" / "r.json"
     res.to_json(path)
     data = json.loads(path.read_text())
-    assert set(data) == {"env", "scenario", "overrides", "seeds", "results"}
+    assert set(data) == {"edgegym_output", "env", "scenario", "overrides", "seeds", "results"}
+    assert data["edgegym_output"] == "evaluation"
     assert data["env"] == ENV and data["scenario"] == "ekya-table1"
     assert data["overrides"] == {} and data["seeds"] == [1, 2]
     for r in data["results"]:
@@ -167,7 +168,7 @@ def test_result_schema_and_json_round_trip(tmp_path):
             # The return is the sum of window-mean accuracies minus the a_MIN shortfall.
             assert e["return"] <= 2 * e["metrics"]["accuracy"] + 1e-9
     back = EvalResult.from_json(path)
-    assert back.to_dict() == data
+    assert {"edgegym_output": "evaluation", **back.to_dict()} == data  # the marker is the file's
     assert back.scenario_info["a_min"] == pytest.approx(0.4)
 
 
