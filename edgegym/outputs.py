@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,31 +139,39 @@ def check_output_path(
     return p
 
 
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[str]:
+    """A temporary file beside ``path`` (same extension) for the caller to fill; on success it
+    replaces ``path`` (``os.replace``, keeping an existing file's permissions), on any failure
+    or interruption it is removed and ``path`` is left as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        yield tmp
+        if path.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file beside it and ``os.replace``: the
     file is either the old one or the complete new one, never a truncated mix (parents are
     created)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if p.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, p.stat().st_mode & 0o777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with _replacing(p) as tmp, open(tmp, "wb") as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+        fh.flush()
+        os.fsync(fh.fileno())
     return p
 
 
@@ -183,14 +191,6 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
         import edgegym
 
         kwargs.setdefault("metadata", {"Creator": f"{_SIGNATURE} {edgegym.__version__}"})
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=p.suffix)
-    os.close(fd)
-    try:
+    with _replacing(p) as tmp:
         fig.savefig(tmp, **kwargs)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return p
