@@ -159,44 +159,22 @@ class PPOPolicy:
             self.flattener = DictFlattener(obs_space)
             obs_space = self.flattener.space
         self.joint: JointActions | None = None
+        #: Trained index -> index in :attr:`joint` (-1: not here), when the policy's
+        #: catalogue is another size of the same rule (:meth:`JointActions.translate`).
+        self.action_map: np.ndarray | None = None
         if wrappers["discrete_actions"] and isinstance(act_space, spaces.MultiDiscrete):
             self.joint = joint_actions(env, int(wrappers["max_actions"]))
             act_space = spaces.Discrete(len(self.joint))
             want = (config.get("spaces") or {}).get("joint_actions") or {}
-            have_fp = self.joint.fingerprint()
-            if (
-                want.get("fingerprint")
-                and want["fingerprint"] != have_fp
-                and not (
-                    # A pooled policy's catalogue means the same at every size: the same rule
-                    # and number of joint actions is enough.
-                    config.get("policy_class") in SIZE_FREE
-                    and (want.get("rule"), want.get("n")) == (self.joint.rule, len(self.joint))
-                )
-            ):
-                if (want.get("rule"), want.get("n")) == (self.joint.rule, len(self.joint)):
-                    # Same rule and size: only the contents can say what differs.
-                    what = (
-                        "have the rule and number of those the policy was trained on "
-                        f"({self.joint.rule}, {len(self.joint)}) but different contents "
-                        f"(catalogue fingerprint {have_fp[:12]} here, "
-                        f"{str(want['fingerprint'])[:12]} in training)"
-                    )
-                else:
-                    what = (
-                        f"({self.joint.rule}, {len(self.joint)}) differ from those the policy "
-                        f"was trained on ({want.get('rule')}, {want.get('n')})"
-                    )
-                raise PolicyLoadError(
-                    f"{source}: the joint actions of this environment {what}; evaluate it on "
-                    f"its training scenario ({config.get('scenario')}, overrides "
-                    f"{config.get('overrides') or {}})"
-                )
+            if want.get("fingerprint") and want["fingerprint"] != self.joint.fingerprint():
+                self._match_catalogue(want, config, source)
+                if self.action_map is not None:
+                    act_space = spaces.Discrete(len(self.action_map))
         #: The scheduler behind the extra last index (``wrappers.teacher``), or ``None``.
         self.hint: TeacherHint | None = None
         if self.joint is not None and wrappers.get("teacher"):
             self.hint = TeacherHint(env, str(wrappers["teacher"]))
-            act_space = spaces.Discrete(len(self.joint) + 1)
+            act_space = spaces.Discrete(int(act_space.n) + 1)
         #: What answers ``predict``: the model, or its size-free policy rebound to this
         #: environment's sizes (tenants, share grid, servers: ``policy.rebind``).
         self.predictor: Any = model
@@ -214,6 +192,45 @@ class PPOPolicy:
                 ) from None
         else:
             _check_spaces(model, obs_space, act_space, config, source)
+
+    def _match_catalogue(self, want: dict[str, Any], config: dict[str, Any], source: str) -> None:
+        """This environment's catalogue differs from the training one: accept it when a
+        size-free policy's rule is the same (same number of actions: taken as the same
+        meaning; another number: matched by label against the training scenario's list,
+        :attr:`action_map`), refuse it otherwise."""
+        assert self.joint is not None
+        have = (self.joint.rule, len(self.joint))
+        same_rule = want.get("rule") == self.joint.rule
+        if config.get("policy_class") in SIZE_FREE and same_rule:
+            if want.get("n") == len(self.joint):
+                return  # a pooled policy's catalogue means the same at every size
+            trained = _training_catalogue(config)
+            if (
+                trained is not None
+                and trained.fingerprint() == want["fingerprint"]
+                and trained.labels is not None
+                and self.joint.labels is not None
+            ):
+                self.action_map = trained.translate(self.joint)
+                return
+        if (want.get("rule"), want.get("n")) == have:
+            # Same rule and size: only the contents can say what differs.
+            what = (
+                "have the rule and number of those the policy was trained on "
+                f"({self.joint.rule}, {len(self.joint)}) but different contents "
+                f"(catalogue fingerprint {self.joint.fingerprint()[:12]} here, "
+                f"{str(want['fingerprint'])[:12]} in training)"
+            )
+        else:
+            what = (
+                f"({self.joint.rule}, {len(self.joint)}) differ from those the policy "
+                f"was trained on ({want.get('rule')}, {want.get('n')})"
+            )
+        raise PolicyLoadError(
+            f"{source}: the joint actions of this environment {what}; evaluate it on "
+            f"its training scenario ({config.get('scenario')}, overrides "
+            f"{config.get('overrides') or {}})"
+        )
 
     def reset(self, seed: int | None = None) -> None:
         """Episode start: the teacher behind a hint index reseeds (the model is stateless)."""
@@ -236,14 +253,43 @@ class PPOPolicy:
         kwargs: dict[str, Any] = {}
         if self.maskable:
             mask = self.joint.mask(md_mask) if self.joint else md_mask
+            if self.action_map is not None:
+                mask = np.where(self.action_map >= 0, mask[self.action_map], False)
             kwargs["action_masks"] = mask if self.hint is None else np.append(mask, True)
         action, _ = self.predictor.predict(obs, deterministic=deterministic, **kwargs)
         if self.joint is not None:
             index = int(np.asarray(action).item())
-            if self.hint is not None and index == len(self.joint):
+            n = len(self.joint) if self.action_map is None else len(self.action_map)
+            if self.hint is not None and index == n:
                 return self.hint.act(), state
+            if self.action_map is not None:
+                index = int(self.action_map[index])  # -1 only where the mask was ignored
+                if index < 0:
+                    index = 0
             return self.joint.decode(index, md_mask), state
         return np.asarray(action), state
+
+
+def _training_catalogue(config: dict[str, Any]) -> JointActions | None:
+    """The joint-action list of the training scenario recorded in ``config`` (``None`` when
+    it cannot be built here)."""
+    from edgegym.scenarios import ScenarioError
+
+    try:
+        train_env = gym.make(
+            str(config["env_id"]),
+            scenario=config.get("scenario"),
+            disable_env_checker=True,
+            **(config.get("overrides") or {}),
+        )
+    except (KeyError, ScenarioError, TypeError, ValueError):
+        return None
+    try:
+        return joint_actions(
+            train_env.unwrapped, int(config["hyperparams"]["wrappers"]["max_actions"])
+        )
+    finally:
+        train_env.close()
 
 
 def _space_text(space: gym.Space) -> str:

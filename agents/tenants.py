@@ -33,7 +33,7 @@ counts; the evaluator's ``PPOPolicy`` calls it), resampling the share and unit g
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import gymnasium as gym
@@ -63,6 +63,13 @@ class TenantView:
             another scenario (shares at 2 GPUs have 201 values, 101 at 1 GPU), and the
             policy's logits are resampled onto it (:func:`resample_matrix`). The other
             entries (configurations) must keep their size.
+        configs: Configurations whose columns close each tenant's features (continual: the
+            last ``2 * configs`` columns are the micro-profiler's accuracy, then cost,
+            estimates per retraining configuration), or 0.
+        columns: Where each feature the encoder reads comes from in this environment's
+            tenant rows (-1: a zero), or ``()`` for the rows as they are. :func:`rebind`
+            sets it when a scenario has fewer or more configurations than the training one
+            (a missing configuration reads as one the micro-profiler pruned).
     """
 
     kind: str
@@ -74,6 +81,8 @@ class TenantView:
     mask_key: str | None = "stream_mask"
     globals_key: str = "globals"
     scaled: tuple[bool, ...] = ()
+    configs: int = 0
+    columns: tuple[int, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TenantView:
@@ -81,17 +90,52 @@ class TenantView:
         data = dict(data)
         data["entries"] = tuple(int(n) for n in data["entries"])
         data["scaled"] = tuple(bool(x) for x in data.get("scaled", ()))
+        data["columns"] = tuple(int(x) for x in data.get("columns", ()))
         return cls(**data)
+
+    def columns_for(self, here: TenantView) -> tuple[int, ...]:
+        """:attr:`columns` that read ``here``'s tenant rows as this view's: the common
+        features in place, configuration ``c``'s two estimates where this view keeps them,
+        zeros for configurations ``here`` lacks (configurations beyond this view's count are
+        not read).
+
+        Raises:
+            ValueError: The rows differ in more than their configuration count.
+        """
+        mine = self.configs
+        if not mine and here.configs and self.kind == here.kind:
+            # a view saved before it recorded its configurations: same features before them
+            mine = max(0, self.per_tenant - here.per_tenant + 2 * here.configs) // 2
+        base, base_here = self.per_tenant - 2 * mine, here.per_tenant - 2 * here.configs
+        if not (mine and here.configs and base == base_here):
+            raise ValueError(
+                f"this environment has {here.per_tenant} features per tenant, the policy was "
+                f"trained on {self.per_tenant}"
+            )
+        cols = list(range(base))
+        for block in (0, 1):  # accuracy estimates, then costs, per configuration
+            cols += [
+                base + block * here.configs + c if c < here.configs else -1 for c in range(mine)
+            ]
+        return tuple(cols)
 
     def split(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """``(tenants (B, T, F), mask (B, T) or None, globals (B, G))`` of a batch."""
         if self.kind == "dict":
             mask = obs[self.mask_key] if self.mask_key else None
-            return obs[self.tenants_key], mask, obs[self.globals_key]
+            return self._read(obs[self.tenants_key]), mask, obs[self.globals_key]
         flat = obs.reshape(obs.shape[0], -1)
         cut = self.n_tenants * self.per_tenant
         tenants = flat[:, :cut].reshape(flat.shape[0], self.n_tenants, self.per_tenant)
-        return tenants, None, flat[:, cut:]
+        return self._read(tenants), None, flat[:, cut:]
+
+    def _read(self, tenants: torch.Tensor) -> torch.Tensor:
+        """The tenant rows as the encoder reads them (:attr:`columns`)."""
+        if not self.columns:
+            return tenants
+        cols = torch.as_tensor(self.columns, device=tenants.device)
+        picked = tenants[..., cols.clamp(min=0)]
+        return torch.where(cols >= 0, picked, torch.zeros_like(picked))
 
 
 def tenant_view(env: gym.Env) -> TenantView:
@@ -111,7 +155,15 @@ def tenant_view(env: gym.Env) -> TenantView:
     if family == "continual" and isinstance(obs, spaces.Dict):
         table = obs["streams"].shape
         shares = (False, False, True, True)  # configurations, then the two GPU shares
-        view = TenantView("dict", table[0], table[1], obs["globals"].shape[0], (), scaled=shares)
+        view = TenantView(
+            "dict",
+            table[0],
+            table[1],
+            obs["globals"].shape[0],
+            (),
+            scaled=shares,
+            configs=int(nvec[0]) - 1,  # the retraining entry: none, or a configuration
+        )
     elif family == "energy" and isinstance(obs, spaces.Box):
         from edgegym.sim.energy import GLOBALS, PER_TENANT
 
@@ -394,6 +446,10 @@ def rebind(
     view = tenant_view(env)
     have = policy._view
     action_space = env.action_space if action_space is None else action_space
+    if view.per_tenant != have.per_tenant:  # another configuration count: read it as trained
+        cols = have.columns_for(view)
+        base = view.per_tenant - 2 * view.configs
+        view = replace(view, per_tenant=len(cols), configs=(len(cols) - base) // 2, columns=cols)
     for what, a, b in (
         ("features per tenant", view.per_tenant, have.per_tenant),
         ("global features", view.n_globals, have.n_globals),
@@ -477,7 +533,82 @@ def per_tenant_kwargs(
     return out
 
 
+class Aligned(gym.Wrapper):
+    """A continual environment with another configuration count seen through the spaces of
+    a reference one, so that one policy trains on both (a ``train.scenarios`` mixture).
+
+    Both environments are ``DiscreteActions`` over the ``Dict`` observation (a
+    :class:`PooledPolicy` run). Tenant rows are read as the reference's
+    (:meth:`TenantView.columns_for`: a configuration this scenario lacks reads as one the
+    micro-profiler pruned); a ``Discrete`` index is the reference catalogue's action of the
+    same label (:meth:`edgegym.wrappers.JointActions.translate`; one this scenario lacks is
+    masked out), and the teacher's index stays the teacher's.
+
+    Args:
+        env: The environment to train on.
+        like: The reference environment (the run's own scenario), same wrappers.
+
+    Raises:
+        ValueError: The two differ in more than their configuration count, or their
+            catalogues carry no labels.
+    """
+
+    def __init__(self, env: gym.Env, like: gym.Env) -> None:
+        super().__init__(env)
+        here, ref = env.get_wrapper_attr("joint"), like.get_wrapper_attr("joint")
+        self.action_map = ref.translate(here)
+        if int(env.action_space.n) > len(here):  # the teacher's index is the teacher's
+            self.action_map = np.append(self.action_map, len(here))
+        self.columns = np.asarray(tenant_view(like).columns_for(tenant_view(env)))
+        self.observation_space = like.observation_space
+        self.action_space = like.action_space
+        key = tenant_view(env).tenants_key
+        self._key = key
+        if int(self.action_space.n) != self.action_map.size:
+            raise ValueError(
+                f"the reference offers {self.action_space}, its catalogue "
+                f"{self.action_map.size} actions"
+            )
+        if self.observation_space[key].shape[0] != env.observation_space[key].shape[0]:
+            raise ValueError(
+                f"{env.observation_space[key].shape[0]} tenant slots here, "
+                f"{self.observation_space[key].shape[0]} in the reference (pad with max_streams)"
+            )
+
+    def _obs(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        rows = obs[self._key]
+        picked = rows[..., np.maximum(self.columns, 0)]
+        return {**obs, self._key: np.where(self.columns >= 0, picked, 0.0).astype(rows.dtype)}
+
+    def action_masks(self) -> np.ndarray:
+        """The reference-sized ``Discrete`` mask (actions this scenario lacks: False)."""
+        mask = np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=bool)
+        return np.where(self.action_map >= 0, mask[np.maximum(self.action_map, 0)], False)
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        if "action_mask" in info:
+            info = {**info, "action_mask": self.action_masks()}
+        return info
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset; observation and mask in the reference's spaces."""
+        obs, info = self.env.reset(**kwargs)
+        return self._obs(obs), self._info(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Step with the reference index's action of the same label."""
+        from edgegym.envs._common import check_action
+
+        index = int(check_action(self.action_space, action))
+        here = int(self.action_map[index])
+        if here < 0:  # only code that ignores the mask gets here
+            here = 0
+        obs, reward, terminated, truncated, info = self.env.step(here)
+        return self._obs(obs), reward, terminated, truncated, self._info(info)
+
+
 __all__ = [
+    "Aligned",
     "PerTenantExtractor",
     "PerTenantPolicy",
     "PooledPolicy",

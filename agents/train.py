@@ -85,16 +85,27 @@ class EnvFactory:
         scenario: str | None,
         overrides: Mapping[str, Any],
         wrappers: Mapping[str, Any],
+        like: tuple[str | None, Mapping[str, Any]] | None = None,
     ) -> None:
         self.env_id = env_id
         self.scenario = scenario
         self.overrides = dict(overrides)
         self.wrappers = dict(wrappers)
+        #: The run's own ``(scenario, overrides)``, whose spaces this environment takes
+        #: (:func:`wrap_like`), or ``None``.
+        self.like = None if like is None else (like[0], dict(like[1]))
 
     def __call__(self) -> gym.Env:
         from stable_baselines3.common.monitor import Monitor
 
-        return Monitor(wrap(make_env(self.env_id, self.scenario, self.overrides), self.wrappers))
+        env = make_env(self.env_id, self.scenario, self.overrides)
+        if self.like is None or self.like == (self.scenario, self.overrides):
+            return Monitor(wrap(env, self.wrappers))
+        ref = wrap(make_env(self.env_id, *self.like), self.wrappers)
+        try:
+            return Monitor(wrap_like(env, self.wrappers, ref))
+        finally:
+            ref.close()
 
 
 def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:
@@ -108,6 +119,26 @@ def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:
     return flatten_env(
         env, flat_obs, discrete, int(wrappers["max_actions"]), wrappers.get("teacher")
     )
+
+
+def wrap_like(env: gym.Env, wrappers: Mapping[str, Any], like: gym.Env) -> gym.Env:
+    """:func:`wrap`, then, where the spaces differ from ``like``'s (the run's own scenario,
+    wrapped) only by the number of retraining configurations, seen through ``like``'s
+    spaces (:class:`edgegym.agents.tenants.Aligned`).
+
+    Raises:
+        ValueError: The spaces differ otherwise (the message says how).
+    """
+    from edgegym.agents.tenants import Aligned
+
+    env = wrap(env, wrappers)
+    if space_difference(env, like) is None:
+        return env
+    try:
+        return Aligned(env, like)
+    except (ValueError, AttributeError) as exc:
+        env.close()
+        raise ValueError(str(exc)) from None
 
 
 def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
@@ -199,8 +230,9 @@ def training_scenarios(cfg: Mapping[str, Any]) -> list[tuple[str | None, dict[st
 def _check_mixture(
     env_id: str, cfg: Mapping[str, Any], probe: gym.Env, mixture: Sequence[Any]
 ) -> None:
-    """Every scenario of a mixture builds, and gives the spaces of the run's own."""
-    from edgegym.agents.policy import _same_space, _space_text
+    """Every scenario of a mixture builds, and gives the spaces of the run's own (or can be
+    seen through them: :class:`edgegym.agents.tenants.Aligned`)."""
+    from edgegym.agents.tenants import Aligned
 
     wrappers = cfg["hyperparams"]["wrappers"]
     n_envs = int(cfg["hyperparams"]["train"]["n_envs"])
@@ -212,18 +244,34 @@ def _check_mixture(
     for j, (scenario, overrides) in enumerate(mixture[1:]):
         env = wrap(make_env(env_id, scenario, overrides), wrappers)
         try:
-            for what in ("observation_space", "action_space"):
-                have, want = getattr(env, what), getattr(probe, what)
-                if not _same_space(have, want):
-                    raise ConfigError(
-                        f"train.scenarios[{j}] ({scenario}, overrides {overrides}): its "
-                        f"{what.replace('_', ' ')} {_space_text(have)} differs from "
-                        f"{_space_text(want)} of the run's scenario ({cfg['scenario']}); "
-                        "every scenario of a mixture needs the same spaces (pad the streams "
-                        "with max_streams)"
-                    )
+            diff = space_difference(env, probe)
+            if diff is None:
+                continue
+            try:
+                Aligned(env, probe)
+            except (ValueError, AttributeError) as exc:
+                what, have, want = diff
+                raise ConfigError(
+                    f"train.scenarios[{j}] ({scenario}, overrides {overrides}): its {what} "
+                    f"{have} differs from {want} of the run's scenario ({cfg['scenario']}) "
+                    f"({exc}); every scenario of a mixture needs the same spaces (pad the "
+                    "streams with max_streams; a pooled policy's catalogue may differ in its "
+                    "configurations)"
+                ) from None
         finally:
             env.close()
+
+
+def space_difference(env: Any, like: Any) -> tuple[str, str, str] | None:
+    """``(what, env's, like's)`` of the first of the observation and action spaces in which
+    two environments (or models) differ, as text; ``None`` when both agree."""
+    from edgegym.agents.policy import _same_space, _space_text
+
+    for what in ("observation_space", "action_space"):
+        a, b = getattr(env, what), getattr(like, what)
+        if not _same_space(a, b):
+            return what.replace("_", " "), _space_text(a), _space_text(b)
+    return None
 
 
 # ----------------------------------------------------------------------------- config
@@ -733,6 +781,7 @@ def train(
     hyperparams: Sequence[str] | Mapping[str, Any] | None = None,
     hyperparams_file: str | Path | None = None,
     progress: bool = True,
+    init_from: str | Path | None = None,
 ) -> TrainResult:
     """Train the family's PPO agent and write the model and its configuration to ``out``.
 
@@ -749,6 +798,9 @@ def train(
         hyperparams: Dotted overrides (``["ppo.learning_rate=1e-3"]`` or a mapping).
         hyperparams_file: A hyperparameter file instead of the family's.
         progress: Show a progress bar (hidden when not on a terminal).
+        init_from: A trained model (``model.zip``, or its run folder) whose policy weights
+            a new run starts from (fine-tuning, e.g. on more scenarios): the same algorithm,
+            policy class and spaces; ``bc`` is skipped. Not with ``resume``.
 
     Returns:
         A :class:`TrainResult`.
@@ -765,6 +817,8 @@ def train(
     import torch
 
     family = check_train_args(env_id, timesteps, n_envs, seed)
+    if init_from is not None and resume:
+        raise ConfigError("--init-from starts a new run; --resume continues one (not both)")
     out = Path(out)
     cfg, source, _ = run_config(
         out, resume, env_id, family, scenario, overrides, timesteps, n_envs, seed,
@@ -799,20 +853,22 @@ def train(
             policy = cls
         mixture = training_scenarios(cfg)
         _check_mixture(env_id, cfg, probe, mixture)
-        if hp["bc"]["teacher"]:
+        if hp["bc"]["teacher"] and init_from is None:
             _check_teacher(env_id, cfg)
+        if policy == "auto":
+            policy = "MultiInputPolicy" if obs_is_dict else "MlpPolicy"
+        cfg["policy_class"] = policy if isinstance(policy, str) else policy.__name__
+        init = None if init_from is None else _load_init(init_from, cfg, probe)
     finally:
         probe.close()
-    if policy == "auto":
-        policy = "MultiInputPolicy" if obs_is_dict else "MlpPolicy"
-    cfg["policy_class"] = policy if isinstance(policy, str) else policy.__name__
     cfg["versions"] = versions()
     run, n_runs = start_run(out, cfg)
 
     torch.set_num_threads(int(hp["train"]["torch_threads"]))
     n_envs = int(hp["train"]["n_envs"])
     factories = [
-        EnvFactory(env_id, *mixture[i % len(mixture)], hp["wrappers"]) for i in range(n_envs)
+        EnvFactory(env_id, *mixture[i % len(mixture)], hp["wrappers"], like=mixture[0])
+        for i in range(n_envs)
     ]
     venv = _vec_env(factories, hp["train"]["vec_env"])
     algo = algo_class(hp["algo"])
@@ -836,7 +892,11 @@ def train(
                 verbose=0,
                 **hp["ppo"],
             )
-            if hp["bc"]["teacher"]:
+            if init is not None:
+                _init_weights(model, *init)
+                cfg["init_from"] = init[1]
+                _write_yaml(out / CONFIG_NAME, cfg)
+            elif hp["bc"]["teacher"]:
                 cfg["bc"] = _strong_start(model, env_id, cfg, mixture, progress)
                 _write_yaml(out / CONFIG_NAME, cfg)
         model.set_logger(_logger(out / "logs" / f"run-{n_runs + 1}"))
@@ -883,6 +943,53 @@ def _check_teacher(env_id: str, cfg: Mapping[str, Any]) -> None:
         env.close()
 
 
+def _load_init(path: str | Path, cfg: Mapping[str, Any], probe: gym.Env) -> tuple[Any, dict]:
+    """The model ``--init-from`` names and the record kept in ``config.yaml``, checked
+    against this run before any work.
+
+    Raises:
+        ConfigError: The model cannot be read, or its algorithm, policy class or spaces
+            differ from this run's.
+    """
+    from edgegym.agents.policy import PolicyLoadError, load_model
+
+    try:
+        source, source_cfg, model_path = load_model(path)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"--init-from: {exc}") from None
+    have = (cfg["hyperparams"]["algo"], cfg["policy_class"])
+    want = (source_cfg["hyperparams"]["algo"], source_cfg.get("policy_class"))
+    if have != want:
+        raise ConfigError(
+            f"--init-from {model_path}: a {want[1]} trained with {want[0]}; this run trains "
+            f"a {have[1]} with {have[0]}"
+        )
+    diff = space_difference(probe, source)
+    if diff is not None:
+        what, here, there = diff
+        raise ConfigError(f"--init-from {model_path}: its {what} is {there}, this run's {here}")
+    record = {
+        "model": str(model_path),
+        "timesteps": int(source.num_timesteps),
+        "scenario": source_cfg.get("scenario"),
+    }
+    return source, record
+
+
+def _init_weights(model: Any, source: Any, record: Mapping[str, Any]) -> None:
+    """Copy ``source``'s policy weights into the new ``model`` (``--init-from``).
+
+    Raises:
+        ConfigError: Other layer sizes (``policy_kwargs``).
+    """
+    try:
+        model.policy.load_state_dict(source.policy.state_dict())
+    except RuntimeError as exc:
+        raise ConfigError(
+            f"--init-from {record['model']}: other layers than this run's ({exc})"
+        ) from None
+
+
 def _strong_start(
     model: Any,
     env_id: str,
@@ -911,8 +1018,9 @@ def _strong_start(
     probe.close()
 
     def build(scenario: str | None, overrides: dict[str, Any]) -> gym.Env:
-        env = make_env(env_id, scenario, overrides)
-        return wrap(env, hp["wrappers"]) if hint else env
+        if hint:  # the environments PPO trains on, in the run's own spaces
+            return EnvFactory(env_id, scenario, overrides, hp["wrappers"], like=mixture[0])()
+        return make_env(env_id, scenario, overrides)
 
     t0 = time.perf_counter()
     demos = collect(

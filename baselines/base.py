@@ -36,5 +36,14 @@ class Policy:
         episode_start: Any = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, Any]:
-        """SB3 protocol: ``(action, state)``; the observation is not needed (structured state)."""
+        """SB3 protocol: ``(action, state)``; the observation is not needed (structured state).
+
+        Raises:
+            RuntimeError: The environment has not been reset yet.
+        """
+        if getattr(self.unwrapped, "state", True) is None:  # an edgegym env before reset()
+            raise RuntimeError(
+                f"{self.name}: predict() before the environment's first reset(); call "
+                "env.reset() first (the policy reads the environment's state)"
+            )
         return self.act(), state

@@ -66,6 +66,31 @@ def _first_sentence(text: str, limit: int = 100) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
+#: Most episodes one command runs per policy (every episode's record is kept for the JSON).
+MAX_EPISODES = 1_000_000
+#: Most training environments (one environment object each: beyond this memory runs out
+#: long before PPO's batches gain from it).
+MAX_N_ENVS = 4096
+
+
+def int_in(lo: int, hi: int | None = None) -> Any:
+    """An ``argparse`` type: an integer in ``lo .. hi`` (``hi`` ``None``: no upper bound),
+    refused in one line naming the value and the range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < lo or (hi is not None and value > hi):
+            where = f">= {lo}" if hi is None else f"in {lo} .. {hi:,}"
+            raise argparse.ArgumentTypeError(f"{value} is not {where}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
 def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
     """Parse ``--set key=value`` items (values stay strings; the scenario loader types them).
 
@@ -169,12 +194,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         check_env_id(args.env_id)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.episodes < 1:
-        raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    if args.max_streams is not None and args.max_streams < 1:
-        raise UsageError(f"--max-streams must be >= 1, got {args.max_streams}")
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     overrides = parse_sets(args.set)
@@ -236,10 +255,10 @@ def cmd_train(args: argparse.Namespace) -> int:
             require_ray(rllib=True)
         except RayMissingError as exc:
             raise UsageError(f"--backend rllib: {exc}") from None
-        if args.num_env_runners is not None and args.num_env_runners < 0:
-            raise UsageError(f"--num-env-runners must be >= 0, got {args.num_env_runners}")
     elif args.num_env_runners is not None or args.address is not None:
         raise UsageError("--num-env-runners and --address need --backend rllib")
+    if args.init_from is not None and args.backend == "rllib":
+        raise UsageError("--init-from needs --backend sb3")
     try:
         check_env_id(args.env_id)
     except ValueError as exc:
@@ -253,11 +272,6 @@ def cmd_train(args: argparse.Namespace) -> int:
                 "Discrete action wrappers itself (agents/hyperparams/<family>.yaml)"
             )
         raise UsageError(f"edgegym train needs an edgegym id: {', '.join(ENV_IDS)}")
-    for flag, value in (("--timesteps", args.timesteps), ("--n-envs", args.n_envs)):
-        if value is not None and value < 1:
-            raise UsageError(f"{flag} must be >= 1, got {value}")
-    if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     overrides = parse_sets(args.set)
     out = args.out or f"runs/{ENV_IDS[args.env_id][1]}-seed{args.seed or 0}"
     _check_outputs((out, "--out"), folder=True)
@@ -281,7 +295,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             kwargs["address"] = args.address
             result = train_rllib(args.env_id, **kwargs)
         else:
-            result = train(args.env_id, **kwargs)
+            result = train(args.env_id, init_from=args.init_from, **kwargs)
     except (ConfigError, ValueError, RayMissingError) as exc:  # ScenarioError, PolicyLoadError
         raise UsageError(str(exc)) from None
     print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s")
@@ -447,8 +461,15 @@ def build_parser() -> argparse.ArgumentParser:
         "applicable baseline (default: the family's published scheduler: thief, migrator, "
         "etf or mrs)",
     )
-    ev.add_argument("--episodes", type=int, default=5, help="episodes per policy (default 5)")
-    ev.add_argument("--seed", type=int, default=0, help="seed of the first episode (default 0)")
+    ev.add_argument(
+        "--episodes",
+        type=int_in(1, MAX_EPISODES),
+        default=5,
+        help="episodes per policy (default 5)",
+    )
+    ev.add_argument(
+        "--seed", type=int_in(0), default=0, help="seed of the first episode (default 0)"
+    )
     ev.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     ev.add_argument("--plot", metavar="OUT.png", help="draw allocations and accuracy over time")
     ev.add_argument(
@@ -462,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="scenario override, e.g. gpus=4 or drift.drift=[0.1,0.2]; repeatable",
     )
-    ev.add_argument("--max-streams", type=int, help="stream slots of the env (padding)")
+    ev.add_argument("--max-streams", type=int_in(1), help="stream slots of the env (padding)")
     from edgegym.parallel import add_parallel_arguments
 
     add_parallel_arguments(ev)
@@ -478,9 +499,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("env_id", metavar="ENV_ID", help="environment id (see 'edgegym envs')")
     tr.add_argument("--scenario", help="scenario name or .yaml path (default: the env's)")
-    tr.add_argument("--timesteps", type=int, help="total timesteps (default: the family's file)")
-    tr.add_argument("--n-envs", type=int, help="parallel environments (default: the file's)")
-    tr.add_argument("--seed", type=int, help="seed of the run (default 0)")
+    tr.add_argument(
+        "--timesteps", type=int_in(1), help="total timesteps (default: the family's file)"
+    )
+    tr.add_argument(
+        "--n-envs",
+        type=int_in(1, MAX_N_ENVS),
+        help="parallel environments (default: the file's)",
+    )
+    tr.add_argument("--seed", type=int_in(0), help="seed of the run (default 0)")
     tr.add_argument("--out", metavar="DIR", help="output folder (default runs/<family>-seed<S>)")
     tr.add_argument(
         "--resume", action="store_true", help="continue the run in --out from its checkpoint"
@@ -499,6 +526,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("--config", metavar="FILE.yaml", help="hyperparameter file instead")
     tr.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help="start a new run from this trained model's weights (fine-tuning: same policy "
+        "and spaces; no behaviour cloning)",
+    )
+    tr.add_argument(
         "--backend",
         choices=("sb3", "rllib"),
         default="sb3",
@@ -507,7 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--num-env-runners",
-        type=int,
+        type=int_in(0),
         metavar="K",
         help="rllib: env runners sampling in parallel as Ray actors (default 0: in-process)",
     )
@@ -547,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     pr.add_argument("--out", required=True, metavar="PATH", help="scenario file to write")
     pr.add_argument("--base", metavar="SCENARIO", help="continual scenario file to measure")
-    pr.add_argument("--seed", type=int, default=0, help="seed of data and networks")
+    pr.add_argument("--seed", type=int_in(0), default=0, help="seed of data and networks")
     pr.set_defaults(func=cmd_profile)
 
     fi = sub.add_parser(
@@ -568,7 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
     fi.add_argument(
         "--policy", help="policy spec (default: the family's scheduler, thief or migrator)"
     )
-    fi.add_argument("--seed", type=int, default=0, help="episode seed")
+    fi.add_argument("--seed", type=int_in(0), default=0, help="episode seed")
     fi.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     fi.add_argument("--time-scale", type=float, default=None, help="scenario s per wall s")
     fi.add_argument("--json", metavar="PATH", help="also write the report as JSON")

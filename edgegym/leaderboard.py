@@ -1091,9 +1091,10 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
         "from a baseline before PPO, where used. Training budget and wall time are those "
         "recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
         "beside other jobs). An MLP agent plays the scenarios whose spaces match its training "
-        "scenario (a transfer test); a per-tenant or pooled one every scenario whose tenant "
-        "features and configurations match; elsewhere it is listed as not evaluated, with the "
-        "reason. Scenarios named `SCENARIO@KEY=VALUE` are held-out variants (`HELD_OUT` in "
+        "scenario (a transfer test); a per-tenant one every scenario whose configurations "
+        "match, a pooled one any number of configurations too (missing ones read as pruned); "
+        "elsewhere it is listed as not evaluated, with the reason. Scenarios named "
+        "`SCENARIO@KEY=VALUE` are held-out variants (`HELD_OUT` in "
         "`edgegym/leaderboard.py`): sizes no shipped agent was trained on.",
     ]
     for fam in fams:

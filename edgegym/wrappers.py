@@ -94,6 +94,9 @@ from edgegym.hardware.mps import largest_remainder
 #: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
 DEFAULT_MAX_ACTIONS = 1024
 
+#: What a catalogue rule gives: the (K, D) joint actions, or those and one label per row.
+Catalogue = np.ndarray | tuple[np.ndarray, list[str]]
+
 #: Inference fractions of the continual catalogue (Ekya's uniform 30/50/90 % and between).
 CONTINUAL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 
@@ -202,14 +205,25 @@ class JointActions:
         nvec: The ``MultiDiscrete`` sizes.
         table: (K, D) joint actions, or ``None`` for the full product of ``nvec``.
         rule: Name of the rule that built the list (for configs and messages).
+        labels: What each table row means, independent of the scenario's sizes (the
+            continual catalogue: ``"none"``, ``"c3@0.5"``), or ``None``. Two catalogues of
+            one rule are matched by their labels (:meth:`translate`).
 
     Raises:
-        ValueError: A table entry outside ``nvec``, or an empty table.
+        ValueError: A table entry outside ``nvec``, an empty table, or labels that do not
+            name every row once.
     """
 
-    def __init__(self, nvec: np.ndarray, table: np.ndarray | None = None, rule: str = "") -> None:
+    def __init__(
+        self,
+        nvec: np.ndarray,
+        table: np.ndarray | None = None,
+        rule: str = "",
+        labels: list[str] | tuple[str, ...] | None = None,
+    ) -> None:
         self.nvec = np.asarray(nvec, dtype=np.int64).ravel()
         d = self.nvec.size
+        self.labels: tuple[str, ...] | None = None
         if table is None:
             self.table: np.ndarray | None = None
             self.n = int(np.prod(self.nvec, dtype=np.int64))
@@ -220,8 +234,15 @@ class JointActions:
                 raise ValueError("a joint-action catalogue needs at least one action")
             if np.any(t < 0) or np.any(t >= self.nvec[None, :]):
                 raise ValueError("a catalogue action lies outside the MultiDiscrete sizes")
+            if labels is not None and (
+                len(labels) != t.shape[0] or len(set(labels)) != len(labels)
+            ):
+                raise ValueError(f"{len(t)} catalogue actions need as many distinct labels")
             _, first = np.unique(t, axis=0, return_index=True)
-            self.table = t[np.sort(first)]  # duplicates dropped, order kept
+            keep = np.sort(first)
+            self.table = t[keep]  # duplicates dropped, order kept
+            if labels is not None:
+                self.labels = tuple(str(labels[i]) for i in keep)
             self.n = int(self.table.shape[0])
             self.rule = rule or "catalogue"
         # Padded (D, n_max) view of the flat MultiDiscrete mask.
@@ -258,6 +279,20 @@ class JointActions:
             return int(np.ravel_multi_index(tuple(v), tuple(self.nvec)))
         hit = np.flatnonzero((self.table == v[None, :]).all(axis=1))
         return int(hit[0]) if hit.size else None
+
+    def translate(self, other: JointActions) -> np.ndarray:
+        """(K,) index in ``other`` of each of this list's actions, matched by label (-1: not
+        in ``other``): how a policy trained on this list acts on ``other``.
+
+        Raises:
+            ValueError: Either list has no labels, or the two come from different rules.
+        """
+        if self.labels is None or other.labels is None:
+            raise ValueError(f"the {self.rule} lists carry no labels to match actions by")
+        if self.rule != other.rule:
+            raise ValueError(f"a {self.rule} list cannot be matched to a {other.rule} list")
+        where = {label: i for i, label in enumerate(other.labels)}
+        return np.array([where.get(label, -1) for label in self.labels], dtype=np.int64)
 
     def fingerprint(self) -> str:
         """SHA-1 of the list (``nvec`` and the table): changes whenever the actions do."""
@@ -329,8 +364,9 @@ def _grid(share: float, quantum: float) -> float:
     return math.floor(share / quantum + 1e-9) * quantum
 
 
-def continual_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
-    """The ``continual`` family's catalogue (module docstring); ``max_actions`` unused."""
+def continual_catalogue(env: gym.Env, max_actions: int) -> tuple[np.ndarray, list[str]]:
+    """The ``continual`` family's catalogue (module docstring) and its labels (``"none"``,
+    ``"c{configuration}@{fraction}"``); ``max_actions`` unused."""
     u = env.unwrapped
     spec = u.spec_
     slots, n, q = int(u.max_streams), int(spec.streams), float(spec.quantum)
@@ -348,7 +384,7 @@ def continual_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
     def quanta(share: float) -> int:
         return min(levels - 1, int(math.floor(share / q + 1e-6)))
 
-    rows = []
+    rows, labels = [], ["none"]
     share_all = _grid(per_stream, q)
     rows.append((0, infer_cfg(share_all), 0, quanta(share_all)))
     for c in range(len(spec.retrain_configs)):
@@ -356,9 +392,10 @@ def continual_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
             share_i = _grid(per_stream * f, q)
             share_r = _grid(per_stream - share_i, q)
             rows.append((1 + c, infer_cfg(share_i), quanta(share_r), quanta(share_i)))
+            labels.append(f"c{c}@{f:g}")
     out = np.zeros((len(rows), slots, 4), dtype=np.int64)
     out[:, :n, :] = np.asarray(rows, dtype=np.int64)[:, None, :]
-    return out.reshape(len(rows), slots * 4)
+    return out.reshape(len(rows), slots * 4), labels
 
 
 def _compositions(m: int, parts: int) -> np.ndarray:
@@ -418,13 +455,14 @@ def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
-#: Family -> catalogue builder ``(env, max_actions) -> (K, D) int array`` set here by hand;
+#: Family -> catalogue builder ``(env, max_actions) -> (K, D) int array`` (or that array and
+#: one label per row, :class:`JointActions`) set here by hand;
 #: it wins over the family's registered rule (``Family.catalogue``, ``module:function``),
 #: which is how a family brings its own.
-CATALOGUES: dict[str, Callable[[gym.Env, int], np.ndarray]] = {}
+CATALOGUES: dict[str, Callable[[gym.Env, int], Catalogue]] = {}
 
 
-def catalogue_builder(family: str | None) -> Callable[[gym.Env, int], np.ndarray] | None:
+def catalogue_builder(family: str | None) -> Callable[[gym.Env, int], Catalogue] | None:
     """The catalogue rule of ``family``: :data:`CATALOGUES`, else the registered one."""
     if family in CATALOGUES:
         return CATALOGUES[family]
@@ -448,7 +486,9 @@ def joint_actions(env: gym.Env, max_actions: int = DEFAULT_MAX_ACTIONS) -> Joint
     family = family_of(env)
     builder = catalogue_builder(family)
     if builder is not None:
-        return JointActions(nvec, builder(env, int(max_actions)), rule=f"{family}-catalogue")
+        built = builder(env, int(max_actions))
+        table, labels = built if isinstance(built, tuple) else (built, None)
+        return JointActions(nvec, table, rule=f"{family}-catalogue", labels=labels)
     return JointActions(nvec, generic_catalogue(nvec, int(max_actions)), rule="generic-catalogue")
 
 

@@ -127,10 +127,21 @@ def test_resume_after_retraining_reruns_only_the_agent(board, tmp_path, monkeypa
     assert set(rows) | set(got["skipped"]) == set(got["policies"])
 
 
-def test_rerunning_an_agent_that_cannot_play_a_scenario_keeps_its_reason():
+def test_rerunning_an_agent_that_cannot_play_a_scenario_keeps_its_reason(monkeypatch):
     """``--resume`` after retraining reruns the agent's rows alone; where the agent cannot act
-    (the continual agent on ekya-table1's other catalogue) the reason is the new row, not a
-    failed cell ("no policies to evaluate")."""
+    (its spaces refused, as an MLP agent refuses another scenario's) the reason is the new
+    row, not a failed cell ("no policies to evaluate")."""
+    import edgegym.baselines as baselines
+    from edgegym.agents.policy import PolicyLoadError
+
+    real = baselines.make_policy
+
+    def refusing(spec, env, *args, **kwargs):
+        if spec == "ppo":
+            raise PolicyLoadError("the joint actions of this environment differ")
+        return real(spec, env, *args, **kwargs)
+
+    monkeypatch.setattr(baselines, "make_policy", refusing)
     info = lb.shipped_info("continual")
     cell = lb.run_cell("continual", "ekya-table1", 1, 0, {}, False, info, only=["ppo"])
     assert cell["results"] == []

@@ -493,3 +493,20 @@ def test_several_errors_give_one_line_each(write_scenario, table_scenario):
     assert len(lines) == 3 and all(line.startswith(f"{path}: ") for line in lines)
     assert any("streams" in x for x in lines) and any("hardware.gpus" in x for x in lines)
     assert any("inference_configs[1].share" in x for x in lines)
+
+
+def test_deeply_nested_or_binary_files_are_one_line(tmp_path):
+    """A file nested thousands deep (or such an override) and a binary file are refused
+    naming the file, not with a RecursionError or UnicodeDecodeError."""
+    from edgegym import scenarios
+
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("family: energy\nname: x\ntenants: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(scenarios.ScenarioError, match=r"deep\.yaml: nested too deeply"):
+        scenarios.load(deep)
+    with pytest.raises(scenarios.ScenarioError, match="nested too deeply"):
+        scenarios.load("etf-tx2-resnet50-mobilenetv2", tenants="[" * 3000 + "]" * 3000)
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(bytes([0xFF, 0xFE, 0x00, 0x81]) * 20)
+    with pytest.raises(scenarios.ScenarioError, match=r"bin\.yaml: not a text file"):
+        scenarios.load(binary)

@@ -185,10 +185,10 @@ def test_ppo_improves_over_random():
     start = np.mean([_play(model.policy, _env(), s) for s in seeds])
     model.learn(2048)
     trained = np.mean([_play(model.policy, _env(), s) for s in seeds])
-    rand = make_policy("random", _env())
     rand_returns = []
     for s in seeds:
         env = _env()
+        rand = make_policy("random", env)  # a policy reads the masks of the env it is bound to
         obs, _ = env.reset(seed=s)
         rand.reset(s)
         total, done = 0.0, False

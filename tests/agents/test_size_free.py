@@ -63,10 +63,107 @@ def test_one_agent_acts_on_other_stream_and_gpu_counts(tmp_path, policy):
             assert mask[offsets + md].all()
             obs, _, terminated, truncated, _ = env.step(action)
             done = terminated or truncated
-    # An agent whose configurations differ (ekya-table1: 3 retraining configurations) is
-    # refused with a message naming the policy file.
-    with pytest.raises(PolicyLoadError, match=r"cannot act here|joint actions"):
-        make_policy(f"ppo:{out}", gym.make(CONT, scenario="ekya-table1"))
+    # Another number of retraining configurations (ekya-table1: 2): the pooled policy reads
+    # the missing ones as pruned and chooses among the catalogue actions of the same label
+    # (test_pooled_policy_plays_another_configuration_count); the per-tenant policy, whose
+    # heads have one logit per configuration, is refused with a message naming the file.
+    if policy == "PerTenantPolicy":
+        with pytest.raises(PolicyLoadError, match=r"cannot act here"):
+            make_policy(f"ppo:{out}", gym.make(CONT, scenario="ekya-table1"))
+
+
+def _play(agent, env, seed):
+    """One episode of ``agent`` on ``env``: every action inside the masks; the return."""
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed)
+    done, total = False, 0.0
+    while not done:
+        action, _ = agent.predict(obs)
+        mask = env.unwrapped.action_masks()
+        offsets = np.concatenate([[0], np.cumsum(env.action_space.nvec)[:-1]])
+        assert mask[offsets + np.asarray(action).reshape(-1)].all()
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        done = terminated or truncated
+    return total
+
+
+def test_catalogue_labels_match_actions_across_configuration_counts():
+    from edgegym.wrappers import joint_actions
+
+    big = joint_actions(gym.make(CONT, **SMALL).unwrapped, 1024)
+    small_env = gym.make(CONT, scenario="ekya-table1").unwrapped
+    small = joint_actions(small_env, 1024)
+    n_cfg = len(small_env.spec_.retrain_configs)
+    assert len(big) > len(small) == 1 + 5 * n_cfg
+    where = big.translate(small)
+    for i, label in enumerate(big.labels):
+        if where[i] < 0:  # only configurations the small scenario lacks are missing
+            assert int(label[1 : label.index("@")]) >= n_cfg
+        else:
+            assert small.labels[where[i]] == label
+            retrain = small.vector(where[i])[0]
+            assert retrain == (0 if label == "none" else 1 + int(label[1 : label.index("@")]))
+    np.testing.assert_array_equal(small.translate(small), np.arange(len(small)))
+    with pytest.raises(ValueError, match="labels"):
+        from edgegym.wrappers import JointActions
+
+        JointActions(np.array([2, 2]), np.array([[0, 1], [1, 0]]), labels=["a", "a"])
+
+
+def test_pooled_policy_plays_another_configuration_count(tmp_path):
+    """Trained on 18 retraining configurations, the pooled policy plays ekya-table1 (2)
+    through ppo:PATH: the missing configurations' columns read as zeros (pruned), every
+    action inside the masks, and an observation whose extra columns are zero gets the
+    features it gets on the training layout."""
+    out = _trained(tmp_path, "PooledPolicy")
+    env = gym.make(CONT, scenario="ekya-table1")
+    agent = make_policy(f"ppo:{out}", env)
+    assert agent.action_map is not None and (agent.action_map >= 0).sum() == 11
+    assert np.isfinite(_play(agent, env, seed=0))
+    # The rebound extractor reads table1's rows as the trained layout.
+    view = agent.predictor.features_extractor.view
+    obs, _ = env.reset(seed=3)
+    rows = torch.as_tensor(obs["streams"])[None]
+    read = view._read(rows)[0].numpy()
+    c = 2
+    np.testing.assert_array_equal(read[:, :9], obs["streams"][:, :9])
+    np.testing.assert_array_equal(read[:, 9 : 9 + c], obs["streams"][:, 9 : 9 + c])
+    trained_c = (read.shape[1] - 9) // 2
+    np.testing.assert_array_equal(
+        read[:, 9 + trained_c : 9 + trained_c + c], obs["streams"][:, 9 + c :]
+    )
+    assert not read[:, 9 + c : 9 + trained_c].any() and not read[:, 9 + trained_c + c :].any()
+
+
+def test_aligned_environment_takes_the_reference_spaces():
+    """A mixture member with fewer configurations, seen through the reference's spaces:
+    each index plays the action of its label, the teacher's index the teacher's decision,
+    and a label the scenario lacks is masked out."""
+    from edgegym.agents.tenants import Aligned
+    from edgegym.agents.train import wrap, wrap_like
+
+    wrappers = {"flatten_obs": False, "discrete_actions": True, "max_actions": 1024,
+                "teacher": "thief"}  # fmt: skip
+    ref = wrap(gym.make(CONT, **SMALL, max_streams=4), wrappers)
+    env = wrap_like(gym.make(CONT, scenario="ekya-table1", max_streams=4), wrappers, ref)
+    assert isinstance(env, Aligned)
+    assert env.observation_space == ref.observation_space
+    assert env.action_space == ref.action_space
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    mask = env.action_masks()
+    np.testing.assert_array_equal(info["action_mask"], mask)
+    ref_joint, own = ref.get_wrapper_attr("joint"), env.get_wrapper_attr("joint")
+    missing = [i for i, lab in enumerate(ref_joint.labels) if lab not in own.labels]
+    assert missing and not mask[missing].any() and mask[-1]
+    # The label "c1@0.5" plays table1's own c1@0.5 joint action.
+    i = ref_joint.labels.index("c1@0.5")
+    _, _, _, _, info = env.step(i)
+    want = own.decode(own.labels.index("c1@0.5"), None)
+    assert info["joint_action"][0] == want[0] == 2
+    with pytest.raises(ValueError, match="outside"):
+        env.step(len(ref_joint) + 1)
 
 
 def test_rebinding_keeps_the_weights_and_resamples_the_shares(tmp_path):
@@ -116,7 +213,12 @@ def test_training_on_a_mixture_of_scenarios(tmp_path):
     res = train(CONT, overrides=SMALL, timesteps=64, out=out, hyperparams=[*hp, mix],
                 progress=False)  # fmt: skip
     assert res.timesteps >= 64
-    # Spaces that differ are refused before any work, naming the scenario.
+    # A scenario with other configurations joins the mixture in the run's spaces (Aligned).
+    table1 = "train.scenarios=[{scenario: ekya-table1, overrides: {streams: 2, max_streams: 3}}]"
+    res = train(CONT, overrides=SMALL, timesteps=64, out=tmp_path / "t1",
+                hyperparams=[*hp, table1], progress=False)  # fmt: skip
+    assert res.timesteps >= 64
+    # Spaces that differ otherwise are refused before any work, naming the scenario.
     bad = "train.scenarios=[{scenario: ekya-waymo, overrides: {windows: 2, streams: 2}}]"
     with pytest.raises(ConfigError, match=r"train.scenarios\[0\].*max_streams"):
         train(CONT, overrides=SMALL, timesteps=64, out=tmp_path / "bad", hyperparams=[*hp, bad],

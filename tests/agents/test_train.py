@@ -9,6 +9,7 @@ import sys
 
 import gymnasium as gym
 import pytest
+import torch
 import yaml
 from edgegym.agents.config import ConfigError, load_hyperparams
 from edgegym.agents.policy import PolicyLoadError, load_policy, make_ppo_policy, shipped_path
@@ -85,6 +86,34 @@ def test_resume_continues_from_the_newest_checkpoint(trained, tmp_path):
     assert len(cfg["runs"]) == 2 and cfg["runs"][1]["resumed_from"].endswith("0000000256.zip")
     assert (run / "logs" / "run-2" / "progress.csv").is_file()
     assert json.loads((run / "evaluations.json").read_text())[-1]["timesteps"] == 384
+
+
+def test_init_from_starts_a_new_run_from_trained_weights(trained, tmp_path, capsys):
+    """--init-from copies the policy (the new run's first evaluation acts as the source
+    does), skips nothing else, records the source; another policy is refused before any
+    folder is made, as is --resume with it."""
+    from edgegym.agents.policy import load_model
+
+    run = tmp_path / "ft"
+    argv = ["train", ENV, *SMALL, "--timesteps", "64", "--n-envs", "1", "--out", str(run)]
+    hp = [*HP, "--hp", "ppo.learning_rate=0", "--hp", "eval.freq=0", "--hp", "ppo.ent_coef=0"]
+    assert main([*argv, *hp, "--init-from", str(trained), "--no-progress"]) == 0
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    assert cfg["init_from"]["model"].endswith("model.zip")
+    assert cfg["init_from"]["timesteps"] == 256
+    # learning rate 0: the weights are the source's, unchanged by the 64 steps
+    src, _, _ = load_model(trained)
+    new, _, _ = load_model(run)
+    for (k, a), (_, b) in zip(
+        src.policy.state_dict().items(), new.policy.state_dict().items(), strict=True
+    ):
+        assert torch.equal(a, b), k
+    other = ["--hp", "policy=PerTenantPolicy", "--hp", "wrappers.discrete_actions=false"]
+    rc = main([*argv[:-1], str(tmp_path / "no"), *HP, *other, "--init-from", str(trained)])
+    assert rc == 2 and "--init-from" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
+    rc = main(["train", ENV, "--out", str(run), "--resume", "--init-from", str(trained)])
+    assert rc == 2 and "not both" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -158,3 +158,21 @@ def test_spaces_and_info_layout() -> None:
     assert set(info["episode_metrics"]) >= {"F_S", "_F_S", "energy_j"}
     with pytest.raises(ValueError):
         vec.step(np.zeros((3, vec.params.n)))
+
+
+def test_fairness_horizon_is_bounded_and_capped_at_the_episode() -> None:
+    """A horizon longer than the episode sums the same quanta as one of the episode's
+    length (bit for bit); one over the bound is refused naming the field."""
+    from edgegym.scenarios import ScenarioError
+
+    def rollout(horizon: int) -> list[float]:
+        env = EnergyFairShareEnv(quanta=20, fairness_horizon=horizon)
+        env.reset(seed=3)
+        rng = np.random.default_rng(0)
+        return [float(env.step(rng.integers(0, 20, env.action_space.shape))[1]) for _ in range(20)]
+
+    assert rollout(20) == rollout(1000)
+    assert rollout(5) != rollout(20)
+    assert EnergyFairShareEnv(quanta=20, fairness_horizon=1000).params.horizon == 20
+    with pytest.raises(ScenarioError, match="fairness_horizon"):
+        EnergyFairShareEnv(fairness_horizon=10**6)

@@ -334,3 +334,23 @@ def test_fits_window_known_answer():
     exact = float(secs[0][ok].min())  # the fastest size finishes exactly at the window end
     assert spec.fits_window(work, exact)[0][ok].any()
     assert not spec.fits_window(work, exact - 1e-3)[0][ok & (secs[0] == exact)].any()
+
+
+def test_step_slo_attainment_counts_the_queue_it_serves(tmp_path):
+    """A burst queues (400 requests in second 0 against ~210/s on a 4g instance, a 2 s SLO),
+    and second 1 serves the queue beside its 50 new requests: the step's SLO attainment is
+    over the requests it had to serve (queued plus arriving), so it stays in [0, 1] (it
+    was served / arrivals, 4.2, before), and the episode's is unchanged by the per-step
+    definition."""
+    t = _tenant(0, slo=2000)
+    t["arrival"]["counts"] = [400, 50, 0, 0, 0, 0, 0, 0, 0, 0]
+    env = MIGReconfigEnv(_scenario(tmp_path, [t]))
+    env.reset(seed=0)
+    infos = _run(env, [env.spec_.catalogue.index(((4,), ()))] * 10)
+    per_step = [i["slo_attainment"] for i in infos]
+    assert all(0.0 <= x <= 1.0 for x in per_step)
+    cap = 1.0 / float(get_model("resnet50").latency_s(4 / 7))
+    assert per_step[0] == pytest.approx(cap / 400, rel=1e-3)
+    assert per_step[1] == pytest.approx(cap / (400 - cap + 50), rel=1e-3)
+    served = sum(i["tenant_served_slo"].sum() for i in infos)
+    assert infos[-1]["episode_metrics"]["slo_attainment"] == pytest.approx(served / 450)

@@ -195,9 +195,11 @@ class MIGReconfigEnv(EdgeEnv):
 
     **Info**: ``action_mask``, ``time_s``, ``window``, ``allocation`` and ``layout`` (text, once
     a signature is applied); after a step ``reward_terms``, ``projected``, ``reconfigurations``,
-    ``goodput``, ``requests``, ``slo_attainment``, ``accuracy``, ``energy_j``, ``downtime_s``
-    (instance-seconds the step's reconfiguration made unavailable), ``overhead_s`` (its measured
-    overhead, summed over the tasks it reconfigured); ``episode_metrics`` at the end (with
+    ``goodput``, ``requests``, ``slo_attainment`` (requests served within the SLO in the step,
+    over those it had to serve: queued at its start or arriving in it; in [0, 1]),
+    ``accuracy``, ``energy_j``, ``downtime_s`` (instance-seconds the step's reconfiguration
+    made unavailable), ``overhead_s`` (its measured overhead, summed over the tasks it
+    reconfigured); ``episode_metrics`` at the end (with
     ``reconfigurations``, ``reconfig_events``, ``downtime_s`` and ``overhead_s``).
 
     **Implementation**: the batch of one of :class:`edgegym.sim.mig.MIGDynamics` (the native
