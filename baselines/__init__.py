@@ -62,7 +62,11 @@ class AnyFamily(tuple):
 
 #: Policy name -> (factory, families it applies to, one-line description).
 POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
-    "thief": (ThiefPolicy, ("continual",), "Ekya's thief scheduler (Alg. 1-2), delta=0.1"),
+    "thief": (
+        ThiefPolicy,
+        ("continual",),
+        "Ekya's thief scheduler (Alg. 1-2), delta=0.1 (on the quantum grid)",
+    ),
     "uniform": (UniformPolicy, ("continual",), "uniform, Config 1, 50% inference"),
     "uniform-c1-30": (_uniform(1, 0.3), ("continual",), "uniform, Config 1, 30% inference"),
     "uniform-c1-50": (_uniform(1, 0.5), ("continual",), "uniform, Config 1, 50% inference"),

@@ -399,12 +399,34 @@ class _SnapshotPolicy(Policy):
         raise NotImplementedError
 
 
+#: Ekya's stealing increment Delta, in GPUs: "a tiny quantum ... in multiples of delta"
+#: (§4.2); 0.1 GPUs here (one quantum of the bundled scenarios).
+PAPER_DELTA = 0.1
+
+
+def steal_increment(env: gym.Env, delta: float | None) -> float:
+    """The thief's Delta on ``env``: ``delta``, checked to be a positive multiple of the
+    scenario's share quantum, or (``None``) the multiple nearest :data:`PAPER_DELTA`.
+
+    Raises:
+        ValueError: ``delta`` is not a positive multiple of the quantum.
+    """
+    quantum = float(env.unwrapped.spec_.quantum)
+    if delta is None:
+        return max(1, round(PAPER_DELTA / quantum)) * quantum
+    step = round(float(delta) / quantum)
+    if step < 1 or abs(step * quantum - float(delta)) > 1e-9:
+        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {quantum}")
+    return float(delta)
+
+
 class ThiefPolicy(_SnapshotPolicy):
     """Ekya's thief scheduler, re-run at every decision epoch.
 
     Args:
         env: A ``ContinualLearning`` environment.
-        delta: Stealing increment Delta in GPUs (default 0.1, as in the paper).
+        delta: Stealing increment Delta in GPUs, a multiple of the scenario's share quantum
+            (default: the multiple nearest :data:`PAPER_DELTA`, at least one quantum).
         oracle: Decide from the true profiles rather than the micro-profiler's estimates.
         partial: Let a victim holding less than Delta above its floor give up what it holds
             (default); False runs Algorithm 1 literally. Both keep the floors of
@@ -414,10 +436,14 @@ class ThiefPolicy(_SnapshotPolicy):
     name = "thief"
 
     def __init__(
-        self, env: gym.Env, delta: float = 0.1, oracle: bool = False, partial: bool = True
+        self,
+        env: gym.Env,
+        delta: float | None = None,
+        oracle: bool = False,
+        partial: bool = True,
     ) -> None:
         super().__init__(env)
-        self.delta = float(delta)
+        self.delta = steal_increment(env, delta)
         self.oracle = bool(oracle)
         self.partial = bool(partial)
 
@@ -432,7 +458,7 @@ class FixedConfigPolicy(ThiefPolicy):
     name = "ekya-fixedconfig"
 
     def __init__(
-        self, env: gym.Env, delta: float = 0.1, oracle: bool = False, config: int = 1
+        self, env: gym.Env, delta: float | None = None, oracle: bool = False, config: int = 1
     ) -> None:
         super().__init__(env, delta, oracle)
         if config not in (1, 2):

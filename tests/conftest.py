@@ -9,6 +9,21 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
+
+# Property tests (tests/test_properties.py): CI runs a fixed, bounded set of examples (the
+# same every run); `pytest --hypothesis-profile=long` searches 40x more, freshly drawn.
+settings.register_profile(
+    "ci",
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")
 
 #: A valid 2-stream, 1-window, 2-configuration table scenario (edit a deep copy, then write it).
 TABLE_SCENARIO: dict[str, Any] = {
