@@ -47,6 +47,7 @@ from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
 from edgegym.evaluation import check_env_id, default_scenario, make_env
+from edgegym.outputs import write_atomic
 from edgegym.wrappers import flatten_env, joint_actions
 
 CONFIG_NAME = "config.yaml"
@@ -438,7 +439,7 @@ def _callbacks(
             self.baseline_return = record.get("baseline_return")
             self.done_at = record["timesteps"] = int(self.model.num_timesteps)
             evaluations.append(record)
-            (out / "evaluations.json").write_text(json.dumps(evaluations, indent=2) + "\n")
+            write_atomic(out / "evaluations.json", json.dumps(evaluations, indent=2) + "\n")
             self.logger.record("eval/mean_return", record["ppo_return"])
             self.logger.record("eval/std_return", record["ppo_std"])
             if record.get("baseline_return") is not None:
@@ -447,7 +448,7 @@ def _callbacks(
             self.logger.dump(self.model.num_timesteps)
             if record["ppo_return"] > self.best:
                 self.best = record["ppo_return"]
-                self.model.save(str(out / "best_model.zip"))
+                save_model(self.model, out / "best_model.zip")
 
     return CallbackList([Progress(), Checkpoints(), Evaluate()])
 
@@ -458,10 +459,32 @@ def save_checkpoint(model: Any, out: Path, keep: int) -> Path:
     folder = out / "checkpoints"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"ckpt_{int(model.num_timesteps):010d}.zip"
-    model.save(str(path))
+    save_model(model, path)
     for _, old in checkpoints(out)[:-keep]:
         old.unlink(missing_ok=True)
     return path
+
+
+def save_model(model: Any, path: Path) -> None:
+    """``model.save(path)`` through a temporary file and a rename: an interrupted or failed
+    save leaves the previous file (and no half-written one under the name)."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        model.save(str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def intact(path: Path) -> bool:
+    """Whether a saved model's zip file reads through (a truncated one does not)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip() is None
+    except (OSError, zipfile.BadZipFile, EOFError):
+        return False
 
 
 def evaluate_model(
@@ -584,9 +607,15 @@ def _resume_source(out: Path, cfg: Mapping[str, Any]) -> tuple[Path, int]:
         ConfigError: Neither exists.
     """
     found = checkpoints(out)
+    while found and not intact(found[-1][1]):  # a truncated newest: the one before it
+        print(
+            f"edgegym train: --resume: {found[-1][1]} is damaged; using the checkpoint before it",
+            file=sys.stderr,
+        )
+        found.pop()
     newest = found[-1] if found else None
     model = out / MODEL_NAME
-    if model.is_file():
+    if model.is_file() and intact(model):
         steps = cfg.get("trained_timesteps")
         if steps is None:  # not recorded: read the count from the model file itself
             from stable_baselines3.common.save_util import load_from_zip_file
@@ -599,7 +628,11 @@ def _resume_source(out: Path, cfg: Mapping[str, Any]) -> tuple[Path, int]:
         if newest is None or int(steps) > newest[0]:
             newest = (int(steps), model)
     if newest is None:
-        raise ConfigError(f"--resume: {out} has no checkpoint or model to resume from")
+        raise ConfigError(
+            f"--resume: {out} has no intact checkpoint or model to resume from (the run "
+            f"stopped before its first checkpoint); delete {out} to start it again, or train "
+            "into another --out"
+        )
     return newest[1], newest[0]
 
 
@@ -698,6 +731,12 @@ def new_config(
             hyperparameters.
     """
     if (out / CONFIG_NAME).exists() or (out / model_name).exists():
+        if not (out / model_name).exists() and not checkpoints(out):
+            raise ConfigError(
+                f"{out} holds a training run that stopped before its first checkpoint (only "
+                f"{CONFIG_NAME} and logs): nothing to resume; delete {out} to start it again, "
+                "or choose another --out"
+            )
         raise ConfigError(
             f"{out} already holds a training run; pass --resume to continue it, or "
             "choose another --out"
@@ -910,7 +949,7 @@ def train(
             run["interrupted_at"] = int(model.num_timesteps)
             _write_yaml(out / CONFIG_NAME, cfg)
             raise
-        model.save(str(out / MODEL_NAME))
+        save_model(model, out / MODEL_NAME)
         if hp["checkpoint"]["freq"]:
             save_checkpoint(model, out, int(hp["checkpoint"]["keep"]))
     except KeyboardInterrupt:

@@ -1,4 +1,5 @@
-"""Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root).
+"""Command line: ``python -m benchmarks [--json PATH] [--quick]`` (run from the repo root);
+``python -m benchmarks soak`` runs the soak instead (:mod:`benchmarks.soak`).
 
 Runs the environment throughput benchmark (edgegym vs CartPole-v1), the vector env throughput
 of every family at N = 1, 16, 256 beside CartPole's numpy vector env
@@ -189,4 +190,8 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["soak"]:  # python -m benchmarks soak ...: the long-run memory check
+        from benchmarks import soak
+
+        sys.exit(soak.main(sys.argv[2:]))
     main()

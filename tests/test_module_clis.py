@@ -263,3 +263,24 @@ def test_benchmarks_help_names_every_benchmark():
     text = " ".join(res.stdout.split())
     for name in ("throughput", "vector env", "N = 1, 16, 256", "thief", "MIGRator", "MRS"):
         assert name in text
+
+
+def test_benchmarks_soak_runs_every_family_and_writes_its_numbers(tmp_path):
+    """``python -m benchmarks soak`` at a tiny size: every family, finite rates, RSS sampled,
+    the JSON marked as a benchmark output; a bad size is one line before any work."""
+    import json
+
+    out = tmp_path / "soak.json"
+    res = _command("benchmarks", "soak", "--steps", "2000", "--num-envs", "16", "--json",
+                   str(out), timeout=300)  # fmt: skip
+    assert res.returncode in (0, 1), res.stderr  # 1: a growth over 5 % (noise at this size)
+    data = json.loads(out.read_text())
+    assert data["edgegym_output"] == "benchmark"
+    assert [r["env_id"].split("/")[1] for r in data["soak"]] == [
+        "ContinualLearning-v0", "MIGReconfig-v0", "EnergyFairShare-v0", "DAGOffload-v0"
+    ]  # fmt: skip
+    for r in data["soak"]:
+        assert r["steps"] >= 2000 and r["steps_per_s"] > 0 and r["samples"]
+        assert r["rss_warm_mb"] > 0
+    res = _command("benchmarks", "soak", "--num-envs", "0")
+    assert "--num-envs" in _error_line(res.returncode, res.stderr, "python -m benchmarks soak")

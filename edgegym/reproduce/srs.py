@@ -74,7 +74,7 @@ def run_one(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
         data = copy.deepcopy(sc.data)
         data["applications"] = data["applications"][:n_apps]
         sc = Scenario(sc.name, data, sc.source)
-    env = DAGOffloadEnv(sc, **changes)
+    env = DAGOffloadEnv(sc, record_timeline=True, **changes)  # per-request records
     pol = make_policy(policy, env)
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)

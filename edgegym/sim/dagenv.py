@@ -482,8 +482,8 @@ class ObjectDAGState(_EpisodeStart):
     cluster: list[EdgeCluster]  # (N,) servers and their capacity timelines
     epoch: list[Epoch | None]  # (N,) the decision waited for (None: episode over)
     pending: list[dict[int, Pending]]  # (N,) admitted requests still being placed
-    schedules: list[list[RequestSchedule]]  # (N,) finished requests' schedules
-    records: list[list[dict[str, Any]]]  # (N,) one per finished request
+    schedules: list[list[RequestSchedule]]  # (N,) finished requests' schedules (kept with
+    records: list[list[dict[str, Any]]]  # (N,) one per finished request;   keep_history)
     arriving: list[Arriving | None]  # (N,) cache of the admit epoch's request (None: unset)
     masks: list[np.ndarray | None]  # (N,) cache of the epoch's (K,) mask (None: unset)
     phi: list[dict[int, np.ndarray]]  # (N,) cache: application -> Eq. 10 priorities
@@ -532,7 +532,16 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
     """The DAG family's :class:`~edgegym.sim.core.Dynamics` over per-env Python objects: each
     env's :class:`~edgegym.sim.dag.EdgeCluster` and :class:`Pending` requests, stepped one
     env after the other. The single environment's dynamics (the fastest for one env) and the
-    reference :class:`DAGDynamics` is checked against."""
+    reference :class:`DAGDynamics` is checked against.
+
+    Args:
+        keep_history: Keep every finished request's schedule and record
+            (``ObjectDAGState.schedules`` and ``records``: about 5 kB a request). Without
+            it an episode's memory does not grow with its requests.
+    """
+
+    def __init__(self, keep_history: bool = True) -> None:
+        self.keep_history = bool(keep_history)
 
     # ------------------------------------------------------------------ start
     def initial(self, params: DAGParams, rngs: Sequence[np.random.Generator]) -> ObjectDAGState:
@@ -802,7 +811,6 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
         objective = completion + params.theta * loss
         state.total_objective[i] += objective
         state.total_completion[i] += completion
-        state.schedules[i].append(p.schedule)
         record = {
             "request": k,
             "app": p.app.name,
@@ -812,7 +820,9 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
             "objective": objective,
             "retrainings": len(p.retrains),
         }
-        state.records[i].append(record)
+        if self.keep_history:
+            state.schedules[i].append(p.schedule)
+            state.records[i].append(record)
         return grown, energy, record
 
     # ------------------------------------------------------------------ contract

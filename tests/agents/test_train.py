@@ -88,6 +88,37 @@ def test_resume_continues_from_the_newest_checkpoint(trained, tmp_path):
     assert json.loads((run / "evaluations.json").read_text())[-1]["timesteps"] == 384
 
 
+def test_resume_falls_back_past_a_truncated_checkpoint(trained, tmp_path, capsys):
+    """A newest checkpoint cut short (a kill mid-write on an older edgegym, a full disk) is
+    skipped with a note: the run resumes from the one before it."""
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    (run / "model.zip").unlink()
+    found = checkpoints(run)
+    assert len(found) >= 2
+    newest = found[-1][1]
+    newest.write_bytes(newest.read_bytes()[:200])
+    argv = ["train", ENV, "--out", str(run), "--resume", "--timesteps", "320", "--no-progress"]
+    assert main(argv) == 0
+    assert "is damaged; using the checkpoint before it" in capsys.readouterr().err
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    assert cfg["runs"][-1]["resumed_from"].endswith(found[-2][1].name)
+    assert not list((run / "checkpoints").glob(".tmp-*"))  # saves go through a rename
+
+
+def test_a_run_that_stopped_before_its_first_checkpoint_says_how_to_restart(
+    trained, tmp_path, capsys
+):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(trained / "config.yaml", run / "config.yaml")
+    rc = main(["train", ENV, "--out", str(run), "--resume", "--no-progress"])
+    assert rc == 2 and f"delete {run} to start it again" in capsys.readouterr().err
+    rc = main(["train", ENV, *SMALL, "--out", str(run), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "stopped before its first checkpoint" in err
+
+
 def test_init_from_starts_a_new_run_from_trained_weights(trained, tmp_path, capsys):
     """--init-from copies the policy (the new run's first evaluation acts as the source
     does), skips nothing else, records the source; another policy is refused before any

@@ -45,5 +45,5 @@ def test_thief_delta_follows_the_share_quantum():
     assert make_policy("thief", gym.make("edgegym/ContinualLearning-v0")).delta == 0.1
     fine = gym.make("edgegym/ContinualLearning-v0", share_quantum=0.05)
     assert make_policy("thief", fine).delta == pytest.approx(0.1)
-    with pytest.raises(ValueError, match="delta=0.1 must be a positive multiple of the quantum"):
+    with pytest.raises(ValueError, match=r"delta=0\.1 must be a positive multiple of the quantum"):
         make_policy("thief:delta=0.1", env)

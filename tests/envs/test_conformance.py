@@ -337,7 +337,7 @@ def test_wrong_shape_is_rejected(env_id, variant):
 # ----------------------------------------------------------------------- episode end
 @pytest.mark.parametrize(("env_id", "variant"), CASES)
 def test_terminates_after_last_window(env_id, variant):
-    env = make(env_id, variant)
+    env = make(env_id, variant, record_timeline=True)  # DAG: keeps the requests' schedules
     u = env.unwrapped
     if hasattr(u, "n_requests"):  # one admit step per request, one place step per node
         traj = rollout(env, 0, 1)

@@ -13,7 +13,7 @@ from edgegym.scenarios import ScenarioError, load
 
 
 def test_random_actions_never_violate_precedence_transfer_or_capacity(check_schedule):
-    env = DAGOffloadEnv(requests=40, duration_s=20.0)
+    env = DAGOffloadEnv(record_timeline=True, requests=40, duration_s=20.0)
     rng = np.random.default_rng(0)
     env.reset(seed=1)
     term = False
@@ -28,7 +28,7 @@ def test_random_actions_never_violate_precedence_transfer_or_capacity(check_sche
 def test_epochs_follow_algorithm_3():
     """Each place epoch presents the head that can start earliest; arrivals come first when
     they are earlier; rewards add up to the per-request objective."""
-    env = DAGOffloadEnv(requests=60, duration_s=10.0)
+    env = DAGOffloadEnv(record_timeline=True, requests=60, duration_s=10.0)
     env.reset(seed=3)
     rng = np.random.default_rng(3)
     term, total, admitted, seen = False, 0.0, 0, []
@@ -57,7 +57,9 @@ def test_epochs_follow_algorithm_3():
 
 
 def test_a_min_is_never_violated():
-    env = DAGOffloadEnv(requests=60, duration_s=3000.0, a_min=0.7, pool_from_inputs=False)
+    env = DAGOffloadEnv(
+        record_timeline=True, requests=60, duration_s=3000.0, a_min=0.7, pool_from_inputs=False
+    )
     env.reset(seed=0)
     term = False
     while not term:
@@ -71,7 +73,7 @@ def test_a_min_is_never_violated():
 @pytest.mark.parametrize("name", ["list", "srs", "mrs"])
 def test_policies_beat_random_on_the_objective(name):
     def run(policy):
-        env = DAGOffloadEnv(requests=60, duration_s=20.0)
+        env = DAGOffloadEnv(record_timeline=True, requests=60, duration_s=20.0)
         pol = make_policy(policy, env)
         obs, _ = env.reset(seed=0)
         pol.reset(0)
@@ -99,7 +101,9 @@ def test_mrs_policy_reproduces_algorithm_3_on_a_batch(check_schedule, spec, rule
     Algorithm 2, from the accuracies each request sees at its admission."""
     from edgegym.baselines.dag import mrs_schedule
 
-    env = DAGOffloadEnv(requests=6, duration_s=1e-9, a_min=0.0, pool_from_inputs=pools)
+    env = DAGOffloadEnv(
+        record_timeline=True, requests=6, duration_s=1e-9, a_min=0.0, pool_from_inputs=pools
+    )
     pol = make_policy(spec, env)
     obs, _ = env.reset(seed=4)
     env.times[:] = 0.0
@@ -140,13 +144,13 @@ def _write(tmp_path, edges):
 )
 def test_malformed_dag_in_scenario_is_a_clear_error(tmp_path, edges, needle):
     with pytest.raises(ScenarioError, match=needle) as err:
-        DAGOffloadEnv(_write(tmp_path, edges))
+        DAGOffloadEnv(_write(tmp_path, edges), record_timeline=True)
     assert "image-processing" in str(err.value) and "bad.yaml" in str(err.value)
 
 
 @pytest.mark.parametrize("name", ["list", "srs", "mrs", "pass", "ekya-dag", "adainf"])
 def test_dag_policies_give_valid_actions(name):
-    env = DAGOffloadEnv(requests=25, duration_s=200.0)
+    env = DAGOffloadEnv(record_timeline=True, requests=25, duration_s=200.0)
     pol = make_policy(name, env)
     obs, _ = env.reset(seed=2)
     pol.reset(2)
@@ -168,7 +172,7 @@ def test_pool_of_drifted_samples_limits_retraining(tmp_path):
         m["pool_mb_per_s"] = 0.5
     path = tmp_path / "pool.yaml"
     path.write_text(yaml.safe_dump(raw))
-    env = DAGOffloadEnv(str(path), requests=30)
+    env = DAGOffloadEnv(str(path), record_timeline=True, requests=30)
     env.reset(seed=0)
     snap = env.sim_state()
     t, full = snap.time_s, env.options
@@ -190,7 +194,9 @@ def test_pool_of_drifted_samples_limits_retraining(tmp_path):
 
 
 def test_pool_from_inputs_grows_with_requests_and_empties_on_retraining():
-    env = DAGOffloadEnv(requests=30)  # the bundled scenario pools request inputs
+    env = DAGOffloadEnv(
+        record_timeline=True, requests=30
+    )  # the bundled scenario pools request inputs
     env.reset(seed=0)
     snap = env.sim_state()
     assert all(o.workload == 0 for row in snap.options for o in row)  # nothing seen yet
@@ -204,7 +210,10 @@ def test_pool_from_inputs_grows_with_requests_and_empties_on_retraining():
 
 def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
     env = DAGOffloadEnv(
-        requests=12, theta=3.0, **{"objective.energy": 0.5, "objective.completion": 2.0}
+        record_timeline=True,
+        requests=12,
+        theta=3.0,
+        **{"objective.energy": 0.5, "objective.completion": 2.0},
     )
     _, info = env.reset(seed=1)
     done, seen_energy = False, False
@@ -217,4 +226,4 @@ def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
         seen_energy |= t["energy"] < 0
     assert seen_energy  # placements cost energy, so the energy weight matters
     with pytest.raises(ValueError, match=r"objective\.power"):
-        DAGOffloadEnv(requests=12, **{"objective.power": 1.0})
+        DAGOffloadEnv(record_timeline=True, requests=12, **{"objective.power": 1.0})

@@ -24,7 +24,7 @@ def test_vector_info_and_theta_weighted_rewards_equal_single_envs() -> None:
     n = 3
     vec = DAGOffloadVectorEnv(num_envs=n, **kwargs)
     assert vec.reward_weights == {"completion": 1.0, "accuracy": 3.0, "energy": 0.5}
-    singles = [DAGOffloadEnv(**kwargs) for _ in range(n)]
+    singles = [DAGOffloadEnv(record_timeline=True, **kwargs) for _ in range(n)]
     _, info = vec.reset(seed=5)
     for i, env in enumerate(singles):
         _, inf = env.reset(seed=5 + i)

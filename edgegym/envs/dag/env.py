@@ -166,8 +166,9 @@ class DAGOffloadEnv(EdgeEnv):
 
     Args:
         scenario: Bundled name or path (family ``dag``).
-        record_timeline: Accepted for the evaluator; every request's schedule is kept in
-            ``env.unwrapped.schedules`` anyway.
+        record_timeline: Keep every finished request's schedule and record
+            (``env.unwrapped.schedules``, ``env.unwrapped.records``; about 5 kB a request).
+            Off by default, so an episode's memory does not grow with its requests.
         render_mode: ``None``, ``"ansi"`` (one line: the epoch and the request counts),
             ``"rgb_array"`` (a 640x360 frame: each server's backlog, and the requests
             admitted, pending and completed with their mean completion time;
@@ -187,14 +188,14 @@ class DAGOffloadEnv(EdgeEnv):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        self.record_timeline = record_timeline  # schedules are always kept in `schedules`
+        self.record_timeline = record_timeline
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
         self.params = p = dag_params(sc)
         # Per-env objects: the fastest for one env (the vector env runs the array dynamics).
-        self.dynamics = ObjectDAGDynamics()
+        self.dynamics = ObjectDAGDynamics(keep_history=record_timeline)
         self.e = p.e
         self.gpu = get_gpu(sc["servers"]["gpu"])
         self.power = p.power
@@ -243,13 +244,27 @@ class DAGOffloadEnv(EdgeEnv):
 
     @property
     def schedules(self) -> list[RequestSchedule]:
-        """Every finished request's schedule, in completion order."""
+        """Every finished request's schedule, in completion order (``record_timeline``)."""
+        self._need_history("schedules")
         return self.state.schedules[0]
+
+    def _need_history(self, what: str) -> None:
+        if not self.record_timeline:
+            raise RuntimeError(
+                f"env.{what} needs DAGOffloadEnv(record_timeline=True) (or gym.make(..., "
+                "record_timeline=True)): finished requests are not kept otherwise"
+            )
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        """One entry per finished request (completion order)."""
+        """One entry per finished request (completion order; ``record_timeline``)."""
+        self._need_history("records")
         return self.state.records[0]
+
+    @property
+    def completed(self) -> int:
+        """Requests finished so far."""
+        return self._next - len(self.pending) if self._next >= 0 else 0
 
     @property
     def times(self) -> np.ndarray:
@@ -422,7 +437,7 @@ class DAGOffloadEnv(EdgeEnv):
         )
         return (
             f"t={self.now:.2f}s {what}; admitted {self._next}/{self.n_requests}, "
-            f"pending {len(self.pending)}, completed {len(self.records)}"
+            f"pending {len(self.pending)}, completed {self.completed}"
         )
 
     def _frame_panels(self) -> tuple[str, list[Panel]]:
@@ -448,8 +463,8 @@ class DAGOffloadEnv(EdgeEnv):
             ylabel="seconds until free",
             ymax_min=1.0,
         )
-        done = len(self.records)
-        mean = f"{np.mean([r['completion_s'] for r in self.records]):.2f} s" if done else "-"
+        done = self.completed
+        mean = f"{float(self.state.total_completion[0]) / done:.2f} s" if done else "-"
         requests = Panel(
             f"requests of {self.n_requests} (mean completion {mean})",
             ["admitted", "pending", "completed"],
