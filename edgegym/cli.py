@@ -188,7 +188,12 @@ def _input_files(scenario: str | None, policies: Sequence[str]) -> list[str]:
 # ----------------------------------------------------------------------------- commands
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """``edgegym evaluate``: run the evaluator, print the table, write JSON and a plot."""
-    from edgegym.evaluation import check_env_id, default_scenario, evaluate
+    from edgegym.evaluation import (
+        EvaluationInterrupted,
+        check_env_id,
+        default_scenario,
+        evaluate,
+    )
 
     try:
         check_env_id(args.env_id)
@@ -225,6 +230,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:  # unknown policy / scenario, bad override (ScenarioError)
         raise UsageError(str(exc)) from None
+    except EvaluationInterrupted as stop:
+        done = sum(len(r.get("per_episode", [])) for r in stop.result.results)
+        if args.json and done:
+            stop.result.to_json(args.json)
+            print(f"{PROG}: interrupted; kept {done} finished episode(s) in {args.json}",
+                  file=sys.stderr)  # fmt: skip
+        else:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     print(result.table())
     if args.json:
         result.to_json(args.json)

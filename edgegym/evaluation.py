@@ -459,6 +459,8 @@ def evaluate(
         An :class:`EvalResult`.
 
     Raises:
+        EvaluationInterrupted: Ctrl-C (a ``KeyboardInterrupt``) in a serial run; its
+            ``result`` keeps the finished episodes.
         ValueError: Unknown environment id or policy, bad episode count or seed.
         ScenarioError: Unknown scenario or invalid override (a ``ValueError`` too).
         RayMissingError: ``ray`` is set and Ray is not installed (an ``ImportError``).
@@ -547,6 +549,12 @@ def evaluate(
             for i, s in enumerate(seeds):
                 try:
                     per_episode.append(_run_episode(env, policy, s))
+                except KeyboardInterrupt:
+                    if per_episode:  # keep what this policy finished
+                        entry = _summarise(name, per_episode)
+                        entry["error"] = f"interrupted after {len(per_episode)} episode(s)"
+                        result.results.append(entry)
+                    raise EvaluationInterrupted(result) from None
                 except Exception as exc:
                     error = _error_text(exc, s)
                     bar.update(len(seeds) - i)
@@ -567,6 +575,15 @@ def evaluate(
         for _, env, _ in built:
             env.close()
     return result
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`evaluate` (serial): ``result`` holds every finished episode (a
+    policy cut short keeps its episodes with an ``"error"`` saying so)."""
+
+    def __init__(self, result: EvalResult) -> None:
+        super().__init__("evaluation interrupted")
+        self.result = result
 
 
 def _error_text(exc: BaseException, seed: int) -> str:

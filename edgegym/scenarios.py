@@ -673,7 +673,7 @@ class DAGModel(Record):
     """One of a DAG scenario's ``models`` (name -> accuracy profile)."""
 
     start_accuracy: Unit
-    ceiling: Unit
+    ceiling: UnitOpen  # an accuracy ceiling of 0 is no model (and divides the features)
     drift_per_s: Annotated[float, Range(0.0, 1.0)] = 0.0005
     floor: Unit = 0.3
     size_mb: Annotated[float, Range(0.0, 1e5)] = 20.0

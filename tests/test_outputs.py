@@ -117,3 +117,32 @@ def test_a_scenario_folder_is_one_line(tmp_path, capsys):
     assert cli.main(["evaluate", ENV, "--scenario", str(tmp_path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "is a folder" in err and err.count("\n") == 1
+
+
+def test_interrupted_evaluate_keeps_the_episodes_it_finished(tmp_path, monkeypatch, capsys):
+    """Ctrl-C in the third episode: exit 130, one line, and --json holds the two finished
+    episodes (the policy cut short says so)."""
+    import json
+
+    import edgegym.evaluation as ev
+    from edgegym.cli import main
+
+    real, calls = ev._run_episode, []
+
+    def stop_third(env, policy, seed):
+        calls.append(seed)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(env, policy, seed)
+
+    monkeypatch.setattr(ev, "_run_episode", stop_third)
+    out = tmp_path / "kept.json"
+    argv = ["evaluate", "edgegym/EnergyFairShare-v0", "--policy", "etf", "--policy", "random"]
+    rc = main([*argv, "--episodes", "2", "--json", str(out), "--no-progress"])
+    assert rc == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"edgegym: interrupted; kept 2 finished episode(s) in {out}"]
+    data = json.loads(out.read_text())
+    assert data["edgegym_output"] == "evaluation"
+    assert [r["policy"] for r in data["results"]] == ["etf"]
+    assert [e["seed"] for e in data["results"][0]["per_episode"]] == [0, 1]

@@ -78,6 +78,10 @@ __all__ = [
 ]
 
 #: A file path, relative ones resolved against the scenario file's directory.
+#: Mean arrival rate, requests per second: bounded because the samplers (numpy's Poisson)
+#: refuse rates near 1e19 per step, and 10^6 requests/s is far beyond any edge server.
+Rate = Annotated[float, Range(0.0, 1e6)]
+
 FilePath = Annotated[Path, Expect("a file path string")]
 
 
@@ -124,7 +128,7 @@ class PoissonSpec(ArrivalSpec):
     """``{"kind": "poisson", "rate": R}``: :class:`~edgegym.workload.processes.Poisson`."""
 
     kind: Literal["poisson"]
-    rate: NonNegative
+    rate: Rate
 
     def build(self, base_dir: Path | None, where: str) -> ArrivalProcess:
         """The Poisson process (see :meth:`ArrivalSpec.build`)."""
@@ -165,7 +169,7 @@ class DiurnalSpec(ArrivalSpec):
     :class:`~edgegym.workload.processes.Diurnal`."""
 
     kind: Literal["diurnal"]
-    rate: NonNegative
+    rate: Rate
     amplitude: Amplitude
     period_s: Positive
     phase: Finite = 0.0
@@ -232,7 +236,7 @@ class AzureSpec(ArrivalSpec):
     (parameters and defaults there)."""
 
     kind: Literal["azure"]
-    rate: NonNegative
+    rate: Rate
     sigma: LogSigma = _default(AzureLike, "sigma")
     corr_s: Positive = _default(AzureLike, "corr_s")
     jitter: LogSigma = _default(AzureLike, "jitter")
@@ -250,7 +254,7 @@ class AlibabaSpec(ArrivalSpec):
     (parameters and defaults there)."""
 
     kind: Literal["alibaba"]
-    rate: NonNegative
+    rate: Rate
     level_sigma: LogSigma = _default(AlibabaLike, "level_sigma")
     level_dwell_s: Positive = _default(AlibabaLike, "level_dwell_s")
     sigma: LogSigma = _default(AlibabaLike, "sigma")

@@ -371,7 +371,7 @@ def test_make_arrival_builds_each_kind() -> None:
         ({"rate": 1}, r"arrival\.kind: missing"),
         ([1, 2], r"arrival: must be a mapping"),
         ({"kind": "poisson"}, r"arrival\.rate: missing"),
-        ({"kind": "poisson", "rate": -1}, r"arrival\.rate: .*>= 0.*-1"),
+        ({"kind": "poisson", "rate": -1}, r"arrival\.rate: .*in \[0\.0, 1000000\.0\], got -1"),
         ({"kind": "poisson", "rate": "30"}, r"arrival\.rate: must be a finite number"),
         ({"kind": "poisson", "rate": True}, r"arrival\.rate"),
         ({"kind": "poisson", "rate": 1, "rat": 2}, r"unknown field 'rat'.*kind, rate"),
