@@ -749,6 +749,20 @@ class DAGScenario(ScenarioModel):
     @model_validator(mode="after")
     def _across_sections(self) -> DAGScenario:
         _unique_names(self.retrain_configs, "retrain_configs")
+        units = self.servers.gpus_per_server * self.servers.units_per_gpu
+        for h, cfg in enumerate(self.retrain_configs):
+            if cfg.demand > units:
+                raise rule(
+                    f"{cfg.demand:g} units exceed a server's {units} (servers.gpus_per_server "
+                    "x units_per_gpu): no server could run the retraining",
+                    field=f"retrain_configs[{h}].demand",
+                )
+        for name, m in self.models.items():
+            if m.start_accuracy > m.ceiling:
+                raise rule(
+                    f"{m.start_accuracy:g} is above the model's ceiling {m.ceiling:g}",
+                    field=f"models.{name}.start_accuracy",
+                )
         for a, app in enumerate(self.applications):
             where = f"applications[{a}]"
             app.name = app.name or f"app{a}"
@@ -758,6 +772,19 @@ class DAGScenario(ScenarioModel):
                         f"must be one of {', '.join(self.models)}, got {task.model!r}",
                         field=f"{where}.tasks[{i}].model",
                     )
+                if task.demand > units:
+                    raise rule(
+                        f"{task.demand:g} units exceed a server's {units} (servers."
+                        "gpus_per_server x units_per_gpu): no server could run the task",
+                        field=f"{where}.tasks[{i}].demand",
+                    )
+            for j, edge in enumerate(app.edges):
+                for end in edge[:2]:
+                    if not float(end).is_integer():
+                        raise rule(
+                            f"task indices must be whole numbers, got {end:g}",
+                            field=f"{where}.edges[{j}]",
+                        )
             if len(app.tasks) > self.max_nodes:
                 raise rule(
                     f"{len(app.tasks)} tasks exceed max_nodes = {self.max_nodes}", field=where

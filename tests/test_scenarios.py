@@ -418,7 +418,7 @@ def test_nan_and_inf_are_rejected_naming_the_field(name, overrides, needles):
         ("srs-edge-5apps", lambda r: r["applications"][0]["tasks"][0].update(workload=INF),
          ["applications[0].tasks[0].workload", "inf"]),
         ("srs-edge-5apps", lambda r: r["models"][next(iter(r["models"]))].update(ceiling=NAN),
-         ["ceiling", "nan", "[0.0, 1.0]"]),
+         ["ceiling", "nan", "(0.0, 1.0]"]),
         ("etf-dynamic-3", lambda r: r["tenants"][0].update(weight=NAN), ["tenants[0].weight"]),
     ],
 )  # fmt: skip
@@ -472,7 +472,7 @@ def test_typo_in_a_nested_record_is_named(tmp_path, name, edit, needles):
          ["tenants[1].batch", "[1, 64]"]),
         ("migrator-w1", lambda r: r.update(preinit="yes"), ["preinit", "true or false", "'yes'"]),
         ("migrator-w1", lambda r: r["tenants"][0]["arrival"].update(rate=-1),
-         ["tenants[0].arrival.rate", ">= 0", "-1"]),
+         ["tenants[0].arrival.rate", "[0.0, 1000000.0]", "-1"]),
     ],
 )  # fmt: skip
 def test_out_of_range_values_name_the_range(tmp_path, name, edit, needles):
@@ -510,3 +510,36 @@ def test_deeply_nested_or_binary_files_are_one_line(tmp_path):
     binary.write_bytes(bytes([0xFF, 0xFE, 0x00, 0x81]) * 20)
     with pytest.raises(scenarios.ScenarioError, match=r"bin\.yaml: not a text file"):
         scenarios.load(binary)
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        (lambda r: r["applications"][0]["edges"][0].__setitem__(0, 0.7),
+         ["applications[0].edges[0]", "whole numbers", "0.7"]),
+        (lambda r: r["applications"][0]["tasks"][0].__setitem__("demand", 5),
+         ["applications[0].tasks[0].demand", "exceed a server's 4"]),
+        (lambda r: r["retrain_configs"][0].__setitem__("demand", 9),
+         ["retrain_configs[0].demand", "no server could run"]),
+        (lambda r: next(iter(r["models"].values())).__setitem__("start_accuracy", 0.99),
+         ["start_accuracy", "above the model's ceiling"]),
+    ],
+)  # fmt: skip
+def test_dag_cross_field_consistency_is_checked(tmp_path, change, needles):
+    """Inconsistent DAG scenarios are refused naming the field: a fractional edge index (it
+    was truncated), a task or retraining no server can hold (every return was '-'), a start
+    accuracy above the ceiling."""
+    import copy
+
+    import yaml
+
+    from edgegym.scenarios import resolve
+
+    raw = copy.deepcopy(yaml.safe_load(resolve("srs-edge-5apps").read_text()))
+    change(raw)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    assert all(n in str(err.value) for n in needles), str(err.value)
+    assert str(err.value).startswith(str(path))
