@@ -254,7 +254,7 @@ class PPOPolicy:
         if self.maskable:
             mask = self.joint.mask(md_mask) if self.joint else md_mask
             if self.action_map is not None:
-                mask = np.where(self.action_map >= 0, mask[self.action_map], False)
+                mask = JointActions.mask_through(mask, self.action_map)
             kwargs["action_masks"] = mask if self.hint is None else np.append(mask, True)
         action, _ = self.predictor.predict(obs, deterministic=deterministic, **kwargs)
         if self.joint is not None:

@@ -582,8 +582,10 @@ class Aligned(gym.Wrapper):
 
     def action_masks(self) -> np.ndarray:
         """The reference-sized ``Discrete`` mask (actions this scenario lacks: False)."""
+        from edgegym.wrappers import JointActions
+
         mask = np.asarray(self.env.get_wrapper_attr("action_masks")(), dtype=bool)
-        return np.where(self.action_map >= 0, mask[np.maximum(self.action_map, 0)], False)
+        return JointActions.mask_through(mask, self.action_map)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         if "action_mask" in info:

@@ -294,6 +294,12 @@ class JointActions:
         where = {label: i for i, label in enumerate(other.labels)}
         return np.array([where.get(label, -1) for label in self.labels], dtype=np.int64)
 
+    @staticmethod
+    def mask_through(mask: np.ndarray, index_map: np.ndarray) -> np.ndarray:
+        """A mask of another list seen through :meth:`translate`'s ``index_map``: entry
+        ``i`` is ``mask[index_map[i]]``, False where ``index_map[i]`` is -1."""
+        return np.where(index_map >= 0, mask[np.maximum(index_map, 0)], False)
+
     def fingerprint(self) -> str:
         """SHA-1 of the list (``nvec`` and the table): changes whenever the actions do."""
         h = hashlib.sha1(self.nvec.tobytes())

@@ -57,7 +57,7 @@ _REPR.maxlist = 6
 _MAX_LINES = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Range:
     """An interval a number must lie in; pydantic metadata of a ``float`` or ``int`` field.
 
@@ -77,6 +77,17 @@ class Range:
     hi: float | None = None
     lo_open: bool = False
     hi_open: bool = False
+
+    def _key(self) -> tuple[Any, ...]:
+        # The bounds' types count: Range(0, 1) and Range(0.0, 1.0) print differently, and
+        # typing caches Annotated[...] by equality, so equal ranges would share one text.
+        return (type(self.lo), self.lo, type(self.hi), self.hi, self.lo_open, self.hi_open)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Range) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def text(self) -> str:
         """The interval in words: ``in [0, 1)``, ``>= 0``, ``> 0``, ``<= 1`` or ``""``."""
