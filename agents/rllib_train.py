@@ -63,6 +63,7 @@ from gymnasium import spaces
 
 from edgegym.evaluation import make_env
 from edgegym.families import FAMILIES
+from edgegym.outputs import write_atomic
 from edgegym.parallel import RAY_HINT, RayMissingError, init_ray, require_ray
 
 MODEL_DIR = "model"
@@ -452,7 +453,7 @@ def train_rllib(
             baseline_return = record.get("baseline_return")
             done_at = record["timesteps"] = steps
             evaluations.append(record)
-            (out / "evaluations.json").write_text(json.dumps(evaluations, indent=2) + "\n")
+            write_atomic(out / "evaluations.json", json.dumps(evaluations, indent=2) + "\n")
             logger.record("eval/mean_return", record["ppo_return"])
             logger.record("eval/std_return", record["ppo_std"])
             if record.get("baseline_return") is not None:

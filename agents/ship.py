@@ -37,6 +37,9 @@ from edgegym.agents.policy import (
     read_config,
     resolve_model_path,
 )
+from edgegym.agents.train import save_model
+
+from edgegym.outputs import write_atomic
 
 #: Above this size :func:`ship` warns (a shipped model should stay small).
 MAX_SHIPPED_BYTES = 400_000
@@ -128,7 +131,7 @@ def ship(
     strip_optimizer(loaded)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "model.zip"
-    loaded.save(str(out))
+    save_model(loaded, out)
     record = training_record(config)
     config["shipped"] = {
         "from": str(run),
@@ -141,9 +144,7 @@ def ship(
     if selected is not None:
         config["shipped"]["selected"] = selected
     config["shipped"]["notes"] = [str(n) for n in notes]
-    tmp = dest / "config.yaml.tmp"
-    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
-    tmp.replace(dest / "config.yaml")
+    write_atomic(dest / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     size = out.stat().st_size
     if size > MAX_SHIPPED_BYTES:
         print(

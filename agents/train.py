@@ -308,9 +308,7 @@ def _space_record(space: gym.Space) -> Any:
 
 
 def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(_plain(data), sort_keys=False))
-    tmp.replace(path)
+    write_atomic(path, yaml.safe_dump(_plain(data), sort_keys=False))
 
 
 def _plain(obj: Any) -> Any:
@@ -740,6 +738,14 @@ def new_config(
         raise ConfigError(
             f"{out} already holds a training run; pass --resume to continue it, or "
             "choose another --out"
+        )
+    foreign = [
+        n for n in ("best_model.zip", "evaluations.json", "checkpoints") if (out / n).exists()
+    ]
+    if foreign:
+        raise ConfigError(
+            f"{out} holds {', '.join(foreign)} but no training run (no {CONFIG_NAME}); a new run "
+            "would overwrite them: choose another --out"
         )
     hp = load_hyperparams(family, hyperparams_file, hyperparams)
     if timesteps is not None:

@@ -12,17 +12,15 @@ to a JSON file.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from benchmarks import env_throughput, migrator, mrs, thief, vector_envs
-from benchmarks.common import machine_info, pinned_to_one_core
-from edgegym.outputs import check_output_path
+from benchmarks.common import add_json_arguments, json_problem, machine_info, pinned_to_one_core
+from edgegym.outputs import run_command, write_json
 
 PROG = "python -m benchmarks"
 DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)
@@ -67,7 +65,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "vector env), Ekya's thief decision time, the MIGRator planner's decision time and "
         "optimality on W1, and MRS scheduling time for 1000 DAG requests (200 with --quick).",
     )
-    parser.add_argument("--json", type=Path, metavar="PATH", help="write all numbers here")
+    add_json_arguments(parser)
     parser.add_argument(
         "--quick", action="store_true", help="small sizes for a smoke test (under a minute)"
     )
@@ -77,12 +75,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="do not pin the process to one CPU core (pinned by default where supported)",
     )
     args = parser.parse_args(argv)
-    if args.json is not None:
-        try:  # before any measuring, so that a bad path never costs a run
-            check_output_path(args.json, flag="--json")
-        except ValueError as exc:
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+    if problem := json_problem(args):
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     return args
 
 
@@ -156,8 +151,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results["wall_s"] = time.perf_counter() - started
     print(f"\ntotal {results['wall_s']:.1f} s")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, results, "benchmark")
         print(f"wrote {args.json}")
     return results
 
@@ -193,5 +187,5 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["soak"]:  # python -m benchmarks soak ...: the long-run memory check
         from benchmarks import soak
 
-        sys.exit(soak.main(sys.argv[2:]))
-    main()
+        sys.exit(run_command(lambda: soak.main(sys.argv[2:]), soak.PROG))
+    sys.exit(run_command(main, PROG))

@@ -66,3 +66,27 @@ def machine_info() -> dict[str, Any]:
         "gymnasium": gymnasium.__version__,
         "edgegym": edgegym_version,
     }
+
+
+def add_json_arguments(parser: Any) -> None:
+    """``--json PATH`` and ``--force`` of every benchmark."""
+    from pathlib import Path
+
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the numbers here")
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite a --json file edgegym did not write"
+    )
+
+
+def json_problem(args: Any) -> str | None:
+    """Why ``args.json`` cannot take the benchmark's numbers (checked before any measuring,
+    so a bad path never costs a run), or ``None``."""
+    from edgegym.outputs import check_output_path
+
+    if args.json is None:
+        return None
+    try:
+        check_output_path(args.json, flag="--json", kind="benchmark", force=args.force)
+    except ValueError as exc:
+        return str(exc)
+    return None

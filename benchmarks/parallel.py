@@ -11,7 +11,6 @@ scenario, DAG at 200 requests) with 2 episodes. Results: docs/ray.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -20,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import machine_info
+from benchmarks.common import add_json_arguments, json_problem, machine_info
 from edgegym import leaderboard as lb
+from edgegym.outputs import run_command, write_json
 from edgegym.parallel import RayMissingError, init_ray
 
 PROG = "python -m benchmarks.parallel"
@@ -56,10 +56,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--episodes", type=int, default=2, help="episodes per policy and scenario")
     ap.add_argument("--scenarios", help="comma-separated scenarios (default: --quick's)")
     ap.add_argument("--no-ray", action="store_true", help="leave the Ray run out")
-    ap.add_argument("--json", type=Path, metavar="PATH", help="write the numbers here")
+    add_json_arguments(ap)
     args = ap.parse_args(argv)
     if args.workers < 1 or args.episodes < 1:
         ap.error("--workers and --episodes must be >= 1")
+    if problem := json_problem(args):
+        ap.error(problem)
     names = [s for s in (args.scenarios or "").split(",") if s]
     cells = lb.plan(None, names or None, quick=not names)
     result: dict[str, Any] = {
@@ -99,12 +101,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         lines.append(f"ray: left out ({result['ray_left_out']})")
     print("\n".join(lines))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.json, result, "benchmark")
     if not all(r["same_numbers"] for r in result["runs"].values()):
         print(f"{PROG}: error: the runs wrote different numbers", file=sys.stderr)
     return result
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_command(main, PROG))

@@ -23,9 +23,9 @@ import gymnasium as gym
 import numpy as np
 
 import edgegym  # noqa: F401  (registers the ids)
-from benchmarks.common import machine_info
+from benchmarks.common import add_json_arguments, json_problem, machine_info
 from edgegym.envs import ENV_IDS
-from edgegym.outputs import check_output_path, write_json
+from edgegym.outputs import run_command, write_json
 
 PROG = "python -m benchmarks soak"
 #: Share of the steps before the memory baseline is taken.
@@ -126,8 +126,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--steps", type=int_in(1), default=1_000_000, help="steps per family")
     ap.add_argument("--num-envs", type=int_in(1, 4096), default=64, help="vector size")
     ap.add_argument("--families", help="comma-separated ids' families (default: all)")
-    ap.add_argument("--json", type=Path, metavar="PATH", help="write the numbers here")
-    ap.add_argument("--force", action="store_true", help="overwrite a foreign --json file")
+    add_json_arguments(ap)
     return ap.parse_args(argv)
 
 
@@ -137,12 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    if args.json is not None:
-        try:
-            check_output_path(args.json, kind="benchmark", force=args.force)
-        except ValueError as exc:
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
-            return 2
+    if problem := json_problem(args):
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 2
     wanted = None if not args.families else set(args.families.split(","))
     rows = []
     print(f"{'env':34} {'steps':>9} {'episodes':>8} {'steps/s':>9} {'RSS MiB':>8} {'growth':>7}")
@@ -162,4 +158,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, PROG))

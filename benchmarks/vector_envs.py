@@ -16,6 +16,7 @@ to ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import edgegym  # noqa: F401  (registers the ids)
 from benchmarks.common import machine_info, median, pinned_to_one_core
 from edgegym.families import FAMILIES
+from edgegym.outputs import run_command
 
 SIZES = (1, 16, 256)
 
@@ -203,4 +205,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_command(main, "python -m benchmarks.vector_envs"))

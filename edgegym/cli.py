@@ -373,7 +373,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from edgegym.real import TINY_SCENARIO
     from edgegym.real.profile import profile
 
-    _check_outputs((args.out, "--out"))
+    _check_outputs((args.out, "--out", "scenario"), force=args.force, inputs=[args.base])
     try:
         sc = profile(
             args.out, device=args.device, base_scenario=args.base or TINY_SCENARIO, seed=args.seed
@@ -593,6 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pr.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     pr.add_argument("--out", required=True, metavar="PATH", help="scenario file to write")
+    pr.add_argument(
+        "--force", action="store_true", help="overwrite an --out file edgegym did not write"
+    )
     pr.add_argument("--base", metavar="SCENARIO", help="continual scenario file to measure")
     pr.add_argument("--seed", type=int_in(0), default=0, help="seed of data and networks")
     pr.set_defaults(func=cmd_profile)

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -459,8 +460,8 @@ def evaluate(
         An :class:`EvalResult`.
 
     Raises:
-        EvaluationInterrupted: Ctrl-C (a ``KeyboardInterrupt``) in a serial run; its
-            ``result`` keeps the finished episodes.
+        EvaluationInterrupted: Ctrl-C (a ``KeyboardInterrupt``); its
+            ``result`` keeps the finished episodes (serial, pool or Ray).
         ValueError: Unknown environment id or policy, bad episode count or seed.
         ScenarioError: Unknown scenario or invalid override (a ``ValueError`` too).
         RayMissingError: ``ray`` is set and Ray is not installed (an ``ImportError``).
@@ -515,7 +516,7 @@ def evaluate(
     from tqdm.auto import tqdm
 
     if ray is not None or workers != 1:
-        from edgegym.parallel import Runner
+        from edgegym.parallel import MapInterrupted, Runner
 
         for _, env, _ in built:
             env.close()
@@ -525,13 +526,25 @@ def evaluate(
             for (_, spec) in items
             for i, s in enumerate(seeds)
         ]
-        outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
+        try:
+            outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
+        except MapInterrupted as stop:
+            outcomes, interrupted = stop.results, True
+        else:
+            interrupted = False
         for k, (name, _, _) in enumerate(built):
             mine = outcomes[k * len(seeds) : (k + 1) * len(seeds)]
-            entry = summarise_outcomes(name, mine)
-            if timeline and mine[0].get("timeline") is not None:
-                result.timelines[name] = mine[0]["timeline"]
+            done = list(itertools.takewhile(lambda o: o is not None, mine))
+            if not done:  # interrupted before this policy's first seed finished
+                continue
+            entry = summarise_outcomes(name, done)
+            if len(done) < len(mine) and "error" not in entry:
+                entry["error"] = f"interrupted after {len(done)} episode(s)"
+            if timeline and done[0].get("timeline") is not None:
+                result.timelines[name] = done[0]["timeline"]
             result.results.append(entry)
+        if interrupted:
+            raise EvaluationInterrupted(result)
         return result
 
     bar = tqdm(
@@ -578,8 +591,8 @@ def evaluate(
 
 
 class EvaluationInterrupted(KeyboardInterrupt):
-    """Ctrl-C during :func:`evaluate` (serial): ``result`` holds every finished episode (a
-    policy cut short keeps its episodes with an ``"error"`` saying so)."""
+    """Ctrl-C during :func:`evaluate`: ``result`` holds every finished episode (a policy cut
+    short keeps its episodes up to the first unfinished seed, with an ``"error"`` saying so)."""
 
     def __init__(self, result: EvalResult) -> None:
         super().__init__("evaluation interrupted")

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from edgegym.outputs import check_output_path
+from edgegym.outputs import MARKER, check_output_folder, save_figure, write_json, write_text
 
 #: Scenarios per family when ``--scenarios`` is not given (``None``: every bundled one).
 #: MIGRator plans every window with branch and bound, so the mig family runs its eight
@@ -597,10 +597,14 @@ def save_results(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``leaderboard.json`` atomically (non-finite numbers become ``null``)."""
     from edgegym.evaluation import _jsonable
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(_jsonable(data), indent=1) + "\n")
-    tmp.replace(path)
+    write_json(path, _jsonable({k: v for k, v in data.items() if k != MARKER}), "leaderboard",
+               indent=1)  # fmt: skip
+
+
+def output_files() -> dict[str, str]:
+    """Every file the leaderboard writes into its folder -> its kind of output."""
+    figures = {f"leaderboard-{fam}.png": "figure" for fam in families()}
+    return {JSON_NAME: "leaderboard", MD_NAME: "report", **figures}
 
 
 def run(
@@ -1119,9 +1123,7 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
                 lines += [f"Evaluation failed: {cell['error']}", ""]
                 continue
             lines += [*_cell_table(cell, fam), ""]
-    md = out / MD_NAME
-    md.write_text("\n".join(lines).rstrip() + "\n")
-    return md
+    return write_text(out / MD_NAME, "\n".join(lines).rstrip() + "\n", "report")
 
 
 def _zoom(means: np.ndarray, stds: np.ndarray, names: Sequence[str]) -> tuple[float, float]:
@@ -1207,8 +1209,7 @@ def plot_family(fam: str, cells: Sequence[Mapping[str, Any]], path: Path) -> Pat
         f"{fam} ({families()[fam]})\norange: shipped PPO, green: best baseline, grey: random",
         fontsize=9,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -1261,6 +1262,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite leaderboard.md and the figures from leaderboard.json",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files in --out named like the leaderboard's outputs that edgegym did "
+        "not write",
+    )
     from edgegym.parallel import add_parallel_arguments
 
     add_parallel_arguments(parser, "(scenario, policy, seed) episode")
@@ -1274,7 +1281,7 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
     """
     out = Path(args.out or ("runs/leaderboard-quick" if args.quick else "docs"))
     try:
-        check_output_path(out, folder=True, flag="--out")
+        check_output_folder(out, output_files(), force=args.force)
     except ValueError as exc:
         raise LeaderboardError(str(exc)) from None
     if args.render_only:

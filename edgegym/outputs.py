@@ -8,8 +8,12 @@
   truncated one.
 * :func:`save_figure`: ``savefig`` through a temporary file, with the edgegym marker in the
   figure's metadata (PNG, PDF, SVG), so a later run recognises its own figure.
+* :func:`write_text`: a report or scenario file, atomically, its first line the marker.
+* :func:`check_output_folder`: an output folder and every file a command writes into it.
 
-Every JSON file edgegym writes carries ``"edgegym_output": KIND`` (:data:`MARKER`).
+Every JSON file edgegym writes carries ``"edgegym_output": KIND`` (:data:`MARKER`); Markdown
+and YAML outputs carry it in a first-line comment (``<!-- edgegym_output: report -->``,
+``# edgegym_output: scenario``).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,12 @@ MARKER = "edgegym_output"
 LEGACY_KEYS: dict[str, tuple[str, ...]] = {
     "evaluation": ("env", "scenario", "seeds", "results"),
     "leaderboard": ("edgegym_leaderboard",),
+}
+#: First-line comment that marks a text output, per extension (``{kind}`` filled in).
+TEXT_MARKERS = {
+    ".md": f"<!-- {MARKER}: {{kind}} -->",
+    ".yaml": f"# {MARKER}: {{kind}}",
+    ".yml": f"# {MARKER}: {{kind}}",
 }
 #: Figure formats whose metadata carries the edgegym marker.
 MARKED_FIGURES = (".png", ".pdf", ".svg")
@@ -56,6 +67,13 @@ def is_edgegym_output(path: str | Path, kind: str) -> bool:
             return True
         legacy = LEGACY_KEYS.get(kind)
         return bool(legacy) and MARKER not in data and all(k in data for k in legacy)
+    if p.suffix.lower() in TEXT_MARKERS:
+        try:
+            with p.open(encoding="utf-8") as fh:
+                first = fh.readline(4096).rstrip("\r\n")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return first == TEXT_MARKERS[p.suffix.lower()].format(kind=kind)
     if kind == "figure" and p.suffix.lower() in MARKED_FIGURES:
         try:
             with p.open("rb") as fh:
@@ -139,6 +157,28 @@ def check_output_path(
     return p
 
 
+def check_output_folder(
+    path: str | Path,
+    files: Mapping[str, str],
+    *,
+    flag: str = "--out",
+    force: bool = False,
+    inputs: Iterable[str | Path] = (),
+) -> Path:
+    """``path`` as a :class:`Path` if it can be a command's output folder: a folder there can
+    be written, and every file the command writes into it (``files``: name -> kind, the kind
+    as in :func:`check_output_path`) is new or an edgegym output of that kind (or ``force``).
+
+    Raises:
+        ValueError: Naming the folder or file and what is wrong with it.
+    """
+    out = check_output_path(path, folder=True, flag=flag)
+    inputs = list(inputs)
+    for name, kind in files.items():
+        check_output_path(out / name, flag=flag, kind=kind, force=force, inputs=inputs)
+    return out
+
+
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[str]:
     """A temporary file beside ``path`` (same extension) for the caller to fill; on success it
@@ -183,6 +223,16 @@ def write_json(path: str | Path, data: dict[str, Any], kind: str, indent: int = 
     return text
 
 
+def write_text(path: str | Path, text: str, kind: str) -> Path:
+    """``text`` to ``path`` atomically, its first line the marker of ``kind`` where the format
+    has comments (Markdown, YAML: :data:`TEXT_MARKERS`)."""
+    p = Path(path)
+    marker = TEXT_MARKERS.get(p.suffix.lower())
+    if marker is not None:
+        text = f"{marker.format(kind=kind)}\n{text}"
+    return write_atomic(p, text)
+
+
 def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
     """``fig.savefig`` to ``path`` atomically, with the edgegym marker in its metadata."""
     p = Path(path)
@@ -194,3 +244,15 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
     with _replacing(p) as tmp:
         fig.savefig(tmp, **kwargs)
     return p
+
+
+def run_command(main: Callable[[], Any], prog: str) -> int:
+    """``main()``'s exit code (0 unless it returns an int); Ctrl-C ends it with one line and
+    130 (what was written before stays whole: every writer here replaces its file in one
+    rename)."""
+    try:
+        code = main()
+        return code if isinstance(code, int) else 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -101,6 +102,21 @@ def _indexed(args: tuple[Callable[[Any], Any], int, Any]) -> tuple[int, Any]:
     return index, fn(job)
 
 
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent: a terminal sends SIGINT to the whole process
+    group, and the parent stops the pool (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class MapInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :meth:`Runner.map`: ``results`` holds every finished job's result at its
+    index, ``None`` where the job had not finished."""
+
+    def __init__(self, results: list[Any]) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
 class Runner:
     """Where jobs run: this process (``workers=1``), a spawn process pool (``workers > 1``)
     or Ray tasks (``ray`` set to an address, see :func:`init_ray`).
@@ -154,7 +170,7 @@ class Runner:
                 yield i, fn(job)
         else:
             n = min(self.workers, len(jobs))
-            with mp.get_context("spawn").Pool(n) as pool:
+            with mp.get_context("spawn").Pool(n, initializer=_ignore_sigint) as pool:
                 yield from pool.imap_unordered(_indexed, [(fn, i, j) for i, j in enumerate(jobs)])
 
     def _ray(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Iterator[tuple[int, Any]]:
@@ -183,7 +199,11 @@ class Runner:
         label: str | None = None,
         progress: bool = True,
     ) -> list[Any]:
-        """``[fn(job) for job in jobs]``, run by this runner, with a progress bar."""
+        """``[fn(job) for job in jobs]``, run by this runner, with a progress bar.
+
+        Raises:
+            MapInterrupted: Ctrl-C; it carries the results finished so far.
+        """
         from tqdm.auto import tqdm
 
         jobs = list(jobs)
@@ -194,9 +214,14 @@ class Runner:
             disable=None if progress else True,
             file=sys.stderr,
         ) as bar:
-            for i, result in self.imap_unordered(fn, jobs):
-                out[i] = result
-                bar.update(1)
+            try:
+                for i, result in self.imap_unordered(fn, jobs):
+                    out[i] = result
+                    bar.update(1)
+            except MapInterrupted:
+                raise
+            except KeyboardInterrupt:
+                raise MapInterrupted(out) from None
         return out
 
 

@@ -712,6 +712,9 @@ class DAGApplication(Record):
 
     @model_validator(mode="after")
     def _acyclic(self) -> DAGApplication:
+        for i, (_, _, mb) in enumerate(self.edges):
+            if not 0.0 <= mb <= 1e6:  # as a task's input_mb
+                raise rule(f"edge {i}: MB must be in [0, 1e6], got {mb:g}", field="edges")
         try:
             topological_order(
                 len(self.tasks), [(int(e[0]), int(e[1])) for e in self.edges], self.name or "dag"

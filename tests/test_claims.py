@@ -78,7 +78,7 @@ def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, caps
             update(paper, [_claim(paper, True)], argv[argv.index("--out") + 1])
             return 0
 
-        return type("M", (), {"main": staticmethod(main)})
+        return type("M", (), {"main": staticmethod(main), "OUTPUTS": {f"{paper}.md": "report"}})
 
     def import_module(name: str):
         return fake(name.rsplit(".", 1)[1])

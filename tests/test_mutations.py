@@ -6,7 +6,9 @@ spaces. Anything else (a traceback, a hang, NaN in a reward) fails the test."""
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,15 +37,23 @@ STEPS = 3
 SKIP_HUGE_RUN = {"requests", "quanta", "windows", "streams"}
 
 
+#: ``EDGEGYM_MUTATIONS=all`` mutates every element of every list (minutes); by default the
+#: first and the last, where per-position code (a state after the first, the last tenant,
+#: an edge's second end) differs from the first.
+EVERY_ELEMENT = os.environ.get("EDGEGYM_MUTATIONS") == "all"
+
+
 def _paths(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
-    """Every leaf path of a YAML tree (lists: their first element only)."""
+    """Every leaf path of a YAML tree (lists: see :data:`EVERY_ELEMENT`)."""
     if isinstance(node, dict):
         for k, v in node.items():
             if k in ("provenance", "notes", "description", "name", "family"):
                 continue
             yield from _paths(v, (*prefix, k))
     elif isinstance(node, list) and node:
-        yield from _paths(node[0], (*prefix, 0))
+        picked = range(len(node)) if EVERY_ELEMENT else sorted({0, len(node) - 1})
+        for i in picked:
+            yield from _paths(node[i], (*prefix, i))
     else:
         yield prefix
 
@@ -100,29 +110,38 @@ def _check(env_id: str, path: str, label: str, where: str, key: str) -> str | No
     return None
 
 
-@pytest.mark.parametrize(("env_id", "scenario"), _cases())
-def test_every_field_mutant_is_refused_in_one_line_or_runs_finite(env_id, scenario, tmp_path):
-    raw = yaml.safe_load(resolve(scenario).read_text())
-    path = tmp_path / "mutant.yaml"
+def _field_mutants(env_id: str, raw: Any, path: Any, under: tuple = ()) -> tuple[int, list[str]]:
+    """Every field of ``raw`` under ``under`` x :data:`MUTANTS` and removal: how many
+    mutants, and the problems found."""
     problems = []
     n = 0
     for field in _paths(raw):
+        if field[: len(under)] != under:
+            continue
         where = ".".join(str(p) for p in field)
         mutants: list[tuple[str, Any, bool]] = [(lab, v, False) for lab, v in MUTANTS]
         mutants += [("missing", None, True)]
         if field and field[-1] in SKIP_HUGE_RUN:
             mutants = [m for m in mutants if m[0] != "huge"]
         for label, value, delete in mutants:
-            tree = yaml.safe_load(resolve(scenario).read_text())
+            tree = copy.deepcopy(raw)
             _set(tree, field, value, delete)
             path.write_text(yaml.safe_dump(tree))
             n += 1
             key = next((str(k) for k in reversed(field) if isinstance(k, str)), "")
             if (p := _check(env_id, str(path), label, where, key)) is not None:
                 problems.append(p)
+    return n, problems
+
+
+@pytest.mark.parametrize(("env_id", "scenario"), _cases())
+def test_every_field_mutant_is_refused_in_one_line_or_runs_finite(env_id, scenario, tmp_path):
+    raw = yaml.safe_load(resolve(scenario).read_text())
+    path = tmp_path / "mutant.yaml"
+    n, problems = _field_mutants(env_id, raw, path)
     # An unknown key beside every section's fields.
     for field in {f[:-1] for f in _paths(raw)}:
-        tree = yaml.safe_load(resolve(scenario).read_text())
+        tree = copy.deepcopy(raw)
         node = tree
         for key in field:
             node = node[key]
@@ -139,4 +158,25 @@ def test_every_field_mutant_is_refused_in_one_line_or_runs_finite(env_id, scenar
         else:
             problems.append(f"unknown key at {'.'.join(map(str, field)) or 'top'} accepted")
     assert n > 50
+    assert not problems, f"{len(problems)} of {n} mutants:\n" + "\n".join(problems[:40])
+
+
+#: One spec of each arrival kind the default scenarios do not use.
+ARRIVALS = (
+    {"kind": "mmpp", "rates": [2.0, 40.0], "dwell_s": [20.0, 5.0]},
+    {"kind": "mmpp", "rates": [2.0, 40.0], "switch_rates": [[0.0, 0.05], [0.2, 0.0]]},
+    {"kind": "trace", "counts": [3, 0, 12, 7], "interval_s": 1.0, "scale": 2.0},
+    {"kind": "diurnal", "rate": 10.0, "amplitude": 0.5, "period_s": 60.0},
+    {"kind": "poisson", "rate": 10.0},
+)
+
+
+@pytest.mark.parametrize("arrival", ARRIVALS, ids=lambda a: a["kind"] + "-" + "-".join(a))
+def test_every_arrival_field_mutant_is_refused_in_one_line_or_runs_finite(arrival, tmp_path):
+    """The arrival specs' fields, list elements included (an MMPP's second state's rate)."""
+    raw = yaml.safe_load(resolve("migrator-w1").read_text())
+    raw["tenants"][0]["arrival"] = copy.deepcopy(arrival)
+    path = tmp_path / "mutant.yaml"
+    n, problems = _field_mutants("edgegym/MIGReconfig-v0", raw, path, ("tenants", 0, "arrival"))
+    assert n >= 7 * (len(arrival) - 1)
     assert not problems, f"{len(problems)} of {n} mutants:\n" + "\n".join(problems[:40])

@@ -146,3 +146,147 @@ def test_interrupted_evaluate_keeps_the_episodes_it_finished(tmp_path, monkeypat
     assert data["edgegym_output"] == "evaluation"
     assert [r["policy"] for r in data["results"]] == ["etf"]
     assert [e["seed"] for e in data["results"][0]["per_episode"]] == [0, 1]
+
+
+def test_text_outputs_carry_the_marker_in_a_first_line_comment(tmp_path):
+    from edgegym.outputs import write_text
+
+    report = write_text(tmp_path / "r.md", "# Title\n", "report")
+    assert report.read_text().splitlines() == ["<!-- edgegym_output: report -->", "# Title"]
+    assert is_edgegym_output(report, "report") and not is_edgegym_output(report, "scenario")
+    scen = write_text(tmp_path / "s.yaml", "name: x\n", "scenario")
+    assert is_edgegym_output(scen, "scenario")
+    mine = tmp_path / "notes.md"
+    mine.write_text("# my notes, mentioning edgegym_output: report\n")
+    assert not is_edgegym_output(mine, "report")
+
+
+def test_an_output_folder_never_loses_a_file_edgegym_did_not_write(tmp_path):
+    from edgegym.outputs import check_output_folder, write_text
+
+    files = {"a.md": "report", "b.png": "figure", "c.json": "claims"}
+    check_output_folder(tmp_path / "new", files)  # nothing there yet
+    (tmp_path / "b.png").write_bytes(b"\x89PNG someone's plot")
+    with pytest.raises(ValueError, match=r"b\.png: exists and is not an edgegym figure output"):
+        check_output_folder(tmp_path, files)
+    check_output_folder(tmp_path, files, force=True)
+    (tmp_path / "b.png").unlink()
+    write_text(tmp_path / "a.md", "x", "report")
+    write_json(tmp_path / "c.json", {}, "claims")
+    check_output_folder(tmp_path, files)  # edgegym's own outputs are rewritten
+
+
+@pytest.mark.parametrize(
+    ("argv", "victim"),
+    [
+        (["-m", "edgegym.leaderboard", "--render-only"], "leaderboard.md"),
+        (["-m", "edgegym.leaderboard", "--render-only"], "leaderboard-dag.png"),
+        (["-m", "edgegym.reproduce.etf"], "etf-phi.png"),
+        (["-m", "edgegym.reproduce.srs", "--render-only"], "srs.md"),
+        (["-m", "edgegym.reproduce.migrator", "--render-only"], "claims.json"),
+        (["-m", "edgegym.reproduce", "all", "--quick"], "README.md"),
+    ],
+)
+def test_report_commands_refuse_to_overwrite_a_foreign_file(tmp_path, argv, victim):
+    """A file in --out named like one of the command's outputs but not written by edgegym is
+    refused in one line before any work, and stays as it was."""
+    import subprocess
+    import sys
+
+    (tmp_path / victim).write_text("mine\n")
+    proc = subprocess.run(
+        [sys.executable, *argv, "--out", str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"{victim}: exists and is not an edgegym" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert (tmp_path / victim).read_text() == "mine\n"
+
+
+def test_single_file_writers_refuse_a_foreign_file(tmp_path, capsys):
+    from edgegym.reproduce.migrator_workloads import write_scenarios
+    from edgegym.workload import traces
+
+    sample = tmp_path / "azure.csv"
+    sample.write_text("my real trace\n")
+    assert traces.main(["--write-sample", str(sample)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert sample.read_text() == "my real trace\n"
+    assert traces.main(["--write-sample", str(sample), "--force"]) == 0
+    assert sample.read_text().startswith("HashOwner")
+    (tmp_path / "migrator-w3.yaml").write_text("name: mine\n")
+    with pytest.raises(ValueError, match="was not written by"):
+        write_scenarios(tmp_path)
+    assert (tmp_path / "migrator-w3.yaml").read_text() == "name: mine\n"
+    assert not (tmp_path / "migrator-w1.yaml").exists()  # checked before any write
+    mine = tmp_path / "measured.yaml"
+    mine.write_text("name: mine\n")
+    assert cli.main(["profile", "--out", str(mine)]) == 2
+    assert "not an edgegym scenario output" in capsys.readouterr().err
+    assert mine.read_text() == "name: mine\n"
+
+
+def test_a_new_training_run_never_overwrites_files_it_did_not_write(tmp_path, capsys):
+    (tmp_path / "evaluations.json").write_text("[]")
+    rc = cli.main(["train", "edgegym/EnergyFairShare-v0", "--out", str(tmp_path)])
+    assert rc == 2
+    assert "holds evaluations.json but no training run" in capsys.readouterr().err
+    assert (tmp_path / "evaluations.json").read_text() == "[]"
+
+
+def test_an_interrupted_pool_map_keeps_the_finished_results(monkeypatch):
+    from edgegym.parallel import MapInterrupted, Runner
+
+    def three_then_stop(self, fn, jobs):
+        for i in (2, 0, 3):
+            yield i, fn(jobs[i])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Runner, "imap_unordered", three_then_stop)
+    with pytest.raises(MapInterrupted) as stop:
+        Runner(workers=2).map(str, range(6), progress=False)
+    assert stop.value.results == ["0", None, "2", "3", None, None]
+
+
+def test_a_parallel_evaluate_interrupted_keeps_each_policys_finished_prefix(monkeypatch):
+    """Two policies x 3 seeds on a pool; Ctrl-C after jobs 0, 1 (etf seeds 0-1) and 4 (random
+    seed 1): etf keeps seeds 0-1, random nothing (its seed 0 had not finished)."""
+    import edgegym.evaluation as ev
+    from edgegym.parallel import Runner
+
+    def some_then_stop(self, fn, jobs):
+        for i in (1, 4, 0):
+            yield i, fn(jobs[i])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Runner, "imap_unordered", some_then_stop)
+    with pytest.raises(ev.EvaluationInterrupted) as stop:
+        ev.evaluate("edgegym/EnergyFairShare-v0", ["etf", "random"], episodes=3, workers=2,
+                    progress=False)  # fmt: skip
+    (entry,) = stop.value.result.results
+    assert entry["policy"] == "etf" and entry["error"] == "interrupted after 2 episode(s)"
+    assert [e["seed"] for e in entry["per_episode"]] == [0, 1]
+
+
+def test_ctrl_c_from_a_terminal_on_a_worker_pool_is_one_line(tmp_path):
+    """SIGINT to the whole process group (a terminal's Ctrl-C) while pool workers run: the
+    workers leave it to the parent, which prints one line, exits 130 and keeps the finished
+    episodes in --json."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "ev.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgegym", "evaluate", "edgegym/EnergyFairShare-v0",
+         "--episodes", "400", "--workers", "2", "--json", str(out), "--no-progress"],
+        start_new_session=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(12)  # imports, the spawned workers, a few episodes
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert len(err.strip().splitlines()) == 1 and "interrupted" in err, err
+    assert json.loads(out.read_text())["edgegym_output"] == "evaluation"

@@ -270,6 +270,7 @@ def profile(
         },
         "base": base.get("provenance", {}),
     }
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(yaml.safe_dump(scenario, sort_keys=False, width=100))
+    from edgegym.outputs import write_text
+
+    write_text(out, yaml.safe_dump(scenario, sort_keys=False, width=100), "scenario")
     return scenario

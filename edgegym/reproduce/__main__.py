@@ -15,8 +15,9 @@ import sys
 import time
 from collections.abc import Sequence
 
+from edgegym.outputs import run_command
 from edgegym.parallel import add_parallel_arguments, ray_problem
-from edgegym.reproduce.claims import PAPERS, load
+from edgegym.reproduce.claims import PAPERS, add_output_arguments, check_out, load
 
 PROG = "python -m edgegym.reproduce"
 #: Cheapest first, so a quick failure shows early.
@@ -25,7 +26,7 @@ ORDER = ("etf", "ekya", "srs", "migrator")
 
 def _argv(paper: str, args: argparse.Namespace) -> list[str]:
     """The arguments of one reproduction's ``main`` for ``all``'s options."""
-    argv = ["--out", args.out]
+    argv = ["--out", args.out, *(["--force"] if args.force else [])]
     if paper in ("srs", "migrator"):
         argv += ["--workers", str(args.workers)]
     if paper != "etf" and args.ray is not None:  # etf: under a minute, section after section
@@ -45,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.main(argv[1:]))
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["all", *PAPERS], help="'all', or one paper")
-    ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    add_output_arguments(ap)
     add_parallel_arguments(ap, "episode", workers=2)
     ap.add_argument("--quick", action="store_true", help="a smoke run of every reproduction")
     args = ap.parse_args(argv)
@@ -54,6 +55,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if problem := ray_problem(args.ray):
         print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 2
+    outputs = {}
+    for paper in ORDER:
+        outputs.update(importlib.import_module(f"edgegym.reproduce.{paper}").OUTPUTS)
+    try:  # every paper's files, before the first paper runs
+        check_out(args.out, outputs, args.force)
+    except ValueError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     failed: list[str] = []
     for paper in ORDER:
@@ -79,4 +88,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, PROG))

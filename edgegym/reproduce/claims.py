@@ -13,14 +13,15 @@ from a measurement in the report (a sweep or an ablation).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import os
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
+
+from edgegym.outputs import check_output_folder, write_json, write_text
 
 PAPERS = ("ekya", "migrator", "etf", "srs")
 TITLES = {
@@ -76,17 +77,35 @@ class Claim:
             raise ValueError(f"claim {self.claim!r} does not hold: say why (a measured reason)")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (no torn file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+#: Files every reproduction writes into its folder besides its own: the claims table.
+CLAIMS_OUTPUTS = {"claims.json": "claims", "README.md": "report"}
+
+
+def add_output_arguments(ap: argparse.ArgumentParser, help: str = "report directory") -> None:
+    """A reproduction's ``--out`` and ``--force``."""
+    ap.add_argument("--out", default="docs/reproduction", help=help)
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files in --out named like this reproduction's outputs that edgegym "
+        "did not write",
+    )
+
+
+def rendered_outputs(outputs: Mapping[str, str]) -> dict[str, str]:
+    """What ``--render-only`` writes of ``outputs``: all but the saved runs it reads."""
+    return {name: kind for name, kind in outputs.items() if not name.endswith("-runs.json")}
+
+
+def check_out(path: str | Path, outputs: Mapping[str, str], force: bool = False) -> Path:
+    """The reproduction's ``--out`` folder, checked before any work: a folder can be made
+    there, and each file it will write (``outputs``, name -> kind, plus the claims table) is
+    new or an edgegym output of that kind (or ``force``).
+
+    Raises:
+        ValueError: Naming the folder or file.
+    """
+    return check_output_folder(path, {**outputs, **CLAIMS_OUTPUTS}, force=force)
 
 
 def load(out: str | Path) -> list[Claim]:
@@ -113,8 +132,8 @@ def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
     kept = [c for c in load(out) if c.paper != paper] + list(claims)
     kept.sort(key=lambda c: PAPERS.index(c.paper))
     path = out / "claims.json"
-    _write_atomic(path, json.dumps({"claims": [asdict(c) for c in kept]}, indent=1) + "\n")
-    _write_atomic(out / "README.md", render(kept))
+    write_json(path, {"claims": [asdict(c) for c in kept]}, "claims", indent=1)
+    write_text(out / "README.md", render(kept), "report")
     return path
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import yaml
 
 from edgegym.evaluation import evaluate
-from edgegym.outputs import check_output_path
+from edgegym.outputs import run_command, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
@@ -40,6 +40,14 @@ from edgegym.sim.continual import ContinualSpec, sample_estimates
 from edgegym.workload.continual import MAE_PER_STD
 
 PROG = "python -m edgegym.reproduce.ekya"
+#: The files this reproduction writes into --out (besides the claims table) -> kind.
+OUTPUTS = {
+    "ekya.md": "report",
+    **{
+        f"ekya-{f}.png": "figure"
+        for f in ("fig6-1gpu", "fig6-2gpu", "fig7", "fig8", "fig10", "fig11b")
+    },
+}
 ENV_ID = "edgegym/ContinualLearning-v0"
 STREAMS = 10  # sections (b)-(g) run the scenario's 10 streams
 STREAM_COUNTS = tuple(range(1, STREAMS + 1))  # (a) sweeps 1..10 streams
@@ -809,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
         "ekya-waymo also fits)",
     )
     ap.add_argument("--episodes", type=int, default=3, help="seeded episodes per point (>= 1)")
-    ap.add_argument("--out", default="docs/reproduction", help="report and figure folder")
+    claims_table.add_output_arguments(ap, "report and figure folder")
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
 
@@ -823,8 +831,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(problem)
     PARALLEL["ray"] = args.ray
     try:
-        out = check_output_path(args.out, folder=True, flag="--out")
-        check_output_path(out / "ekya.md", flag="--out")
+        out = claims_table.check_out(args.out, OUTPUTS, args.force)
     except ValueError as exc:
         return fail(str(exc))
     problem = scenario_problem(args.scenario)
@@ -909,7 +916,7 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ),
     )
-    (out / "ekya.md").write_text(report)
+    write_text(out / "ekya.md", report, "report")
     claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0
@@ -1028,4 +1035,4 @@ sensitivity runs, not inputs: the scenario keeps the hardware-derived figure.
 """
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_command(main, PROG))

@@ -24,12 +24,14 @@ import numpy as np
 from edgegym.baselines.etf import ETFPolicy, phi_fair
 from edgegym.envs.energy import EnergyFairShareEnv
 from edgegym.hardware.gpus import PowerModel, get_gpu
-from edgegym.outputs import check_output_path
-from edgegym.reproduce.claims import Claim, update
+from edgegym.outputs import run_command, save_figure, write_text
+from edgegym.reproduce.claims import Claim, add_output_arguments, check_out, update
 from edgegym.scenarios import Scenario, load
 from edgegym.workload.models import get_model
 
 PROG = "python -m edgegym.reproduce.etf"
+#: The files this reproduction writes into --out (besides the claims table) -> kind.
+OUTPUTS = {"etf.md": "report", **{f"etf-{f}.png": "figure" for f in ("fig6", "phi", "fig9")}}
 PHIS = [round(0.1 * k, 1) for k in range(11)]
 QUANTA = 50
 
@@ -107,11 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         checked before any work starts).
     """
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    add_output_arguments(ap)
     args = ap.parse_args(argv)
     try:
-        out = check_output_path(args.out, folder=True, flag="--out")
-        check_output_path(out / "etf.md", flag="--out")
+        out = check_out(args.out, OUTPUTS, args.force)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out / "etf-fig6.png", dpi=120)
+    save_figure(fig, out / "etf-fig6.png", dpi=120)
     plt.close(fig)
     # ------------------------------------------------------------ Fig. 7, 8, 11
     sweeps = {
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     axes[0].set_ylabel("share")
     axes[-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "etf-phi.png", dpi=120)
+    save_figure(fig, out / "etf-phi.png", dpi=120)
     plt.close(fig)
     lines += ["![phi sweeps](etf-phi.png)", ""]
     # ---------------------------------------------------------------- Fig. 9
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_ylabel("time share per quantum")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "etf-fig9.png", dpi=120)
+    save_figure(fig, out / "etf-fig9.png", dpi=120)
     plt.close(fig)
     # ---------------------------------------------------------------- Fig. 10
     base10 = run(_scenario("etf-tx2-disparity", clock_mhz_1=1300.5), 0.7)
@@ -555,10 +556,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'yes' if c.holds else '**no**'} | {c.why if not c.holds else c.test} |"
         )
     lines += ["", f"Report generated in {time.time() - t0:.0f} s.", ""]
-    (out / "etf.md").write_text("\n".join(lines))
+    write_text(out / "etf.md", "\n".join(lines), "report")
     print(f"wrote {out / 'etf.md'}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, PROG))

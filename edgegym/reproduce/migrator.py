@@ -26,12 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from edgegym.outputs import check_output_path
+from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
-from edgegym.reproduce.claims import Claim, update
+from edgegym.reproduce.claims import (
+    Claim,
+    add_output_arguments,
+    check_out,
+    rendered_outputs,
+    update,
+)
 from edgegym.reproduce.migrator_workloads import WORKLOADS
 
 PROG = "python -m edgegym.reproduce.migrator"
+#: The files this reproduction writes into --out (besides the claims table) -> kind.
+OUTPUTS = {
+    "migrator.md": "report",
+    "migrator-runs.json": "migrator-runs",
+    "migrator-goodput.png": "figure",
+    "migrator-goodput-batch4.png": "figure",
+}
 ENV_ID = "edgegym/MIGReconfig-v0"
 POLICIES = ["migrator", "ekya-mig", "astraea", "paris", "static-half"]
 LABELS = {
@@ -161,7 +174,7 @@ def _plot(tab, policies, workloads, path: Path, title: str) -> None:
     ax.set_title(title)
     ax.legend(ncol=len(policies), fontsize=8, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -175,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy) (>= 1)")
     ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
-    ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    add_output_arguments(ap)
     ap.add_argument(
         "--render-only",
         action="store_true",
@@ -194,9 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.render_only and (problem := ray_problem(args.ray)):
         return fail(problem)
     try:
-        out = check_output_path(args.out, folder=True, flag="--out")
-        for name in ("migrator.md", "migrator-runs.json", "claims.json", "README.md"):
-            check_output_path(out / name, flag="--out")
+        out = check_out(
+            args.out, rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS, args.force
+        )
     except ValueError as exc:
         return fail(str(exc))
     workloads = ["w1", "w5", "w9"] if args.quick else list(WORKLOADS)
@@ -242,20 +255,20 @@ def main(argv: list[str] | None = None) -> int:
             "fig2": {k: v.tolist() for k, v in fig2.items()},
         }
         elapsed = time.time() - t_start
-        runs_path.write_text(
-            json.dumps(
-                {
-                    "seeds": args.seeds,
-                    "workers": args.workers,
-                    "workloads": workloads,
-                    "basis_workloads": basis_w,
-                    "oracle_workloads": oracle_w,
-                    "elapsed": elapsed,
-                    "date": dt.date.today().isoformat(),
-                    "rows": rows,
-                },
-                indent=1,
-            )
+        write_json(
+            runs_path,
+            {
+                "seeds": args.seeds,
+                "workers": args.workers,
+                "workloads": workloads,
+                "basis_workloads": basis_w,
+                "oracle_workloads": oracle_w,
+                "elapsed": elapsed,
+                "date": dt.date.today().isoformat(),
+                "rows": rows,
+            },
+            "migrator-runs",
+            indent=1,
         )
     report = _report(args, workloads, basis_w, oracle_w, rows, elapsed)
     _plot(
@@ -272,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         out / "migrator-goodput-batch4.png",
         "Goodput per workload (batch 4), cf. MIGRator Fig. 9",
     )
-    (out / "migrator.md").write_text(report)
+    write_text(out / "migrator.md", report, "report")
     update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
     print(f"wrote {out / 'migrator.md'} and the claims in {elapsed:.0f} s")
     return 0
@@ -806,4 +819,4 @@ def _wins(tab, workloads) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, PROG))

@@ -25,11 +25,23 @@ from typing import Any
 
 import numpy as np
 
-from edgegym.outputs import check_output_path
+from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
-from edgegym.reproduce.claims import Claim, update
+from edgegym.reproduce.claims import (
+    Claim,
+    add_output_arguments,
+    check_out,
+    rendered_outputs,
+    update,
+)
 
 PROG = "python -m edgegym.reproduce.srs"
+#: The files this reproduction writes into --out (besides the claims table) -> kind.
+OUTPUTS = {
+    "srs.md": "report",
+    "srs-runs.json": "srs-runs",
+    **{f"srs-{f}.png": "figure" for f in ("time", "sweeps", "theta")},
+}
 
 #: The paper's comparison: MRS against AdaInf, Ekya and PASS (+ edgegym's SRS and list), then
 #: ablations of Algorithm 2's rule inside MRS: pricing on the DAG instead of the chain of line
@@ -161,7 +173,7 @@ def _plot_time(rows, path: Path) -> None:
     ax[1].set(xlabel="time (s)", ylabel="completion / slowest", title="cf. Fig. 9")
     ax[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -187,7 +199,7 @@ def _plot_sweeps(apps_rows, srv_rows, path: Path) -> None:
         )
     ax[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -216,7 +228,7 @@ def _plot_theta(rows, path: Path) -> None:
     ax[0].set_title("cf. Fig. 14")
     ax[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -231,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy (>= 1)")
     ap.add_argument("--quick", action="store_true", help="300 requests per run (a smoke run)")
-    ap.add_argument("--out", default="docs/reproduction", help="report directory")
+    add_output_arguments(ap)
     ap.add_argument(
         "--render-only",
         action="store_true",
@@ -250,9 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.render_only and (problem := ray_problem(args.ray)):
         return fail(problem)
     try:
-        out = check_output_path(args.out, folder=True, flag="--out")
-        for name in ("srs.md", "srs-runs.json"):
-            check_output_path(out / name, flag="--out")
+        out = check_out(
+            args.out, rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS, args.force
+        )
     except ValueError as exc:
         return fail(str(exc))
     runs_path = out / "srs-runs.json"
@@ -336,11 +348,11 @@ def main(argv: list[str] | None = None) -> int:
             "date": dt.date.today().isoformat(),
             "machine": f"{platform.machine()}, {platform.python_version()}",
         }
-        runs_path.write_text(json.dumps({"meta": meta, "rows": rows}, indent=0))
+        write_json(runs_path, {"meta": meta, "rows": rows}, "srs-runs", indent=0)
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")
-    (out / "srs.md").write_text(_report(rows, meta))
+    write_text(out / "srs.md", _report(rows, meta), "report")
     update("srs", _claims(rows), out)
     print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
     return 0
@@ -869,4 +881,4 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_command(main, PROG))

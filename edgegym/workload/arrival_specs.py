@@ -47,6 +47,7 @@ from edgegym.workload.checks import (
 )
 from edgegym.workload.generators import AlibabaLike, AzureLike, BurstSeconds, LogSigma, Multiplier
 from edgegym.workload.processes import (
+    MAX_RATE,
     MMPP,
     Amplitude,
     ArrivalProcess,
@@ -55,6 +56,7 @@ from edgegym.workload.processes import (
     NonNegativeArray,
     Poisson,
     PositiveArray,
+    RateArray,
     TraceReplay,
 )
 from edgegym.workload.tracefiles import (
@@ -78,9 +80,9 @@ __all__ = [
 ]
 
 #: A file path, relative ones resolved against the scenario file's directory.
-#: Mean arrival rate, requests per second: bounded because the samplers (numpy's Poisson)
-#: refuse rates near 1e19 per step, and 10^6 requests/s is far beyond any edge server.
-Rate = Annotated[float, Range(0.0, 1e6)]
+#: Mean arrival rate, requests per second, at most ``MAX_RATE`` (10^6: numpy's Poisson refuses
+#: rates near 1e19 per step, and 10^6 requests/s is far beyond any edge server).
+Rate = Annotated[float, Range(0.0, MAX_RATE)]
 
 FilePath = Annotated[Path, Expect("a file path string")]
 
@@ -140,7 +142,7 @@ class MMPPSpec(ArrivalSpec):
     :class:`~edgegym.workload.processes.MMPP` (``switch_rates``' shape is checked there)."""
 
     kind: Literal["mmpp"]
-    rates: NonNegativeArray
+    rates: RateArray
     dwell_s: PositiveArray | None = None
     switch_rates: Any = None
 
@@ -228,7 +230,10 @@ class TraceSpec(ArrivalSpec):
                 f"{where}.interval_s: missing, and {path} does not give it either (add "
                 "'# interval_s: 60' to the file or interval_s (seconds > 0) to the spec)"
             )
-        return TraceReplay(trace.counts, interval_s, loop=self.loop, scale=self.scale)
+        try:
+            return TraceReplay(trace.counts, interval_s, loop=self.loop, scale=self.scale)
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}".replace("counts_per_interval", "path")) from None
 
 
 class AzureSpec(ArrivalSpec):
@@ -294,9 +299,12 @@ class AzureFunctionsSpec(ArrivalSpec):
             counts = table.select(self.function, "sum")
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None
-        return AzureFunctionsReplay(
-            counts, scale=self.scale, start_minute=self.start_minute, loop=self.loop
-        )
+        try:
+            return AzureFunctionsReplay(
+                counts, scale=self.scale, start_minute=self.start_minute, loop=self.loop
+            )
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}".replace("counts_per_interval", "path")) from None
 
 
 #: kind -> its spec model.

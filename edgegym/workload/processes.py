@@ -64,8 +64,13 @@ __all__ = [
     "TraceReplay",
 ]
 
+#: Highest mean arrival rate, requests per second: numpy's Poisson refuses rates near 1e19
+#: per step, and 10^6 requests/s is far beyond any edge server.
+MAX_RATE = 1e6
 #: Arrival rates per state or counts per interval: a non-empty list of numbers >= 0.
 NonNegativeArray = Annotated[np.ndarray, Floats(Range(0))]
+#: Arrival rates per state (requests/s): a non-empty list of numbers in [0, MAX_RATE].
+RateArray = Annotated[np.ndarray, Floats(Range(0.0, MAX_RATE))]
 #: Dwell times or exit rates per state: a non-empty list of numbers > 0.
 PositiveArray = Annotated[np.ndarray, Floats(Range(0, lo_open=True))]
 #: An (S, S) transition-rate matrix: numbers >= 0.
@@ -245,7 +250,7 @@ class MMPP(ArrivalProcess):
         *,
         switch_rates: npt.ArrayLike | None = None,
     ) -> None:
-        lam = check(rates, NonNegativeArray, "rates")
+        lam = check(rates, RateArray, "rates")
         s = lam.size
         if (dwell_s is None) == (switch_rates is None):
             raise ValueError(
@@ -487,10 +492,16 @@ class TraceReplay(ArrivalProcess):
                 f"counts_per_interval: every entry must be a non-negative integer, "
                 f"got {arr[i]!r} at {i}"
             )
-        self.trace_counts: np.ndarray = arr.astype(np.int64)  # (L,)
         self.interval_s = float(check(interval_s, Positive, "interval_s"))
         self.loop: bool = check(bool(loop) if isinstance(loop, np.bool_) else loop, Flag, "loop")
         self.scale = float(check(scale, NonNegative, "scale"))
+        peak = float(arr.max()) * self.scale / self.interval_s if self.scale > 0 else 0.0
+        if peak > MAX_RATE:
+            raise ValueError(
+                f"counts_per_interval / scale: the busiest interval replays at {peak:.3g} "
+                f"requests/s; at most {MAX_RATE:g} (max count x scale / interval_s)"
+            )
+        self.trace_counts: np.ndarray = arr.astype(np.int64)  # (L,)
 
     @classmethod
     def from_file(

@@ -521,8 +521,6 @@ def write_azure_functions_sample(path: str | os.PathLike[str], seed: int = 0) ->
             trigger,
         ]
         out.append(",".join([*ids, *map(str, counts.tolist())]))
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8", newline="\n") as fh:
-        fh.write("\n".join(out) + "\n")
-    return p
+    from edgegym.outputs import write_atomic
+
+    return write_atomic(path, "\n".join(out) + "\n")

@@ -93,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument(
         "--stats", action="store_true", help="print measured vs target stats of the generators"
     )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite an existing --write-sample file"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (>= 0, default 0)")
     parser.add_argument(
         "--seconds",
@@ -110,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(f"--seed must be >= 0, got {args.seed}")
     if args.write_sample is not None:
         try:
-            path = check_output_path(args.write_sample, flag="--write-sample")
+            path = check_output_path(
+                args.write_sample, flag="--write-sample", kind="trace", force=args.force
+            )
         except ValueError as exc:
             return fail(str(exc))
         print(write_azure_functions_sample(path, seed=args.seed))

@@ -382,7 +382,7 @@ def test_make_arrival_builds_each_kind() -> None:
         ),
         ({"kind": "mmpp", "rates": [1, 2], "dwell_s": [1]}, r"arrival\.dwell_s: .*one value"),
         ({"kind": "mmpp", "rates": [1, 2], "dwell_s": [1, 0]}, r"arrival\.dwell_s: .*> 0"),
-        ({"kind": "mmpp", "rates": [1, -2], "dwell_s": [1, 1]}, r"arrival\.rates: .*>= 0"),
+        ({"kind": "mmpp", "rates": [1, -2], "dwell_s": [1, 1]}, r"arrival\.rates: .*got -2\.0"),
         ({"kind": "mmpp", "rates": [], "dwell_s": []}, r"arrival\.rates: .*non-empty"),
         (
             {"kind": "mmpp", "rates": [1, 2], "switch_rates": [[0, 1], [0, 0]]},
