@@ -23,9 +23,10 @@ names the file and the key. Sections:
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
     (``MultiDiscrete`` -> ``Discrete`` joint actions), ``max_actions`` (see
     :mod:`edgegym.wrappers`) and ``teacher`` (a baseline spec such as ``thief``, or null:
-    with ``discrete_actions``, one more ``Discrete`` index plays that scheduler's decision, so
-    the agent learns when to deviate from it). The trained policy applies the same wrappers
-    when it is loaded.
+    with ``discrete_actions``, or on a family that acts through ``Discrete`` already
+    (:data:`DISCRETE_FAMILIES`: mig, with :class:`~edgegym.wrappers.TeacherAction`), one more
+    ``Discrete`` index plays that scheduler's decision, so the agent learns when to deviate
+    from it). The trained policy applies the same wrappers when it is loaded.
 ``policy_kwargs``
     ``net_arch`` (list of layer widths, or ``{pi: [...], vf: [...]}``), ``activation_fn``
     (``tanh``, ``relu``, ``elu``, ``leaky_relu``), ``ortho_init``.
@@ -186,7 +187,12 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any], source: str, path: st
             base[key] = copy.deepcopy(value)
 
 
-def _check(cfg: dict[str, Any], source: str) -> None:
+#: Families whose environments act through ``Discrete`` already (``wrappers.teacher`` then adds
+#: its index without ``discrete_actions``: :class:`edgegym.wrappers.TeacherAction`).
+DISCRETE_FAMILIES = frozenset({"mig"})
+
+
+def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
     def bad(key: str, what: str) -> ConfigError:
         return ConfigError(f"{source}: {key} {what}")
 
@@ -208,7 +214,7 @@ def _check(cfg: dict[str, Any], source: str) -> None:
     if w["teacher"] is not None:
         if not isinstance(w["teacher"], str) or not w["teacher"]:
             raise bad("wrappers.teacher", f"must be a policy name or null, got {w['teacher']!r}")
-        if not w["discrete_actions"]:
+        if not w["discrete_actions"] and family not in DISCRETE_FAMILIES:
             raise bad(
                 "wrappers.teacher", "adds a Discrete action: needs wrappers.discrete_actions true"
             )
@@ -347,13 +353,14 @@ def load_hyperparams(
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a hyperparameter file must be a mapping")
     data = dict(data)
+    family = family or data.get("family")
     data.pop("family", None)  # informational
     _merge(cfg, data, str(path))
-    _check(cfg, str(path))
+    _check(cfg, str(path), family)
     extra = dotted(overrides)
     if extra:
         _merge(cfg, extra, "hyperparameter override")
-        _check(cfg, "hyperparameter override")
+        _check(cfg, "hyperparameter override", family)
     return cfg
 
 

@@ -172,7 +172,7 @@ class PPOPolicy:
                     act_space = spaces.Discrete(len(self.action_map))
         #: The scheduler behind the extra last index (``wrappers.teacher``), or ``None``.
         self.hint: TeacherHint | None = None
-        if self.joint is not None and wrappers.get("teacher"):
+        if wrappers.get("teacher") and isinstance(act_space, spaces.Discrete):
             self.hint = TeacherHint(env, str(wrappers["teacher"]))
             act_space = spaces.Discrete(int(act_space.n) + 1)
         #: What answers ``predict``: the model, or its size-free policy rebound to this
@@ -249,7 +249,9 @@ class PPOPolicy:
     ) -> tuple[np.ndarray, Any]:
         """SB3 protocol on the environment's own observation: ``(action, state)``."""
         obs = self.flattener(observation) if self.flattener is not None else observation
-        md_mask = self._md_mask() if (self.maskable or self.joint is not None) else None
+        md_mask = (
+            self._md_mask() if (self.maskable or self.joint is not None or self.hint) else None
+        )
         kwargs: dict[str, Any] = {}
         if self.maskable:
             mask = self.joint.mask(md_mask) if self.joint else md_mask
@@ -267,6 +269,8 @@ class PPOPolicy:
                 if index < 0:
                     index = 0
             return self.joint.decode(index, md_mask), state
+        if self.hint is not None and int(np.asarray(action).item()) == len(md_mask):
+            return self.hint.act(), state  # TeacherAction's index: after the env's own
         return np.asarray(action), state
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.config import STRUCTURED, ConfigError
+from edgegym.agents.config import STRUCTURED, ConfigError, dotted
 from edgegym.agents.train import (
     CONFIG_NAME,
     TrainResult,
@@ -106,6 +106,22 @@ MAPPING: dict[str, str] = {
     "train.torch_threads": "torch.set_num_threads of the learner (this process)",
     "train.device": "num_gpus_per_learner (cpu: 0, cuda: 1)",
 }
+
+#: Set before the user's ``--hp``: the family files name the SB3 backend's structured
+#: policies, scenario mixtures and strong starts (``agents/hyperparams/mig.yaml``'s
+#: ``SignaturePolicy`` with MIGRator as an action), which RLlib's masked MLP does not have; the
+#: same keys given explicitly are still refused (:func:`rllib_settings`).
+RLLIB_BASE = ["policy=auto", "train.scenarios=[]", "bc.teacher=null", "wrappers.teacher=null"]
+
+
+def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        both = isinstance(value, Mapping) and isinstance(old, Mapping)
+        out[key] = _deep_merge(old, value) if both else value
+    return out
+
 
 _ACTIVATIONS = {"tanh": "tanh", "relu": "relu", "elu": "elu", "leaky_relu": "LeakyReLU"}
 
@@ -376,6 +392,12 @@ def train_rllib(
     if isinstance(num_env_runners, bool) or int(num_env_runners) < 0:
         raise ConfigError(f"num_env_runners must be >= 0, got {num_env_runners}")
     out = Path(out)
+    if not resume:  # the family file's SB3-only choices give way; the user's own do not
+        hyperparams = (
+            _deep_merge(dotted(RLLIB_BASE), dotted(hyperparams))
+            if isinstance(hyperparams, Mapping)
+            else [*RLLIB_BASE, *(hyperparams or [])]
+        )
     cfg, source, start = run_config(
         out, resume, env_id, family, scenario, overrides, timesteps, n_envs, seed,
         hyperparams, hyperparams_file, "rllib", MODEL_DIR,

@@ -124,7 +124,13 @@ class _SignatureScorer(nn.Module):
     """One logit per signature: the sum over tenants of the pair MLP (module docstring)."""
 
     def __init__(
-        self, table: np.ndarray, hidden: int, per_tenant: int, n_globals: int, act: type
+        self,
+        table: np.ndarray,
+        hidden: int,
+        per_tenant: int,
+        n_globals: int,
+        act: type,
+        teacher: bool = False,
     ) -> None:
         super().__init__()
         self.hidden, self.per_tenant, self.n_globals = hidden, per_tenant, n_globals
@@ -138,6 +144,10 @@ class _SignatureScorer(nn.Module):
         self.out = _mlp([hidden, hidden, 1], act, last_act=False)
         nn.init.orthogonal_(self.out[-1].weight, gain=0.01)
         nn.init.zeros_(self.out[-1].bias)
+        #: The teacher's index (``TeacherAction``): one logit from the context and globals.
+        self.teacher = (
+            _mlp([2 * hidden + n_globals, hidden, 1], act, last_act=False) if teacher else None
+        )
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         m = self.table.shape[1]
@@ -148,7 +158,10 @@ class _SignatureScorer(nn.Module):
         u = self.tenant_in(torch.cat([per, ctx[:, None, :].expand(b, m, tail)], dim=-1))
         v = self.signature_in(self.table).transpose(0, 1)  # (M, S, H)
         pair = self.act(u[:, :, None, :] + v[None] + self.change_in(self._change(per)))
-        return self.out(pair).squeeze(-1).sum(dim=1)  # (B, S)
+        logits = self.out(pair).squeeze(-1).sum(dim=1)  # (B, S)
+        if self.teacher is None:
+            return logits
+        return torch.cat([logits, self.teacher(ctx)], dim=-1)  # (B, S + 1)
 
     def _change(self, per: torch.Tensor) -> torch.Tensor:
         """``(B, M, S, 3)``: how far signature ``s`` moves tenant ``m``'s inference and
@@ -182,6 +195,9 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         gpu: The GPU of the signature catalogue (``A100-40GB``, ``H100-80GB``).
         n_tenants: Tenants of the catalogue (1 to 4).
         hidden: Code width.
+        teacher: The action space has one more index after the signatures, the published
+            scheduler's decision (``wrappers.teacher``: :class:`~edgegym.wrappers.TeacherAction`),
+            scored from the pooled context.
         Other arguments: as ``MaskableActorCriticPolicy`` (``net_arch`` is ignored).
     """
 
@@ -194,17 +210,21 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         n_tenants: int = 2,
         hidden: int = 64,
         activation_fn: type[nn.Module] = nn.Tanh,
+        teacher: bool = False,
         **kwargs: Any,
     ) -> None:
         from edgegym.sim.mig import GLOBALS, PER_TENANT
 
         self._gpu, self._n_tenants, self._hidden = str(gpu), int(n_tenants), int(hidden)
+        self._teacher = bool(teacher)
         self._table = signature_table(self._gpu, self._n_tenants)
         want = PER_TENANT * self._n_tenants + GLOBALS
-        if not isinstance(action_space, spaces.Discrete) or int(action_space.n) != len(self._table):
+        n = len(self._table) + self._teacher
+        if not isinstance(action_space, spaces.Discrete) or int(action_space.n) != n:
+            extra = " and the teacher's index" if self._teacher else ""
             raise ValueError(
                 f"the {self._gpu} catalogue for {self._n_tenants} tenants has "
-                f"{len(self._table)} signatures; the action space is {action_space}"
+                f"{len(self._table)} signatures{extra}; the action space is {action_space}"
             )
         if observation_space.shape != (want,):
             raise ValueError(
@@ -233,7 +253,9 @@ class SignaturePolicy(MaskableActorCriticPolicy):
 
         super()._build(lr_schedule)
         h, act = self._hidden, self.activation_fn
-        self.action_net = _SignatureScorer(self._table, h, PER_TENANT, GLOBALS, act)
+        self.action_net = _SignatureScorer(
+            self._table, h, PER_TENANT, GLOBALS, act, teacher=self._teacher
+        )
         self.value_net = _Value(2 * h + GLOBALS, h, act)
         self.optimizer = self.optimizer_class(
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
@@ -241,7 +263,9 @@ class SignaturePolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(gpu=self._gpu, n_tenants=self._n_tenants, hidden=self._hidden)
+        data.update(
+            gpu=self._gpu, n_tenants=self._n_tenants, hidden=self._hidden, teacher=self._teacher
+        )
         for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
             data.pop(key, None)
         return data
@@ -253,7 +277,8 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         gpu, m = _catalogue_of(env)
         arch = policy_kwargs.get("net_arch") or [64]
         width = arch["pi"][0] if isinstance(arch, dict) else arch[0]
-        out: dict[str, Any] = {"gpu": gpu, "n_tenants": m, "hidden": int(width)}
+        teacher = int(env.action_space.n) == len(signature_table(gpu, m)) + 1
+        out: dict[str, Any] = {"gpu": gpu, "n_tenants": m, "hidden": int(width), "teacher": teacher}
         for key in ("activation_fn", "ortho_init"):
             if key in policy_kwargs:
                 out[key] = policy_kwargs[key]
@@ -263,13 +288,19 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         """These weights scoring the signatures of ``env``'s catalogue (another tenant count
         or GPU)."""
         gpu, m = _catalogue_of(env)
+        n = len(signature_table(gpu, m))
+        if action_space is None:  # the env's own signatures, and the teacher's index if any
+            teacher, space = self._teacher, spaces.Discrete(n + self._teacher)
+        else:
+            teacher, space = int(action_space.n) == n + 1, action_space
         new = SignaturePolicy(
             env.observation_space,
-            env.action_space if action_space is None else action_space,
+            space,
             lambda _: 0.0,
             gpu=gpu,
             n_tenants=m,
             hidden=self._hidden,
+            teacher=teacher,
             activation_fn=self.activation_fn,
             normalize_images=self.normalize_images,
         )

@@ -998,6 +998,18 @@ def _policy_text(info: Mapping[str, Any] | None) -> str:
     return f"{cls} ({'; '.join(parts) or 'none'})"
 
 
+def _dotted_items(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"ppo": {"ent_coef": 0.01}, "policy": "X"}`` -> ``[("ppo.ent_coef", 0.01),
+    ("policy", "X")]`` (any depth)."""
+    out: list[tuple[str, Any]] = []
+    for key, value in tree.items():
+        if isinstance(value, Mapping) and value:
+            out += _dotted_items(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
 def _family_header(fam: str, cells: Sequence[Mapping[str, Any]]) -> list[str]:
     info = next((c.get("ppo") for c in cells if c.get("ppo") is not None), None)
     now = shipped_info(fam) if info is not None else None
@@ -1008,12 +1020,8 @@ def _family_header(fam: str, cells: Sequence[Mapping[str, Any]]) -> list[str]:
             f"**Shipped PPO**: not shipped (no `agents/trained/{fam}/model.zip` when this family "
             "was evaluated).",
         ]
-    over = info.get("hyperparam_overrides") or {}
-    over_text = (
-        ", ".join(f"`{k}.{kk}={vv}`" for k, v in over.items() for kk, vv in v.items())
-        if over
-        else "none"
-    )
+    over = _dotted_items(info.get("hyperparam_overrides") or {})
+    over_text = ", ".join(f"`{k}={v}`" for k, v in over) if over else "none"
     lines = [
         f"**Shipped PPO**: `{info.get('path')}` ({info.get('algo')}, "
         f"net {info.get('net_arch')}, {int(info.get('size_bytes') or 0) / 1e3:.0f} kB), trained "

@@ -583,6 +583,60 @@ class DiscreteActions(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+class TeacherAction(gym.Wrapper):
+    """A published scheduler's decision as the extra last index of a ``Discrete`` environment
+    (MIG's allocation signatures): ``Discrete(n)`` becomes ``Discrete(n + 1)``; indices below
+    ``n`` are the environment's own, index ``n`` plays what ``teacher`` would do now (always
+    valid). :class:`DiscreteActions` does the same over a ``MultiDiscrete`` environment.
+
+    Args:
+        env: An environment with a ``Discrete`` action space (``action_masks()`` optional).
+        teacher: A :func:`edgegym.baselines.make_policy` spec of the environment's family.
+
+    Raises:
+        ValueError: The action space is not ``Discrete``, or the spec names no policy of the
+            environment's family.
+    """
+
+    def __init__(self, env: gym.Env, teacher: str) -> None:
+        if not isinstance(env.action_space, spaces.Discrete):
+            raise ValueError(f"TeacherAction needs a Discrete action space, got {env.action_space}")
+        super().__init__(env)
+        self.n = int(env.action_space.n)
+        self.hint = TeacherHint(env, teacher)
+        self.action_space = spaces.Discrete(self.n + 1)
+
+    def action_masks(self) -> np.ndarray:
+        """(n + 1,) bool: the environment's mask, and the teacher's index (always valid)."""
+        try:
+            inner = self.env.get_wrapper_attr("action_masks")()
+        except AttributeError:
+            inner = np.ones(self.n, dtype=bool)
+        return np.append(np.asarray(inner, dtype=bool), True)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset the environment and the teacher; ``info["action_mask"]`` gains the index."""
+        obs, info = self.env.reset(**kwargs)
+        self.hint.reset(kwargs.get("seed"))
+        return obs, self._with_mask(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Play the index (the teacher's decision at ``n``); ``info["joint_action"]`` is the
+        environment's action that was sent."""
+        index = int(check_action(self.action_space, action))
+        inner = self.hint.act() if index == self.n else np.int64(index)
+        obs, reward, terminated, truncated, info = self.env.step(inner)
+        info = self._with_mask(info)
+        info["joint_action"] = inner
+        return obs, reward, terminated, truncated, info
+
+    @staticmethod
+    def _with_mask(info: dict[str, Any]) -> dict[str, Any]:
+        if info.get("action_mask") is None:
+            return info
+        return {**info, "action_mask": np.append(np.asarray(info["action_mask"], bool), True)}
+
+
 class TeacherHint:
     """A published scheduler's decision as one action of a learned policy.
 
@@ -621,7 +675,8 @@ def flatten_env(
     :class:`DiscreteActions` (outer, so ``env.action_masks()`` is the ``Discrete`` mask);
     ``None`` means "where needed" (a ``Dict`` or non-1-D observation, a ``MultiDiscrete``
     action). ``teacher`` adds its decision as the last ``Discrete`` index
-    (:class:`DiscreteActions`)."""
+    (:class:`DiscreteActions`; :class:`TeacherAction` on an environment already
+    ``Discrete``)."""
     obs_space, act_space = env.observation_space, env.action_space
     if discrete_actions is None:
         discrete_actions = isinstance(act_space, spaces.MultiDiscrete)
@@ -631,6 +686,8 @@ def flatten_env(
         env = FlatObservation(env)
     if discrete_actions:
         env = DiscreteActions(env, max_actions=max_actions, teacher=teacher)
+    elif teacher and isinstance(env.action_space, spaces.Discrete):
+        env = TeacherAction(env, teacher)
     elif teacher:
         raise ValueError(f"teacher {teacher!r} needs Discrete actions (discrete_actions true)")
     return env
@@ -930,6 +987,7 @@ __all__ = [
     "JointActions",
     "MaskInObservation",
     "MaskedVectorEnv",
+    "TeacherAction",
     "TeacherHint",
     "catalogue_builder",
     "continual_catalogue",

@@ -10,13 +10,14 @@ import torch
 import yaml
 from edgegym.agents.bc import _check_in_mask, clone, collect
 from edgegym.agents.config import ConfigError, load_hyperparams
-from edgegym.agents.policy import PPOPolicy
+from edgegym.agents.policy import PPOPolicy, load_policy
 from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
 from edgegym.agents.train import train
 from sb3_contrib import MaskablePPO
 
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.evaluation import evaluate, make_env
+from edgegym.scenarios import resolve
 
 ENERGY = "edgegym/EnergyFairShare-v0"
 SMALL = {"quanta": 20}
@@ -202,3 +203,63 @@ def test_a_teacher_hint_needs_discrete_actions_and_the_same_bc_teacher():
         load_hyperparams("continual", None, ["wrappers.teacher=thief", "bc.teacher=uniform"])
     with pytest.raises(ConfigError, match=r"wrappers\.teacher"):
         load_hyperparams("continual", None, ["wrappers.teacher=[1]"])
+
+
+MIG = "edgegym/MIGReconfig-v0"
+MIG_SMALL = {"windows": 1, "window_s": 30}
+
+
+def test_the_teacher_index_of_a_discrete_env_plays_the_teacher():
+    """MIG acts through Discrete signatures already: TeacherAction adds index n, which plays
+    MIGRator's decision (its episode, reward for reward); the others are the env's own."""
+    from edgegym.wrappers import TeacherAction, flatten_env
+
+    env = make_env(MIG, None, MIG_SMALL)
+    n = int(env.action_space.n)
+    hinted = flatten_env(env, flatten_obs=False, discrete_actions=False, teacher="migrator")
+    assert isinstance(hinted, TeacherAction) and hinted.action_space.n == n + 1
+    res = evaluate(MIG, ["migrator"], overrides=MIG_SMALL, episodes=1, seed=5, progress=False)
+    _, info = hinted.reset(seed=5)
+    assert info["action_mask"][-1] and len(info["action_mask"]) == n + 1
+    total, done = 0.0, False
+    while not done:
+        _, r, te, tr, info = hinted.step(n)
+        total += r
+        done = te or tr
+    assert total == pytest.approx(res.result("migrator")["mean_return"], rel=1e-12)
+    hinted.reset(seed=5)
+    _, _, _, _, info = hinted.step(3)
+    assert int(info["joint_action"]) == 3
+    with pytest.raises(ValueError, match=rf"outside Discrete\({n + 1}\)"):
+        hinted.step(n + 1)
+    with pytest.raises(ValueError, match="needs Discrete actions"):
+        flatten_env(make_env(ENERGY, None, SMALL), flatten_obs=False, teacher="etf",
+                    discrete_actions=False)  # fmt: skip
+    load_hyperparams("mig", None, ["wrappers.teacher=migrator"])  # no discrete_actions needed
+
+
+def test_a_signature_agent_with_the_teacher_index_clones_it_and_plays_other_sizes(tmp_path):
+    """SignaturePolicy with MIGRator's decision as one more index: cloned, it plays MIGRator
+    (loaded back through PPOPolicy), and its weights act on a one-tenant scenario too."""
+    out = tmp_path / "run"
+    hp = ["policy=SignaturePolicy", "policy_kwargs.net_arch=[16]", "train.n_envs=1"]
+    hp += ["wrappers.teacher=migrator", "bc.teacher=migrator", "bc.episodes=1", "bc.epochs=30"]
+    hp += ["checkpoint.freq=0", "eval.freq=0", "ppo.n_steps=32", "ppo.batch_size=32"]
+    hp += ["ppo.learning_rate=0"]
+    train(MIG, overrides=MIG_SMALL, timesteps=32, out=out, hyperparams=hp, progress=False)
+    cfg = yaml.safe_load((out / "config.yaml").read_text())
+    assert cfg["bc"]["agreement"] == 1.0 and cfg["spaces"]["action"] == "Discrete(497)"
+    res = evaluate(MIG, {"ppo": f"ppo:{out / 'model.zip'}", "migrator": "migrator"},
+                   overrides=MIG_SMALL, episodes=2, seed=21, progress=False)  # fmt: skip
+    assert res.result("ppo")["mean_return"] == pytest.approx(res.result("migrator")["mean_return"])
+    one = tmp_path / "one.yaml"
+    raw = yaml.safe_load(resolve("migrator-w1").read_text())
+    raw["tenants"] = raw["tenants"][:1]
+    one.write_text(yaml.safe_dump(raw))
+    env = make_env(MIG, str(one), MIG_SMALL)
+    policy = load_policy(out / "model.zip", env)
+    assert policy.hint is not None and policy.predictor is not policy.model  # rebound
+    obs, _ = env.reset(seed=0)
+    policy.reset(0)
+    action, _ = policy.predict(obs)
+    assert env.action_space.contains(np.asarray(action).item())

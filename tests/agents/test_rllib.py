@@ -172,12 +172,14 @@ def test_cli_rllib_train_writes_config_checkpoints_evaluations_and_logs(rllib_ru
     assert cfg["backend"] == "rllib" and cfg["env_id"] == MIG and cfg["family"] == "mig"
     assert cfg["overrides"] == MIG_OVERRIDES and cfg["trained_timesteps"] == 2048
     assert cfg["hyperparams"]["ppo"]["n_steps"] == 256  # the override, merged
+    hp = cfg["hyperparams"]
     training = cfg["rllib"]["training"]
     assert training["train_batch_size_per_learner"] == 512  # n_steps * n_envs
     assert training["lr"] == cfg["hyperparams"]["ppo"]["learning_rate"]
     assert training["lambda_"] == cfg["hyperparams"]["ppo"]["gae_lambda"]
     assert cfg["rllib"]["vectorize"] == "vector_entry_point"  # the native vector env
-    assert cfg["rllib"]["model_config"]["fcnet_hiddens"] == [64, 64]
+    assert cfg["rllib"]["model_config"]["fcnet_hiddens"] == hp["policy_kwargs"]["net_arch"]
+    assert hp["policy"] == "auto" and hp["wrappers"]["teacher"] is None  # not SB3-only keys
     assert cfg["rllib"]["mapping"]["ppo.clip_range"] == "clip_param"
     assert cfg["spaces"]["observation"] == {"action_mask": "Box(496,)", "observations": "Box(32,)"}
     assert {"ray", "torch", "edgegym"} <= set(cfg["versions"])

@@ -80,6 +80,7 @@ def test_one_policy_scores_two_and_three_tenants(tmp_path):
 
     hp = ["policy=SignaturePolicy", "eval.freq=0", "checkpoint.freq=0", "train.n_envs=1"]
     hp += ["policy_kwargs.net_arch=[16]", "ppo.n_steps=64", "ppo.batch_size=32"]
+    hp += ["wrappers.teacher=null", "bc.teacher=null"]  # the signatures alone
     out = tmp_path / "run"
     train(MIG, timesteps=64, out=out, hyperparams=hp, progress=False)
     env = gym.make(MIG, scenario=str(_three_tenants(tmp_path)))
