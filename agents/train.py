@@ -47,7 +47,7 @@ from gymnasium import spaces
 
 from edgegym.envs import ENV_IDS
 from edgegym.evaluation import check_env_id, default_scenario, make_env
-from edgegym.outputs import write_atomic
+from edgegym.outputs import replacing, write_atomic
 from edgegym.wrappers import flatten_env, joint_actions
 
 CONFIG_NAME = "config.yaml"
@@ -466,12 +466,8 @@ def save_checkpoint(model: Any, out: Path, keep: int) -> Path:
 def save_model(model: Any, path: Path) -> None:
     """``model.save(path)`` through a temporary file and a rename: an interrupted or failed
     save leaves the previous file (and no half-written one under the name)."""
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    try:
-        model.save(str(tmp))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with replacing(path) as tmp:
+        model.save(tmp)
 
 
 def intact(path: Path) -> bool:

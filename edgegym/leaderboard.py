@@ -1020,8 +1020,7 @@ def _family_header(fam: str, cells: Sequence[Mapping[str, Any]]) -> list[str]:
             f"**Shipped PPO**: not shipped (no `agents/trained/{fam}/model.zip` when this family "
             "was evaluated).",
         ]
-    over = _dotted_items(info.get("hyperparam_overrides") or {})
-    over_text = ", ".join(f"`{k}={v}`" for k, v in over) if over else "none"
+    over_text = _overrides_text(dict(_dotted_items(info.get("hyperparam_overrides") or {})))
     lines = [
         f"**Shipped PPO**: `{info.get('path')}` ({info.get('algo')}, "
         f"net {info.get('net_arch')}, {int(info.get('size_bytes') or 0) / 1e3:.0f} kB), trained "

@@ -180,7 +180,7 @@ def check_output_folder(
 
 
 @contextlib.contextmanager
-def _replacing(path: Path) -> Iterator[str]:
+def replacing(path: Path) -> Iterator[str]:
     """A temporary file beside ``path`` (same extension) for the caller to fill; on success it
     replaces ``path`` (``os.replace``, keeping an existing file's permissions), on any failure
     or interruption it is removed and ``path`` is left as it was."""
@@ -208,7 +208,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     file is either the old one or the complete new one, never a truncated mix (parents are
     created)."""
     p = Path(path)
-    with _replacing(p) as tmp, open(tmp, "wb") as fh:
+    with replacing(p) as tmp, open(tmp, "wb") as fh:
         fh.write(data.encode() if isinstance(data, str) else data)
         fh.flush()
         os.fsync(fh.fileno())
@@ -241,7 +241,7 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
         import edgegym
 
         kwargs.setdefault("metadata", {"Creator": f"{_SIGNATURE} {edgegym.__version__}"})
-    with _replacing(p) as tmp:
+    with replacing(p) as tmp:
         fig.savefig(tmp, **kwargs)
     return p
 

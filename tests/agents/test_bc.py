@@ -154,6 +154,16 @@ CONT = "edgegym/ContinualLearning-v0"
 CONT_SMALL = {"streams": 3, "windows": 3}
 
 
+def _always(env: gym.Env, index: int) -> float:
+    """The return of playing ``index`` at every step until the episode ends."""
+    total, done = 0.0, False
+    while not done:
+        _, r, te, tr, _ = env.step(index)
+        total += r
+        done = te or tr
+    return total
+
+
 def test_the_hint_index_plays_the_teacher_and_the_others_are_unchanged():
     from edgegym.wrappers import DiscreteActions
 
@@ -165,11 +175,7 @@ def test_the_hint_index_plays_the_teacher_and_the_others_are_unchanged():
     hinted.reset(seed=3)
     plain.reset(seed=3)
     assert hinted.action_masks()[-1] and (hinted.action_masks()[:-1] == plain.action_masks()).all()
-    total, done = 0.0, False
-    while not done:
-        _, r, te, tr, _ = hinted.step(k)
-        total += r
-        done = te or tr
+    total = _always(hinted, k)
     # Always the hint index: the thief's episode, reward for reward.
     assert total == pytest.approx(res.result("thief")["mean_return"], rel=1e-12)
     # Catalogue indices decode as without the hint.
@@ -221,11 +227,7 @@ def test_the_teacher_index_of_a_discrete_env_plays_the_teacher():
     res = evaluate(MIG, ["migrator"], overrides=MIG_SMALL, episodes=1, seed=5, progress=False)
     _, info = hinted.reset(seed=5)
     assert info["action_mask"][-1] and len(info["action_mask"]) == n + 1
-    total, done = 0.0, False
-    while not done:
-        _, r, te, tr, info = hinted.step(n)
-        total += r
-        done = te or tr
+    total = _always(hinted, n)
     assert total == pytest.approx(res.result("migrator")["mean_return"], rel=1e-12)
     hinted.reset(seed=5)
     _, _, _, _, info = hinted.step(3)
