@@ -25,7 +25,13 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.policy import PolicyLoadError, PPOPolicy, check_family, read_config
+from edgegym.agents.policy import (
+    SIZE_FREE,
+    PolicyLoadError,
+    PPOPolicy,
+    check_family,
+    read_config,
+)
 from gymnasium import spaces
 
 from edgegym.parallel import RAY_HINT, RayMissingError, require_ray
@@ -77,6 +83,7 @@ def masked_ppo_config(
     env_config: Mapping[str, Any] | None = None,
     hiddens: tuple[int, ...] = (64, 64),
     model_config: Mapping[str, Any] | None = None,
+    module_class: type | None = None,
 ) -> Any:
     """RLlib ``PPOConfig`` (new API stack) on ``env_id`` with action masking.
 
@@ -91,6 +98,10 @@ def masked_ppo_config(
         hiddens: Hidden layer sizes of the policy and value heads.
         model_config: RLlib ``model_config`` of the RLModule instead (``hiddens`` is then
             ignored), e.g. ``{"fcnet_hiddens": [64, 64], "head_fcnet_hiddens": []}``.
+        module_class: Another action-masking RLModule class (default RLlib's
+            ``ActionMaskingTorchRLModule``), such as
+            :class:`edgegym.agents.rllib_module.SizeFreeTorchRLModule` with the
+            ``model_config`` of :func:`edgegym.agents.rllib_module.module_config`.
 
     Returns:
         A ``PPOConfig``; set training, env-runner and resource options on it as usual.
@@ -111,7 +122,7 @@ def masked_ppo_config(
         .environment(name, env_config=dict(env_config or {}))
         .rl_module(
             rl_module_spec=RLModuleSpec(
-                module_class=ActionMaskingTorchRLModule,
+                module_class=module_class or ActionMaskingTorchRLModule,
                 model_config=dict(model_config)
                 if model_config is not None
                 else {
@@ -173,13 +184,33 @@ class _ModuleModel:
         return np.asarray(picks, dtype=np.int64), None
 
 
+class _PolicyModel:
+    """The SB3 policy inside a :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule`
+    with the bits of SB3's model API that :class:`~edgegym.agents.policy.PPOPolicy` uses, so
+    the module acts on the environment's own observations and rebinds to other sizes."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.observation_space = policy.observation_space
+        self.action_space = policy.action_space
+
+    def predict(
+        self, observation: Any, deterministic: bool = True, action_masks: Any = None
+    ) -> tuple[np.ndarray, None]:
+        return self.policy.predict(
+            observation, deterministic=deterministic, action_masks=action_masks
+        )
+
+
 class RLlibPolicy(PPOPolicy):
     """An RLlib action-masking PPO module behind the evaluator's policy protocol, on the
     environment's *own* observations (like :class:`~edgegym.agents.policy.PPOPolicy`): a
     ``Dict`` observation is flattened, the env's current mask (translated onto the joint
     actions when the run used ``wrappers.discrete_actions``) goes in beside it, and the action
     is the argmax of the masked logits (per component for ``MultiDiscrete``), decoded back to
-    the env's action.
+    the env's action. A :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule` acts
+    through its SB3 policy instead, on the env's own observation, so it rebinds to other
+    tenant, GPU and server counts as the SB3 models do.
 
     Args:
         module: The RLModule (``RLModule.from_checkpoint`` or ``algo.get_module()``).
@@ -202,8 +233,13 @@ class RLlibPolicy(PPOPolicy):
     ) -> None:
         view = copy.deepcopy(config)
         view["hyperparams"]["algo"] = "maskable_ppo"  # always masked
-        view["hyperparams"]["wrappers"]["flatten_obs"] = True  # the module reads a flat Box
-        super().__init__(_ModuleModel(module), env, view, name=name, source=source)
+        model: Any
+        if config.get("policy_class") in SIZE_FREE and hasattr(module, "policy"):
+            model = _PolicyModel(module.policy)  # a SizeFreeTorchRLModule: its SB3 policy
+        else:
+            view["hyperparams"]["wrappers"]["flatten_obs"] = True  # the module reads a flat Box
+            model = _ModuleModel(module)
+        super().__init__(model, env, view, name=name, source=source)
         self.config = config
         self.module = module
 

@@ -5,9 +5,10 @@ the same hyperparameter file (``agents/hyperparams/<family>.yaml``, mapped onto 
 names, :data:`PPO_MAP`), the same ``config.yaml`` (plus ``backend: rllib`` and an ``rllib``
 section with the exact RLlib settings and the mapping), the same periodic evaluation against
 the family's published scheduler on the same seeds (``evaluations.json``), TensorBoard and
-CSV logs, checkpoints and resume. The policy is RLlib's ``ActionMaskingTorchRLModule``
-(:func:`edgegym.agents.rllib.masked_ppo_config`), so masked actions are never sampled. The
-output folder holds::
+CSV logs, checkpoints and resume. The policy is the file's size-free policy as
+:class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule`, or for ``policy: auto`` RLlib's
+``ActionMaskingTorchRLModule`` (:func:`edgegym.agents.rllib.masked_ppo_config`); either way
+masked actions are never sampled. The output folder holds::
 
     config.yaml          as for the SB3 backend, plus ``backend: rllib`` and ``rllib``
     model/               the final Algorithm checkpoint (score it with --policy rllib:DIR)
@@ -44,7 +45,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.config import STRUCTURED, ConfigError, dotted
+from edgegym.agents.config import ConfigError, dotted
+from edgegym.agents.policy import SIZE_FREE
 from edgegym.agents.train import (
     CONFIG_NAME,
     TrainResult,
@@ -93,12 +95,16 @@ MAPPING: dict[str, str] = {
     "ppo.normalize_advantage": "not mapped (RLlib standardises advantages)",
     "(SB3 clip_range_vf=None)": "vf_clip_param=inf",
     "(SB3 clips the global gradient norm)": "grad_clip_by=global_norm",
-    "policy_kwargs.net_arch": "model_config.fcnet_hiddens (separate policy and value "
-    "encoders, vf_share_layers=False) with linear heads (head_fcnet_hiddens=[])",
-    "policy_kwargs.activation_fn": "model_config.fcnet_activation",
-    "policy_kwargs.ortho_init": "not mapped (RLlib's default initialisers)",
-    "algo": "not mapped (always RLlib's ActionMaskingTorchRLModule)",
-    "wrappers.flatten_obs": "not mapped (the masked view always flattens)",
+    "policy": "auto, MlpPolicy, MultiInputPolicy: RLlib's ActionMaskingTorchRLModule; a "
+    "size-free policy (PerTenantPolicy, PooledPolicy, SignaturePolicy, GraphPolicy): "
+    "edgegym's SizeFreeTorchRLModule holding that policy, policy_kwargs as for SB3",
+    "policy_kwargs.net_arch": "(RLlib's module) model_config.fcnet_hiddens (separate policy "
+    "and value encoders, vf_share_layers=False) with linear heads (head_fcnet_hiddens=[])",
+    "policy_kwargs.activation_fn": "(RLlib's module) model_config.fcnet_activation",
+    "policy_kwargs.ortho_init": "(RLlib's module) not mapped (RLlib's default initialisers)",
+    "algo": "not mapped (always action masking)",
+    "wrappers.flatten_obs": "not mapped (the masked view always flattens; "
+    "SizeFreeTorchRLModule cuts the flat vector back into the env's own observation)",
     "wrappers.discrete_actions": "the family's -Flat-v0 id (max_actions in env_config)",
     "train.n_envs": "num_envs_per_env_runner",
     "train.vec_env": "gym_env_vectorize_mode (auto/native: vector_entry_point where the id "
@@ -107,11 +113,19 @@ MAPPING: dict[str, str] = {
     "train.device": "num_gpus_per_learner (cpu: 0, cuda: 1)",
 }
 
-#: Set before the user's ``--hp``: the family files name the SB3 backend's structured
-#: policies, scenario mixtures and strong starts (``agents/hyperparams/mig.yaml``'s
-#: ``SignaturePolicy`` with MIGRator as an action), which RLlib's masked MLP does not have; the
-#: same keys given explicitly are still refused (:func:`rllib_settings`).
-RLLIB_BASE = ["policy=auto", "train.scenarios=[]", "bc.teacher=null", "wrappers.teacher=null"]
+#: Set before the user's ``--hp``: the family files name the SB3 backend's scenario mixtures
+#: and strong starts (``agents/hyperparams/mig.yaml``'s MIGRator as an action, cloning it),
+#: which the RLlib backend does not have; the same keys given explicitly are still refused
+#: (:func:`rllib_settings`). The files' size-free policies train as
+#: :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule`.
+RLLIB_BASE = ["train.scenarios=[]", "bc.teacher=null", "wrappers.teacher=null"]
+
+#: The RLModule of a run whose ``policy`` is one of :data:`SIZE_FREE`.
+SIZE_FREE_MODULE = "edgegym.agents.rllib_module.SizeFreeTorchRLModule"
+#: RLlib's own action-masking MLP, for ``policy: auto`` (and the MLP policies).
+MASKING_MODULE = (
+    "ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule"
+)
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,15 +157,15 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
     ppo, train, wrappers = hp["ppo"], hp["train"], hp["wrappers"]
     env_id = cfg["env_id"]
     for key, unsupported in (
-        ("policy", hp["policy"] in STRUCTURED),
         ("train.scenarios", bool(train.get("scenarios"))),
         ("bc.teacher", bool(hp.get("bc", {}).get("teacher"))),
+        ("wrappers.teacher", bool(wrappers.get("teacher"))),
     ):
         if unsupported:
             raise ConfigError(
-                f"{key}: the RLlib backend trains its own masked MLP on one scenario; "
-                "structured policies, scenario mixtures and behaviour cloning are the SB3 "
-                "backend's (--backend sb3)"
+                f"{key}: the RLlib backend trains on one scenario from scratch; scenario "
+                "mixtures, behaviour cloning and a scheduler's decision as an action are the "
+                "SB3 backend's (--backend sb3)"
             )
     probe = make_env(env_id, cfg["scenario"], cfg["overrides"])
     try:
@@ -180,7 +194,19 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
         "subproc": "async",
     }[kind]
     arch = hp["policy_kwargs"]["net_arch"]
-    if isinstance(arch, Mapping):
+    size_free = hp["policy"] in SIZE_FREE
+    if size_free:
+        model_config: dict[str, Any] = {
+            "policy": hp["policy"],
+            "env_id": env_id,
+            "policy_kwargs": dict(hp["policy_kwargs"]),
+            "wrappers": {**dict(wrappers), "flatten_obs": False, "teacher": None},
+        }
+        try:  # does the policy fit this scenario? (before Ray starts)
+            _size_free_config(model_config, env_config)
+        except ValueError as exc:
+            raise ConfigError(f"policy {hp['policy']} on {env_id}: {exc}") from None
+    elif isinstance(arch, Mapping):
         pi, vf = list(arch.get("pi", [])), list(arch.get("vf", []))
         if pi != vf:
             raise ConfigError(
@@ -188,6 +214,13 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
                 "value networks of the same widths; give one list"
             )
         arch = pi
+    if not size_free:
+        model_config = {
+            "fcnet_hiddens": [int(w) for w in arch],
+            "fcnet_activation": _ACTIVATIONS[hp["policy_kwargs"]["activation_fn"]],
+            "head_fcnet_hiddens": [],
+            "vf_share_layers": False,
+        }
     training: dict[str, Any] = {v: ppo[k] for k, v in PPO_MAP.items()}
     batch = int(ppo["n_steps"]) * int(train["n_envs"])
     training["train_batch_size_per_learner"] = batch
@@ -210,27 +243,43 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
         "vectorize": vectorize,
         "num_env_runners": int(num_env_runners),
         "num_envs_per_env_runner": int(train["n_envs"]),
-        "module": "ray.rllib.examples.rl_modules.classes.action_masking_rlm."
-        "ActionMaskingTorchRLModule",
+        "module": SIZE_FREE_MODULE if size_free else MASKING_MODULE,
         "training": training,
-        "model_config": {
-            "fcnet_hiddens": [int(w) for w in arch],
-            "fcnet_activation": _ACTIVATIONS[hp["policy_kwargs"]["activation_fn"]],
-            "head_fcnet_hiddens": [],
-            "vf_share_layers": False,
-        },
+        "model_config": model_config,
         "num_gpus_per_learner": 1 if device.startswith("cuda") else 0,
         "mapping": dict(MAPPING),
     }
+
+
+def _size_free_config(
+    model_config: Mapping[str, Any], env_config: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule` ``model_config`` of the
+    recorded one (policy, base id, ``policy_kwargs``, wrappers) on ``env_config``'s scenario."""
+    from edgegym.agents.rllib_module import module_config
+
+    overrides = {k: v for k, v in env_config.items() if k not in ("scenario", "max_actions")}
+    return module_config(
+        str(model_config["env_id"]), str(env_config["scenario"]), overrides, model_config
+    )
 
 
 def ppo_config(settings: Mapping[str, Any], seed: int) -> Any:
     """The RLlib ``PPOConfig`` of :func:`rllib_settings`."""
     from edgegym.agents.rllib import masked_ppo_config
 
+    model_config, module_class = settings["model_config"], None
+    if settings["module"] == SIZE_FREE_MODULE:
+        from edgegym.agents.rllib_module import SizeFreeTorchRLModule
+
+        model_config = _size_free_config(model_config, settings["env_config"])
+        module_class = SizeFreeTorchRLModule
     return (
         masked_ppo_config(
-            settings["env"], settings["env_config"], model_config=settings["model_config"]
+            settings["env"],
+            settings["env_config"],
+            model_config=model_config,
+            module_class=module_class,
         )
         .env_runners(
             num_env_runners=int(settings["num_env_runners"]),
@@ -425,7 +474,9 @@ def train_rllib(
         }
     finally:
         probe.close()
-    cfg["policy_class"] = "ActionMaskingTorchRLModule"
+    cfg["policy_class"] = (
+        hp["policy"] if hp["policy"] in SIZE_FREE else "ActionMaskingTorchRLModule"
+    )
     ray = init_ray(address)
     cfg["versions"] = {**versions(), "ray": ray.__version__}
     recorded = {k: v for k, v in settings.items() if k != "num_env_runners"}

@@ -11,8 +11,9 @@ policy is for acting and evaluation, and ``PPO.load`` still loads it (training i
 starts a fresh optimiser). The ``shipped`` record says where the model came from and the
 training budget (``timesteps``) and wall time (``wall_s``, summed over resumed runs) the
 leaderboard reports, for ``best_model.zip`` the evaluation it was ``selected`` at
-(timesteps, return on the held-out evaluation seeds), plus optional ``notes`` (what was
-tried).
+(timesteps, return on the held-out evaluation seeds), the learning ``curve`` (every periodic
+evaluation's return and the baseline's, drawn by :mod:`edgegym.agents.curves`), plus optional
+``notes`` (what was tried).
 
 Checkpoints, ``best_model.zip``, TensorBoard logs and ``evaluations.json`` stay in the run
 folder; only the two files above are shipped.
@@ -23,13 +24,13 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+from edgegym.agents.curves import curve_record, read_evaluations
 from edgegym.agents.policy import (
     TRAINED_DIR,
     PolicyLoadError,
@@ -63,15 +64,21 @@ def training_record(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _evaluations(run: Path) -> list[Any]:
+    """``run/evaluations.json`` as a list; empty when missing or unreadable."""
+    try:
+        return read_evaluations(run)
+    except PolicyLoadError:
+        return []
+
+
 def best_evaluation(run: Path) -> dict[str, Any] | None:
     """The periodic evaluation ``best_model.zip`` comes from (the first with the highest
     return, as the training callback keeps it): ``timesteps``, ``return``, ``episodes``,
     ``seed``; ``None`` without ``evaluations.json``."""
-    try:
-        evals = json.loads((run / "evaluations.json").read_text())
-    except (OSError, ValueError):
-        return None
-    scored = [e for e in evals if isinstance(e, dict) and e.get("ppo_return") is not None]
+    scored = [
+        e for e in _evaluations(run) if isinstance(e, dict) and e.get("ppo_return") is not None
+    ]
     if not scored:
         return None
     best = scored[0]
@@ -143,6 +150,9 @@ def ship(
     selected = best_evaluation(run) if Path(model).name == "best_model.zip" else None
     if selected is not None:
         config["shipped"]["selected"] = selected
+    curve = curve_record(_evaluations(run))
+    if curve is not None:
+        config["shipped"]["curve"] = curve
     config["shipped"]["notes"] = [str(n) for n in notes]
     write_atomic(dest / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     size = out.stat().st_size

@@ -159,9 +159,11 @@ def test_rllib_ppo_with_masks_trains_and_respects_the_mask(ray_cluster):
 @pytest.fixture(scope="module")
 def rllib_run(ray_cluster, tmp_path_factory):
     """One tiny ``edgegym train --backend rllib`` run (2048 steps on native vector envs,
-    a few seconds) shared by the tests below."""
+    a few seconds) shared by the tests below, with RLlib's masked MLP (``policy=auto``; the
+    family file's ``SignaturePolicy`` as an RLModule: ``test_rllib_module.py``)."""
     out = tmp_path_factory.mktemp("rllib") / "run"
     argv = ["train", MIG, *MIG_ARGS, "--backend", "rllib", "--timesteps", "2048"]
+    argv += ["--hp", "policy=auto"]
     rc = main([*argv, "--n-envs", "2", "--seed", "0", "--out", str(out), *HP, "--no-progress"])
     assert rc == 0
     return out
@@ -180,6 +182,7 @@ def test_cli_rllib_train_writes_config_checkpoints_evaluations_and_logs(rllib_ru
     assert cfg["rllib"]["vectorize"] == "vector_entry_point"  # the native vector env
     assert cfg["rllib"]["model_config"]["fcnet_hiddens"] == hp["policy_kwargs"]["net_arch"]
     assert hp["policy"] == "auto" and hp["wrappers"]["teacher"] is None  # not SB3-only keys
+    assert cfg["policy_class"] == "ActionMaskingTorchRLModule"
     assert cfg["rllib"]["mapping"]["ppo.clip_range"] == "clip_param"
     assert cfg["spaces"]["observation"] == {"action_mask": "Box(496,)", "observations": "Box(32,)"}
     assert {"ray", "torch", "edgegym"} <= set(cfg["versions"])

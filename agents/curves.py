@@ -1,0 +1,209 @@
+"""Learning curves: PPO's periodic evaluations against the published scheduler, per family.
+
+``python -m edgegym.agents.curves [SOURCE ...] --out docs/learning-curves.png`` draws one
+panel per source: the mean return of the deterministic policy on the evaluation seeds
+(``eval.*`` in the family's file) against the timesteps trained, the baseline's return on
+the same seeds as a dashed line, and the evaluation the shipped weights were selected at.
+
+A source is a training run's folder (its ``evaluations.json`` and ``config.yaml``) or a
+shipped policy's folder (``agents/trained/<family>``, whose ``config.yaml`` keeps the curve
+under ``shipped.curve``: :func:`edgegym.agents.ship.ship` copies it there). Without sources
+it draws the four shipped policies, so the figure in ``docs/`` can be redrawn from the
+repository alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgegym.agents.policy import TRAINED_DIR, PolicyLoadError, read_config
+
+from edgegym.outputs import check_output_path, run_command
+
+FAMILIES = ("continual", "mig", "energy", "dag")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One training run's evaluations."""
+
+    label: str
+    timesteps: list[int]
+    returns: list[float]
+    baseline: str | None
+    baseline_return: float | None
+    selected: int | None = None  # timesteps of the shipped weights' evaluation
+    wall_s: float | None = None
+
+
+def curve_record(evaluations: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The compact curve :func:`ship` stores: ``timesteps``, ``returns``, ``baseline`` and
+    ``baseline_return``; ``None`` when no evaluation has a return."""
+    scored = [e for e in evaluations if isinstance(e, Mapping) and e.get("ppo_return") is not None]
+    if not scored:
+        return None
+    base = next((e for e in reversed(scored) if e.get("baseline_return") is not None), {})
+    base_return = base.get("baseline_return")
+    return {
+        "timesteps": [int(e["timesteps"]) for e in scored],
+        "returns": [round(float(e["ppo_return"]), 4) for e in scored],
+        "baseline": base.get("baseline"),
+        "baseline_return": None if base_return is None else round(float(base_return), 4),
+    }
+
+
+def read_evaluations(run: Path) -> list[dict[str, Any]]:
+    """``run/evaluations.json`` as a list (a clear error when missing or not a list)."""
+    path = run / "evaluations.json"
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise PolicyLoadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise PolicyLoadError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise PolicyLoadError(f"{path}: expected a list of evaluations")
+    return data
+
+
+def load_curve(source: str | Path) -> Curve:
+    """The curve of a run folder or a shipped folder (see the module's docstring).
+
+    Raises:
+        PolicyLoadError: No ``config.yaml``, or neither ``evaluations.json`` nor a shipped
+            curve.
+    """
+    src = Path(source)
+    config = read_config(src / "config.yaml")
+    shipped = config.get("shipped") or {}
+    if (src / "evaluations.json").exists():
+        record = curve_record(read_evaluations(src))
+        wall = sum(float(r.get("wall_s") or 0.0) for r in config.get("runs") or [])
+    else:
+        record = shipped.get("curve")
+        wall = shipped.get("wall_s")
+    if not record:
+        raise PolicyLoadError(
+            f"{src}: no evaluations.json and no shipped.curve in its config.yaml (ship the run "
+            "again with python -m edgegym.agents.ship, or pass the run folder)"
+        )
+    selected = (shipped.get("selected") or {}).get("timesteps")
+    return Curve(
+        label=_label(config, src),
+        timesteps=[int(t) for t in record["timesteps"]],
+        returns=[float(r) for r in record["returns"]],
+        baseline=record.get("baseline"),
+        baseline_return=record.get("baseline_return"),
+        selected=None if selected is None else int(selected),
+        wall_s=None if wall is None else float(wall),
+    )
+
+
+def _label(config: Mapping[str, Any], src: Path) -> str:
+    """``family: policy on scenario (+k more)[, from a trained model]``."""
+    extra = len(((config.get("hyperparams") or {}).get("train") or {}).get("scenarios") or [])
+    more = f" (+{extra} more)" if extra else ""
+    start = ", from a trained model" if config.get("init_from") else ""
+    family = config.get("family") or src.name
+    return (
+        f"{family}: {config.get('policy_class') or 'PPO'} on {config.get('scenario')}{more}{start}"
+    )
+
+
+def plot_curves(curves: Sequence[Curve], path: str | Path) -> Path:
+    """One panel per curve: return against timesteps, the baseline dashed, the selected
+    evaluation circled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from edgegym.outputs import save_figure
+    from edgegym.plotting import DPI
+
+    n = len(curves)
+    cols = min(n, 2)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(5.6 * cols, 3.6 * rows), layout="constrained", squeeze=False
+    )
+    for ax, curve in zip(axes.flat, curves, strict=False):
+        ax.plot(
+            curve.timesteps,
+            curve.returns,
+            marker="o",
+            markersize=3,
+            linewidth=1.2,
+            label="PPO (deterministic)",
+        )
+        if curve.baseline_return is not None:
+            ax.axhline(
+                curve.baseline_return,
+                color="k",
+                linestyle="--",
+                linewidth=1,
+                label=curve.baseline or "baseline",
+            )
+        if curve.selected is not None and curve.selected in curve.timesteps:
+            i = curve.timesteps.index(curve.selected)
+            ax.plot(
+                [curve.selected],
+                [curve.returns[i]],
+                "o",
+                markersize=10,
+                markerfacecolor="none",
+                color="C3",
+                label="shipped weights",
+            )
+        wall = "" if curve.wall_s is None else f", {curve.wall_s / 60:.1f} min"
+        ax.set_title(f"{curve.label}{wall}", fontsize=9)
+        ax.set_xlabel("timesteps trained")
+        ax.set_ylabel("mean return, evaluation seeds")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    save_figure(fig, path, dpi=DPI)
+    plt.close(fig)
+    return Path(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m edgegym.agents.curves [SOURCE ...] --out PNG [--force]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m edgegym.agents.curves",
+        description="Plot PPO's periodic evaluations against the baseline, one panel per run "
+        "folder or shipped policy folder (default: the four shipped policies).",
+    )
+    parser.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="an edgegym train output folder or a shipped folder (agents/trained/<family>)",
+    )
+    parser.add_argument("--out", default="learning-curves.png", help="figure path (PNG, PDF, SVG)")
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite a file edgegym did not write there"
+    )
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    prog = parser.prog
+    sources = args.sources or [TRAINED_DIR / f for f in FAMILIES]
+    try:
+        out = check_output_path(args.out, flag="--out", kind="figure", force=args.force)
+        curves = [load_curve(s) for s in sources]
+    except (PolicyLoadError, ValueError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    plot_curves(curves, out)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_command(main, "python -m edgegym.agents.curves"))
