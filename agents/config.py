@@ -33,7 +33,9 @@ names the file and the key. Sections:
 ``ppo``
     PPO's arguments: ``learning_rate``, ``n_steps``, ``batch_size``, ``n_epochs``, ``gamma``,
     ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
-    ``normalize_advantage``, ``target_kl``.
+    ``normalize_advantage``, ``target_kl``; and ``lr_schedule``: ``constant`` (default) or
+    ``linear`` (``learning_rate`` at step 0, falling linearly to 0 at the run's
+    ``timesteps``; a resume to more timesteps stretches the rest of the line).
 ``train``
     ``timesteps``, ``n_envs``, ``vec_env`` (``auto``: the id's native vector env where it
     has one, else subprocesses when ``n_envs > 1`` and the machine has more than one core;
@@ -101,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
         "max_grad_norm": 0.5,
         "normalize_advantage": True,
         "target_kl": None,
+        "lr_schedule": "constant",
     },
     "train": {
         "timesteps": 100_000,
@@ -143,6 +146,7 @@ STRUCTURED: dict[str, tuple[str, dict[str, bool]]] = {
 }
 POLICIES = ("auto", "MlpPolicy", "MultiInputPolicy", *STRUCTURED)
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
 
@@ -254,6 +258,8 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
         value = ppo[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise bad(f"ppo.{key}", f"must be a number >= 0, got {value!r}")
+    if ppo["lr_schedule"] not in LR_SCHEDULES:
+        raise bad("ppo.lr_schedule", f"must be one of {', '.join(LR_SCHEDULES)}")
     if train["vec_env"] not in VEC_ENVS:
         raise bad("train.vec_env", f"must be one of {', '.join(VEC_ENVS)}")
     scenarios = train["scenarios"]

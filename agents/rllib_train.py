@@ -90,6 +90,7 @@ PPO_MAP: dict[str, str] = {
 MAPPING: dict[str, str] = {
     **{f"ppo.{k}": v for k, v in PPO_MAP.items()},
     "ppo.n_steps * train.n_envs": "train_batch_size_per_learner",
+    "ppo.lr_schedule": "constant: lr; linear: lr=[[0, learning_rate], [timesteps, 0]]",
     "ppo.target_kl": "null: use_kl_loss=False; a number: use_kl_loss=True, kl_target (RLlib's "
     "adaptive KL penalty, not SB3's early stop)",
     "ppo.normalize_advantage": "not mapped (RLlib standardises advantages)",
@@ -222,6 +223,8 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
             "vf_share_layers": False,
         }
     training: dict[str, Any] = {v: ppo[k] for k, v in PPO_MAP.items()}
+    if ppo.get("lr_schedule") == "linear":  # RLlib's piecewise-linear schedule over env steps
+        training["lr"] = [[0, float(ppo["learning_rate"])], [int(cfg["timesteps"]), 0.0]]
     batch = int(ppo["n_steps"]) * int(train["n_envs"])
     training["train_batch_size_per_learner"] = batch
     training["minibatch_size"] = min(int(ppo["batch_size"]), batch)
@@ -413,12 +416,16 @@ def train_rllib(
     progress: bool = True,
     num_env_runners: int = 0,
     address: str | None = None,
+    init_from: str | Path | None = None,
 ) -> TrainResult:
     """Train the family's PPO agent with RLlib and write the model and its configuration.
 
     Args:
         env_id .. progress: As for :func:`edgegym.agents.train.train`; ``n_envs`` is the
             number of environments per env runner.
+        init_from: A size-free policy trained by the SB3 backend (``model.zip`` or its run
+            folder; a shipped one too) whose weights the RLModule starts from: the same
+            policy class, layers and spaces (:func:`init_weights`).
         num_env_runners: RLlib env runners sampling in parallel as Ray actors (0: sample in
             this process).
         address: Ray cluster (``None``/``"local"``: start one here; ``"auto"``;
@@ -457,6 +464,12 @@ def train_rllib(
     # Bad scenarios, settings and baselines fail before any work.
     settings = rllib_settings(cfg, int(num_env_runners))
     check_baseline(env_id, cfg)
+    init = None
+    if init_from is not None:
+        if resume:
+            raise ConfigError("--init-from starts a new run; --resume continues one")
+        init = init_weights(init_from, cfg, settings)
+        cfg["init_from"] = init[1]
     from edgegym.wrappers import make_masked
 
     probe = make_masked(settings["env"], **settings["env_config"])
@@ -506,6 +519,8 @@ def train_rllib(
         dynamic_ncols=True,
     )
     try:
+        if init is not None:
+            _set_weights(algo, init[0])
         if source is not None:
             algo.restore_from_path(str(source.resolve()))
             if (out / "evaluations.json").is_file():
@@ -579,6 +594,77 @@ def train_rllib(
         timesteps=steps,
         wall_s=wall,
         evaluations=evaluations,
+    )
+
+
+def init_weights(
+    path: str | Path, cfg: Mapping[str, Any], settings: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The weights ``--init-from`` names, as the state of the run's
+    :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule` policy, and the record kept in
+    ``config.yaml``; checked against this run before Ray starts.
+
+    Raises:
+        ConfigError: Not a size-free SB3 policy of this run's class, or other layers or
+            spaces (a model trained with ``wrappers.teacher`` has one more action).
+    """
+    from edgegym.agents.policy import PolicyLoadError, load_model, size_free_class
+
+    try:
+        source, source_cfg, model_path = load_model(path)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"--init-from: {exc}") from None
+    policy = cfg["hyperparams"]["policy"]
+    if settings["module"] != SIZE_FREE_MODULE or source_cfg.get("policy_class") != policy:
+        raise ConfigError(
+            f"--init-from {model_path}: a {source_cfg.get('policy_class')}; the RLlib backend "
+            f"starts from the weights of a size-free policy of its own class ({policy})"
+        )
+    full = _size_free_config(settings["model_config"], settings["env_config"])
+    here = size_free_class(policy)(
+        full["observation_space"], _module_action_space(settings), lambda _: 0.0,
+        **full["policy_kwargs"],
+    )  # fmt: skip
+    state = source.policy.state_dict()
+    try:
+        here.load_state_dict(state)
+    except RuntimeError as exc:
+        teacher = (source_cfg.get("hyperparams") or {}).get("wrappers", {}).get("teacher")
+        hint = (
+            f" (it was trained with wrappers.teacher={teacher}: one more action)" if teacher else ""
+        )
+        first = str(exc).strip().splitlines()[0]
+        raise ConfigError(
+            f"--init-from {model_path}: its layers differ from this run's{hint}: {first}"
+        ) from None
+    record = {
+        "model": str(model_path),
+        "timesteps": int(source.num_timesteps),
+        "scenario": source_cfg.get("scenario"),
+    }
+    return state, record
+
+
+def _module_action_space(settings: Mapping[str, Any]) -> gym.Space:
+    from edgegym.wrappers import make_masked
+
+    env = make_masked(settings["env"], **settings["env_config"])
+    try:
+        return env.action_space
+    finally:
+        env.close()
+
+
+def _set_weights(algo: Any, state: Mapping[str, Any]) -> None:
+    """Load ``state`` into the learner's module policy and send it to the env runners."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    def load(learner: Any) -> None:
+        learner.module[DEFAULT_MODULE_ID].policy.load_state_dict(state)
+
+    algo.learner_group.foreach_learner(load)
+    algo.env_runner_group.sync_weights(
+        from_worker_or_learner_group=algo.learner_group, inference_only=True
     )
 
 

@@ -931,7 +931,7 @@ def train(
                 device=hp["train"]["device"],
                 policy_kwargs=policy_kwargs,
                 verbose=0,
-                **hp["ppo"],
+                **ppo_arguments(hp["ppo"]),
             )
             if init is not None:
                 _init_weights(model, *init)
@@ -1109,6 +1109,27 @@ def _close(venv: Any, interrupted: bool) -> None:
                 process.terminate()
                 process.join(timeout=1)
         venv.closed = True
+
+
+def ppo_arguments(ppo: Mapping[str, Any]) -> dict[str, Any]:
+    """SB3's PPO arguments of the file's ``ppo`` section: ``lr_schedule: linear`` becomes a
+    ``learning_rate`` callable of SB3's progress remaining (1 at the start of the run, 0 at
+    its ``timesteps``)."""
+    args = {k: v for k, v in ppo.items() if k != "lr_schedule"}
+    if ppo.get("lr_schedule", "constant") == "linear":
+        args["learning_rate"] = LinearSchedule(float(ppo["learning_rate"]))
+    return args
+
+
+@dataclass(frozen=True)
+class LinearSchedule:
+    """``start * progress_remaining``: SB3 saves it with the model, so a resumed run goes on
+    along the same line."""
+
+    start: float
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * max(0.0, float(progress_remaining))
 
 
 def _policy_kwargs(pk: Mapping[str, Any]) -> dict[str, Any]:

@@ -271,8 +271,6 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise UsageError(f"--backend rllib: {exc}") from None
     elif args.num_env_runners is not None or args.address is not None:
         raise UsageError("--num-env-runners and --address need --backend rllib")
-    if args.init_from is not None and args.backend == "rllib":
-        raise UsageError("--init-from needs --backend sb3")
     try:
         check_env_id(args.env_id)
     except ValueError as exc:
@@ -307,7 +305,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
             kwargs["num_env_runners"] = args.num_env_runners or 0
             kwargs["address"] = args.address
-            result = train_rllib(args.env_id, **kwargs)
+            result = train_rllib(args.env_id, init_from=args.init_from, **kwargs)
         else:
             result = train(args.env_id, init_from=args.init_from, **kwargs)
     except (ConfigError, ValueError, RayMissingError) as exc:  # ScenarioError, PolicyLoadError

@@ -155,3 +155,34 @@ def test_a_policy_that_does_not_fit_is_refused_before_ray_starts(tmp_path, capsy
     err = capsys.readouterr().err
     assert "policy SignaturePolicy" in err and err.count("\n") == 1
     assert not (tmp_path / "run" / "model").exists()
+
+
+def test_rllib_starts_from_a_shipped_sb3_agent(ray_cluster, tmp_path):
+    """--init-from: at learning rate 0 the RLlib run's evaluation is the shipped agent's."""
+    from edgegym.agents.policy import shipped_path
+
+    out = tmp_path / "run"
+    argv = ["train", "edgegym/EnergyFairShare-v0", "--backend", "rllib", "--timesteps", "128"]
+    argv += ["--init-from", str(shipped_path("energy")), "--out", str(out), "--no-progress"]
+    argv += ["--hp", "ppo.n_steps=128", "--hp", "ppo.learning_rate=0", "--hp", "eval.freq=128"]
+    argv += ["--hp", "eval.episodes=1", "--n-envs", "1"]
+    assert main(argv) == 0
+    cfg = yaml.safe_load((out / "config.yaml").read_text())
+    assert cfg["init_from"]["model"] == str(shipped_path("energy"))
+    last = json.loads((out / "evaluations.json").read_text())[-1]
+    shipped = edgegym.evaluate(
+        "edgegym/EnergyFairShare-v0", ["ppo"], episodes=1, seed=last["seed"], progress=False
+    )
+    assert last["ppo_return"] == pytest.approx(shipped.result("ppo")["mean_return"])
+
+
+def test_init_from_a_model_with_other_actions_is_refused_before_ray_starts(tmp_path, capsys):
+    from edgegym.agents.policy import shipped_path
+
+    out = tmp_path / "run"
+    argv = ["train", "edgegym/MIGReconfig-v0", "--backend", "rllib", "--out", str(out)]
+    argv += ["--init-from", str(shipped_path("mig")), "--no-progress"]  # MIGRator's index too
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "wrappers.teacher=migrator" in err and err.count("\n") == 1
+    assert not (out / "config.yaml").exists()

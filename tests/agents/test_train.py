@@ -272,3 +272,43 @@ def test_logs_fall_back_to_csv_without_tensorboard(tmp_path, monkeypatch, capsys
     logger.dump(0)
     logger.close()
     assert (tmp_path / "logs" / "progress.csv").is_file()
+
+
+def _logged_lr(run, k: int) -> list[float]:
+    import csv
+
+    with open(run / "logs" / f"run-{k}" / "progress.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return [float(r["train/learning_rate"]) for r in rows if r.get("train/learning_rate")]
+
+
+def test_a_linear_learning_rate_falls_to_zero_at_the_budget_and_resumes_on_the_line(tmp_path):
+    run = tmp_path / "run"
+    argv = ["train", ENV, *SMALL, "--timesteps", "256", "--n-envs", "1", "--seed", "0"]
+    hp = ["--hp", "ppo.lr_schedule=linear", "--hp", "ppo.learning_rate=1e-3"]
+    assert main([*argv, "--out", str(run), *HP, *hp, "--no-progress"]) == 0
+    # SB3 updates after each 64-step rollout: progress remaining 0.75, 0.5, 0.25, 0.
+    assert _logged_lr(run, 1) == pytest.approx([7.5e-4, 5e-4, 2.5e-4, 0.0])
+    resume = ["train", ENV, "--out", str(run), "--resume", "--timesteps", "512", "--no-progress"]
+    assert main(resume) == 0
+    # The saved schedule over the new budget: at 320 of 512 steps, 1e-3 * (1 - 320 / 512).
+    assert _logged_lr(run, 2)[0] == pytest.approx(1e-3 * (1 - 320 / 512))
+    assert _logged_lr(run, 2)[-1] == pytest.approx(0.0)
+
+
+def test_the_learning_rate_schedule_maps_onto_rllib_and_a_bad_one_is_named():
+    from edgegym.agents.rllib_train import rllib_settings
+
+    cfg = {
+        "env_id": ENV,
+        "family": "energy",
+        "scenario": None,
+        "overrides": {"quanta": 10},
+        "timesteps": 5000,
+        "hyperparams": load_hyperparams(
+            "energy", overrides=["ppo.lr_schedule=linear", "policy=auto", "train.scenarios=[]"]
+        ),
+    }
+    assert rllib_settings(cfg)["training"]["lr"] == [[0, 1e-3], [5000, 0.0]]
+    with pytest.raises(ConfigError, match=r"ppo\.lr_schedule.*constant, linear"):
+        load_hyperparams("energy", overrides=["ppo.lr_schedule=cosine"])
