@@ -608,12 +608,10 @@ def init_weights(
         ConfigError: Not a size-free SB3 policy of this run's class, or other layers or
             spaces (a model trained with ``wrappers.teacher`` has one more action).
     """
-    from edgegym.agents.policy import PolicyLoadError, load_model, size_free_class
+    from edgegym.agents.policy import size_free_class
+    from edgegym.agents.train import init_record, read_init
 
-    try:
-        source, source_cfg, model_path = load_model(path)
-    except PolicyLoadError as exc:
-        raise ConfigError(f"--init-from: {exc}") from None
+    source, source_cfg, model_path = read_init(path)
     policy = cfg["hyperparams"]["policy"]
     if settings["module"] != SIZE_FREE_MODULE or source_cfg.get("policy_class") != policy:
         raise ConfigError(
@@ -637,12 +635,7 @@ def init_weights(
         raise ConfigError(
             f"--init-from {model_path}: its layers differ from this run's{hint}: {first}"
         ) from None
-    record = {
-        "model": str(model_path),
-        "timesteps": int(source.num_timesteps),
-        "scenario": source_cfg.get("scenario"),
-    }
-    return state, record
+    return state, init_record(source, source_cfg, model_path)
 
 
 def _module_action_space(settings: Mapping[str, Any]) -> gym.Space:

@@ -992,12 +992,7 @@ def _load_init(path: str | Path, cfg: Mapping[str, Any], probe: gym.Env) -> tupl
         ConfigError: The model cannot be read, or its algorithm, policy class or spaces
             differ from this run's.
     """
-    from edgegym.agents.policy import PolicyLoadError, load_model
-
-    try:
-        source, source_cfg, model_path = load_model(path)
-    except PolicyLoadError as exc:
-        raise ConfigError(f"--init-from: {exc}") from None
+    source, source_cfg, model_path = read_init(path)
     have = (cfg["hyperparams"]["algo"], cfg["policy_class"])
     want = (source_cfg["hyperparams"]["algo"], source_cfg.get("policy_class"))
     if have != want:
@@ -1009,12 +1004,30 @@ def _load_init(path: str | Path, cfg: Mapping[str, Any], probe: gym.Env) -> tupl
     if diff is not None:
         what, here, there = diff
         raise ConfigError(f"--init-from {model_path}: its {what} is {there}, this run's {here}")
-    record = {
+    return source, init_record(source, source_cfg, model_path)
+
+
+def read_init(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
+    """``(model, its config, model path)`` of ``--init-from``.
+
+    Raises:
+        ConfigError: The model or its config cannot be read (the message names the file).
+    """
+    from edgegym.agents.policy import PolicyLoadError, load_model
+
+    try:
+        return load_model(path)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"--init-from: {exc}") from None
+
+
+def init_record(source: Any, source_cfg: Mapping[str, Any], model_path: Path) -> dict[str, Any]:
+    """What ``config.yaml`` keeps under ``init_from``: the model, its timesteps and scenario."""
+    return {
         "model": str(model_path),
         "timesteps": int(source.num_timesteps),
         "scenario": source_cfg.get("scenario"),
     }
-    return source, record
 
 
 def _init_weights(model: Any, source: Any, record: Mapping[str, Any]) -> None:
