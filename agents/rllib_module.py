@@ -55,13 +55,13 @@ def module_config(
         ValueError: The policy does not fit the environment (its message says why).
     """
     from edgegym.agents.policy import size_free_class
-    from edgegym.agents.train import _policy_kwargs, make_env, wrap
+    from edgegym.agents.train import make_env, sb3_policy_kwargs, wrap
 
     name = str(hyperparams["policy"])
     cls = size_free_class(name)
     probe = wrap(make_env(env_id, scenario, dict(overrides or {})), hyperparams["wrappers"])
     try:
-        kwargs = cls.kwargs_for(probe, _policy_kwargs(hyperparams["policy_kwargs"]))
+        kwargs = cls.kwargs_for(probe, sb3_policy_kwargs(hyperparams["policy_kwargs"]))
         return {
             "policy": name,
             "policy_kwargs": kwargs,
@@ -110,11 +110,10 @@ class SizeFreeTorchRLModule(TorchRLModule, ValueFunctionAPI):
 
     def _latents(self, own: Any) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.policy.extract_features(own)
+        mlp = self.policy.mlp_extractor
         if isinstance(features, tuple):  # separate extractors for policy and value
-            return self.policy.mlp_extractor.forward_actor(
-                features[0]
-            ), self.policy.mlp_extractor.forward_critic(features[1])
-        return self.policy.mlp_extractor(features)
+            return mlp.forward_actor(features[0]), mlp.forward_critic(features[1])
+        return mlp(features)
 
     def _outputs(self, batch: Mapping[str, Any], train: bool) -> dict[str, Any]:
         mask, own = self._split(batch)
@@ -151,9 +150,4 @@ class SizeFreeTorchRLModule(TorchRLModule, ValueFunctionAPI):
         return self._dist
 
 
-def is_size_free_module(module: Any) -> bool:
-    """Whether ``module`` is a :class:`SizeFreeTorchRLModule`."""
-    return isinstance(module, SizeFreeTorchRLModule)
-
-
-__all__ = ["SizeFreeTorchRLModule", "is_size_free_module", "module_config"]
+__all__ = ["SizeFreeTorchRLModule", "module_config"]

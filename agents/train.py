@@ -882,7 +882,7 @@ def train(
         }
         obs_is_dict = isinstance(probe.observation_space, spaces.Dict)
         policy: Any = hp["policy"]
-        policy_kwargs = _policy_kwargs(hp["policy_kwargs"])
+        policy_kwargs = sb3_policy_kwargs(hp["policy_kwargs"])
         if policy in SIZE_FREE:
             cls = size_free_class(policy)
             try:
@@ -1145,7 +1145,8 @@ class LinearSchedule:
         return self.start * max(0.0, float(progress_remaining))
 
 
-def _policy_kwargs(pk: Mapping[str, Any]) -> dict[str, Any]:
+def sb3_policy_kwargs(pk: Mapping[str, Any]) -> dict[str, Any]:
+    """SB3's ``policy_kwargs`` of the file's section (the activation's name -> its class)."""
     import torch.nn as nn
 
     act = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
