@@ -116,6 +116,13 @@ def _label(config: Mapping[str, Any], src: Path) -> str:
     )
 
 
+def _thousands(value: float, _pos: int) -> str:
+    """A timestep tick as ``0``, ``250k``, ``1M``."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    return f"{value / 1e3:g}k" if value else "0"
+
+
 def plot_curves(curves: Sequence[Curve], path: str | Path) -> Path:
     """One panel per curve: return against timesteps, the baseline dashed, the selected
     evaluation circled."""
@@ -123,6 +130,7 @@ def plot_curves(curves: Sequence[Curve], path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     from edgegym.outputs import save_figure
     from edgegym.plotting import DPI
@@ -163,6 +171,7 @@ def plot_curves(curves: Sequence[Curve], path: str | Path) -> Path:
             )
         wall = "" if curve.wall_s is None else f", {curve.wall_s / 60:.1f} min"
         ax.set_title(f"{curve.label}{wall}", fontsize=9)
+        ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         ax.set_xlabel("timesteps trained")
         ax.set_ylabel("mean return, evaluation seeds")
         ax.grid(alpha=0.3)
