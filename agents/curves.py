@@ -84,7 +84,8 @@ def load_curve(source: str | Path) -> Curve:
     shipped = config.get("shipped") or {}
     if (src / "evaluations.json").exists():
         record = curve_record(read_evaluations(src))
-        wall = sum(float(r.get("wall_s") or 0.0) for r in config.get("runs") or [])
+        walls = [r["wall_s"] for r in config.get("runs") or [] if r.get("wall_s")]
+        wall = sum(float(w) for w in walls) if walls else None  # none recorded: not shown
     else:
         record = shipped.get("curve")
         wall = shipped.get("wall_s")
@@ -106,14 +107,21 @@ def load_curve(source: str | Path) -> Curve:
 
 
 def _label(config: Mapping[str, Any], src: Path) -> str:
-    """``family: policy on scenario (+k more)[, from a trained model]``."""
-    extra = len(((config.get("hyperparams") or {}).get("train") or {}).get("scenarios") or [])
+    """``family: policy on scenario (+k more)``, then how it was trained: ``from a trained
+    model`` (``--init-from``), the learning rate (``-> 0``: linear schedule), ``RLlib``."""
+    hp = config.get("hyperparams") or {}
+    extra = len((hp.get("train") or {}).get("scenarios") or [])
     more = f" (+{extra} more)" if extra else ""
-    start = ", from a trained model" if config.get("init_from") else ""
     family = config.get("family") or src.name
-    return (
-        f"{family}: {config.get('policy_class') or 'PPO'} on {config.get('scenario')}{more}{start}"
-    )
+    policy = config.get("policy_class") or "PPO"
+    how = ["from a trained model"] if config.get("init_from") else []
+    ppo = hp.get("ppo") or {}
+    if ppo.get("learning_rate") is not None:
+        line = " -> 0" if ppo.get("lr_schedule") == "linear" else ""
+        how.append(f"lr {float(ppo['learning_rate']):g}{line}")
+    if config.get("backend") == "rllib":
+        how.append("RLlib")
+    return f"{family}: {policy} on {config.get('scenario')}{more}\n{', '.join(how)}"
 
 
 def _thousands(value: float, _pos: int) -> str:
@@ -169,7 +177,7 @@ def plot_curves(curves: Sequence[Curve], path: str | Path) -> Path:
                 color="C3",
                 label="shipped weights",
             )
-        wall = "" if curve.wall_s is None else f", {curve.wall_s / 60:.1f} min"
+        wall = "" if not curve.wall_s else f", {curve.wall_s / 60:.1f} min"
         ax.set_title(f"{curve.label}{wall}", fontsize=9)
         ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         ax.set_xlabel("timesteps trained")

@@ -17,7 +17,8 @@ Examples::
     edgegym fidelity edgegym/ContinualLearning-v0 --policy thief --device cpu
 
 Exit codes: 0 success, 1 a policy raised during evaluation (the partial results are still
-printed and written), 2 bad arguments.
+printed and written), 2 bad arguments, 130 Ctrl-C, 143 SIGTERM (a batch scheduler's stop:
+handled as Ctrl-C is, so training checkpoints and evaluation keeps its finished episodes).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
+
+from edgegym.outputs import sigterm_as_interrupt, stopped
 
 PROG = "edgegym"
 
@@ -232,13 +235,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except EvaluationInterrupted as stop:
         done = sum(len(r.get("per_episode", [])) for r in stop.result.results)
+        word, code = stopped()
         if args.json and done:
             stop.result.to_json(args.json)
-            print(f"{PROG}: interrupted; kept {done} finished episode(s) in {args.json}",
+            print(f"{PROG}: {word}; kept {done} finished episode(s) in {args.json}",
                   file=sys.stderr)  # fmt: skip
         else:
-            print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+            print(f"{PROG}: {word}", file=sys.stderr)
+        return code
     print(result.table())
     if args.json:
         result.to_json(args.json)
@@ -640,20 +644,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code: 0 success, 1 a policy failed mid-run, 2 bad arguments.
     """
-    try:
-        parser = build_parser()
-        argv = list(argv) if argv is not None else sys.argv[1:]
-        args = parser.parse_args(argv)
-        args.argv = argv
-        return int(args.func(args))
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help / --version
-        return exc.code if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    with sigterm_as_interrupt():  # SIGTERM stops a command as Ctrl-C does (exit 143)
+        try:
+            parser = build_parser()
+            argv = list(argv) if argv is not None else sys.argv[1:]
+            args = parser.parse_args(argv)
+            args.argv = argv
+            return int(args.func(args))
+        except UsageError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        except SystemExit as exc:  # --help / --version
+            return exc.code if isinstance(exc.code, int) else 0
+        except KeyboardInterrupt:
+            word, code = stopped()
+            print(f"{PROG}: {word}", file=sys.stderr)
+            return code
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -246,13 +248,53 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch scheduler's stop or time limit, ``docker stop``), raised in
+    the main thread as Ctrl-C is, so every command's Ctrl-C path runs for it too: training
+    saves a checkpoint and records where it stopped, evaluation keeps its finished episodes.
+    The command then ends with one line and exit code 143 (128 + SIGTERM)."""
+
+
+_terminated = False
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    global _terminated
+    _terminated = True
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside: SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) in the main
+    thread; the previous handler comes back after. Elsewhere than the main thread, nothing."""
+    global _terminated
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _terminated = False
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def stopped() -> tuple[str, int]:
+    """How a command that caught a ``KeyboardInterrupt`` was stopped: ``("terminated", 143)``
+    after SIGTERM (:func:`sigterm_as_interrupt`), else ``("interrupted", 130)``."""
+    return ("terminated", 143) if _terminated else ("interrupted", 130)
+
+
 def run_command(main: Callable[[], Any], prog: str) -> int:
     """``main()``'s exit code (0 unless it returns an int); Ctrl-C ends it with one line and
-    130 (what was written before stays whole: every writer here replaces its file in one
-    rename)."""
-    try:
-        code = main()
-        return code if isinstance(code, int) else 0
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+    130, SIGTERM with one line and 143 (what was written before stays whole: every writer
+    here replaces its file in one rename)."""
+    with sigterm_as_interrupt():
+        try:
+            code = main()
+            return code if isinstance(code, int) else 0
+        except KeyboardInterrupt:
+            word, code = stopped()
+            print(f"{prog}: {word}", file=sys.stderr)
+            return code

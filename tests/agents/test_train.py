@@ -312,3 +312,28 @@ def test_the_learning_rate_schedule_maps_onto_rllib_and_a_bad_one_is_named():
     assert rllib_settings(cfg)["training"]["lr"] == [[0, 1e-3], [5000, 0.0]]
     with pytest.raises(ConfigError, match=r"ppo\.lr_schedule.*constant, linear"):
         load_hyperparams("energy", overrides=["ppo.lr_schedule=cosine"])
+
+
+def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
+    """SIGTERM (a batch scheduler's stop): one line, exit 143, a checkpoint and the step it
+    stopped at in config.yaml; --resume goes on from it."""
+    import signal
+    import subprocess
+    import time
+
+    run = tmp_path / "run"
+    argv = [sys.executable, "-m", "edgegym", "train", ENV, *SMALL, "--timesteps", "10000000"]
+    argv += ["--n-envs", "1", "--out", str(run), *HP, "--no-progress"]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (run / "evaluations.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)  # training has started once the first evaluation is written
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["edgegym: terminated"], err
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    stopped_at = cfg["runs"][-1]["interrupted_at"]
+    assert stopped_at > 0 and checkpoints(run)[-1][0] == stopped_at
+    resume = ["train", ENV, "--out", str(run), "--resume", "--timesteps", str(stopped_at + 64)]
+    assert main([*resume, "--no-progress"]) == 0
