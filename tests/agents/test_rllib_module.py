@@ -186,3 +186,16 @@ def test_init_from_a_model_with_other_actions_is_refused_before_ray_starts(tmp_p
     err = capsys.readouterr().err
     assert "wrappers.teacher=migrator" in err and err.count("\n") == 1
     assert not (out / "config.yaml").exists()
+
+
+def test_a_linear_learning_rate_falls_to_zero_under_rllib_too(ray_cluster, tmp_path):
+    import csv
+
+    out = tmp_path / "run"
+    argv = ["train", "edgegym/EnergyFairShare-v0", "--backend", "rllib", "--timesteps", "768"]
+    argv += ["--n-envs", "1", "--hp", "ppo.n_steps=256", "--hp", "ppo.lr_schedule=linear"]
+    argv += ["--hp", "eval.freq=0", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    with open(out / "logs" / "run-1" / "progress.csv") as fh:
+        lrs = [float(r["train/learning_rate"]) for r in csv.DictReader(fh)]
+    assert lrs == pytest.approx([1e-3 * 2 / 3, 1e-3 / 3, 0.0])  # after 256, 512, 768 steps
