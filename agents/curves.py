@@ -15,7 +15,6 @@ repository alone.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from edgegym.agents.policy import TRAINED_DIR, PolicyLoadError, read_config
+from edgegym.agents.ship import curve_record, read_evaluations, training_record
 
 from edgegym.outputs import check_output_path, run_command
 
@@ -42,36 +42,6 @@ class Curve:
     wall_s: float | None = None
 
 
-def curve_record(evaluations: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The compact curve :func:`ship` stores: ``timesteps``, ``returns``, ``baseline`` and
-    ``baseline_return``; ``None`` when no evaluation has a return."""
-    scored = [e for e in evaluations if isinstance(e, Mapping) and e.get("ppo_return") is not None]
-    if not scored:
-        return None
-    base = next((e for e in reversed(scored) if e.get("baseline_return") is not None), {})
-    base_return = base.get("baseline_return")
-    return {
-        "timesteps": [int(e["timesteps"]) for e in scored],
-        "returns": [round(float(e["ppo_return"]), 4) for e in scored],
-        "baseline": base.get("baseline"),
-        "baseline_return": None if base_return is None else round(float(base_return), 4),
-    }
-
-
-def read_evaluations(run: Path) -> list[dict[str, Any]]:
-    """``run/evaluations.json`` as a list (a clear error when missing or not a list)."""
-    path = run / "evaluations.json"
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise PolicyLoadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise PolicyLoadError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(data, list):
-        raise PolicyLoadError(f"{path}: expected a list of evaluations")
-    return data
-
-
 def load_curve(source: str | Path) -> Curve:
     """The curve of a run folder or a shipped folder (see the module's docstring).
 
@@ -84,8 +54,7 @@ def load_curve(source: str | Path) -> Curve:
     shipped = config.get("shipped") or {}
     if (src / "evaluations.json").exists():
         record = curve_record(read_evaluations(src))
-        walls = [r["wall_s"] for r in config.get("runs") or [] if r.get("wall_s")]
-        wall = sum(float(w) for w in walls) if walls else None  # none recorded: not shown
+        wall = training_record(config)["wall_s"] or None  # none recorded: not shown
     else:
         record = shipped.get("curve")
         wall = shipped.get("wall_s")

@@ -194,34 +194,10 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
         "dummy": "sync",
         "subproc": "async",
     }[kind]
-    arch = hp["policy_kwargs"]["net_arch"]
     size_free = hp["policy"] in SIZE_FREE
-    if size_free:
-        model_config: dict[str, Any] = {
-            "policy": hp["policy"],
-            "env_id": env_id,
-            "policy_kwargs": dict(hp["policy_kwargs"]),
-            "wrappers": {**dict(wrappers), "flatten_obs": False, "teacher": None},
-        }
-        try:  # does the policy fit this scenario? (before Ray starts)
-            _size_free_config(model_config, env_config)
-        except ValueError as exc:
-            raise ConfigError(f"policy {hp['policy']} on {env_id}: {exc}") from None
-    elif isinstance(arch, Mapping):
-        pi, vf = list(arch.get("pi", [])), list(arch.get("vf", []))
-        if pi != vf:
-            raise ConfigError(
-                f"policy_kwargs.net_arch {dict(arch)}: RLlib's PPO module builds policy and "
-                "value networks of the same widths; give one list"
-            )
-        arch = pi
-    if not size_free:
-        model_config = {
-            "fcnet_hiddens": [int(w) for w in arch],
-            "fcnet_activation": _ACTIVATIONS[hp["policy_kwargs"]["activation_fn"]],
-            "head_fcnet_hiddens": [],
-            "vf_share_layers": False,
-        }
+    model_config = (
+        _size_free_settings(cfg, env_config) if size_free else _mlp_settings(hp["policy_kwargs"])
+    )
     training: dict[str, Any] = {v: ppo[k] for k, v in PPO_MAP.items()}
     if ppo.get("lr_schedule") == "linear":  # RLlib's piecewise-linear schedule over env steps
         training["lr"] = [[0, float(ppo["learning_rate"])], [int(cfg["timesteps"]), 0.0]]
@@ -251,6 +227,50 @@ def rllib_settings(cfg: Mapping[str, Any], num_env_runners: int = 0) -> dict[str
         "model_config": model_config,
         "num_gpus_per_learner": 1 if device.startswith("cuda") else 0,
         "mapping": dict(MAPPING),
+    }
+
+
+def _size_free_settings(cfg: Mapping[str, Any], env_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded ``model_config`` of a size-free policy (name, base id, ``policy_kwargs``,
+    wrappers), checked against the scenario before Ray starts.
+
+    Raises:
+        ConfigError: The policy does not fit the scenario.
+    """
+    hp = cfg["hyperparams"]
+    recorded = {
+        "policy": hp["policy"],
+        "env_id": cfg["env_id"],
+        "policy_kwargs": dict(hp["policy_kwargs"]),
+        "wrappers": {**dict(hp["wrappers"]), "flatten_obs": False, "teacher": None},
+    }
+    try:
+        _size_free_config(recorded, env_config)
+    except ValueError as exc:
+        raise ConfigError(f"policy {hp['policy']} on {cfg['env_id']}: {exc}") from None
+    return recorded
+
+
+def _mlp_settings(policy_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """RLlib's masked MLP ``model_config`` for the file's ``policy_kwargs`` (SB3's layout).
+
+    Raises:
+        ConfigError: Different policy and value widths (RLlib builds them alike).
+    """
+    arch = policy_kwargs["net_arch"]
+    if isinstance(arch, Mapping):
+        pi, vf = list(arch.get("pi", [])), list(arch.get("vf", []))
+        if pi != vf:
+            raise ConfigError(
+                f"policy_kwargs.net_arch {dict(arch)}: RLlib's PPO module builds policy and "
+                "value networks of the same widths; give one list"
+            )
+        arch = pi
+    return {
+        "fcnet_hiddens": [int(w) for w in arch],
+        "fcnet_activation": _ACTIVATIONS[policy_kwargs["activation_fn"]],
+        "head_fcnet_hiddens": [],
+        "vf_share_layers": False,
     }
 
 
@@ -464,16 +484,16 @@ def train_rllib(
     # Bad scenarios, settings and baselines fail before any work.
     settings = rllib_settings(cfg, int(num_env_runners))
     check_baseline(env_id, cfg)
-    init = None
-    if init_from is not None:
-        if resume:
-            raise ConfigError("--init-from starts a new run; --resume continues one")
-        init = init_weights(init_from, cfg, settings)
-        cfg["init_from"] = init[1]
+    if init_from is not None and resume:
+        raise ConfigError("--init-from starts a new run; --resume continues one")
     from edgegym.wrappers import make_masked
 
     probe = make_masked(settings["env"], **settings["env_config"])
     try:
+        init = None
+        if init_from is not None:
+            init = init_weights(init_from, cfg, settings, probe.action_space)
+            cfg["init_from"] = init[1]
         try:
             joint = probe.get_wrapper_attr("joint")
         except AttributeError:
@@ -598,11 +618,12 @@ def train_rllib(
 
 
 def init_weights(
-    path: str | Path, cfg: Mapping[str, Any], settings: Mapping[str, Any]
+    path: str | Path, cfg: Mapping[str, Any], settings: Mapping[str, Any], action_space: gym.Space
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The weights ``--init-from`` names, as the state of the run's
     :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule` policy, and the record kept in
-    ``config.yaml``; checked against this run before Ray starts.
+    ``config.yaml``; checked against this run (its masked env's ``action_space``) before Ray
+    starts.
 
     Raises:
         ConfigError: Not a size-free SB3 policy of this run's class, or other layers or
@@ -620,7 +641,7 @@ def init_weights(
         )
     full = _size_free_config(settings["model_config"], settings["env_config"])
     here = size_free_class(policy)(
-        full["observation_space"], _module_action_space(settings), lambda _: 0.0,
+        full["observation_space"], action_space, lambda _: 0.0,
         **full["policy_kwargs"],
     )  # fmt: skip
     state = source.policy.state_dict()
@@ -636,16 +657,6 @@ def init_weights(
             f"--init-from {model_path}: its layers differ from this run's{hint}: {first}"
         ) from None
     return state, init_record(source, source_cfg, model_path)
-
-
-def _module_action_space(settings: Mapping[str, Any]) -> gym.Space:
-    from edgegym.wrappers import make_masked
-
-    env = make_masked(settings["env"], **settings["env_config"])
-    try:
-        return env.action_space
-    finally:
-        env.close()
 
 
 def _set_weights(algo: Any, state: Mapping[str, Any]) -> None:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from edgegym.agents.curves import curve_record, read_evaluations
 from edgegym.agents.policy import (
     TRAINED_DIR,
     PolicyLoadError,
@@ -62,6 +62,37 @@ def training_record(config: dict[str, Any]) -> dict[str, Any]:
         "n_envs": int((hp.get("train") or {}).get("n_envs") or 1),
         "runs": len(runs),
     }
+
+
+def curve_record(evaluations: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The learning curve :func:`ship` stores (``shipped.curve``, drawn by
+    :mod:`edgegym.agents.curves`): ``timesteps``, ``returns``, ``baseline`` and
+    ``baseline_return``; ``None`` when no evaluation has a return."""
+    scored = [e for e in evaluations if isinstance(e, Mapping) and e.get("ppo_return") is not None]
+    if not scored:
+        return None
+    base = next((e for e in reversed(scored) if e.get("baseline_return") is not None), {})
+    base_return = base.get("baseline_return")
+    return {
+        "timesteps": [int(e["timesteps"]) for e in scored],
+        "returns": [round(float(e["ppo_return"]), 4) for e in scored],
+        "baseline": base.get("baseline"),
+        "baseline_return": None if base_return is None else round(float(base_return), 4),
+    }
+
+
+def read_evaluations(run: Path) -> list[dict[str, Any]]:
+    """``run/evaluations.json`` as a list (a clear error when missing or not a list)."""
+    path = run / "evaluations.json"
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise PolicyLoadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise PolicyLoadError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise PolicyLoadError(f"{path}: expected a list of evaluations")
+    return data
 
 
 def _evaluations(run: Path) -> list[Any]:

@@ -325,11 +325,14 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
     argv = [sys.executable, "-m", "edgegym", "train", ENV, *SMALL, "--timesteps", "10000000"]
     argv += ["--n-envs", "1", "--out", str(run), *HP, "--no-progress"]
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     while not (run / "evaluations.json").exists() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
         time.sleep(0.5)  # training has started once the first evaluation is written
+    started = (run / "evaluations.json").exists()
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
+    assert started, f"no evaluation within 300 s; stderr: {err}"
     assert proc.returncode == 143, err
     assert err.strip().splitlines() == ["edgegym: terminated"], err
     cfg = yaml.safe_load((run / "config.yaml").read_text())
