@@ -23,7 +23,6 @@ from typing import Any
 
 from edgegym.agents.policy import TRAINED_DIR, PolicyLoadError, read_config
 from edgegym.agents.ship import curve_record, read_evaluations, training_record
-
 from edgegym.outputs import check_output_path, run_command
 
 FAMILIES = ("continual", "mig", "energy", "dag")

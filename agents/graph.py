@@ -58,11 +58,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from edgegym.agents.tenants import _mlp
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
+
+from edgegym.agents.tenants import _mlp
 
 #: Node features (see ``DAGOffloadEnv``): 0 valid, 11 presented, 12 presented retraining node.
 VALID, PRESENTED, PRESENTED_RETRAIN = 0, 11, 12

@@ -25,6 +25,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
+
 from edgegym.agents.policy import (
     SIZE_FREE,
     PolicyLoadError,
@@ -32,8 +34,6 @@ from edgegym.agents.policy import (
     check_family,
     read_config,
 )
-from gymnasium import spaces
-
 from edgegym.parallel import RAY_HINT, RayMissingError, require_ray
 
 #: Where an Algorithm checkpoint keeps its (single) RLModule.

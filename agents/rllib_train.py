@@ -45,6 +45,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
+
 from edgegym.agents.config import ConfigError, dotted
 from edgegym.agents.policy import SIZE_FREE
 from edgegym.agents.train import (
@@ -61,10 +63,8 @@ from edgegym.agents.train import (
     start_run,
     versions,
 )
-from gymnasium import spaces
-
+from edgegym.core.registry import FAMILIES
 from edgegym.evaluation import make_env
-from edgegym.families import FAMILIES
 from edgegym.outputs import write_atomic
 from edgegym.parallel import RAY_HINT, RayMissingError, init_ray, require_ray
 

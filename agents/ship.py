@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from edgegym.agents.policy import (
     TRAINED_DIR,
     PolicyLoadError,
@@ -39,7 +40,6 @@ from edgegym.agents.policy import (
     resolve_model_path,
 )
 from edgegym.agents.train import save_model
-
 from edgegym.outputs import write_atomic
 
 #: Above this size :func:`ship` warns (a shipped model should stay small).

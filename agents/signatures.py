@@ -7,7 +7,7 @@ learns S unrelated logits from the flat observation, so it cannot tell that two 
 differ only in one tenant's instance, and it is bound to one tenant count.
 :class:`SignaturePolicy` scores every signature from what it gives each tenant instead:
 
-* a shared tenant encoder reads each tenant's 14 features (:mod:`edgegym.envs.mig.observation`)
+* a shared tenant encoder reads each tenant's 14 features (:mod:`edgegym.families.mig.observation`)
   beside the 4 globals; its codes, pooled over the tenants (mean and max), form a context;
 * a signature's share of tenant ``m`` is described by 15 numbers (:func:`signature_table`):
   the instances of each size (1, 2, 3, 4, 7 GPCs) its inference and its retraining job hold,
@@ -39,11 +39,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from edgegym.agents.tenants import TenantView, _mlp
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
+
+from edgegym.agents.tenants import TenantView, _mlp
 
 #: Instance sizes (GPCs) a signature's share of a task is described by.
 SIZES = (1, 2, 3, 4, 7)
@@ -104,7 +105,7 @@ class SignatureExtractor(BaseFeaturesExtractor):
         hidden: int = 64,
         activation: type[nn.Module] = nn.Tanh,
     ) -> None:
-        from edgegym.sim.mig import GLOBALS, PER_TENANT
+        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
 
         width = n_tenants * (hidden + PER_TENANT) + 2 * hidden + GLOBALS
         super().__init__(observation_space, width)
@@ -213,7 +214,7 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         teacher: bool = False,
         **kwargs: Any,
     ) -> None:
-        from edgegym.sim.mig import GLOBALS, PER_TENANT
+        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
 
         self._gpu, self._n_tenants, self._hidden = str(gpu), int(n_tenants), int(hidden)
         self._teacher = bool(teacher)
@@ -249,7 +250,7 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         )
 
     def _build(self, lr_schedule: Any) -> None:
-        from edgegym.sim.mig import GLOBALS, PER_TENANT
+        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
 
         super()._build(lr_schedule)
         h, act = self._hidden, self.activation_fn

@@ -165,7 +165,7 @@ def tenant_view(env: gym.Env) -> TenantView:
             configs=int(nvec[0]) - 1,  # the retraining entry: none, or a configuration
         )
     elif family == "energy" and isinstance(obs, spaces.Box):
-        from edgegym.sim.energy import GLOBALS, PER_TENANT
+        from edgegym.families.energy.dynamics import GLOBALS, PER_TENANT
 
         view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, (), scaled=(True,))
     else:
@@ -599,7 +599,7 @@ class Aligned(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Step with the reference index's action of the same label."""
-        from edgegym.envs._common import check_action
+        from edgegym.core.checks import check_action
 
         index = int(check_action(self.action_space, action))
         here = int(self.action_map[index])

@@ -41,11 +41,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import yaml
-from edgegym.agents.config import ConfigError, dotted, load_hyperparams
-from edgegym.agents.policy import SIZE_FREE, PPOPolicy, algo_class, size_free_class
 from gymnasium import spaces
 
-from edgegym.envs import ENV_IDS
+from edgegym.agents.config import ConfigError, dotted, load_hyperparams
+from edgegym.agents.policy import SIZE_FREE, PPOPolicy, algo_class, size_free_class
+from edgegym.core.registry import ENV_IDS
 from edgegym.evaluation import check_env_id, default_scenario, make_env
 from edgegym.outputs import replacing, write_atomic
 from edgegym.wrappers import flatten_env, joint_actions
@@ -147,9 +147,9 @@ def native_vec_env(factory: EnvFactory, n_envs: int) -> Any | None:
     ``wrappers`` ask for (:class:`edgegym.wrappers.FlatVectorEnv`), or ``None`` where the id
     has no native vector env or the wrappers ask for a view it does not offer (flattened
     observations without ``Discrete`` actions, or the reverse)."""
-    from edgegym.agents.vecenv import SB3VecEnv
     from gymnasium.vector import AutoresetMode
 
+    from edgegym.agents.vecenv import SB3VecEnv
     from edgegym.wrappers import FlatVectorEnv
 
     if gym.spec(factory.env_id).vector_entry_point is None or factory.wrappers.get("teacher"):
@@ -1054,7 +1054,6 @@ def _strong_start(
     """Behaviour cloning from ``bc.teacher`` on every training scenario (``agents/bc.py``);
     returns the record kept in ``config.yaml`` under ``bc``."""
     from edgegym.agents.bc import clone, collect
-
     from edgegym.wrappers import DictFlattener
 
     hp = cfg["hyperparams"]

@@ -1,7 +1,7 @@
 """Stable-Baselines3's ``VecEnv`` over edgegym's native vector environments.
 
 :class:`SB3VecEnv` lets SB3 (PPO, sb3-contrib's MaskablePPO) train on
-``gymnasium.make_vec(id, N)`` (an :class:`edgegym.envs.vector.EdgeVectorEnv`, or its flat view
+``gymnasium.make_vec(id, N)`` (an :class:`edgegym.core.vector.EdgeVectorEnv`, or its flat view
 :class:`edgegym.wrappers.FlatVectorEnv`) in one process, with no subprocesses and no N Python
 copies. It follows SB3's conventions exactly as ``DummyVecEnv`` of N single envs does: the
 vector env runs in Gymnasium's ``SameStep`` autoreset mode, so an env that ends returns its
@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from edgegym.envs.vector import env_info
+from edgegym.core.vector import env_info
 
 
 class SB3VecEnv(VecEnv):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
+
 from edgegym.baselines.base import Policy
 from edgegym.baselines.dag import (
     AdaInfPolicy,
@@ -31,8 +32,7 @@ from edgegym.baselines.etf import ETFPolicy
 from edgegym.baselines.mig import AstraeaPolicy, EkyaMIGPolicy, ParisPolicy, StaticHalfPolicy
 from edgegym.baselines.migrator import MIGRatorPolicy
 from edgegym.baselines.random import RandomPolicy
-
-from edgegym.families import FAMILIES, family_of_entry_point
+from edgegym.core.registry import FAMILIES, family_of_entry_point
 
 
 def _uniform(config: int, infer: float) -> Callable[..., Policy]:
@@ -210,7 +210,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
         raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
     factory, families, _ = POLICIES[name]
     if name != "random" and env.action_space != env.unwrapped.action_space:
-        from edgegym.envs import FLAT_IDS
+        from edgegym.core.registry import FLAT_IDS
 
         shown = env.unwrapped.spec.id if env.unwrapped.spec else type(env.unwrapped).__name__
         base = FLAT_IDS.get(shown, shown)

@@ -2,7 +2,7 @@
 
 From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and Retraining"
 (Zeng et al., INFOCOM'25; seed 004). Functions operate on the simulation core
-(:class:`edgegym.sim.dag.EdgeCluster`); the environment adapter comes with
+(:class:`edgegym.families.dag.cluster.EdgeCluster`); the environment adapter comes with
 ``edgegym/DAGOffload-v0``.
 
 * Priority (Eq. 10): ``phi(i) = max_{i' in suc(i)} (t_exe(i) + t_trans_max(i, i') + phi(i'))``
@@ -12,7 +12,7 @@ From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and 
   time (Eq. 5-7) given the tasks already placed.
 * Algorithm 2 (SRS), as written (``always=True, chain=True``, the default): Algorithm 1 on the
   inference DAG (line 1) gives each task its server ``j*``; the DAG becomes a single chain in
-  topological order (line 2, :func:`~edgegym.workload.dag.chain_dag`), so each task has one
+  topological order (line 2, :func:`~edgegym.families.dag.graph.chain_dag`), so each task has one
   predecessor ``i'`` (its server ``j'*``); every task gets a retraining node with the
   configuration of least ``Delta P`` (Eq. 11) (lines 3-6); Algorithm 1 schedules the extended
   DAG (line 7).
@@ -35,10 +35,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from edgegym.baselines.base import Policy
 
-from edgegym.sim.dag import EdgeCluster, RequestSchedule, list_order, priorities
-from edgegym.workload.dag import DAGApp, chain_dag, extend_with_retraining, option_for
+from edgegym.baselines.base import Policy
+from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule, list_order, priorities
+from edgegym.families.dag.graph import DAGApp, chain_dag, extend_with_retraining, option_for
 
 __all__ = [
     "AdaInfPolicy",
@@ -101,8 +101,8 @@ def delta_p(
                         + theta (a^i - f(u_h, m^i))
 
     ``j*`` is task ``i``'s server in ``base``. With ``chain`` (Algorithm 2 as written), ``app``
-    is the chain of line 2 (:func:`~edgegym.workload.dag.chain_dag`): ``i'`` is task ``i``'s one
-    predecessor there and ``j'*`` its server (the chain's first task has none: ``j'* = j*``, no
+    is the chain of line 2 (:func:`~edgegym.families.dag.graph.chain_dag`): ``i'`` is task ``i``'s
+    one predecessor there and ``j'*`` its server (the chain's first task has none: ``j'* = j*``, no
     transfer). Without it (edgegym's variant), ``app`` is the DAG, ``d^{i',i}`` the sum over
     ``i``'s predecessors and ``j'*`` the one of their servers with the smallest ``link[s, j*]``
     entry (the slowest link; a predecessor on ``j*`` compares by the matrix's unused diagonal

@@ -45,11 +45,11 @@ from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
-from edgegym.baselines.base import Policy
 
-from edgegym.envs.continual.types import ContinualSnapshot
+from edgegym.baselines.base import Policy
+from edgegym.core.state import Allocation
+from edgegym.families.continual.snapshot import ContinualSnapshot
 from edgegym.hardware.mps import share_speedup
-from edgegym.sim.state import Allocation
 
 
 def best_inference(

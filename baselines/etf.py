@@ -16,9 +16,9 @@ from typing import Annotated
 
 import gymnasium as gym
 import numpy as np
-from edgegym.baselines.base import Policy
 
-from edgegym.sim.timeslice import fairness
+from edgegym.baselines.base import Policy
+from edgegym.families.energy.timeslice import fairness
 from edgegym.workload.checks import Floats, Range, check
 
 __all__ = ["ETFPolicy", "etf_time_slices", "fairness", "phi_fair"]

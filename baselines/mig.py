@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+
 from edgegym.baselines.base import Policy
 
 PENDING, RUNNING, DONE = 0, 1, 2

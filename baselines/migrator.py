@@ -21,8 +21,8 @@ where ``loss[m, t]`` is charged when the inference option changes at t: a capaci
 ``added[m, u', u]`` is down for the tenant's ``psi[m]`` seconds (``min(added * psi, arrivals
 during the overhead)``, the overhead spread over the seconds it lasts instead of clipped to one
 step). ``build_problem`` fills ``added`` and ``psi`` with the cost rule the environment applies
-(``overhead.rule``, :func:`edgegym.sim.mig.reconfigure`), so the planner's model is the
-environment's:
+(``overhead.rule``, :func:`edgegym.families.mig.dynamics.reconfigure`), so the planner's model is
+the environment's:
 
 * ``eq10`` (the default; MIGRator Eq. 10-11): ``added[u', u]`` is the *whole* capacity of ``u``
   when the number of instances or of GPCs differs between ``u'`` and ``u`` (Eq. 11), else 0;
@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 import gymnasium as gym
 import numpy as np
+
 from edgegym.baselines.base import Policy
 
 __all__ = ["MIGRatorPolicy", "Plan", "PlanProblem", "brute_force", "forecast", "solve"]
@@ -572,7 +573,7 @@ def build_problem(
     """The planning problem of the current window from an environment snapshot.
 
     Args:
-        snap: :class:`edgegym.envs.mig.types.MIGSnapshot` at a window start.
+        snap: :class:`edgegym.families.mig.snapshot.MIGSnapshot` at a window start.
         arrivals_per_s: (M, S) arrivals per second to plan for (forecast or oracle).
         must_launch: Formula 4.
         samples: optional (M, K) per-second arrival counts whose empirical distribution is the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+
 from edgegym.baselines.base import Policy
 
 

@@ -25,8 +25,7 @@ MIG_ID = "edgegym/MIGReconfig-v0"
 def window_problems(seed: int = 0, scenario: str = "migrator-w1") -> list[Any]:
     """The planning problem of every window of one episode, as the policy builds them."""
     from edgegym.baselines.migrator import MIGRatorPolicy, build_problem, forecast
-
-    from edgegym.envs.mig import MIGReconfigEnv
+    from edgegym.families.mig import MIGReconfigEnv
 
     env = MIGReconfigEnv(scenario)
     pol = MIGRatorPolicy(env)

@@ -22,8 +22,7 @@ def run(requests: int = 1000, batch_s: float = 1.0, seed: int = 0) -> dict[str, 
     """Schedule ``requests`` requests with MRS; return timings and schedule statistics."""
     from edgegym.baselines import make_policy
     from edgegym.baselines.dag import mrs_schedule
-
-    from edgegym.envs.dag import DAGOffloadEnv
+    from edgegym.families.dag import DAGOffloadEnv
 
     env = DAGOffloadEnv(requests=requests)
     pol = make_policy("mrs", env)

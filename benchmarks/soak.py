@@ -24,7 +24,7 @@ import numpy as np
 
 import edgegym  # noqa: F401  (registers the ids)
 from benchmarks.common import add_json_arguments, json_problem, machine_info
-from edgegym.envs import ENV_IDS
+from edgegym.core.registry import ENV_IDS
 from edgegym.outputs import run_command, write_json
 
 PROG = "python -m benchmarks soak"

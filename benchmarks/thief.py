@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import gymnasium as gym
-from edgegym.baselines.ekya import thief_schedule
 
 from benchmarks.common import median
+from edgegym.baselines.ekya import thief_schedule
 
 SCENARIO = "ekya-cityscapes"
 PAPER_S = 9.4  # Ekya (NSDI'22) §6: thief decision time at 10 streams, 8 GPUs, Delta 0.1

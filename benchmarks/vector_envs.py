@@ -26,7 +26,7 @@ import numpy as np
 
 import edgegym  # noqa: F401  (registers the ids)
 from benchmarks.common import machine_info, median, pinned_to_one_core
-from edgegym.families import FAMILIES
+from edgegym.core.registry import FAMILIES
 from edgegym.outputs import run_command
 
 SIZES = (1, 16, 256)

@@ -9,7 +9,8 @@ evaluator's (module :mod:`edgegym.evaluation`).
 
 import multiprocessing
 
-from edgegym.envs import ENV_IDS, register_all
+import edgegym.families  # noqa: F401  (every family package registers itself)
+from edgegym.core.registry import ENV_IDS, register_all
 from edgegym.evaluation import EvalResult, evaluate
 from edgegym.scenarios import ScenarioError
 

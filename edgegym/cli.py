@@ -112,14 +112,14 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
 
 def _env_family(env_id: str) -> str | None:
     """The family of an edgegym id (a ``-Flat`` view has its base id's), else ``None``."""
-    from edgegym.envs import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
 
     env_id = FLAT_IDS.get(env_id, env_id)
     return ENV_IDS[env_id][1] if env_id in ENV_IDS else None
 
 
 def _is_flat_view(env_id: str) -> bool:
-    from edgegym.envs import FLAT_IDS
+    from edgegym.core.registry import FLAT_IDS
 
     return env_id in FLAT_IDS
 
@@ -264,7 +264,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     (``--backend rllib``: RLlib's PPO, model/ and config.yaml, docs/ray.md)."""
     from edgegym.agents.config import ConfigError
     from edgegym.agents.train import train
-    from edgegym.envs import ENV_IDS
+    from edgegym.core.registry import ENV_IDS
     from edgegym.evaluation import check_env_id
     from edgegym.parallel import RayMissingError, require_ray
 
@@ -281,7 +281,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.env_id not in ENV_IDS:
         if _is_flat_view(args.env_id):
-            from edgegym.envs import FLAT_IDS
+            from edgegym.core.registry import FLAT_IDS
 
             raise UsageError(
                 f"train on {FLAT_IDS[args.env_id]}: edgegym train adds the flat observation and "
@@ -337,7 +337,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_envs(args: argparse.Namespace) -> int:
     """``edgegym envs``: the registered environment ids (and their flat views)."""
-    from edgegym.envs import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
 
     rows = [(env_id, fam, scen, summ) for env_id, (_, fam, scen, summ) in ENV_IDS.items()]
     for flat_id, base in FLAT_IDS.items():
@@ -349,7 +349,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
 
 def _scenario_shape(d: dict) -> tuple[str, str, str]:
     """(tenants, GPUs, horizon) of a validated scenario, as the family words them."""
-    from edgegym.families import get_family
+    from edgegym.core.registry import get_family
 
     return get_family(d["family"]).shape(d)
 

@@ -31,8 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from edgegym.envs import ENV_IDS, FLAT_IDS, register_all
-from edgegym.families import FAMILIES
+from edgegym.core.registry import ENV_IDS, FAMILIES, FLAT_IDS, register_all
 from edgegym.scenarios import ScenarioError
 
 #: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
@@ -434,7 +433,7 @@ def evaluate(
     ``"error"`` string (see :attr:`EvalResult.ok`).
 
     Args:
-        env_id: A registered environment id (see ``edgegym.envs.ENV_IDS``).
+        env_id: A registered environment id (see ``edgegym.core.registry.ENV_IDS``).
         policies: Policy specs: names with optional parameters for
             :func:`edgegym.baselines.make_policy` (``"thief:delta=0.2,oracle=true"``),
             objects with SB3's ``predict``, or factories ``env -> policy``. A mapping gives

@@ -114,14 +114,14 @@ def _repo_relative(text: str) -> str:
 
 def families() -> dict[str, str]:
     """Family -> environment id, in registration order."""
-    from edgegym.envs import ENV_IDS
+    from edgegym.core.registry import ENV_IDS
 
     return {fam: env_id for env_id, (_, fam, _, _) in ENV_IDS.items()}
 
 
 def default_scenario_of(family: str) -> str:
     """The default scenario of a family's environment."""
-    from edgegym.envs import ENV_IDS
+    from edgegym.core.registry import ENV_IDS
 
     return ENV_IDS[families()[family]][2]
 

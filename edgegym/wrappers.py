@@ -67,7 +67,7 @@ Catalogue rules (deterministic: the same scenario and ``max_actions`` give the s
 
 ``make_flat("edgegym/ContinualLearning-v0", scenario=...)`` builds an environment and applies
 the wrappers it needs (MIGReconfig-v0 is already flat and comes back as made). The ids in
-:data:`edgegym.envs.FLAT_IDS` (``edgegym/ContinualLearning-Flat-v0``,
+:data:`edgegym.core.registry.FLAT_IDS` (``edgegym/ContinualLearning-Flat-v0``,
 ``edgegym/EnergyFairShare-Flat-v0``, ``edgegym/DAGOffload-Flat-v0``) do the same through
 ``gymnasium.make``.
 """
@@ -86,9 +86,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.envs import ENV_IDS
-from edgegym.envs._common import check_action
-from edgegym.families import FAMILIES
+from edgegym.core.checks import check_action
+from edgegym.core.registry import ENV_IDS, FAMILIES
 from edgegym.hardware.mps import largest_remainder
 
 #: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
@@ -774,7 +773,7 @@ def make_masked(env_id: str, **kwargs: Any) -> gym.Env:
 
 
 class FlatVectorEnv(gym.vector.VectorWrapper):
-    """The flat view of a native vector env (:class:`edgegym.envs.vector.EdgeVectorEnv`):
+    """The flat view of a native vector env (:class:`edgegym.core.vector.EdgeVectorEnv`):
     each env is exactly what :func:`make_flat` makes of the single env (a flat ``float32``
     ``Box`` observation, ``Discrete`` actions over the same :class:`JointActions`, the
     ``Discrete`` mask in ``info["action_mask"]`` and :meth:`action_masks`, and

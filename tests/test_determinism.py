@@ -27,8 +27,8 @@ ROLLOUTS = textwrap.dedent(
     import numpy as np
     import edgegym
     from edgegym.baselines import make_policy
-    from edgegym.envs import ENV_IDS, FLAT_IDS
-    from edgegym.families import family_of_id
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import family_of_id
 
     def feed(h, x):
         if isinstance(x, dict):
@@ -83,7 +83,7 @@ def _hashes(hash_seed: str) -> dict[str, str]:
 
 def test_every_id_rolls_out_the_same_in_two_processes():
     first, second = _hashes("1"), _hashes("4242")
-    from edgegym.envs import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
 
     assert len(first) == 2 * len(ENV_IDS) + len(FLAT_IDS)  # published + random; random
     differ = [key for key in first if first[key] != second.get(key)]

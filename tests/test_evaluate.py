@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from edgegym.baselines import make_policy
 
+from edgegym.baselines import make_policy
 from edgegym.evaluation import EvalResult, evaluate
 from edgegym.scenarios import ScenarioError
 

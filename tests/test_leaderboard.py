@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from edgegym.agents.policy import shipped_path
 
 from edgegym import leaderboard as lb
+from edgegym.agents.policy import shipped_path
 from edgegym.cli import main as cli_main
 
 FAMILIES = ["continual", "mig", "energy", "dag"]

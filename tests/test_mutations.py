@@ -15,10 +15,10 @@ from typing import Any
 import gymnasium as gym
 import pytest
 import yaml
-from edgegym.baselines import make_policy
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.envs import ENV_IDS
+from edgegym.baselines import make_policy
+from edgegym.core.registry import ENV_IDS
 from edgegym.scenarios import resolve
 
 #: Values a numeric (or any) field is replaced by.

@@ -9,9 +9,9 @@ import os
 
 import gymnasium as gym
 import pytest
-from edgegym.baselines import make_policy, parse_policy
 
 from edgegym import cli
+from edgegym.baselines import make_policy, parse_policy
 from edgegym.outputs import check_output_path, is_edgegym_output, write_atomic, write_json
 from edgegym.scenarios import resolve
 

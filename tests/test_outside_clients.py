@@ -16,7 +16,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.envs import ENV_IDS, FLAT_IDS
+from edgegym.core.registry import ENV_IDS, FLAT_IDS
 from edgegym.scenarios import ScenarioError, load
 
 ALL_IDS = sorted([*ENV_IDS, *FLAT_IDS])

@@ -206,6 +206,7 @@ def test_reproduction_jobs_on_ray_give_the_local_rows(ray_cluster):
 
 def test_policy_objects_bound_to_one_env_are_refused_in_parallel():
     import gymnasium as gym
+
     from edgegym.baselines import make_policy
 
     env_id, scenario, _ = SMALL["energy"]

@@ -29,11 +29,11 @@ import math
 
 import gymnasium as gym
 import numpy as np
-from edgegym.baselines import make_policy
 from hypothesis import given
 from hypothesis import strategies as st
 
 import edgegym  # noqa: F401  (registers the ids)
+from edgegym.baselines import make_policy
 
 #: Most steps one drawn case runs (the cases stay cheap; episodes are cut there).
 MAX_STEPS = 40

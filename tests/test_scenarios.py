@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from edgegym.envs.continual import ContinualLearningEnv
-from edgegym.envs.dag import DAGOffloadEnv
-from edgegym.envs.energy import EnergyFairShareEnv
-from edgegym.envs.mig import MIGReconfigEnv
+from edgegym.families.continual import ContinualLearningEnv
+from edgegym.families.dag import DAGOffloadEnv
+from edgegym.families.energy import EnergyFairShareEnv
+from edgegym.families.mig import MIGReconfigEnv
 from edgegym.scenarios import Scenario, ScenarioError, bundled, load
 
 EXPECTED_BUNDLED = {"ekya-cityscapes", "ekya-table1", "ekya-waymo"}
@@ -321,7 +321,7 @@ def test_new_families_reject_bad_files_clearly(tmp_path, name, edit, needles):
 def test_overrides_apply_to_a_loaded_scenario(name, overrides):
     """An environment given a loaded Scenario plus overrides applies them (as for a name)."""
     assert load(name).with_overrides(**overrides).data == load(name, **overrides).data
-    from edgegym.envs.dag import DAGOffloadEnv
+    from edgegym.families.dag import DAGOffloadEnv
 
     assert DAGOffloadEnv(load("srs-edge-5apps"), requests=7).n_requests == 7
 

@@ -1,7 +1,7 @@
 """The real executor: runs the engine's allocations as actual PyTorch work on a device.
 
 :class:`RealExecutor` implements the engine's executor interface
-(:class:`edgegym.sim.executor.Executor`) for the continual-learning family. The engine keeps
+(:class:`edgegym.core.executor.Executor`) for the continual-learning family. The engine keeps
 its rules and its clock; the executor makes what happens in each stretch real:
 
 * **Models and data.** Every stream deploys a compact network (:mod:`edgegym.real.models`)
@@ -43,12 +43,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from edgegym.core.state import Allocation, ClusterState, Segment, TenantState
 from edgegym.real.data import DigitStream, Window
 from edgegym.real.energy import EnergyMeter, attribute
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained
 from edgegym.real.sharing import detect as detect_sharing
-from edgegym.sim.state import Allocation, ClusterState, Segment, TenantState
 from edgegym.workload.continual import RetrainConfig
 
 #: Default options of the real backend (``real_options=`` of the environment).

@@ -131,8 +131,8 @@ def fidelity(
     import gymnasium as gym
 
     from edgegym.baselines import DEFAULT_POLICY
-    from edgegym.envs import ENV_IDS
-    from edgegym.envs._common import check_backend
+    from edgegym.core.checks import check_backend
+    from edgegym.core.registry import ENV_IDS
 
     check_backend("real", device, time_scale)  # before the simulated run, not after it
     scenario = scenario or REAL_ENVS[env_id]

@@ -1,7 +1,7 @@
 """The MIG family's real executor: ``edgegym/MIGReconfig-v0`` with real models and retraining.
 
-:class:`RealMIGExecutor` wraps the simulator's :class:`~edgegym.sim.serving.MIGExecutor` the
-way :class:`~edgegym.real.executor.RealExecutor` wraps the continual one: the engine keeps its
+:class:`RealMIGExecutor` wraps the simulator's :class:`~edgegym.families.mig.serving.MIGExecutor`
+the way :class:`~edgegym.real.executor.RealExecutor` wraps the continual one: the engine keeps its
 rules and clock, the serving queue keeps its fluid model, and what the tenants' models *are*
 becomes real.
 
@@ -31,15 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from edgegym.core.state import Allocation, ClusterState, MIGState, Segment, TenantState
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.real.executor import DEFAULT_OPTIONS, RealWork
 from edgegym.real.retrain import evaluate
-from edgegym.sim.state import Allocation, ClusterState, MIGState, Segment, TenantState
 from edgegym.workload.continual import RetrainConfig
 
 if TYPE_CHECKING:
-    from edgegym.envs.mig.types import MIGSpec
-    from edgegym.sim.serving import MIGExecutor
+    from edgegym.families.mig.serving import MIGExecutor
+    from edgegym.families.mig.snapshot import MIGSpec
 
 #: Options of the MIG family's real backend (``real_options=`` of ``MIGReconfig-v0``).
 MIG_OPTIONS: dict[str, Any] = {

@@ -30,13 +30,13 @@ import numpy as np
 import yaml
 
 from edgegym.evaluation import evaluate
+from edgegym.families.continual.dynamics import ContinualSpec, sample_estimates
 from edgegym.outputs import run_command, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
 from edgegym.scenarios import Scenario, ScenarioError, apply_overrides, bundled, load, validate
-from edgegym.sim.continual import ContinualSpec, sample_estimates
 from edgegym.workload.continual import MAE_PER_STD
 
 PROG = "python -m edgegym.reproduce.ekya"

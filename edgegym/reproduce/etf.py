@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.baselines.etf import ETFPolicy, phi_fair
-from edgegym.envs.energy import EnergyFairShareEnv
+from edgegym.families.energy import EnergyFairShareEnv
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.outputs import run_command, save_figure, write_text
 from edgegym.reproduce.claims import Claim, add_output_arguments, check_out, update
@@ -363,9 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         f"the clock; A2 runs at {best[3]:.2f}x speed where its throughput peaks). With A2's "
         f"speed held (the ablation) the gain reaches {best_held[0]:.2f}x at {best_held[1]:g} MHz.",
         "",
-        "Latency comes from the simulated CFS order (`edgegym/sim/timeslice.py`): the tenants "
-        "run back to back from the start of each quantum, lowest virtual runtime first, and a "
-        "request waits through its tenant's vacation, the time between the end of its last "
+        "Latency comes from the simulated CFS order (`edgegym/families/energy/timeslice.py`): "
+        "the tenants run back to back from the start of each quantum, lowest virtual runtime "
+        "first, and a request waits through its tenant's vacation, the time between the end of "
+        "its last "
         "slice and the start of this one (mean wait V^2 / (2 (V + t)) over the requests up to "
         "the slice's end, plus the service time). With the same order every quantum this is "
         "the periodic (T - t)^2 / (2T); it differs in the first quantum and when the order "

@@ -68,7 +68,7 @@ ORACLE_WORKLOADS = ["w1", "w4", "w5", "w8"]
 def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
     """One episode: ``(workload, policy spec, overrides, seed)`` -> metrics."""
     from edgegym.baselines import make_policy
-    from edgegym.envs.mig import MIGReconfigEnv
+    from edgegym.families.mig import MIGReconfigEnv
 
     workload, policy, overrides, seed = job
     env = MIGReconfigEnv(f"migrator-{workload}", **overrides)

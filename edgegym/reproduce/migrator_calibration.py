@@ -91,7 +91,7 @@ def fig2(rate: float, retrain_scale: float, seeds: int = SEEDS) -> dict[str, np.
     """ResNet50 under each static split of Fig. 2: split -> (2, 4) SLO attainment and accuracy
     (%) per window, means over ``seeds`` episodes. The split holds while the job is pending or
     running; after it the retraining GPCs stay idle (released), as in the paper's experiment."""
-    from edgegym.envs.mig import MIGReconfigEnv
+    from edgegym.families.mig import MIGReconfigEnv
 
     out: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,9 +153,9 @@ def calibration_claims(seeds: int = SEEDS) -> tuple[list[Claim], dict[str, np.nd
     """The calibration rows of the claims table (inputs fitted to or checked against the
     paper's measurements), re-measured with the bundled scenarios' values; also returns the
     Fig. 2 measurements (split -> (2, 4) %) for the report."""
+    from edgegym.families.mig.datasets import get_dataset, nc_profile
     from edgegym.reproduce import migrator_workloads as mw
     from edgegym.workload.models import get_model
-    from edgegym.workload.nc import get_dataset, nc_profile
 
     res = fig2(mw.RATE, mw.RETRAIN_SCALE, seeds)
     claims: list[Claim] = []

@@ -7,7 +7,7 @@ fact, or, where the paper publishes no number, how the value was synthesised.
 
 Inputs that are not fields of the file (a model's latency on each MIG instance size, its
 memory and load time: :mod:`edgegym.workload.models`; the new-class accuracy model:
-:mod:`edgegym.workload.nc`; the A100's MIG profiles and placements:
+:mod:`edgegym.families.mig.datasets`; the A100's MIG profiles and placements:
 :mod:`edgegym.hardware.mig`) are named in the file's ``notes``.
 
 Two inputs are fitted to a characterisation measurement of the paper (Fig. 2: ResNet50 alone
@@ -157,7 +157,7 @@ description: >-
 notes: >-
   Inputs that are not fields here: each model's latency on every MIG instance size, its memory
   and its load time (edgegym.workload.models: synthesised from Table 3's GFLOPs, below 6 ms on
-  a whole GPU as §4.1.4 implies); the new-class accuracy model (edgegym.workload.nc:
+  a whole GPU as §4.1.4 implies); the new-class accuracy model (edgegym.families.mig.datasets:
   synthesised, checked against §5.2's W1 drop and Fig. 2); the A100's MIG profiles, placements
   and 7 GPCs (edgegym.hardware.mig: NVIDIA's MIG user guide); retraining cost 3x inference
   (§4.1.2). A workload runs its shortest new-class schedule (4 windows with NC-CIFAR-10, else 9).

@@ -75,7 +75,7 @@ def run_one(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
     ``changes`` are scenario overrides, plus ``apps: n`` to keep the first n applications.
     """
     from edgegym.baselines import make_policy
-    from edgegym.envs.dag import DAGOffloadEnv
+    from edgegym.families.dag import DAGOffloadEnv
     from edgegym.scenarios import Scenario, load
 
     name, changes, policy, seed = job

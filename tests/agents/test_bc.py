@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.bc import _check_in_mask, clone, collect
 from edgegym.agents.config import ConfigError, load_hyperparams
 from edgegym.agents.policy import PPOPolicy, load_policy
 from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
 from edgegym.agents.train import train
-from sb3_contrib import MaskablePPO
-
-import edgegym  # noqa: F401  (registers the ids)
 from edgegym.evaluation import evaluate, make_env
 from edgegym.scenarios import resolve
 

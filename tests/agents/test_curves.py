@@ -7,10 +7,10 @@ import json
 
 import pytest
 import yaml
+
 from edgegym.agents.curves import curve_record, load_curve, main
 from edgegym.agents.policy import TRAINED_DIR, PolicyLoadError
 from edgegym.agents.ship import ship
-
 from edgegym.outputs import is_edgegym_output
 
 

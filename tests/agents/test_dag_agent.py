@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from edgegym.agents.policy import load_policy
-from edgegym.agents.train import train
 
 import edgegym
-from edgegym.envs.dag import DAGOffloadEnv
+from edgegym.agents.policy import load_policy
+from edgegym.agents.train import train
+from edgegym.families.dag import DAGOffloadEnv
 from edgegym.wrappers import DiscreteActions, joint_actions
 
 TINY = {"requests": 60, "duration_s": 18.0, "count": 3}

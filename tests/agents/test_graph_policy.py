@@ -8,13 +8,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.bc import clone, collect
 from edgegym.agents.graph import GraphExtractor, GraphPolicy
 from edgegym.agents.policy import SIZE_FREE, size_free_class
 from edgegym.baselines import make_policy
-from sb3_contrib import MaskablePPO
-
-import edgegym  # noqa: F401  (registers the ids)
 
 DAG = "edgegym/DAGOffload-v0"
 SMALL = {"requests": 30}

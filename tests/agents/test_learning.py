@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from edgegym.agents.policy import load_model, load_policy
-from edgegym.agents.train import train
 
 import edgegym
+from edgegym.agents.policy import load_model, load_policy
+from edgegym.agents.train import train
 
 #: family -> (env id, scenario, overrides, timesteps). Budgets: about 10-20 s each on 2 cores.
 CASES = {

@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
-from edgegym.agents import rllib
 
 import edgegym
+from edgegym.agents import rllib
 from edgegym.cli import main
 from edgegym.wrappers import MaskedVectorEnv, make_masked, make_masked_vector
 

@@ -16,13 +16,13 @@ import yaml
 
 pytest.importorskip("ray.rllib")
 
-from edgegym.agents.config import load_hyperparams
-from edgegym.agents.rllib_module import SizeFreeTorchRLModule, module_config
 from ray.rllib.core.columns import Columns
 
 import edgegym
+from edgegym.agents.config import load_hyperparams
+from edgegym.agents.rllib_module import SizeFreeTorchRLModule, module_config
 from edgegym.cli import main
-from edgegym.families import FAMILIES
+from edgegym.core.registry import FAMILIES
 from edgegym.wrappers import make_masked
 
 #: (family, base id, scenario, overrides): small scenarios of every size-free policy.

@@ -7,12 +7,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
+
+import edgegym  # noqa: F401  registers the ids
 from edgegym.agents.policy import SIZE_FREE, TRAINED_DIR, PPOPolicy, shipped_path
 from edgegym.agents.ship import ship, training_record
 from edgegym.baselines import make_policy
-
-import edgegym  # noqa: F401  registers the ids
-from edgegym.envs import ENV_IDS
+from edgegym.core.registry import ENV_IDS
 
 #: Families whose trained policy must be shipped (the DAG family's comes with its agent).
 REQUIRED = ["continual", "mig", "energy"]
@@ -99,9 +99,8 @@ def test_a_size_free_agent_plays_every_scenario_of_its_family(family):
     """Issue 16: the shipped per-tenant or pooled agent acts, inside the masks, on every
     bundled scenario of its family it can read and on the leaderboard's held-out variants;
     where it cannot read one, the message says why."""
-    from edgegym.agents.policy import PolicyLoadError
-
     from edgegym import leaderboard as lb
+    from edgegym.agents.policy import PolicyLoadError
 
     played = []
     for name in [*lb.bundled_scenarios(family), *lb.HELD_OUT.get(family, ())]:

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.bc import clone, collect
 from edgegym.agents.policy import SIZE_FREE, size_free_class
 from edgegym.agents.signatures import SIG_FEATURES, SignaturePolicy, signature_table
 from edgegym.baselines import make_policy
-from sb3_contrib import MaskablePPO
-
-import edgegym  # noqa: F401  (registers the ids)
 from edgegym.hardware.migalloc import catalogue
 from edgegym.scenarios import resolve
 

@@ -8,14 +8,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from sb3_contrib import MaskablePPO
+
+import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.config import ConfigError, load_hyperparams
 from edgegym.agents.policy import PolicyLoadError
 from edgegym.agents.tenants import PooledPolicy, rebind, resample_matrix
 from edgegym.agents.train import train
 from edgegym.baselines import make_policy
-from sb3_contrib import MaskablePPO
-
-import edgegym  # noqa: F401  (registers the ids)
 
 CONT = "edgegym/ContinualLearning-v0"
 SMALL = {"windows": 2, "streams": 3}  # ekya-cityscapes, cut down

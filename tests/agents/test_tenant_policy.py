@@ -7,13 +7,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from edgegym.agents.config import ConfigError, load_hyperparams
-from edgegym.agents.policy import PPOPolicy
-from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs, tenant_view
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.monitor import Monitor
 
 import edgegym  # noqa: F401  (registers the ids)
+from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policy import PPOPolicy
+from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs, tenant_view
 from edgegym.evaluation import evaluate
 
 ENERGY = ("edgegym/EnergyFairShare-v0", {"quanta": 20})

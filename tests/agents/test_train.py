@@ -11,11 +11,11 @@ import gymnasium as gym
 import pytest
 import torch
 import yaml
+
+import edgegym
 from edgegym.agents.config import ConfigError, load_hyperparams
 from edgegym.agents.policy import PolicyLoadError, load_policy, make_ppo_policy, shipped_path
 from edgegym.agents.train import checkpoints
-
-import edgegym
 from edgegym.cli import main
 
 ENV = "edgegym/EnergyFairShare-v0"

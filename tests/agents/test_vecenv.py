@@ -7,11 +7,11 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from edgegym.agents.vecenv import SB3VecEnv, make_sb3_vec_env
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.env_util import make_vec_env
 
-from edgegym.families import FAMILIES
+from edgegym.agents.vecenv import SB3VecEnv, make_sb3_vec_env
+from edgegym.core.registry import FAMILIES
 
 #: Every base and Flat id whose family has a native vector env.
 IDS = [i for f in FAMILIES.values() if f.vector_entry_point for i in (f.env_id, f.flat_id) if i]
@@ -24,7 +24,7 @@ SMALL = {
 
 
 def _small(env_id: str) -> dict:
-    from edgegym.families import family_of_id
+    from edgegym.core.registry import family_of_id
 
     return dict(SMALL.get(family_of_id(env_id).name, {}))
 

@@ -7,14 +7,14 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
-from edgegym.baselines import make_policy
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.wrappers import PassiveEnvChecker
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.envs import FLAT_IDS
+from edgegym.baselines import make_policy
+from edgegym.core.registry import FLAT_IDS
 from edgegym.wrappers import (
     DictFlattener,
     DiscreteActions,

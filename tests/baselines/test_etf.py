@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+
 from edgegym.baselines import make_policy
 from edgegym.baselines.etf import etf_time_slices, fairness, phi_fair
-
-from edgegym.envs.energy import EnergyFairShareEnv
+from edgegym.families.energy import EnergyFairShareEnv
 
 
 def test_worked_example_section_4_3():

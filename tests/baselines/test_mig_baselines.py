@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from edgegym.baselines import POLICIES, make_policy
 
-from edgegym.envs.mig import MIGReconfigEnv
+from edgegym.baselines import POLICIES, make_policy
+from edgegym.families.mig import MIGReconfigEnv
 
 MIG_POLICIES = sorted(n for n, (_, fams, _) in POLICIES.items() if "mig" in fams)
 

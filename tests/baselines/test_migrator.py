@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from edgegym.baselines import make_policy
 from edgegym.baselines.migrator import PlanProblem, brute_force, build_problem, forecast, solve
-
-from edgegym.envs.mig import MIGReconfigEnv
+from edgegym.families.mig import MIGReconfigEnv
 
 
 def _random_problem(seed: int) -> PlanProblem:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from edgegym.baselines import make_policy
 
 import edgegym  # noqa: F401  (registers the ids)
+from edgegym.baselines import make_policy
 
 
 @pytest.mark.parametrize(

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from edgegym.baselines import ThiefPolicy, UniformPolicy, thief_schedule
 from edgegym.baselines.ekya import StreamEstimator
-
-from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.families.continual import ContinualLearningEnv
 
 WINDOW_S = 100.0
 #: (seed, GPUs, quantum, retraining configurations, inference configurations)

@@ -15,10 +15,10 @@ import dataclasses
 import gymnasium as gym
 import numpy as np
 import pytest
-from edgegym.baselines import thief_schedule
-from edgegym.baselines.ekya import StreamEstimator, fair_allocation, thief_floors
 
 import edgegym
+from edgegym.baselines import thief_schedule
+from edgegym.baselines.ekya import StreamEstimator, fair_allocation, thief_floors
 from edgegym.hardware.mps import share_speedup
 
 ENV = "edgegym/ContinualLearning-v0"

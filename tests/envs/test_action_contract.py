@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.envs._common import check_action
+from edgegym.core.checks import check_action
 
 IDS = sorted(k for k in gym.registry if k.startswith("edgegym/"))
 SMALL = {

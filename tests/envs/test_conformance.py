@@ -18,8 +18,8 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import edgegym
-from edgegym.envs import ENV_IDS
-from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.core.registry import ENV_IDS
+from edgegym.families.continual import ContinualLearningEnv
 from edgegym.scenarios import ScenarioError
 
 IDS = sorted(ENV_IDS)
@@ -461,7 +461,7 @@ def test_scenario_of_another_family_is_rejected(env_id):
 
 
 def test_continual_reward_is_the_weighted_sum_of_its_signed_terms():
-    from edgegym.envs.continual.reward import WEIGHT_KEYS
+    from edgegym.families.continual.reward import WEIGHT_KEYS
 
     overrides = {"objective.energy": 0.5}
     env = gym.make("edgegym/ContinualLearning-v0", scenario="ekya-table1", **overrides)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from edgegym.envs.continual.env import ContinualLearningEnv
-from edgegym.envs.continual.vector import ContinualLearningVectorEnv
+from edgegym.families.continual.env import ContinualLearningEnv
+from edgegym.families.continual.vector import ContinualLearningVectorEnv
 
 N = 5
 SMALL = {"streams": 3, "windows": 3}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from edgegym.baselines import make_policy
 
-from edgegym.envs.dag import DAGOffloadEnv
+from edgegym.baselines import make_policy
+from edgegym.families.dag import DAGOffloadEnv
 from edgegym.scenarios import ScenarioError, load
 
 

@@ -10,9 +10,9 @@ import pytest
 from gymnasium.vector import AutoresetMode
 from test_vector import _row, _same, masked_random  # same folder (pytest prepends it)
 
-from edgegym.envs.dag import DAGOffloadEnv
-from edgegym.envs.dag.vector import DAGOffloadVectorEnv
-from edgegym.envs.vector import env_info
+from edgegym.core.vector import env_info
+from edgegym.families.dag import DAGOffloadEnv
+from edgegym.families.dag.vector import DAGOffloadVectorEnv
 
 
 def _random(rng: np.random.Generator, nvec: np.ndarray, n: int) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.envs.continual import ContinualLearningEnv
+from edgegym.families.continual import ContinualLearningEnv
 from edgegym.hardware.gpus import get_gpu, speed_factor
 from edgegym.scenarios import ScenarioError
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from edgegym.baselines.ekya import StreamEstimator
 from gymnasium.utils.seeding import np_random
 
-from edgegym.envs.continual.env import ContinualLearningEnv
+from edgegym.baselines.ekya import StreamEstimator
+from edgegym.families.continual.dynamics import ContinualSpec, sample_estimates
+from edgegym.families.continual.env import ContinualLearningEnv
 from edgegym.scenarios import ScenarioError, load
-from edgegym.sim.continual import ContinualSpec, sample_estimates
 from edgegym.workload.continual import (
     MAE_PER_STD,
     error_std,

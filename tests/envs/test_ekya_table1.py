@@ -12,9 +12,9 @@ average is computed by hand below: 55.2%, 0.8 points under the paper's rounded 5
 import gymnasium as gym
 import numpy as np
 import pytest
-from edgegym.baselines import make_policy
 
 import edgegym  # noqa: F401
+from edgegym.baselines import make_policy
 
 ENV_ID = "edgegym/ContinualLearning-v0"
 

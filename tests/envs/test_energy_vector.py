@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from edgegym.envs.energy.env import EnergyFairShareEnv
-from edgegym.envs.energy.vector import EnergyFairShareVectorEnv
+from edgegym.families.energy.env import EnergyFairShareEnv
+from edgegym.families.energy.vector import EnergyFairShareVectorEnv
 
 N = 8
 

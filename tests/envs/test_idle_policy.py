@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from edgegym.baselines import DEFAULT_POLICY
 
 import edgegym
-from edgegym.envs import ENV_IDS
-from edgegym.sim.timeslice import fairness
+from edgegym.baselines import DEFAULT_POLICY
+from edgegym.core.registry import ENV_IDS
+from edgegym.families.energy.timeslice import fairness
 
 
 class DoNothing:

@@ -1,4 +1,4 @@
-"""``render_mode="rgb_array"`` and ``"human"`` on every environment (:mod:`edgegym.envs.render`):
+"""``render_mode="rgb_array"`` and ``"human"`` on every environment (:mod:`edgegym.core.render`):
 what SB3's ``make_vec_env``, Gymnasium's ``RecordVideo`` and CleanRL's ``--capture-video`` need."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.envs.render import RENDER_MODES, release
+from edgegym.core.render import RENDER_MODES, release
 
 #: Small overrides per base id, so that every test here runs in well under a second.
 SMALL: dict[str, dict[str, Any]] = {

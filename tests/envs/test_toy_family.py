@@ -1,8 +1,8 @@
 """A fifth family registered at run time (issue: a new family touches few places): a toy
 family declared here passes the checkers and the conformance basics, and the evaluator, the
 flat views and the CLI serve it without edits elsewhere. It writes a batched dynamics
-(:class:`ToyDynamics`, the contract of :mod:`edgegym.sim.core`) and two small env classes,
-on :class:`~edgegym.envs.base.EdgeEnv` and :class:`~edgegym.envs.vector.EdgeVectorEnv`; its
+(:class:`ToyDynamics`, the contract of :mod:`edgegym.core.dynamics`) and two small env classes,
+on :class:`~edgegym.core.env.EdgeEnv` and :class:`~edgegym.core.vector.EdgeVectorEnv`; its
 ``vector_entry_point`` gives it a native vector env that steps exactly as its single envs.
 
 The toy: each step one GPU of ``units`` units is split between two tenants whose demand (in
@@ -28,12 +28,17 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import edgegym
 from edgegym import cli
-from edgegym.envs import ENV_IDS
-from edgegym.envs.base import EdgeEnv
-from edgegym.envs.vector import EdgeVectorEnv
-from edgegym.families import Family, ScenarioSchema, register_family, unregister_family
+from edgegym.core.dynamics import Record
+from edgegym.core.env import EdgeEnv
+from edgegym.core.registry import (
+    ENV_IDS,
+    Family,
+    ScenarioSchema,
+    register_family,
+    unregister_family,
+)
+from edgegym.core.vector import EdgeVectorEnv
 from edgegym.scenarios import ScenarioError, load
-from edgegym.sim.core import Record
 from edgegym.wrappers import make_flat
 
 TOY_ID = "edgegym/ToyShare-v0"
@@ -55,7 +60,7 @@ def _validate(raw, src, base_dir):
 
 @dataclass
 class ToyState:
-    """N toy envs (the contract of :mod:`edgegym.sim.core`)."""
+    """N toy envs (the contract of :mod:`edgegym.core.dynamics`)."""
 
     k: np.ndarray  # (N,) int64 steps taken
     demand: np.ndarray  # (N, 2) int64 units each tenant wants this step
@@ -216,7 +221,7 @@ def test_toy_family_gets_a_native_vector_env(toy):
     from gymnasium.vector import AutoresetMode
     from test_vector import assert_vector_matches_singles  # same folder (pytest prepends it)
 
-    from edgegym.families import get_family
+    from edgegym.core.registry import get_family
 
     vec = gym.make_vec(TOY_ID, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP)
     assert isinstance(vec, ToyShareVectorEnv) and vec.action_masks().shape == (3, UNITS + 1)

@@ -2,7 +2,7 @@
 of N = 8 seeded s .. s + 7, driven by the same actions, gives exactly what 8 single envs give:
 observations, rewards, terminations, masks, energy, reward terms and episode metrics.
 
-A family opts in by naming a ``vector_entry_point`` in its :class:`~edgegym.families.Family`;
+A family opts in by naming a ``vector_entry_point`` in its :class:`~edgegym.core.registry.Family`;
 this file then tests it with no further entry. Family-specific checks (autoreset details,
 projection corner cases) live in the families' own test files.
 """
@@ -18,7 +18,7 @@ from gymnasium.envs.registration import load_env_creator as load_object
 from gymnasium.vector import AutoresetMode
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.families import FAMILIES
+from edgegym.core.registry import FAMILIES
 
 N = 8
 

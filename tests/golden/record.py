@@ -162,8 +162,7 @@ def _env_name(env_id: str) -> str:
 def published_cases() -> list[Case]:
     """Every bundled scenario with its family's published scheduler, seeds 0 and 1."""
     from edgegym.baselines import DEFAULT_POLICY
-
-    from edgegym.envs import ENV_IDS
+    from edgegym.core.registry import ENV_IDS
     from edgegym.scenarios import bundled, load
 
     family_id = {fam: env_id for env_id, (_ep, fam, *_rest) in ENV_IDS.items()}
@@ -180,7 +179,7 @@ def published_cases() -> list[Case]:
 
 def random_cases() -> list[Case]:
     """Every env id (base and Flat) on its fast default scenario, random masked policy."""
-    from edgegym.envs import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
 
     out = []
     for env_id in [*ENV_IDS, *FLAT_IDS]:
@@ -201,7 +200,7 @@ def all_cases() -> list[Case]:
 def fast_cases() -> list[Case]:
     """The subset ``tests/test_golden.py`` checks: every random-masked case, plus the
     published scheduler on each family's default scenario."""
-    from edgegym.envs import ENV_IDS
+    from edgegym.core.registry import ENV_IDS
 
     defaults = {scenario for _ep, _fam, scenario, _s in ENV_IDS.values()}
     return [c for c in published_cases() if c.scenario in defaults] + random_cases()
@@ -304,7 +303,7 @@ def make_case_env(case: Case) -> gym.Env:
 
 def run_case(case: Case, max_steps: int | None = None) -> dict[str, Any]:
     """Run one case for at most ``max_steps`` steps (default: its cap); return its record."""
-    from edgegym.envs import FLAT_IDS
+    from edgegym.core.registry import FLAT_IDS
 
     limit = case.cap if max_steps is None else min(case.cap, max_steps)
     t0 = time.perf_counter()

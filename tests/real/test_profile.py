@@ -9,7 +9,7 @@ import yaml
 pytest.importorskip("sklearn")
 
 from edgegym.cli import main
-from edgegym.envs.continual.env import ContinualLearningEnv
+from edgegym.families.continual.env import ContinualLearningEnv
 from edgegym.real.profile import catalogue_gpu, fit_curve
 from edgegym.scenarios import load
 

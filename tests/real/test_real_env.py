@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("sklearn")
 torch = pytest.importorskip("torch")
 
-from edgegym.envs.continual.env import ContinualLearningEnv  # noqa: E402
+from edgegym.core.state import Allocation  # noqa: E402
+from edgegym.families.continual.env import ContinualLearningEnv  # noqa: E402
 from edgegym.real import TINY_SCENARIO  # noqa: E402
-from edgegym.sim.state import Allocation  # noqa: E402
 
 
 def _retrain_everyone(env: ContinualLearningEnv) -> np.ndarray:

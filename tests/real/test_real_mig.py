@@ -9,8 +9,7 @@ pytest.importorskip("sklearn")
 pytest.importorskip("torch")
 
 from edgegym.baselines import make_policy
-
-from edgegym.envs.mig.env import MIGReconfigEnv
+from edgegym.families.mig.env import MIGReconfigEnv
 from edgegym.real import TINY_MIG_SCENARIO
 
 FAST = {"infer_cap": 2}

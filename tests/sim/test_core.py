@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from edgegym.sim.core import Record, batch_put, batch_size, batch_take, weighted_reward
+from edgegym.core.dynamics import Record, batch_put, batch_size, batch_take, weighted_reward
 
 
 @dataclass

@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
-from edgegym.baselines.dag import list_schedule, priorities, srs_schedule
 
-from edgegym.sim.dag import EdgeCluster, RequestSchedule
-from edgegym.workload.dag import DAGApp, DAGError, RetrainOption, extend_with_retraining
+from edgegym.baselines.dag import list_schedule, priorities, srs_schedule
+from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
+from edgegym.families.dag.graph import DAGApp, DAGError, RetrainOption, extend_with_retraining
 
 
 def _app(n, edges, rng, name="app"):

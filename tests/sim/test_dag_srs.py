@@ -7,10 +7,10 @@ import itertools
 
 import numpy as np
 import pytest
-from edgegym.baselines.dag import delta_p, list_schedule, mrs_schedule, srs_choices, srs_schedule
 
-from edgegym.sim.dag import EdgeCluster, RequestSchedule
-from edgegym.workload.dag import DAGApp, RetrainOption, chain_dag, extend_with_retraining
+from edgegym.baselines.dag import delta_p, list_schedule, mrs_schedule, srs_choices, srs_schedule
+from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
+from edgegym.families.dag.graph import DAGApp, RetrainOption, chain_dag, extend_with_retraining
 
 THETA = 10.0
 # u_h = (b_h MB, n_h, o_h): both fit a one-unit server.

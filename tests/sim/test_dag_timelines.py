@@ -1,4 +1,4 @@
-"""The batched capacity timelines (``sim/dag.py``: Timelines, earliest_starts, commit,
+"""The batched capacity timelines (``families/dag/cluster.py``: Timelines, earliest_starts, commit,
 forget_before) against the one-env reference :class:`EdgeCluster`, bit for bit, on random
 placements: many envs and servers at once, ready times on and between breakpoints, starts
 within 1e-12 of a breakpoint, demands that do not fit, and forgetting."""
@@ -8,7 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.sim.dag import EdgeCluster, Timelines, commit, earliest_starts, forget_before
+from edgegym.families.dag.cluster import (
+    EdgeCluster,
+    Timelines,
+    commit,
+    earliest_starts,
+    forget_before,
+)
 
 
 def _assert_same(tl: Timelines, clusters: list[EdgeCluster]) -> None:

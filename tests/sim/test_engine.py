@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from edgegym.core.executor import SimulatedExecutor
+from edgegym.core.state import Allocation, ClusterState
 from edgegym.hardware.gpus import PowerModel, get_gpu
-from edgegym.sim import Allocation, ClusterState, Engine, SimulatedExecutor
 from edgegym.workload.continual import ContinualProfile
+from tests.reference.engine import Engine
 
 WINDOW_S = 100.0
 GPU = get_gpu("V100-16GB")  # idle 40 W, max 300 W

@@ -1,9 +1,10 @@
-"""The batched continual dynamics against the one-env reference engine (:mod:`edgegym.sim.engine`).
+"""The batched continual dynamics against the one-env reference engine
+(:mod:`tests.reference.engine`).
 
 The engine states the rules slowly and plainly (one env, one stretch at a time, Python
-objects); :class:`edgegym.sim.continual.ContinualDynamics` applies them batched. Driven by the
-same allocations over whole episodes, both must reach the same models, times, energy and
-window accuracies.
+objects); :class:`edgegym.families.continual.dynamics.ContinualDynamics` applies them batched.
+Driven by the same allocations over whole episodes, both must reach the same models, times, energy
+and window accuracies.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import numpy as np
 import pytest
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.sim import Allocation, ClusterState, Engine
-from edgegym.sim.continual import simulated_executor
+from edgegym.core.state import Allocation, ClusterState
+from edgegym.families.continual.dynamics import simulated_executor
+from tests.reference.engine import Engine
 
 
 def reference_engine(env) -> Engine:

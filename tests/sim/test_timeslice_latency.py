@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from edgegym.baselines.etf import ETFPolicy
 
-from edgegym.envs.energy import EnergyFairShareEnv
-from edgegym.sim.timeslice import TimeSliceExecutor, cfs_offsets, slice_latency
+from edgegym.baselines.etf import ETFPolicy
+from edgegym.families.energy import EnergyFairShareEnv
+from edgegym.families.energy.timeslice import TimeSliceExecutor, cfs_offsets, slice_latency
 
 T = 0.3
 SERVICE = np.array([0.01, 0.02, 0.04])

@@ -1,9 +1,9 @@
 """The energy family's executor seam, and its batched dynamics against the one-env reference.
 
-:class:`edgegym.sim.timeslice.TimeSliceExecutor` states a quantum of time slices plainly (one
-env, one quantum); :class:`edgegym.sim.energy.EnergyDynamics` runs the same rule batched. With
-``make_executor`` every env's quantum runs on its own executor instead (where a real backend
-plugs in): with the reference executor there, every record and every state array must equal
+:class:`edgegym.families.energy.timeslice.TimeSliceExecutor` states a quantum of time slices plainly
+(one env, one quantum); :class:`edgegym.families.energy.dynamics.EnergyDynamics` runs the same rule
+batched. With ``make_executor`` every env's quantum runs on its own executor instead (where a real
+backend plugs in): with the reference executor there, every record and every state array must equal
 the batched simulator's over whole episodes of every bundled energy scenario.
 """
 
@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from edgegym.families.energy.dynamics import EnergyDynamics, energy_params
+from edgegym.families.energy.timeslice import TimeSliceExecutor
 from edgegym.scenarios import bundled, load
-from edgegym.sim.energy import EnergyDynamics, energy_params
-from edgegym.sim.timeslice import TimeSliceExecutor
 
 ENERGY_SCENARIOS = [name for name in bundled() if name.startswith("etf-")]
 

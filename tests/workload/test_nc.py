@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from edgegym.families.mig.datasets import NC_DATASETS, get_dataset, nc_profile, retrain_gpu_seconds
 from edgegym.workload.models import get_model
-from edgegym.workload.nc import NC_DATASETS, get_dataset, nc_profile, retrain_gpu_seconds
 
 
 def test_schedules_match_the_paper():

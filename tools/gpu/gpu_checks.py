@@ -142,9 +142,9 @@ def _energy():
 
 def _real_run(env_id: str, scenario: str, time_scale: float, seed: int = 0):
     import gymnasium as gym
-    from edgegym.baselines import DEFAULT_POLICY
 
-    from edgegym.envs import ENV_IDS
+    from edgegym.baselines import DEFAULT_POLICY
+    from edgegym.core.registry import ENV_IDS
     from edgegym.real.fidelity import _episode
 
     policy = DEFAULT_POLICY[ENV_IDS[env_id][1]]

@@ -15,7 +15,7 @@ out = {
 }
 print(json.dumps(out), flush=True)
 if "--env" in sys.argv:
-    from edgegym.envs.continual.env import ContinualLearningEnv
+    from edgegym.families.continual.env import ContinualLearningEnv
     from edgegym.real import TINY_SCENARIO
 
     env = ContinualLearningEnv(TINY_SCENARIO, backend="real", device="cuda", time_scale=None)

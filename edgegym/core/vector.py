@@ -1,0 +1,257 @@
+"""The base native vector environment: N environments of one family as one numpy batch.
+
+:class:`EdgeVectorEnv` runs a family's :class:`~edgegym.core.dynamics.Dynamics` over ``N``
+environments in lockstep (DESIGN §6) instead of N Python copies of the single environment.
+A family's vector environment only says how its scenario becomes params, dynamics and spaces
+(:meth:`EdgeVectorEnv._build`); reset, step, autoreset, the reward as the weighted sum of the
+named terms, and the vector ``info`` layout live here, once.
+
+Env ``i`` of a vector env reset with ``seed=s`` steps exactly as a single env reset with
+``seed=s + i`` (each env draws only from its own generator), whichever batch it sits in.
+``gymnasium.make_vec(id, num_envs=N)`` builds these through the registered
+``vector_entry_point``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from edgegym.core.checks import check_action, scenario_for
+from edgegym.core.dynamics import Dynamics, Record, batch_put, batch_take, weighted_reward
+from edgegym.core.registry import family_of_id
+from edgegym.scenarios import Scenario
+
+
+def obs_row(obs: Any, i: int) -> Any:
+    """Env ``i``'s observation out of a batched one (an array, or a dict of arrays), copied."""
+    if isinstance(obs, dict):
+        return {k: v[i].copy() for k, v in obs.items()}
+    return obs[i].copy()
+
+
+def env_info(info: dict[str, Any], i: int) -> dict[str, Any]:
+    """Env ``i``'s entries of a vector ``info`` (only those it holds), unbatched."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if key.startswith("_"):
+            continue
+        have = info.get("_" + key)
+        if have is not None and not have[i]:
+            continue
+        out[key] = env_info(value, i) if isinstance(value, dict) else value[i]
+    return out
+
+
+class EdgeVectorEnv(VectorEnv):
+    """``num_envs`` environments of one family stepped as one batch.
+
+    Spaces, observations, rewards, ``terminated`` and the per-step ``info`` entries are those
+    of the family's single environment, batched on axis 0 in Gymnasium's vector-info layout
+    (each entry ``key`` has a boolean ``_key`` of the envs it holds): ``info["action_mask"]``
+    is (N, K), ``info["reward_terms"]`` a dict of (N,) arrays, ``info["episode_metrics"]`` the
+    whole-episode numbers of the envs that ended this step (``info["_episode_metrics"]``).
+    :meth:`action_masks` returns the (N, K) mask (sb3-contrib's MaskablePPO reads it).
+
+    Autoreset (``autoreset_mode``): ``"NextStep"`` (default; an env that ended is reset by the
+    next ``step``, which ignores its action and returns its reset observation with reward 0)
+    or ``"SameStep"`` (reset within the step that ended it; the last observation and info are
+    in ``info["final_obs"]`` / ``info["final_info"]``).
+
+    Args:
+        num_envs: N (>= 1).
+        scenario: As for the single env (default: the family's default scenario).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` or ``AutoresetMode.SAME_STEP``.
+        **overrides: Scenario overrides, as for the single env.
+    """
+
+    #: The registered id of the family's single environment.
+    env_id: ClassVar[str]
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        scenario: str | Scenario | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
+            raise TypeError(f"num_envs must be an integer, got {num_envs!r}")
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        mode = AutoresetMode(autoreset_mode)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(
+                f"autoreset_mode must be NextStep or SameStep, got {mode.value!r} "
+                "(Disabled: use gymnasium.make_vec(..., vectorization_mode='sync'))"
+            )
+        self.autoreset_mode = mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.num_envs = int(num_envs)
+        if scenario is None:
+            fam = family_of_id(self.env_id)
+            scenario = fam.default_scenario if fam is not None else None
+        self.scenario = scenario_for(self.env_id, scenario, overrides)
+        self.params, self.dynamics, obs_space, act_space = self._build(self.scenario)
+        self.reward_weights = self._reward_weights(self.scenario)
+        self.single_observation_space = obs_space
+        self.single_action_space = act_space
+        self.observation_space = batch_space(obs_space, self.num_envs)
+        self.action_space = batch_space(act_space, self.num_envs)
+        self.rngs: list[np.random.Generator] = [
+            seeding.np_random(None)[0] for _ in range(self.num_envs)
+        ]
+        self.state: Any = None
+        self._mask: np.ndarray | None = None
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+
+    # ------------------------------------------------------------------ family hooks
+    def _build(self, scenario: Scenario) -> tuple[Any, Dynamics, spaces.Space, spaces.Space]:
+        """The family's params, dynamics and single observation and action spaces."""
+        raise NotImplementedError
+
+    def _reward_weights(self, scenario: Scenario) -> dict[str, float]:
+        """Weight of each reward term: the scenario's ``objective``."""
+        return {str(k): float(v) for k, v in dict(scenario["objective"]).items()}
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        """The actions as an int64 array of the batched action space's shape
+        (:func:`edgegym.core.checks.check_action`: one ``ValueError`` naming the space)."""
+        return check_action(self.action_space, actions, what="actions")
+
+    # ------------------------------------------------------------------ masks
+    def action_masks(self) -> np.ndarray:
+        """(N, K) bool: the flat action mask of every env (all False before ``reset``)."""
+        if self._mask is None:
+            probe = self.dynamics.initial(self.params, [np.random.default_rng(0)])
+            width = self.dynamics.mask(self.params, probe).shape[1]
+            return np.zeros((self.num_envs, width), dtype=bool)
+        return self._mask.copy()
+
+    def _state_info(self) -> dict[str, np.ndarray]:
+        """Per-env ``info`` entries of the current state, name -> (N, ...) (hook; none)."""
+        return {}
+
+    def _base_info(self) -> dict[str, Any]:
+        self._mask = self.dynamics.mask(self.params, self.state)
+        every = np.ones(self.num_envs, dtype=bool)
+        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": every}
+        for key, value in self._state_info().items():
+            info[key] = value
+            info["_" + key] = every.copy()
+        return info
+
+    # ------------------------------------------------------------------ gym API
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every env; ``seed=s`` seeds env ``i`` with ``s + i`` (a list: one each)."""
+        if seed is not None:
+            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"{len(seeds)} seeds for {self.num_envs} envs")
+            for i, s in enumerate(seeds):
+                if s is not None:
+                    self.rngs[i] = seeding.np_random(s)[0]
+        self.state = self.dynamics.initial(self.params, self.rngs)
+        self._autoreset[:] = False
+        return self.dynamics.observation(self.params, self.state), self._base_info()
+
+    def _reinit(self, idx: np.ndarray) -> None:
+        fresh = self.dynamics.initial(self.params, [self.rngs[i] for i in idx])
+        if len(idx) == self.num_envs:
+            self.state = fresh
+        else:
+            batch_put(self.state, idx, fresh)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        p, dyn, n_envs = self.params, self.dynamics, self.num_envs
+        actions = self._check_actions(actions)
+        rewards = np.zeros(n_envs)
+        stepped = np.ones(n_envs, dtype=bool)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset.any():
+            idx = np.flatnonzero(self._autoreset)
+            self._reinit(idx)
+            stepped[idx] = False
+        go = np.flatnonzero(stepped)
+        rec = None
+        if go.size == n_envs:
+            self.state, rec = dyn.step(p, self.state, actions)
+            rewards = weighted_reward(rec.terms, self.reward_weights)
+        elif go.size:
+            sub, rec = dyn.step(p, batch_take(self.state, go), actions[go])
+            batch_put(self.state, go, sub)
+            rewards[go] = weighted_reward(rec.terms, self.reward_weights)
+        terminated = dyn.done(p, self.state) & stepped
+        truncated = np.zeros(n_envs, dtype=bool)
+        obs = dyn.observation(p, self.state)
+        info = self._base_info()
+        if rec is not None:
+            self._add_record(info, rec, go, stepped)
+        if terminated.any():
+            ended = np.flatnonzero(terminated)
+            info["episode_metrics"] = self._metrics_info(ended)
+            info["_episode_metrics"] = terminated.copy()
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
+            final_obs = np.full(n_envs, None, dtype=object)
+            final_info: dict[str, Any] = {}
+            for i in ended:
+                final_obs[i] = obs_row(obs, int(i))
+                final_info = self._add_info(final_info, env_info(info, int(i)), int(i))
+            self._reinit(ended)
+            obs = dyn.observation(p, self.state)
+            info = self._base_info()
+            info["final_obs"] = final_obs
+            info["_final_obs"] = terminated.copy()
+            info["final_info"] = final_info
+            info["_final_info"] = terminated.copy()
+        else:
+            self._autoreset = terminated | truncated
+        return obs, rewards, terminated, truncated, info
+
+    def _add_record(
+        self, info: dict[str, Any], rec: Record, go: np.ndarray, have: np.ndarray
+    ) -> None:
+        """Put the step's Record (of envs ``go``) into ``info`` in the vector-info layout."""
+        n_envs = self.num_envs
+        full = go.size == n_envs
+
+        def spread(v: np.ndarray) -> np.ndarray:
+            if full:
+                return v
+            out = np.zeros((n_envs, *v.shape[1:]), dtype=v.dtype)
+            out[go] = v
+            return out
+
+        terms: dict[str, Any] = {}
+        for name, v in rec.terms.items():
+            terms[name] = spread(v)
+            terms["_" + name] = have.copy()
+        info["reward_terms"] = terms
+        info["_reward_terms"] = have.copy()
+        for name, v in rec.info.items():
+            info[name] = spread(v)
+            info["_" + name] = have.copy()
+        info["energy_j"] = spread(rec.energy_j)
+        info["_energy_j"] = have.copy()
+
+    def _metrics_info(self, idx: np.ndarray) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i in idx:
+            metrics = self.dynamics.metrics(self.params, self.state, int(i))
+            out = self._add_info(out, metrics, int(i))
+        return out
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release (no subprocesses, no windows)."""
+
+
+__all__ = ["EdgeVectorEnv", "env_info", "obs_row"]

@@ -1,0 +1,961 @@
+"""Pure batched dynamics of the continual-learning family (``edgegym/ContinualLearning-v0``).
+
+The :class:`~edgegym.core.dynamics.Dynamics` of Ekya's joint retraining and inference (DESIGN §6,
+§8): immutable :class:`ContinualParams` (everything a scenario fixes, precomputed when an
+environment is built), a :class:`ContinualState` of arrays with a leading batch axis ``N`` and
+:class:`ContinualDynamics`, whose functions step ``N`` environments in lockstep numpy. The
+single environment (:class:`edgegym.families.continual.env.ContinualLearningEnv`) is the batch of
+one; the vector environment (:mod:`edgegym.families.continual.vector`) the batch of ``N``.
+
+The rules are those of the event-exact engine (:mod:`tests.reference.engine`), batched over envs x
+streams, and give its numbers bit for bit:
+
+* A decision step applies an allocation (projected onto a feasible one, :meth:`project`) and
+  runs it to the env's next decision epoch: a retraining completion or the end of the window,
+  whichever comes first. Rates are constant in between, so the stretch is closed-form: its
+  length is ``min(time left in the window, min over running jobs of work left / speed)``.
+* A retraining job starts when its stream is given a configuration and a positive share; its
+  configuration is then fixed until it finishes. A stream retrains at most once per window; a
+  job that has not finished when its window ends is dropped. A finished job's model replaces
+  the deployed one at once.
+* At a window start the deployed accuracy drifts to ``max(floor, accuracy - drift)`` and the
+  micro-profiler's estimates of the window are drawn (from the env's own generator, at the
+  moment the window is entered, so the random stream is that of the engine-based env).
+* The micro-profiler (scenario section ``profiler``, Ekya §4.3, §6.3, arXiv §5): its error
+  is given as a median absolute error, from which the Gaussian deviation is derived
+  (:func:`edgegym.workload.continual.error_std`); every ``prune_every`` windows it drops a
+  fraction of each stream's configurations farthest below the Pareto frontier of its
+  estimates (their estimates then read 0); its cost (``cost_s`` per stream for all
+  configurations, the profiled ones' share of it) is held as a GPU share for the whole
+  window, which the projection leaves out; no job starts in the first ``annotation_s``
+  seconds of a window (the golden model's labelling), whose end is a decision epoch; a job is
+  checkpointed every ``checkpoint_epochs`` epochs: a decision epoch where the checkpoint
+  replaces the deployed model if more accurate and the job's estimate is refined
+  (:func:`checkpoint_update`). Every mechanic is off at its default.
+
+Energy follows :class:`edgegym.core.executor.SimulatedExecutor` (every GPU at the pooled
+utilisation, DVFS power model); reward terms follow :mod:`edgegym.families.continual.reward`.
+
+Executors: an env may carry an :class:`edgegym.core.executor.Executor` (``params.make_executor``,
+the real backend's :class:`edgegym.real.executor.RealExecutor`). For such an env the step runs a
+per-env path through the executor seam: ``start_window`` and ``deployed_accuracy`` at window
+starts, ``retrain_speed`` and ``run`` for the stretch (which may measure energy and set the
+finishing job's accuracy); the rules and the accounting stay the ones above. The simulator
+(``make_executor=None``) computes the same stretch in closed form over the whole batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from edgegym.core.dynamics import Record
+from edgegym.core.executor import Executor, SimulatedExecutor
+from edgegym.core.metrics import Metrics
+from edgegym.core.state import Allocation, ClusterState, TenantState
+from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
+from edgegym.hardware.mps import largest_remainder
+from edgegym.scenarios import Scenario
+from edgegym.workload.continual import (
+    ContinualProfile,
+    InferenceConfig,
+    RetrainConfig,
+    error_std,
+    inference_accuracy,
+    pareto_gap,
+    profiler_estimates,
+    progress_accuracy,
+    prune,
+    sample_profile,
+)
+from edgegym.workload.models import ModelProfile, get_model
+
+#: Reward terms, in order (see :mod:`edgegym.families.continual.reward`).
+TERMS = ("accuracy", "a_min_shortfall", "energy")
+#: Objective weight of each reward term (the scenario's ``objective`` keys).
+WEIGHT_KEYS = {"accuracy": "accuracy", "a_min_shortfall": "a_min", "energy": "energy"}
+#: Observation columns per stream before the per-configuration estimates, and globals.
+N_STREAM_BASE = 9
+N_GLOBAL = 6
+
+_EPS = 1e-9  # the engine's tolerance on job completion
+_STD_SAMPLES = 16  # sample episodes whose accuracies set the profiler error's deviation
+_QUANTA_EPS = 1e-9  # hardware.mps.quantize_shares's tolerance on whole quanta
+
+#: Builds an env's executor from its simulated executor and its generator (real backend).
+ExecutorFactory = Callable[[SimulatedExecutor, np.random.Generator], Executor]
+
+
+@dataclass(frozen=True)
+class ContinualSpec:
+    """Everything a scenario fixes, precomputed once when the environment is built."""
+
+    scenario: Scenario
+    gpu: GPUSpec
+    model: ModelProfile
+    gpus: int
+    quantum: float  # delta: GPU share unit of every allocation
+    streams: int
+    windows: int
+    window_s: float
+    a_min: float
+    profiler_error: float  # median absolute error of the micro-profiler's estimates (input)
+    profiler_noise: float  # standard deviation of their Gaussian error (derived from it)
+    profiler_noise_shared: float  # fraction of the estimate error's variance shared by configs
+    share_alpha: float
+    multi_gpu_efficiency: float
+    retrain_configs: tuple[RetrainConfig, ...]
+    inference_configs: tuple[InferenceConfig, ...]
+    infer_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
+    infer_factor: np.ndarray  # (L,) accuracy factor of each inference configuration
+    uniform_configs: tuple[int, int]  # indices of the uniform scheduler's Config 1 and 2
+    weights: dict[str, float]  # objective weights by reward-term name
+    clock_mhz: float = 0.0  # DVFS core clock of every GPU
+    speed: float = 1.0  # throughput at that clock relative to the top clock
+    prune_every: int = 0  # windows between prunings of the worst configurations (0: never)
+    prune_fraction: float = 0.0  # fraction of a stream's profiled configurations pruned
+    profile_cost_s: float = 0.0  # GPU-seconds to profile all of one stream's configurations
+    # (C,) each configuration's share of that cost (its share of the exhaustive retraining cost)
+    profile_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    annotation_s: float = 0.0  # seconds of labelling at each window start (no retraining)
+    # (C,) job progress between two checkpoints of each configuration (>= 1: none)
+    checkpoint_step: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @classmethod
+    def from_scenario(cls, sc: Scenario) -> ContinualSpec:
+        """Build the specification from a validated scenario."""
+        hw = sc["hardware"]
+        retrain = tuple(RetrainConfig(**c) for c in sc["retrain_configs"])
+        infer = tuple(InferenceConfig(**c) for c in sc["inference_configs"])
+        names = [c.name for c in retrain]
+        gpu = get_gpu(hw["gpu"])
+        model = get_model(sc["model"])
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
+        prof = sc["profiler"]
+        streams, windows = int(sc["streams"]), int(sc["windows"])
+        # The error's deviation from its median absolute error, over the true accuracies of
+        # sample episodes (a generator of its own: the envs' random streams are untouched).
+        error = float(prof["error"])
+        sample = [
+            sample_profile(
+                sc["drift"], retrain, streams, windows, np.random.default_rng(i)
+            ).post_acc
+            for i in range(_STD_SAMPLES if sc["drift"]["kind"] == "generated" and error else 1)
+        ]
+        nominal = np.array([c.gpu_seconds for c in retrain])
+        every = int(prof["checkpoint_epochs"])
+        epochs = np.array([c.epochs for c in retrain], dtype=float)
+        return cls(
+            scenario=sc,
+            gpu=gpu,
+            model=model,
+            gpus=int(hw["gpus"]),
+            quantum=float(hw["share_quantum"]),
+            streams=streams,
+            windows=windows,
+            window_s=float(sc["window_s"]),
+            a_min=float(sc["a_min"]),
+            profiler_error=error,
+            profiler_noise=error_std(error, np.stack(sample)),
+            profiler_noise_shared=float(prof["shared"]),
+            share_alpha=float(hw["share_alpha"]),
+            multi_gpu_efficiency=float(hw["multi_gpu_efficiency"]),
+            retrain_configs=retrain,
+            inference_configs=infer,
+            infer_share=np.array([c.share for c in infer]),
+            infer_factor=np.array([c.accuracy_factor for c in infer]),
+            uniform_configs=(
+                names.index(sc["uniform"]["config1"]),
+                names.index(sc["uniform"]["config2"]),
+            ),
+            weights={k: float(v) for k, v in sc["objective"].items()},
+            clock_mhz=clock,
+            speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
+            prune_every=int(prof["prune_every"]),
+            prune_fraction=float(prof["prune_fraction"]),
+            profile_cost_s=float(prof["cost_s"]),
+            profile_weight=nominal / nominal.sum(),
+            annotation_s=float(prof["annotation_s"]),
+            checkpoint_step=every / epochs if every else np.full(len(retrain), np.inf),
+        )
+
+    @property
+    def levels(self) -> int:
+        """Share levels per job: 0, delta, ..., G (inclusive)."""
+        return int(round(self.gpus / self.quantum)) + 1
+
+
+@dataclass(frozen=True, eq=False)
+class ContinualParams:
+    """Everything a scenario fixes, precomputed once (V streams, ``max_streams`` slots, C
+    retraining and L inference configurations, K windows, G GPUs)."""
+
+    spec: ContinualSpec
+    max_streams: int  # stream slots of the action and observation (>= V; padding beyond V)
+    nvec: np.ndarray  # (4,) int64 entries per slot: [C + 1, L, levels, levels]
+    curve_rate: np.ndarray  # (C,) accuracy-vs-progress curvature of each configuration
+    base_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
+    widest: int  # the inference configuration that needs the largest share
+    cap_quanta: int  # whole quanta of all G GPUs
+    power_model: PowerModel
+    clock_mhz: np.ndarray  # (G,) core clock of every GPU
+    full_power_w: float  # watts of all G GPUs at full power
+    mask_idle: np.ndarray  # (max_streams, W) bool: the mask of an env that is not live
+    mask_live: np.ndarray  # (max_streams, W) bool: the state-independent part of a live one
+    term_weights: dict[str, float]  # reward term -> objective weight
+    make_executor: ExecutorFactory | None = field(default=None, repr=False)
+
+
+def sample_estimates(
+    spec: ContinualSpec, rng: np.random.Generator
+) -> tuple[ContinualProfile, np.ndarray]:
+    """One episode's true profile and the micro-profiler's estimates of every window, drawn
+    from ``rng`` in the order the dynamics draw them (the profile, then at each window start
+    one shared and C own standard normals per stream); for measuring the estimator without
+    running episodes (tests, the reproduction's calibration rows).
+
+    Returns:
+        The profile and the (V, K, C) estimates of its post-retraining accuracies.
+    """
+    v, k, c = spec.streams, spec.windows, len(spec.retrain_configs)
+    prof = sample_profile(spec.scenario["drift"], spec.retrain_configs, v, k, rng)
+    est = np.empty_like(prof.post_acc)
+    for w in range(k):
+        z = rng.standard_normal(v * (1 + c))
+        est[:, w] = profiler_estimates(
+            prof.post_acc[:, w],
+            z[:v, None],
+            z[v:].reshape(v, c),
+            spec.profiler_noise,
+            spec.profiler_noise_shared,
+        )
+    return prof, est
+
+
+def simulated_executor(params: ContinualParams, profile: ContinualProfile) -> SimulatedExecutor:
+    """The one-env simulator of an episode (the real executor wraps it; the reference engine
+    runs on it): the episode's demand and the scenario's configurations, power and sharing."""
+    spec = params.spec
+    return SimulatedExecutor(
+        profile.demand,
+        spec.infer_share,
+        spec.infer_factor,
+        params.power_model,
+        spec.share_alpha,
+        spec.multi_gpu_efficiency,
+        speed=spec.speed,
+    )
+
+
+def continual_params(
+    spec: ContinualSpec,
+    max_streams: int | None = None,
+    make_executor: ExecutorFactory | None = None,
+) -> ContinualParams:
+    """The :class:`ContinualParams` of a scenario's specification.
+
+    Args:
+        spec: The scenario's specification.
+        max_streams: Stream slots (default: the scenario's streams).
+        make_executor: Builds each env's executor at reset (``None``: the simulator).
+    """
+    c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
+    power = PowerModel.from_spec(spec.gpu)
+    clock = np.full(spec.gpus, spec.clock_mhz)
+    nvec = np.array([c + 1, l_inf, q, q], dtype=np.int64)
+    base_share = np.asarray(spec.infer_share) / float(spec.speed)
+    curve = np.array([cfg.curve_rate for cfg in spec.retrain_configs])
+    slots = int(max_streams or spec.streams)
+    idle = np.zeros((slots, int(nvec.sum())), dtype=bool)
+    idle[:, [0, c + 1, c + 1 + l_inf, c + 1 + l_inf + q]] = True  # none, config 0, zero shares
+    live = idle.copy()
+    live[: spec.streams, c + 1 : c + 1 + l_inf] = True  # every inference configuration
+    live[: spec.streams, c + 1 + l_inf + q :] = True  # every inference share
+    for arr in (nvec, base_share, curve, clock, idle, live):
+        arr.setflags(write=False)
+    return ContinualParams(
+        spec=spec,
+        max_streams=slots,
+        nvec=nvec,
+        curve_rate=curve,
+        base_share=base_share,
+        widest=int(np.argmax(base_share)),
+        cap_quanta=int(np.floor(spec.gpus / spec.quantum + _QUANTA_EPS)),
+        power_model=power,
+        clock_mhz=clock,
+        full_power_w=spec.gpus * spec.gpu.max_power_w,
+        term_weights={t: float(spec.weights[WEIGHT_KEYS[t]]) for t in TERMS},
+        mask_idle=idle,
+        mask_live=live,
+        make_executor=make_executor,
+    )
+
+
+@dataclass(eq=False)
+class Episode:
+    """One env's episode-long Python objects (a per-env element of :class:`ContinualState`)."""
+
+    profile: ContinualProfile  # the episode's true profile
+    # (K, V, 3 + 2C) the profile by window: floor, drift, demand, post_acc (C), gpu_seconds (C)
+    by_window: np.ndarray
+    rng: np.random.Generator  # the env's generator: estimates are drawn at window starts
+    executor: Executor | None = None  # None: the simulator
+
+
+def _by_window(prof: ContinualProfile) -> np.ndarray:
+    """(K, V, 3 + 2C) one row per window and stream of everything a window start reads."""
+    cols = [prof.floor[:, :, None], prof.drift[:, :, None], prof.demand[:, :, None]]
+    return np.concatenate([*cols, prof.post_acc, prof.gpu_seconds], axis=2).transpose(1, 0, 2)
+
+
+@dataclass
+class ContinualState:
+    """N environments' state (leading axis N; V streams, K windows, C and L configurations)."""
+
+    window: np.ndarray  # (N,) int64 current retraining window (K: the episode is over)
+    time_s: np.ndarray  # (N,) simulated seconds since the episode started
+    energy_j: np.ndarray  # (N,) joules used since the episode started
+    # Streams (the engine's TenantState) and the allocation applied (its Allocation).
+    model_acc: np.ndarray  # (N, V) accuracy of the deployed model on the window's data
+    job_cfg: np.ndarray  # (N, V) int64 configuration of the job in flight, -1 = none
+    job_left: np.ndarray  # (N, V) GPU-seconds (full GPU, top clock) of work still to do
+    job_total: np.ndarray  # (N, V) GPU-seconds of the whole job
+    job_target: np.ndarray  # (N, V) accuracy the model will have when the job finishes
+    job_start_acc: np.ndarray  # (N, V) deployed accuracy when the job started
+    job_est0: np.ndarray  # (N, V) the micro-profiler's estimate of job_target at the start
+    job_est: np.ndarray  # (N, V) its estimate now (refined at each checkpoint)
+    job_ckpt: np.ndarray  # (N, V) int64 checkpoints the job has passed
+    retrained: np.ndarray  # (N, V) bool, a retraining job finished in this window
+    retrain_cfg: np.ndarray  # (N, V) int64 applied retraining configuration, -1 = none
+    infer_cfg: np.ndarray  # (N, V) int64 applied inference configuration
+    share_retrain: np.ndarray  # (N, V) GPUs held by the retraining job
+    share_infer: np.ndarray  # (N, V) GPUs held by the inference job
+    # The current window: its demand, its true profile and the micro-profiler's estimates.
+    infer_share: np.ndarray  # (N, V, L) share each inference configuration needs now
+    post_acc: np.ndarray  # (N, V, C) true accuracy after retraining with each configuration
+    gpu_seconds: np.ndarray  # (N, V, C) retraining cost at a full GPU (estimates are exact)
+    est_post_acc: np.ndarray  # (N, V, C) micro-profiler estimate of post_acc
+    profiled: np.ndarray  # (N, V, C) bool, configurations the micro-profiler still profiles
+    prune_score: np.ndarray  # (N, V, C) Pareto gap of the estimates summed over the windows
+    ready_s: np.ndarray  # (N,) time from which retraining jobs may start (labels exist)
+    reserved_q: np.ndarray  # (N,) int64 quanta the micro-profiler holds in this window
+    # Episode metrics (core.metrics.Metrics).
+    acc_integral: np.ndarray  # (N, V, K) accuracy-seconds per stream and window
+    window_energy_j: np.ndarray  # (N, K) joules per window
+    retrain_gpu_s: np.ndarray  # (N, V) GPU-seconds spent retraining
+    retrainings: np.ndarray  # (N, V) int64 jobs finished
+    below_min_s: np.ndarray  # (N, V) seconds below a_MIN
+    episode: list[Episode]  # (N,) profile, generator and executor of each env
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return np.arange(x.shape[0])
+
+
+def _pick(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(N, V) ``table[n, v, index[n, v]]`` of an (N, V, X) table (``take_along_axis``, with
+    less overhead)."""
+    m, v, x = table.shape
+    flat = np.arange(0, m * v * x, x).reshape(m, v) + index
+    return np.take(table.reshape(-1), flat)
+
+
+def _ready(state: ContinualState) -> np.ndarray:
+    """(N,) bool: the window's labels exist, retraining jobs may start."""
+    return state.time_s >= state.ready_s - 1e-9
+
+
+def checkpoint_work(
+    job_total: np.ndarray, job_left: np.ndarray, job_ckpt: np.ndarray, step: np.ndarray
+) -> np.ndarray:
+    """GPU-seconds of work to each job's next checkpoint (``inf``: none before it finishes).
+
+    A job is checkpointed every ``step`` of its progress (``checkpoint_epochs / epochs`` of
+    its configuration); the last checkpoint before completion is the last one strictly
+    before progress 1. Shared by the batched dynamics and the reference engine.
+
+    Args:
+        job_total: GPU-seconds of each job.
+        job_left: GPU-seconds left.
+        job_ckpt: Checkpoints each job has passed.
+        step: Progress between two checkpoints of each job's configuration.
+    """
+    nxt = (job_ckpt + 1) * step
+    has = nxt < 1.0 - 1e-9
+    return np.where(has, np.where(has, nxt, 0.0) * job_total - (job_total - job_left), np.inf)
+
+
+def checkpoint_update(
+    model_acc: np.ndarray,
+    start_acc: np.ndarray,
+    target: np.ndarray,
+    est0: np.ndarray,
+    progress: np.ndarray,
+    rate: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """What a checkpoint at ``progress`` does (Ekya arXiv §5, "Model checkpointing" and
+    "Adapting estimates during retraining").
+
+    The checkpointed model, of accuracy ``progress_accuracy(start_acc, target, progress,
+    rate)`` on the window's data, replaces the deployed one when it is more accurate; the
+    estimate of the job's final accuracy is refined from the accuracy reached so far: its
+    error shrinks in proportion to the work left, ``target + (est0 - target) * (1 -
+    progress)``. Shared by the batched dynamics and the reference engine.
+
+    Returns:
+        ``(deployed accuracy, refined estimate)``.
+    """
+    ckpt = progress_accuracy(start_acc, target, progress, rate)
+    return np.maximum(model_acc, ckpt), target + (est0 - target) * (1.0 - progress)
+
+
+def _needed(state: ContinualState) -> np.ndarray:
+    """(N, V) share the applied inference configuration needs."""
+    return _pick(state.infer_share, state.infer_cfg)
+
+
+class ContinualDynamics:
+    """The continual family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+
+    terms: tuple[str, ...] = TERMS
+
+    # ------------------------------------------------------------------ start
+    def initial(
+        self, params: ContinualParams, rngs: Sequence[np.random.Generator]
+    ) -> ContinualState:
+        """Fresh episodes: env ``i`` draws its profile, then (real backend) its executor's
+        seed, then the window-0 estimates from ``rngs[i]``."""
+        spec = params.spec
+        m, v, k, c = len(rngs), spec.streams, spec.windows, len(spec.retrain_configs)
+        l_inf = len(spec.inference_configs)
+        state = ContinualState(
+            window=np.zeros(m, dtype=np.int64),
+            time_s=np.zeros(m),
+            energy_j=np.zeros(m),
+            model_acc=np.zeros((m, v)),
+            job_cfg=np.full((m, v), -1, dtype=np.int64),
+            job_left=np.zeros((m, v)),
+            job_total=np.zeros((m, v)),
+            job_target=np.zeros((m, v)),
+            job_start_acc=np.zeros((m, v)),
+            job_est0=np.zeros((m, v)),
+            job_est=np.zeros((m, v)),
+            job_ckpt=np.zeros((m, v), dtype=np.int64),
+            retrained=np.zeros((m, v), dtype=bool),
+            retrain_cfg=np.full((m, v), -1, dtype=np.int64),
+            infer_cfg=np.zeros((m, v), dtype=np.int64),
+            share_retrain=np.zeros((m, v)),
+            share_infer=np.zeros((m, v)),
+            infer_share=np.zeros((m, v, l_inf)),
+            post_acc=np.zeros((m, v, c)),
+            gpu_seconds=np.zeros((m, v, c)),
+            est_post_acc=np.zeros((m, v, c)),
+            profiled=np.ones((m, v, c), dtype=bool),
+            prune_score=np.zeros((m, v, c)),
+            ready_s=np.zeros(m),
+            reserved_q=np.zeros(m, dtype=np.int64),
+            acc_integral=np.zeros((m, v, k)),
+            window_energy_j=np.zeros((m, k)),
+            retrain_gpu_s=np.zeros((m, v)),
+            retrainings=np.zeros((m, v), dtype=np.int64),
+            below_min_s=np.zeros((m, v)),
+            episode=[],
+        )
+        drift = spec.scenario["drift"]
+        for j, rng in enumerate(rngs):
+            prof = sample_profile(drift, spec.retrain_configs, v, k, rng)
+            ep = Episode(prof, _by_window(prof), rng)
+            state.episode.append(ep)
+            state.model_acc[j] = prof.start_acc
+            if params.make_executor is not None:
+                ep.executor = params.make_executor(simulated_executor(params, prof), rng)
+        self._enter_window(params, state, np.arange(m), np.zeros(m, dtype=np.int64))
+        return state
+
+    def _enter_window(
+        self, params: ContinualParams, state: ContinualState, idx: np.ndarray, k: np.ndarray
+    ) -> None:
+        """Envs ``idx`` enter windows ``k``: drop unfinished jobs, drift, prune and draw the
+        micro-profiler's estimates, hold its GPU share, start the labelling delay (the
+        engine's ``start_window`` and the env's micro-profiler)."""
+        spec = params.spec
+        state.window[idx] = k
+        live = k < spec.windows
+        if not live.all():
+            idx, k = idx[live], k[live]
+        if idx.size == 0:
+            return
+        v, c = spec.streams, len(spec.retrain_configs)
+        executors = params.make_executor is not None
+        if executors:
+            for i, kk in zip(idx, k, strict=True):
+                ex = state.episode[i].executor
+                if ex is not None:
+                    ex.start_window(int(kk))
+        # The window's profile, and the micro-profiler's error: a part shared by all
+        # configurations of a stream (they are profiled on the same data subsample) and an
+        # independent part per configuration, drawn from each env's generator in turn.
+        n = idx.size
+        table = np.empty((n, v, 3 + 2 * c))
+        draws = np.empty((n, v * (1 + c)))
+        for j, (i, kk) in enumerate(zip(idx.tolist(), k.tolist(), strict=True)):
+            ep = state.episode[i]
+            table[j] = ep.by_window[kk]
+            # = normal(0, 1, size=(V, 1)) then normal(0, 1, size=(V, C)): one stream
+            ep.rng.standard_normal(out=draws[j])
+        draws += 0.0  # normal() returns 0.0 + 1.0 * z
+        shared = draws[:, :v, None]
+        own = draws[:, v:].reshape(n, v, c)
+        floor, loss = table[:, :, 0], table[:, :, 1]
+        post, cost = table[:, :, 3 : 3 + c], table[:, :, 3 + c :]
+        state.infer_share[idx] = table[:, :, 2:3] * params.base_share
+        later = k > 0
+        if later.all():
+            state.model_acc[idx] = np.maximum(floor, state.model_acc[idx] - loss)
+        elif later.any():
+            d = idx[later]
+            state.model_acc[d] = np.maximum(floor[later], state.model_acc[d] - loss[later])
+        state.job_cfg[idx] = -1
+        state.job_left[idx] = 0.0
+        state.job_total[idx] = 0.0
+        state.job_target[idx] = 0.0
+        state.job_start_acc[idx] = 0.0
+        state.job_est0[idx] = 0.0
+        state.job_est[idx] = 0.0
+        state.job_ckpt[idx] = 0
+        state.retrained[idx] = False
+        state.retrain_cfg[idx] = -1
+        state.infer_cfg[idx] = 0
+        state.share_retrain[idx] = 0.0
+        state.share_infer[idx] = 0.0
+        if executors:  # drift as measured: the deployed models' accuracy on the new window
+            for i in idx:
+                ex = state.episode[i].executor
+                if ex is not None:
+                    state.model_acc[i] = ex.deployed_accuracy()
+        state.post_acc[idx] = post
+        state.gpu_seconds[idx] = cost
+        est = profiler_estimates(post, shared, own, spec.profiler_noise, spec.profiler_noise_shared)
+        state.est_post_acc[idx] = est
+        self._profile(params, state, idx, k, est, cost)
+        state.ready_s[idx] = k * spec.window_s + spec.annotation_s
+
+    def _profile(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        idx: np.ndarray,
+        k: np.ndarray,
+        est: np.ndarray,
+        cost: np.ndarray,
+    ) -> None:
+        """The micro-profiler's bookkeeping as envs ``idx`` enter windows ``k`` (Ekya §4.3):
+        every configuration is profiled in the first window; every ``prune_every`` windows a
+        fixed fraction of each stream's worst ones (summed Pareto gap of their estimates) is
+        dropped for the rest of the episode; the window's profiling cost, the profiled
+        configurations' share of ``profile_cost_s`` per stream, is held as a GPU share for
+        the whole window (charged against its GPU time: Eq. 1's first constraint)."""
+        spec = params.spec
+        first = k == 0
+        if first.any():
+            state.profiled[idx[first]] = True
+            state.prune_score[idx[first]] = 0.0
+        if spec.prune_every > 0 and spec.prune_fraction > 0:
+            due = ~first & (k % spec.prune_every == 0)
+            if due.any():
+                d = idx[due]
+                state.profiled[d] = prune(
+                    state.profiled[d], state.prune_score[d], cost[due], spec.prune_fraction
+                )
+            profiled = state.profiled[idx]
+            state.prune_score[idx] += pareto_gap(cost, est, profiled)
+        if spec.profile_cost_s > 0:
+            weight = (state.profiled[idx] * spec.profile_weight).sum(axis=(1, 2))
+            share = spec.profile_cost_s * weight / spec.window_s
+            quanta = np.ceil(share / spec.quantum - _QUANTA_EPS).astype(np.int64)
+            state.reserved_q[idx] = np.minimum(quanta, params.cap_quanta)
+
+    # ------------------------------------------------------------------ decisions
+    def project(
+        self, params: ContinualParams, state: ContinualState, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The feasible allocation of ``actions`` (N, 4 * max_streams): ``(retrain_cfg,
+        infer_cfg, share_retrain, share_infer)``, each (N, V).
+
+        Entries are clipped to their ranges; a stream with a job in flight keeps its
+        configuration, one that already retrained gets none, nor does any stream before the
+        window's labels exist (``ready_s``), a retraining share without a configuration is
+        dropped, and shares over the GPUs the micro-profiler leaves (G minus its reserved
+        quanta) are scaled down onto the delta grid
+        (:func:`edgegym.hardware.mps.quantize_shares`'s rule, every env at once).
+        """
+        spec = params.spec
+        v, m = spec.streams, state.window.shape[0]
+        a = np.asarray(actions, dtype=np.int64).reshape(m, params.max_streams, 4)[:, :v]
+        a = np.clip(a, 0, params.nvec - 1)
+        retrain = np.where(state.job_cfg >= 0, state.job_cfg, a[:, :, 0] - 1)
+        retrain = np.where(state.retrained | ~_ready(state)[:, None], -1, retrain)
+        r_quanta = np.where(retrain >= 0, a[:, :, 2], 0)
+        x = np.concatenate([r_quanta, a[:, :, 3]], axis=1) * spec.quantum  # (N, 2V) GPUs
+        q = np.floor(x / spec.quantum + _QUANTA_EPS).astype(np.int64)
+        cap = params.cap_quanta - state.reserved_q
+        over = q.sum(axis=1) > cap
+        for total in np.unique(cap[over]):
+            rows = np.flatnonzero(over & (cap == total))
+            q[rows] = largest_remainder(q[rows], int(total))
+        shares = q * spec.quantum
+        return retrain, a[:, :, 1].copy(), shares[:, :v].copy(), shares[:, v:].copy()
+
+    def _apply(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        alloc: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ) -> None:
+        """Install a projected allocation: start the jobs it asks for (the engine's
+        ``apply``)."""
+        retrain, infer, share_r, share_i = alloc
+        running = state.job_cfg >= 0
+        retrain = np.where(running, state.job_cfg, retrain)
+        refused = state.retrained | (retrain < 0)
+        retrain = np.where(refused, -1, retrain)
+        share_r = np.where(refused, 0.0, share_r)
+        start = ~running & (retrain >= 0) & (share_r > 0)
+        if start.any():
+            e, s = np.nonzero(start)
+            cfg = retrain[e, s]
+            state.job_cfg[e, s] = cfg
+            state.job_total[e, s] = state.gpu_seconds[e, s, cfg]
+            state.job_left[e, s] = state.job_total[e, s]
+            state.job_target[e, s] = state.post_acc[e, s, cfg]
+            state.job_start_acc[e, s] = state.model_acc[e, s]
+            state.job_est0[e, s] = state.job_est[e, s] = state.est_post_acc[e, s, cfg]
+            state.job_ckpt[e, s] = 0
+        # A configuration chosen with no share does not start a job: report it as none.
+        state.retrain_cfg = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        state.infer_cfg = infer
+        state.share_retrain = share_r
+        state.share_infer = share_i
+
+    # ------------------------------------------------------------------ helpers
+    def stream_accuracy(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N, V) instantaneous inference accuracy under the applied allocation."""
+        factor = params.spec.infer_factor[state.infer_cfg]
+        return inference_accuracy(state.model_acc, factor, _needed(state), state.share_infer)
+
+    def engine_views(
+        self, params: ContinualParams, state: ContinualState, i: int
+    ) -> tuple[ClusterState, TenantState, Allocation]:
+        """Env ``i``'s cluster, streams and allocation as the engine's types; the arrays are
+        views, so an executor's writes (``job_target``) land in ``state``."""
+        cluster = ClusterState(
+            gpus=params.spec.gpus,
+            clock_mhz=np.array(params.clock_mhz),
+            time_s=float(state.time_s[i]),
+            energy_j=float(state.energy_j[i]),
+        )
+        tenants = TenantState(
+            model_acc=state.model_acc[i],
+            job_cfg=state.job_cfg[i],
+            job_left=state.job_left[i],
+            job_total=state.job_total[i],
+            job_target=state.job_target[i],
+            retrained=state.retrained[i],
+        )
+        alloc = Allocation(
+            retrain_cfg=state.retrain_cfg[i],
+            infer_cfg=state.infer_cfg[i],
+            share_retrain=state.share_retrain[i],
+            share_infer=state.share_infer[i],
+        )
+        return cluster, tenants, alloc
+
+    def _segment(
+        self, params: ContinualParams, state: ContinualState, go: np.ndarray | None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Run the envs ``go`` ((N,) bool, ``None``: all) to their next event (the engine's
+        ``advance`` and the env's accounting of the stretch): a job finishing or reaching a
+        checkpoint, the window's labels becoming ready, or the window's end. Returns the
+        stretch's length (N,), its reward terms, its energy (N,), the (N, V) jobs that
+        finished, the (N,) end of the window it ran in and the (N,) envs whose stretch ended
+        at another decision epoch (a checkpoint, the labels); envs not in ``go`` get zeros and
+        are left as they are."""
+        spec = params.spec
+        ws = spec.window_s
+        # Work rates: hardware.mps.share_speedup at the clock's speed.
+        share = state.share_retrain
+        retraining = state.retrain_cfg >= 0
+        speedup = np.minimum(share, 1.0) ** spec.share_alpha
+        speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
+        speed = np.where(retraining, speedup * spec.speed, 0.0)
+        ex_rows: list[int] = []
+        views = {}
+        if params.make_executor is not None:
+            ex_rows = [
+                i
+                for i, ep in enumerate(state.episode)
+                if ep.executor is not None and (go is None or go[i])
+            ]
+            for i in ex_rows:
+                views[i] = self.engine_views(params, state, i)
+                speed[i] = state.episode[i].executor.retrain_speed(views[i][2])
+        active = (state.job_cfg >= 0) & (speed > 0)
+        rate = np.where(active, speed, 1.0)
+        finish = np.where(active, state.job_left / rate, np.inf)
+        step = spec.checkpoint_step[np.maximum(state.job_cfg, 0)]
+        ck_work = checkpoint_work(state.job_total, state.job_left, state.job_ckpt, step)
+        ck_time = np.where(active, ck_work / rate, np.inf)
+        window_end = state.window * ws + ws
+        waiting = ~_ready(state)
+        horizon = np.where(waiting, np.minimum(window_end, state.ready_s), window_end)
+        first = np.minimum(finish.min(axis=1, initial=np.inf), ck_time.min(axis=1, initial=np.inf))
+        dt = np.minimum(horizon - state.time_s, first)
+        dt = np.maximum(0.0, dt) if go is None else np.where(go, np.maximum(0.0, dt), 0.0)
+        dt2 = dt[:, None]
+        # The stretch (core.executor.SimulatedExecutor.run, batched).
+        needed = _needed(state)
+        factor = spec.infer_factor[state.infer_cfg]
+        acc_int = inference_accuracy(state.model_acc, factor, needed, state.share_infer) * dt2
+        work = speed * dt2
+        busy = np.minimum(state.share_infer, needed) + np.where(retraining, share, 0.0)
+        util = np.minimum(1.0, busy.sum(axis=1) / spec.gpus)
+        energy, _ = params.power_model.gpu_energy(params.clock_mhz, util, dt)
+        for i in ex_rows:
+            cluster, tenants, alloc = views[i]
+            seg = state.episode[i].executor.run(cluster, tenants, alloc, float(dt[i]))
+            work[i] = seg.work_done
+            acc_int[i] = seg.acc_integral
+            energy[i] = seg.energy_j
+        state.job_left = job_left = np.maximum(0.0, state.job_left - work)
+        done = (finish <= dt2 + _EPS) | (job_left <= _EPS * np.maximum(state.job_total, 1))
+        done &= active
+        if go is not None:
+            done &= go[:, None]
+        # Metrics of the stretch (as the reference engine records them), envs of positive length.
+        pos = dt > 0
+        every = bool(pos.all())
+        acc = acc_int / (dt2 if every else np.where(pos, dt, 1.0)[:, None])
+        below = np.where(acc < spec.a_min - 1e-9, dt2, 0.0)
+        gpu_s = np.where(retraining, share, 0.0) * dt2
+        if every:
+            k = state.window
+            state.acc_integral[_rows(k), :, k] += acc_int
+            state.window_energy_j[_rows(k), k] += energy
+            state.retrain_gpu_s += gpu_s
+            state.below_min_s += below
+        elif pos.any():
+            sel = np.flatnonzero(pos)
+            k = state.window[sel]
+            state.acc_integral[sel, :, k] += acc_int[sel]
+            state.window_energy_j[sel, k] += energy[sel]
+            state.retrain_gpu_s[sel] += gpu_s[sel]
+            state.below_min_s[sel] += below[sel]
+        state.time_s = state.time_s + dt
+        state.energy_j = state.energy_j + energy
+        ckpt = active & ~done & (ck_time <= dt2 + _EPS)
+        if go is not None:
+            ckpt &= go[:, None]
+        if ckpt.any():
+            e, s = np.nonzero(ckpt)
+            state.job_ckpt[e, s] += 1
+            cfg = state.job_cfg[e, s]
+            state.model_acc[e, s], state.job_est[e, s] = checkpoint_update(
+                state.model_acc[e, s],
+                state.job_start_acc[e, s],
+                state.job_target[e, s],
+                state.job_est0[e, s],
+                state.job_ckpt[e, s] * step[e, s],
+                params.curve_rate[cfg],
+            )
+        epoch = ckpt.any(axis=1) | (waiting & _ready(state))
+        if done.any():
+            state.model_acc = np.where(done, state.job_target, state.model_acc)
+            state.job_cfg[done] = -1
+            state.job_left[done] = 0.0
+            state.job_total[done] = 0.0
+            state.retrained |= done
+            state.retrainings += done
+            state.retrain_cfg[done] = -1
+        # Reward terms of the stretch (envs.continual.reward); 0 for an empty stretch.
+        n_ws = spec.streams * ws
+        shortfall = np.maximum(0.0, spec.a_min - acc) * dt2
+        terms = {
+            "accuracy": acc_int.sum(axis=1) / n_ws,
+            "a_min_shortfall": -shortfall.sum(axis=1) / n_ws,
+            "energy": -energy / (params.full_power_w * ws),
+        }
+        if not every:
+            terms = {name: np.where(pos, value, 0.0) for name, value in terms.items()}
+        return dt, terms, energy, done, window_end, epoch
+
+    # ------------------------------------------------------------------ contract
+    def base_mask(self, params: ContinualParams, m: int) -> np.ndarray:
+        """(m, max_streams, C + 1 + L + 2 levels) bool: what every slot may always choose (no
+        retraining, inference configuration 0, zero shares); the whole mask of an env whose
+        episode has ended, or has not started."""
+        return np.repeat(params.mask_idle[None], m, axis=0)
+
+    def mask(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N, max_streams * (C + 1 + L + 2 levels)) bool, per ``MultiDiscrete`` entry: no
+        retraining, inference configuration 0 and zero shares are always allowed; in a live
+        episode a free stream may pick any retraining configuration, a stream with a job in
+        flight only its job's, every stream any inference configuration and inference share,
+        and a retraining share where it runs or may start a job. No job may start before the
+        window's labels exist (``ready_s``)."""
+        spec = params.spec
+        m, v = state.window.shape[0], spec.streams
+        c1, l_inf, q, _ = (int(x) for x in params.nvec)
+        live = state.window < spec.windows
+        if not live.any():
+            return self.base_mask(params, m).reshape(m, -1)
+        rows = np.empty((m, *params.mask_live.shape), dtype=bool)
+        rows[:] = params.mask_live
+        if not live.all():
+            rows[~live] = params.mask_idle
+        running = (state.job_cfg >= 0) & live[:, None]
+        free = ~(state.job_cfg >= 0) & ~state.retrained & (live & _ready(state))[:, None]
+        streams = rows[:, :v]
+        streams[:, :, 0] = ~running
+        streams[:, :, 1:c1] = free[:, :, None]
+        e, s = np.nonzero(running)
+        streams[e, s, 1 + state.job_cfg[e, s]] = True
+        streams[:, :, c1 + l_inf + 1 : c1 + l_inf + q] = (running | free)[:, :, None]
+        return rows.reshape(m, -1)
+
+    def step(
+        self, params: ContinualParams, state: ContinualState, actions: np.ndarray
+    ) -> tuple[ContinualState, Record]:
+        """Apply every env's allocation and run it to the env's next decision epoch (a
+        retraining completion or the end of the window; in place). Every env must be live.
+
+        ``Record.info`` holds the allocation actually applied: ``retrain_cfg``,
+        ``infer_cfg``, ``share_retrain``, ``share_infer`` (each (N, V)).
+        """
+        spec = params.spec
+        if (state.window >= spec.windows).any():
+            raise RuntimeError("step() on an env whose episode has ended")
+        self._apply(params, state, self.project(params, state, actions))
+        applied = {
+            "retrain_cfg": state.retrain_cfg.copy(),
+            "infer_cfg": state.infer_cfg.copy(),
+            "share_retrain": state.share_retrain.copy(),
+            "share_infer": state.share_infer.copy(),
+        }
+        # One stretch per step: it ends at a completion, a checkpoint, the labels becoming
+        # ready or the window's end. (The loop only guards the engine's rule for an env that
+        # reached none of them.)
+        go: np.ndarray | None = None
+        duration = energy = None
+        terms: dict[str, np.ndarray] = {}
+        while True:
+            dt, seg_terms, seg_energy, done, window_end, epoch = self._segment(params, state, go)
+            if duration is None:  # the engine's sums start at 0.0 (0.0 + -0.0 is 0.0)
+                duration, energy = dt + 0.0, seg_energy + 0.0
+                terms = {name: value + 0.0 for name, value in seg_terms.items()}
+            else:
+                duration, energy = duration + dt, energy + seg_energy
+                terms = {name: value + seg_terms[name] for name, value in terms.items()}
+            enter = state.time_s >= window_end - 1e-9
+            if go is not None:
+                enter &= go
+            if enter.any():
+                idx = np.flatnonzero(enter)
+                self._enter_window(params, state, idx, state.window[idx] + 1)
+            go = ~enter & ~done.any(axis=1) & ~epoch & (True if go is None else go)
+            if not go.any():
+                break
+        return state, Record(energy_j=energy, duration_s=duration, terms=terms, info=applied)
+
+    def observation(self, params: ContinualParams, state: ContinualState) -> dict[str, np.ndarray]:
+        """``streams`` (N, max_streams, 9 + 2C), ``stream_mask`` (N, max_streams) and
+        ``globals`` (N, 6), float32 (the table in :mod:`edgegym.families.continual.observation`;
+        each value is computed in float64, clipped to [0, 1] and rounded to float32)."""
+        spec = params.spec
+        m, v, c = state.window.shape[0], spec.streams, len(spec.retrain_configs)
+        g = float(spec.gpus)
+        running = state.job_cfg >= 0
+        cfg = np.maximum(state.job_cfg, 0)
+        total = state.job_total
+        progress = np.where(total > 0, 1.0 - state.job_left / np.maximum(total, 1e-12), 0.0)
+        curve = progress_accuracy(
+            state.job_start_acc, state.job_est, progress, params.curve_rate[cfg]
+        )
+        base = np.stack(
+            [
+                np.ones((m, v)),
+                state.model_acc,
+                running,
+                state.retrained,
+                progress,
+                np.where(running, curve, 0.0),
+                # The largest share needed (demand x the widest configuration's base share).
+                np.minimum(1.0, state.infer_share[:, :, params.widest] / g),
+                state.share_retrain / g,
+                state.share_infer / g,
+            ],
+            axis=2,
+        )
+        rows = np.zeros((m, params.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
+        rows[:, :v, :N_STREAM_BASE] = np.clip(base, 0.0, 1.0)
+        # The micro-profiler's estimates, 0 for configurations it no longer profiles.
+        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc * state.profiled
+        cost = state.gpu_seconds / (g * spec.window_s)
+        rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
+        mask = np.zeros((m, params.max_streams), dtype=np.float32)
+        mask[:, :v] = 1.0
+        left = state.window * spec.window_s + spec.window_s - state.time_s
+        held = state.reserved_q * spec.quantum  # the micro-profiler's share
+        free = g - held - (state.share_retrain.sum(axis=1) + state.share_infer.sum(axis=1))
+        glob = np.empty((m, N_GLOBAL))
+        glob[:, 0] = np.where(left > 0.0, left, 0.0) / spec.window_s
+        glob[:, 1] = np.minimum(state.window, spec.windows - 1) / max(spec.windows - 1, 1)
+        glob[:, 2] = min(1.0, g / 64.0)
+        glob[:, 3] = np.where(free > 0.0, free, 0.0) / g
+        glob[:, 4] = spec.a_min
+        glob[:, 5] = min(1.0, spec.quantum / g)
+        return {
+            "streams": rows,
+            "stream_mask": mask,
+            "globals": np.clip(glob.astype(np.float32), 0, 1),
+        }
+
+    def done(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N,) bool: the last window has ended."""
+        return state.window >= params.spec.windows
+
+    def episode_metrics(self, params: ContinualParams, state: ContinualState, i: int) -> Metrics:
+        """Env ``i``'s accumulated metrics as a :class:`~edgegym.core.metrics.Metrics` (its
+        arrays are views of ``state``)."""
+        spec = params.spec
+        out = Metrics(spec.streams, spec.windows, spec.window_s)
+        out.a_min = spec.a_min
+        out.acc_integral = state.acc_integral[i]
+        out.energy_j = state.window_energy_j[i]
+        out.retrain_gpu_s = state.retrain_gpu_s[i]
+        out.retrainings = state.retrainings[i]
+        out.below_min_s = state.below_min_s[i]
+        return out
+
+    def metrics(self, params: ContinualParams, state: ContinualState, i: int) -> dict[str, float]:
+        """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``)."""
+        return self.episode_metrics(params, state, i).summary()
+
+
+__all__ = [
+    "N_GLOBAL",
+    "N_STREAM_BASE",
+    "TERMS",
+    "WEIGHT_KEYS",
+    "ContinualDynamics",
+    "ContinualParams",
+    "ContinualSpec",
+    "ContinualState",
+    "ExecutorFactory",
+    "checkpoint_update",
+    "checkpoint_work",
+    "continual_params",
+    "sample_estimates",
+]

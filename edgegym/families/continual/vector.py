@@ -1,0 +1,65 @@
+"""Native vector environment of ``edgegym/ContinualLearning-v0``: N envs as one batch of numpy.
+
+:class:`ContinualLearningVectorEnv` is the base :class:`~edgegym.core.vector.EdgeVectorEnv`
+over the family's :class:`~edgegym.families.continual.dynamics.ContinualDynamics`; env ``i`` of a
+vector env reset with ``seed=s`` steps exactly as a single
+:class:`~edgegym.families.continual.env.ContinualLearningEnv` reset with ``seed=s + i``.
+``gymnasium.make_vec("edgegym/ContinualLearning-v0", num_envs=N)`` builds it. The vector env
+is simulated only (the real backend runs one env on a device).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium import spaces
+
+from edgegym.core.vector import EdgeVectorEnv
+from edgegym.families.continual.dynamics import (
+    ContinualDynamics,
+    ContinualParams,
+    ContinualSpec,
+    continual_params,
+)
+from edgegym.families.continual.env import continual_spaces
+from edgegym.scenarios import Scenario
+
+
+class ContinualLearningVectorEnv(EdgeVectorEnv):
+    """``num_envs`` continual-learning environments stepped as one batch (see
+    :class:`~edgegym.core.vector.EdgeVectorEnv` for the layout and autoreset modes).
+
+    Observations are the single env's ``Dict`` batched: ``streams`` (N, V, 9 + 2C),
+    ``stream_mask`` (N, V), ``globals`` (N, 6). ``info`` holds, batched, what the single env's
+    holds: ``action_mask`` (N, V * (C + 1 + L + 2 levels)), ``stream_accuracy`` and
+    ``model_accuracy`` (N, V), ``window`` and ``time_s`` (N,), and after a step
+    ``reward_terms``, ``energy_j`` and the allocation actually applied as ``retrain_cfg``,
+    ``infer_cfg``, ``share_retrain`` and ``share_infer`` (N, V) (the single env's
+    ``info["allocation"]``).
+    """
+
+    env_id = "edgegym/ContinualLearning-v0"
+    params: ContinualParams
+
+    def _build(
+        self, scenario: Scenario
+    ) -> tuple[ContinualParams, ContinualDynamics, spaces.Space, spaces.Space]:
+        p = continual_params(ContinualSpec.from_scenario(scenario))
+        obs_space, act_space = continual_spaces(p)
+        return p, ContinualDynamics(), obs_space, act_space
+
+    def _reward_weights(self, scenario: Scenario) -> dict[str, float]:
+        """Weight of each reward term (the objective's ``a_min`` weighs ``a_min_shortfall``)."""
+        return dict(self.params.term_weights)
+
+    def _state_info(self) -> dict[str, Any]:
+        st = self.state
+        return {
+            "stream_accuracy": self.dynamics.stream_accuracy(self.params, st),
+            "model_accuracy": st.model_acc.copy(),
+            "window": st.window.copy(),
+            "time_s": st.time_s.copy(),
+        }
+
+
+__all__ = ["ContinualLearningVectorEnv"]

@@ -1,0 +1,532 @@
+"""Pure batched dynamics of the energy fair-share family (``edgegym/EnergyFairShare-v0``).
+
+The :class:`~edgegym.core.dynamics.Dynamics` of ETF time-sharing (DESIGN §6, §8): immutable
+:class:`EnergyParams` (everything a scenario fixes, precomputed when an environment is built:
+the per-quantum power and seconds-per-request tables of every slot from its clock schedule,
+presence, top-clock service), a :class:`EnergyState` of arrays with a leading batch axis ``N``
+and :class:`EnergyDynamics`, whose functions step ``N`` environments in lockstep numpy. The
+single environment (:class:`edgegym.families.energy.env.EnergyFairShareEnv`) is the batch of one;
+the vector environment (:mod:`edgegym.families.energy.vector`) the batch of ``N``.
+
+Each quantum follows :mod:`edgegym.families.energy.timeslice` (CFS order,
+``vruntime += ran / slice``, idle remainder at idle power, each request's latency from where its
+tenant's slice falls in that order) and :func:`edgegym.families.energy.timeslice.fairness`
+(F_T, F_E, F_S over the present tenants that wanted the GPU or ran in the last
+``fairness_horizon`` quanta). The horizon is a shifted buffer of the last ``H`` quanta, summed
+oldest first so the sums equal a sum over the quanta in chronological order bit for bit
+(older, empty rows add exact zeros).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgegym.core.dynamics import Record
+from edgegym.families.energy.timeslice import (
+    TimeSliceExecutor,
+    cfs_offsets,
+    fairness,
+    slice_latency,
+)
+from edgegym.hardware.gpus import PowerModel, get_gpu
+from edgegym.hardware.mps import largest_remainder
+from edgegym.scenarios import Scenario
+from edgegym.workload.arrivals import make_arrival
+from edgegym.workload.models import get_model
+
+#: The executor seam of the family: ``make_executor(simulator, rng) -> executor``, where the
+#: executor has the simulator's ``run(units, power_w, service_s, work_s, quantum_s)`` (one
+#: quantum of one env, returning a :class:`QuantumResult`) and its ``vruntime``.
+ExecutorFactory = Callable[[TimeSliceExecutor, np.random.Generator], Any]
+
+PER_TENANT = 9
+GLOBALS = 4
+TERMS = ("fs", "ft", "fe", "throughput", "energy")
+
+
+@dataclass(frozen=True, eq=False)
+class EnergyParams:
+    """Everything a scenario fixes, precomputed once (n = ``max_tenants`` slots)."""
+
+    n: int  # tenant slots
+    n_tenants: int  # slots holding a tenant
+    names: tuple[str, ...]  # (n_tenants,)
+    units: int  # U: time units per quantum
+    unit_s: float
+    quantum_s: float  # T
+    quanta: int  # episode length in quanta
+    horizon: int  # H: fairness horizon in quanta
+    weights: np.ndarray  # (n,) tenant weights (0 for padding)
+    arrive: np.ndarray  # (n,) seconds (inf for padding)
+    leave: np.ndarray  # (n,) seconds (-inf for padding)
+    backlogged: np.ndarray  # (n,) bool: always has work (padding counts as backlogged)
+    arrival_slots: tuple[int, ...]  # slots fed by an arrival process
+    active_tab: np.ndarray  # (quanta + 1, n) bool: present at the start of quantum k
+    power_tab: np.ndarray  # (quanta + 1, n) watts while running in quantum k
+    service_tab: np.ndarray  # (quanta + 1, n) seconds per request in quantum k
+    top_service: np.ndarray  # (n,) seconds per request at the top clock
+    idle_power_w: float
+    max_power_w: float
+    objective: dict[str, float]  # reward term -> weight
+    processes: tuple[Any, ...]  # (n_tenants,) arrival process or None (backlogged)
+    # What profiles_at needs for an arbitrary time (render, reproduce scripts).
+    clocks: tuple[tuple[tuple[float, float], ...], ...] = field(repr=False)
+    models: tuple[Any, ...] = field(repr=False)
+    batch: tuple[int, ...] = field(repr=False)
+    power_model: PowerModel = field(repr=False)
+    max_clock_mhz: float = 0.0
+    # The executor seam: builds each env's executor at reset (None: the batched simulator).
+    make_executor: ExecutorFactory | None = field(default=None, repr=False)
+
+
+@dataclass
+class EnergyState:
+    """N environments' state (leading axis N)."""
+
+    k: np.ndarray  # (N,) int64 index of the current quantum (quanta: episode over)
+    arrivals: np.ndarray  # (N, n, quanta) requests arriving in each quantum
+    queue: np.ndarray  # (N, n) requests waiting (arrival-driven tenants)
+    time_total: np.ndarray  # (N, n) seconds run so far
+    energy_total: np.ndarray  # (N, n) joules used so far
+    requests_total: np.ndarray  # (N, n) requests served so far
+    energy_j: np.ndarray  # (N,) joules of the episode (idle included)
+    hist_t: np.ndarray  # (N, H, n) seconds run in the last H quanta, oldest first
+    hist_e: np.ndarray  # (N, H, n) joules used in the last H quanta, oldest first
+    hist_w: np.ndarray  # (N, H, n) bool: wanted the GPU in the last H quanta
+    sum_t: np.ndarray  # (N, n) hist_t summed oldest first (kept by step)
+    sum_e: np.ndarray  # (N, n) hist_e summed oldest first (kept by step)
+    any_w: np.ndarray  # (N, n) bool: hist_w.any(axis=1) (kept by step)
+    last_t: np.ndarray  # (N, n) seconds run in the last quantum
+    last_e: np.ndarray  # (N, n) joules used in the last quantum
+    fs_sum: np.ndarray  # (N,) sum of the per-step F_S
+    vruntime: np.ndarray  # (N, n) CFS virtual runtimes
+    served_until: np.ndarray  # (N, n) start of each tenant's vacation (seconds; latency)
+    wanted_ever: np.ndarray  # (N, n) bool: wanted the GPU at some quantum
+    executors: list[Any]  # (N,) each env's executor (``params.make_executor``) or None
+
+
+def clock_at(clocks: Sequence[tuple[float, float]], t: float) -> float:
+    """Clock (MHz) of a schedule ``[(at_s, mhz), ...]`` (sorted) at time t."""
+    f = clocks[0][1]
+    for at, mhz in clocks:
+        if at <= t + 1e-9:
+            f = mhz
+    return f
+
+
+def _compute_profiles(
+    n: int,
+    clocks: Sequence[Sequence[tuple[float, float]]],
+    models: Sequence[Any],
+    batch: Sequence[int],
+    power_model: PowerModel,
+    top: float,
+    t: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    power = np.zeros(n)
+    service = np.zeros(n)
+    for i, md in enumerate(models):
+        f = clock_at(clocks[i], t)
+        power[i] = float(power_model.power(f, md.power_activity))
+        b = batch[i]
+        service[i] = float(md.latency_s(1.0, f / top, b)) / b
+    return power, service
+
+
+def profiles_at(params: EnergyParams, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) power (W) and seconds per request of every slot at time ``t`` (fresh arrays)."""
+    return _compute_profiles(
+        params.n,
+        params.clocks,
+        params.models,
+        params.batch,
+        params.power_model,
+        params.max_clock_mhz,
+        t,
+    )
+
+
+def energy_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> EnergyParams:
+    """Precompute the :class:`EnergyParams` of a loaded (and validated) scenario.
+
+    Args:
+        sc: The scenario.
+        make_executor: The executor seam: ``make_executor(simulator, rng)`` builds an env's
+            executor at reset from the one-env :class:`TimeSliceExecutor` (a real backend
+            wraps it); ``None`` runs the batched simulator alone.
+    """
+    gpu = get_gpu(sc["hardware"]["gpu"])
+    power_model = PowerModel.from_spec(gpu)
+    quantum_s = float(sc["quantum_s"])
+    unit_s = float(sc["unit_s"])
+    units = round(quantum_s / unit_s)
+    quanta = int(sc["quanta"])
+    n = int(sc["max_tenants"])
+    tenants = sc["tenants"]
+    nt = len(tenants)
+    models = tuple(get_model(t["model"]) for t in tenants)
+    weights = np.zeros(n)
+    weights[:nt] = [t["weight"] for t in tenants]
+    arrive = np.full(n, np.inf)
+    leave = np.full(n, -np.inf)
+    arrive[:nt] = [t["arrive_s"] for t in tenants]
+    leave[:nt] = [t["leave_s"] for t in tenants]
+    resolve = gpu.resolve_clock
+    clocks = tuple(
+        tuple(sorted((float(a), resolve(f)) for a, f in t["clock_mhz"]))
+        if isinstance(t["clock_mhz"], list)
+        else ((0.0, resolve(t["clock_mhz"])),)
+        for t in tenants
+    )
+    batch = tuple(int(t["batch"]) for t in tenants)
+    base = Path(sc.source).parent
+    processes = tuple(
+        None if t["demand"] == "backlogged" else make_arrival(t["demand"], base) for t in tenants
+    )
+    top = gpu.max_clock_mhz
+    # Profiles at every quantum start k * T (k = 0 .. quanta), one computation per clock set.
+    cache: dict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = {}
+    power_tab = np.zeros((quanta + 1, n))
+    service_tab = np.zeros((quanta + 1, n))
+    active_tab = np.zeros((quanta + 1, n), dtype=bool)
+    for k in range(quanta + 1):
+        t = k * quantum_s
+        key = tuple(clock_at(clocks[i], t) for i in range(nt))
+        if key not in cache:
+            cache[key] = _compute_profiles(n, clocks, models, batch, power_model, top, t)
+        power_tab[k], service_tab[k] = cache[key]
+        active_tab[k] = (arrive <= t + 1e-9) & (leave > t + 1e-9)
+    top_service = np.zeros(n)
+    for i, md in enumerate(models):
+        top_service[i] = float(md.latency_s(1.0, 1.0, batch[i])) / batch[i]
+    backlogged = np.ones(n, dtype=bool)
+    for i, p in enumerate(processes):
+        backlogged[i] = p is None
+    for arr in (weights, arrive, leave, backlogged, active_tab, power_tab, service_tab):
+        arr.setflags(write=False)
+    top_service.setflags(write=False)
+    return EnergyParams(
+        n=n,
+        n_tenants=nt,
+        names=tuple(t["name"] for t in tenants),
+        units=units,
+        unit_s=unit_s,
+        quantum_s=quantum_s,
+        quanta=quanta,
+        horizon=min(int(sc["fairness_horizon"]), quanta),  # longer: the same sums
+        weights=weights,
+        arrive=arrive,
+        leave=leave,
+        backlogged=backlogged,
+        arrival_slots=tuple(i for i, p in enumerate(processes) if p is not None),
+        active_tab=active_tab,
+        power_tab=power_tab,
+        service_tab=service_tab,
+        top_service=top_service,
+        idle_power_w=float(power_model.idle_power_w),
+        max_power_w=float(power_model.max_power_w),
+        objective={str(k): float(v) for k, v in dict(sc["objective"]).items()},
+        processes=processes,
+        clocks=clocks,
+        models=models,
+        batch=batch,
+        power_model=power_model,
+        max_clock_mhz=float(top),
+        make_executor=make_executor,
+    )
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return np.arange(x.shape[0])
+
+
+class EnergyDynamics:
+    """The energy family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+
+    terms: tuple[str, ...] = TERMS
+
+    # ------------------------------------------------------------------ start
+    def initial(self, params: EnergyParams, rngs: Sequence[np.random.Generator]) -> EnergyState:
+        """Fresh episodes; env ``i`` draws its arrivals from ``rngs[i]`` only."""
+        m, n, h = len(rngs), params.n, params.horizon
+        arrivals = np.zeros((m, n, params.quanta))
+        for j, rng in enumerate(rngs):
+            for i, proc in enumerate(params.processes):
+                if proc is not None:
+                    arrivals[j, i] = proc.counts(params.quanta, params.quantum_s, rng)
+        return EnergyState(
+            k=np.zeros(m, dtype=np.int64),
+            arrivals=arrivals,
+            queue=np.zeros((m, n)),
+            time_total=np.zeros((m, n)),
+            energy_total=np.zeros((m, n)),
+            requests_total=np.zeros((m, n)),
+            energy_j=np.zeros(m),
+            hist_t=np.zeros((m, h, n)),
+            hist_e=np.zeros((m, h, n)),
+            hist_w=np.zeros((m, h, n), dtype=bool),
+            sum_t=np.zeros((m, n)),
+            sum_e=np.zeros((m, n)),
+            any_w=np.zeros((m, n), dtype=bool),
+            last_t=np.zeros((m, n)),
+            last_e=np.zeros((m, n)),
+            fs_sum=np.zeros(m),
+            vruntime=np.zeros((m, n)),
+            served_until=np.zeros((m, n)),
+            wanted_ever=np.zeros((m, n), dtype=bool),
+            executors=[self._executor(params, rng) for rng in rngs],
+        )
+
+    @staticmethod
+    def _executor(params: EnergyParams, rng: np.random.Generator) -> Any:
+        if params.make_executor is None:
+            return None
+        sim = TimeSliceExecutor(params.n, params.unit_s, params.idle_power_w)
+        return params.make_executor(sim, rng)
+
+    # ------------------------------------------------------------------ helpers
+    def demand_units(
+        self, params: EnergyParams, state: EnergyState, k: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(N, n) int64 units each slot can use at quantum ``k`` (default: the current one),
+        with the arrivals and queue of the current quantum."""
+        kk = state.k if k is None else k
+        kq = state.k
+        active = params.active_tab[kk]
+        out = np.where(active, params.units, 0).astype(np.int64)
+        if params.arrival_slots:
+            slots = np.asarray(params.arrival_slots)
+            service = params.service_tab[kk][:, slots]
+            kc = np.minimum(kq, params.quanta - 1)
+            new = state.arrivals[_rows(kq), :, kc][:, slots]
+            new = np.where((kq < params.quanta)[:, None], new, 0.0)
+            work = (state.queue[:, slots] + new) * service
+            need = np.minimum(params.units, np.ceil(work / params.unit_s - 1e-9)).astype(np.int64)
+            out[:, slots] = np.where(active[:, slots], need, 0)
+        return out
+
+    def horizon_sums(self, params: EnergyParams, state: EnergyState) -> tuple[np.ndarray, ...]:
+        """(N, n) time, energy over the fairness horizon (oldest first), (N, n) wanted in it."""
+        return state.sum_t, state.sum_e, state.any_w
+
+    def _sum_horizon(self, params: EnergyParams, state: EnergyState) -> tuple[np.ndarray, ...]:
+        t = state.hist_t[:, 0].copy()
+        e = state.hist_e[:, 0].copy()
+        for j in range(1, params.horizon):
+            t += state.hist_t[:, j]
+            e += state.hist_e[:, j]
+        return t, e, state.hist_w.any(axis=1)
+
+    def fairness_of(
+        self, params: EnergyParams, state: EnergyState, active: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(N,) F_T, F_E, F_S over the horizon of the ``active`` (N, n) tenants that wanted the
+        GPU in it or ran in it (exactly :func:`edgegym.families.energy.timeslice.fairness` per
+        env)."""
+        t, e, wanted = self.horizon_sums(params, state)
+        counted = active & (wanted | (t > 0))
+        w = params.weights
+        safe = np.where(w > 0, w, 1.0)
+        tn, en = t / safe, e / safe
+        tmax = np.where(counted, tn, -np.inf).max(axis=1)
+        tmin = np.where(counted, tn, np.inf).min(axis=1)
+        emax = np.where(counted, en, -np.inf).max(axis=1)
+        emin = np.where(counted, en, np.inf).min(axis=1)
+        anyc = counted.any(axis=1)
+        ran = tmax > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f_t = np.where(ran, tmin / tmax, 0.0)
+            f_e = np.where(ran, np.where(emax > 0, emin / emax, 1.0), 0.0)
+        f_t = np.where(anyc, f_t, 1.0)
+        f_e = np.where(anyc, f_e, 1.0)
+        empty = state.k == 0  # no quantum in the horizon yet
+        f_t = np.where(empty, 1.0, f_t)
+        f_e = np.where(empty, 1.0, f_e)
+        return f_t, f_e, np.minimum(f_t, f_e)
+
+    def project(self, params: EnergyParams, state: EnergyState, actions: Any) -> np.ndarray:
+        """(N, n) int64 units applied: clipped to the mask, floored, and rows over U scaled
+        down onto whole units as :func:`edgegym.hardware.mps.quantize_shares` does
+        (:func:`edgegym.hardware.mps.largest_remainder`)."""
+        a = np.asarray(actions)
+        m = state.k.shape[0]
+        if a.shape != (m, params.n):
+            raise ValueError(f"actions must have shape ({m}, {params.n}), got {a.shape}")
+        d = self.demand_units(params, state)
+        u = np.clip(np.nan_to_num(a.astype(float)), 0, None)
+        u = np.minimum(np.floor(u), d).astype(np.int64)
+        over = np.flatnonzero(u.sum(axis=1) > params.units)
+        if over.size:
+            u[over] = largest_remainder(u[over], params.units)
+        return u
+
+    # ------------------------------------------------------------------ contract
+    def mask(self, params: EnergyParams, state: EnergyState) -> np.ndarray:
+        """(N, n * (U + 1)) bool: units 0 .. demand for each slot (only 0 once done)."""
+        done = state.k >= params.quanta
+        d = np.where(done[:, None], 0, self.demand_units(params, state))
+        grid = np.arange(params.units + 1)[None, None, :] <= d[:, :, None]
+        return grid.reshape(d.shape[0], -1)
+
+    def step(
+        self, params: EnergyParams, state: EnergyState, actions: np.ndarray
+    ) -> tuple[EnergyState, Record]:
+        """One quantum of every env (in place). Every env must have ``k < quanta``."""
+        if (state.k >= params.quanta).any():
+            raise RuntimeError("step() on an env whose episode has ended")
+        k = state.k
+        rows = _rows(k)
+        big_t = params.quantum_s
+        units = self.project(params, state, actions)
+        active = params.active_tab[k]
+        wanted = self.demand_units(params, state) > 0
+        state.wanted_ever |= wanted
+        power = params.power_tab[k]
+        service = params.service_tab[k]
+        work = np.full(units.shape, np.inf)
+        if params.arrival_slots:
+            slots = np.asarray(params.arrival_slots)
+            state.queue[:, slots] += state.arrivals[rows, :, k][:, slots]
+            work[:, slots] = state.queue[:, slots] * service[:, slots]
+        work = np.where(active, work, 0.0)  # an absent tenant has nothing waiting
+        # Time-sliced execution (edgegym.families.energy.timeslice.TimeSliceExecutor.run, batched).
+        granted = units * params.unit_s
+        ran = np.minimum(granted, np.maximum(work, 0.0))
+        runs = granted > 0
+        # Latency from the CFS order: each slice begins after those run before it.
+        start = (k * big_t)[:, None]
+        begin = start + cfs_offsets(state.vruntime, granted, ran)
+        latency = slice_latency(service, ran, np.maximum(0.0, begin - state.served_until))
+        waiting = np.where(work > 0, state.served_until, start + big_t)
+        state.served_until = np.where(ran > 0, begin + ran, waiting)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            state.vruntime += np.where(runs, ran / np.where(runs, granted, 1.0), 0.0)
+            requests = np.where(service > 0, ran / service, 0.0)
+        idle = np.maximum(0.0, big_t - ran.sum(axis=1)) * params.idle_power_w
+        energy = ran * power
+        if params.make_executor is not None:  # the executor seam: each env runs on its own
+            for i, ex in enumerate(state.executors):
+                q = ex.run(units[i], power[i], service[i], work[i], big_t)
+                ran[i], energy[i], requests[i] = q.time_s, q.energy_j, q.requests
+                latency[i], idle[i] = q.latency_s, q.idle_j
+                state.vruntime[i] = ex.vruntime
+                state.served_until[i] = ex.served_until
+        if params.arrival_slots:
+            state.queue[:, slots] = np.maximum(0.0, state.queue[:, slots] - requests[:, slots])
+        state.time_total += ran
+        state.energy_total += energy
+        state.requests_total += requests
+        step_energy = energy.sum(axis=1) + idle
+        state.energy_j += step_energy
+        for hist, new in ((state.hist_t, ran), (state.hist_e, energy), (state.hist_w, wanted)):
+            hist[:, :-1] = hist[:, 1:]
+            hist[:, -1] = new
+        state.last_t = ran.copy()
+        state.last_e = energy.copy()
+        state.sum_t, state.sum_e, state.any_w = self._sum_horizon(params, state)
+        state.k = k + 1
+        # Fairness over the horizon that ends with this quantum, its tenants present.
+        f_t, f_e, f_s = self.fairness_of(params, state, active)
+        state.fs_sum += f_s
+        alone = np.where(active, big_t / np.maximum(params.top_service, 1e-12), 0.0)
+        per = alone.sum(axis=1) / np.maximum(active.sum(axis=1), 1)
+        terms = {
+            "fs": f_s,
+            "ft": f_t,
+            "fe": f_e,
+            "throughput": requests.sum(axis=1) / np.maximum(per, 1e-9),
+            "energy": -step_energy / (params.max_power_w * big_t),
+        }
+        info = {
+            "units": units,
+            "tenant_time_s": ran,
+            "tenant_energy_j": energy,
+            "throughput_rps": requests / big_t,
+            "latency_s": latency,
+            "F_T": f_t,
+            "F_E": f_e,
+            "F_S": f_s,
+        }
+        record = Record(
+            energy_j=step_energy,
+            duration_s=np.full(k.shape[0], big_t),
+            terms=terms,
+            info=info,
+        )
+        return state, record
+
+    def observation(self, params: EnergyParams, state: EnergyState) -> np.ndarray:
+        """(N, 9 n + 4) float32 (see the env's docstring for the table)."""
+        k = state.k
+        m, n = k.shape[0], params.n
+        ko = np.minimum(k, params.quanta - 1)
+        power = params.power_tab[ko]
+        service = params.service_tab[ko]
+        active = params.active_tab[ko]
+        w = np.where(active, params.weights, 0.0)
+        t, e, _ = self.horizon_sums(params, state)
+        feats = np.zeros((m, n, PER_TENANT))
+        feats[:, :, 0] = active
+        feats[:, :, 1] = w / np.maximum(w.sum(axis=1), 1e-12)[:, None]
+        feats[:, :, 2] = power / params.max_power_w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            feats[:, :, 3] = np.where(
+                service > 0, params.top_service / np.maximum(service, 1e-12), 0.0
+            )
+        running = k < params.quanta
+        if running.any():
+            d = self.demand_units(params, state, ko) / params.units
+            feats[:, :, 4] = np.where(running[:, None], d, 0.0)
+        started = (k > 0)[:, None]
+        feats[:, :, 5] = np.where(started, t / np.maximum(t.sum(axis=1), 1e-12)[:, None], 0.0)
+        feats[:, :, 6] = np.where(started, e / np.maximum(e.sum(axis=1), 1e-12)[:, None], 0.0)
+        lt, le = state.last_t, state.last_e
+        feats[:, :, 7] = lt / np.maximum(lt.sum(axis=1), 1e-12)[:, None]
+        feats[:, :, 8] = le / np.maximum(le.sum(axis=1), 1e-12)[:, None]
+        f_t, f_e, _ = self.fairness_of(params, state, active)
+        glob = np.stack([k / params.quanta, f_t, f_e, active.sum(axis=1) / n], axis=1)
+        out = np.concatenate([feats.reshape(m, -1), glob], axis=1)
+        return np.clip(out, 0.0, 10.0).astype(np.float32)
+
+    def done(self, params: EnergyParams, state: EnergyState) -> np.ndarray:
+        """(N,) bool: ``quanta`` quanta have run."""
+        return state.k >= params.quanta
+
+    def metrics(self, params: EnergyParams, state: EnergyState, i: int) -> dict[str, float]:
+        """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``)."""
+        tt, et, rt = state.time_total[i], state.energy_total[i], state.requests_total[i]
+        w = params.weights
+        live = (w > 0) & (state.wanted_ever[i] | (tt > 0))
+        f_t, f_e, f_s = fairness(tt[live], et[live], w[live])
+        total_s = max(params.quanta * params.quantum_s, 1e-12)
+        out: dict[str, float] = {
+            "F_T": f_t,
+            "F_E": f_e,
+            "F_S": f_s,
+            "mean_step_F_S": float(state.fs_sum[i]) / max(int(state.k[i]), 1),
+            "energy_j": float(state.energy_j[i]),
+            "throughput_rps": float(rt.sum() / total_s),
+        }
+        for j, name in enumerate(params.names):
+            out[f"time_share_{name}"] = float(tt[j] / total_s)
+            out[f"energy_j_{name}"] = float(et[j])
+            out[f"throughput_rps_{name}"] = float(rt[j] / total_s)
+        return out
+
+
+__all__ = [
+    "GLOBALS",
+    "PER_TENANT",
+    "TERMS",
+    "EnergyDynamics",
+    "EnergyParams",
+    "EnergyState",
+    "clock_at",
+    "energy_params",
+    "profiles_at",
+]

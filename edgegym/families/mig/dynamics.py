@@ -1,0 +1,1138 @@
+"""Pure batched dynamics of the MIG reconfiguration family (``edgegym/MIGReconfig-v0``).
+
+The :class:`~edgegym.core.dynamics.Dynamics` of MIGRator's problem (DESIGN §6, §8): the scenario's
+:class:`MIGSpec`, immutable :class:`MIGParams` (the spec, the continual-learning profile and
+per-signature lookup tables precomputed when an environment is built), a :class:`MIGState` of
+arrays with a leading batch axis ``N`` and :class:`MIGDynamics`, whose functions step ``N``
+environments in lockstep numpy. The single environment
+(:class:`edgegym.families.mig.env.MIGReconfigEnv`) is the batch of one; the vector environment
+(:mod:`edgegym.families.mig.vector`) the batch of ``N``.
+
+A step (one decision epoch of ``basis_s`` seconds) does, for every env:
+
+* **Projection**: an action that the mask forbids becomes the current allocation with the
+  retraining instances no longer needed released (the lowest-index valid signature at the
+  first decision).
+* **Reconfiguration**: the signature is realised on the layout that keeps the most (placement,
+  task) pairs (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise`), memoised per
+  (signature, allocation, running jobs) in the params, the envs the memo misses realised as one
+  batch (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`). Its cost
+  follows the scenario's ``overhead.rule`` (:func:`reconfigure`): ``eq10`` (default,
+  MIGRator Eq. 10-11) takes a task's whole capacity down for its Psi when its instance or GPC
+  count changes, Psi being the mean overhead measured over the task's reconfigurations in the
+  last window; ``per-instance`` makes each instance that gets a new task unavailable for its
+  own destroy/create/library/model-load overhead. Either way each reconfiguration's overhead
+  is *measured* by the per-instance components (earlier with ``preinit``, §4.2) and feeds Psi.
+* **Execution** in stretches of constant rates, split at second boundaries, instances becoming
+  ready and retraining completions: the request queues of
+  :class:`edgegym.families.mig.serving.MIGExecutor` and the retraining rules of
+  :class:`tests.reference.engine.Engine`, batched (the loop runs until every env has reached its
+  step's end; an env that already has only waits).
+* **Accounting** into per-window counters, from which the step's Goodput and energy are
+  differences of per-tenant sums, exactly as the engine's metrics give them.
+
+The real backend (``backend="real"``) runs the same functions for its one env with its real
+executor in place of the batched stretch (:meth:`MIGDynamics.stretch` and
+:meth:`MIGDynamics.enter_window` are the seam; see :mod:`edgegym.families.mig.env`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgegym.core.dynamics import Record
+from edgegym.families.mig.datasets import NCDataset, get_dataset, nc_profile
+from edgegym.families.mig.serving import fluid_queue
+from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
+from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
+from edgegym.hardware.migalloc import ABSENT, IDLE, AllocationCatalogue, catalogue
+from edgegym.scenarios import Scenario
+from edgegym.workload.arrivals import ArrivalProcess, make_arrival
+from edgegym.workload.continual import ContinualProfile
+from edgegym.workload.models import ModelProfile, get_model
+
+_EPS = 1e-9
+#: Observation layout (see :mod:`edgegym.families.mig.observation`).
+PER_TENANT = 14
+GLOBALS = 4
+HIGH = 10.0
+TERMS = ("goodput", "energy")
+#: Entries of a memo (realisations, masks) before it starts afresh (bounds its memory). The
+#: soak benchmark (random actions, 10^6 steps) found 200,000 let RSS grow 32 % (about 40 MiB)
+#: before the bound was reached; at 16,384 it stays within 5 % for 4 % fewer steps/s.
+MEMO_LIMIT = 16_384
+
+# Retraining job status per tenant.
+PENDING, RUNNING, DONE = 0, 1, 2
+
+
+#: Slack of :meth:`MIGSpec.fits_window` (seconds), so a job that ends exactly at the window's
+#: end fits despite rounding.
+FIT_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class MIGSpec:
+    """Everything a MIG scenario fixes, precomputed once when the environment is built."""
+
+    scenario: Scenario
+    gpu: GPUSpec
+    power: PowerModel
+    clock_mhz: float
+    catalogue: AllocationCatalogue
+    models: tuple[ModelProfile, ...]
+    datasets: tuple[NCDataset, ...]
+    arrivals: tuple[ArrivalProcess, ...]
+    names: tuple[str, ...]
+    n_tenants: int
+    windows: int
+    window_s: float
+    basis_s: float
+    steps_per_window: int
+    batch: int
+    preinit: bool
+    data_fraction: float
+    retrain_scale: float  # multiplies every retraining job's GPU-seconds (nc_profile)
+    ceilings: np.ndarray  # (M,)
+    slo_s: np.ndarray  # (M,)
+    rate: np.ndarray  # (M, P) requests/s of one instance at each placement
+    latency: np.ndarray  # (M, P) seconds per batch at each placement
+    train_speed: np.ndarray  # (M, P) GPU-seconds of retraining per second at each placement
+    size_rate: np.ndarray  # (M, Z) requests/s of one instance of each size (SLO-feasible)
+    size_train_speed: np.ndarray  # (M, Z) retraining speed of each instance size
+    min_infer_size: np.ndarray  # (M,) smallest instance that holds the model for inference
+    min_train_size: np.ndarray  # (M,) smallest instance that holds a retraining job
+    overhead_new_s: np.ndarray  # (M,) overhead of a newly created instance for the model
+    overhead_reload_s: np.ndarray  # (M,) overhead of reusing an instance for another task
+    destroy_s: float  # destroying an instance (MIGRator Fig. 5's first component)
+    overhead_rule: str  # "eq10" (MIGRator Eq. 10-11, measured Psi) or "per-instance"
+    valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
+    weights: dict[str, float]
+
+    @classmethod
+    def from_scenario(cls, sc: Scenario) -> MIGSpec:
+        """Build the specification from a validated ``family: mig`` scenario."""
+        hw = sc["hardware"]
+        gpu = get_gpu(hw["gpu"])
+        tenants = sc["tenants"]
+        m = len(tenants)
+        cat = catalogue(gpu.name, m)
+        models = tuple(get_model(t["model"]) for t in tenants)
+        datasets = tuple(get_dataset(t["dataset"]) for t in tenants)
+        base = Path(sc.source).parent
+        arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)
+        batch = int(sc["batch"])
+        clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
+        cf = clock / gpu.max_clock_mhz  # DVFS: slower clock, slower models, less power
+        share = cat.placement_size / MIG_TOTAL_GPCS  # (P,)
+        latency = np.stack([md.latency_s(share, cf, batch) for md in models])  # (M, P)
+        rate = batch / latency
+        clock_speed = np.array(
+            [speed_factor(clock, gpu.max_clock_mhz, md.memory_bound) for md in models]
+        )
+        train_speed = np.stack([share**md.train_alpha for md in models]) * clock_speed[:, None]
+        slo = np.array([t["slo_ms"] / 1000.0 for t in tenants])
+        sizes = np.array(cat.sizes)
+        zshare = sizes / MIG_TOTAL_GPCS
+        zlat = np.stack([md.latency_s(zshare, cf, batch) for md in models])
+        size_rate = np.where(zlat <= slo[:, None] + 1e-9, batch / zlat, 0.0)
+        size_train = np.stack([zshare**md.train_alpha for md in models]) * clock_speed[:, None]
+        prof = {p.gpcs: p for p in get_mig_profiles(gpu.name).values()}
+
+        def smallest(mem: float) -> int:
+            fit = [g for g in sorted(prof) if prof[g].memory_gb >= mem]
+            return fit[0] if fit else 99
+
+        min_inf = np.array([smallest(md.memory_gb) for md in models])
+        min_train = np.array([smallest(md.train_memory_gb) for md in models])
+        ov = sc["overhead"]
+        load_s = np.array([md.model_load_s for md in models])
+        new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
+        reload_s = ov["library_s"] + load_s
+        # Static validity: every inference task holds an instance big enough for its model;
+        # every retraining instance is big enough for the job.
+        ok = np.ones(len(cat), dtype=bool)
+        for i in range(m):
+            big = sizes >= min_inf[i]
+            ok &= np.any(cat.counts[:, i, :][:, big] > 0, axis=1)
+            small_train = sizes < min_train[i]
+            ok &= ~np.any(cat.counts[:, m + i, :][:, small_train] > 0, axis=1)
+        window_s = float(sc["window_s"])
+        basis = float(sc["basis_s"])
+        return cls(
+            scenario=sc,
+            gpu=gpu,
+            power=PowerModel.from_spec(gpu),
+            clock_mhz=clock,
+            catalogue=cat,
+            models=models,
+            datasets=datasets,
+            arrivals=arrivals,
+            names=tuple(t["name"] for t in tenants),
+            n_tenants=m,
+            windows=int(sc["windows"]),
+            window_s=window_s,
+            basis_s=basis,
+            steps_per_window=math.ceil(window_s / basis - 1e-9),
+            batch=batch,
+            preinit=bool(sc["preinit"]),
+            data_fraction=float(sc["data_fraction"]),
+            retrain_scale=float(sc["retrain_scale"]),
+            ceilings=np.array([t["ceiling"] for t in tenants]),
+            slo_s=slo,
+            rate=rate,
+            latency=latency,
+            train_speed=train_speed,
+            size_rate=size_rate,
+            size_train_speed=size_train,
+            min_infer_size=min_inf,
+            min_train_size=min_train,
+            overhead_new_s=new_s,
+            overhead_reload_s=reload_s,
+            destroy_s=float(ov["destroy_s"]),
+            overhead_rule=str(ov["rule"]),
+            valid_static=ok,
+            weights=dict(sc["objective"]),
+        )
+
+    def profile(self):
+        """The tenants' continual-learning profile (deterministic)."""
+        return nc_profile(
+            self.models,
+            self.datasets,
+            self.ceilings,
+            self.data_fraction,
+            self.windows,
+            retrain_scale=self.retrain_scale,
+        )
+
+    def retrain_seconds(
+        self, job_left: np.ndarray, overhead_s: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(M, Z) seconds a retraining job with ``job_left`` (M,) GPU-seconds of work occupies a
+        new instance of each size, its start overhead included; ``inf`` where the size is too
+        small to hold the job. The one rule behind the MIG mask, the MIG baselines and
+        MIGRator's planner (a job is never resized, so it runs on one instance throughout).
+
+        Args:
+            job_left: (M,) GPU-seconds of work.
+            overhead_s: (M,) seconds before the job's instance serves: what the environment
+                charges a retraining task now (``MIGSnapshot.overhead_s[M:]``: its Psi under
+                ``eq10``); default the new-instance overhead (the ``per-instance`` rule).
+        """
+        ov = self.overhead_new_s if overhead_s is None else np.asarray(overhead_s, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = ov[:, None] + job_left[:, None] / self.size_train_speed
+        too_small = np.asarray(self.catalogue.sizes)[None, :] < self.min_train_size[:, None]
+        return np.where(too_small, np.inf, secs)
+
+    def fits_window(
+        self, job_left: np.ndarray, left_s: float, overhead_s: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(M, Z) bool: a job with ``job_left`` GPU-seconds, launched now on a new instance of
+        each size, finishes within the ``left_s`` seconds left in its window (MIGRator's
+        constraint 4: retraining is launched and finished inside its window); ``overhead_s``
+        as in :meth:`retrain_seconds`."""
+        return self.retrain_seconds(job_left, overhead_s) <= left_s + FIT_EPS
+
+    @property
+    def n_seconds(self) -> int:
+        """Seconds in the episode."""
+        return int(math.ceil(self.windows * self.window_s - 1e-9))
+
+
+class RowMemo:
+    """Rows of a pure function memoised by integer key, kept in one growing array so that a
+    batch of keys is answered by one gather; it starts afresh past :data:`MEMO_LIMIT` keys
+    (bounds its memory).
+
+    Args:
+        width: Length of a row.
+        dtype: Type of the rows.
+    """
+
+    def __init__(self, width: int, dtype: type) -> None:
+        self.index: dict[int, int] = {}
+        self.table = np.empty((64, width), dtype=dtype)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def rows(self, keys: np.ndarray, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(N, W) the rows of ``keys`` (N,); ``make(idx)`` gives the (K, W) rows of the keys
+        at ``idx`` (K,), one for each distinct key missing from the memo."""
+        if len(self.index) > MEMO_LIMIT:
+            self.index.clear()
+        get = self.index.get
+        at = np.array([get(key, -1) for key in keys.tolist()], dtype=np.int64)
+        miss = np.flatnonzero(at < 0)
+        if miss.size:
+            new, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
+            start = len(self.index)
+            if start + len(new) > len(self.table):
+                grown = np.empty((2 * (start + len(new)), self.table.shape[1]), self.table.dtype)
+                grown[:start] = self.table[:start]
+                self.table = grown
+            self.table[start : start + len(new)] = make(miss[first])
+            self.index.update(zip(new.tolist(), range(start, start + len(new)), strict=True))
+            at[miss] = start + inverse
+        return self.table[at]
+
+
+@dataclass(frozen=True, eq=False)
+class MIGParams:
+    """Everything a scenario fixes, precomputed once (S signatures, P placements, M tenants,
+    Z instance sizes, K windows, T seconds).
+
+    ``realised``, ``feasible`` and ``masks`` are memo tables filled as envs meet new
+    allocations and states (pure functions of their keys, so they never change what a step
+    does).
+    """
+
+    spec: MIGSpec
+    profile: ContinualProfile
+    n_seconds: int  # T
+    n_steps: int  # decisions per episode
+    share: np.ndarray  # (S, 2M) fraction of the GPCs each task holds
+    retrain_size: np.ndarray  # (S, M) size index of each retraining instance, Z where none
+    stripped: np.ndarray  # (S, 2^M) the signature keeping only the running jobs' instances
+    slices: np.ndarray  # (P, 8) bool: memory slices each placement covers
+    meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
+    slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
+    gpcs: np.ndarray  # (P,) float GPCs of each placement
+    speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
+    clock_mhz: np.ndarray  # (1,) the GPU's clock
+    mask_base: np.ndarray  # (M,) int64 weights of the key of a mask
+    task_base: np.ndarray  # (P,) int64 weights of the allocation in the key of a realisation
+    realised: RowMemo = field(repr=False)  # (P,) allocation by (allocation, jobs, signature)
+    masks: RowMemo = field(repr=False)  # (S,) mask by mask key (see MIGDynamics._mask)
+    feasible: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_spec(cls, spec: MIGSpec) -> MIGParams:
+        """Precompute the tables of a specification."""
+        cat = spec.catalogue
+        m = spec.n_tenants
+        z = len(cat.sizes)
+        rsize = np.full((len(cat), m), z, dtype=np.int64)
+        for i in range(m):
+            has = cat.counts[:, m + i, :] > 0  # at most one instance
+            rsize[:, i] = np.where(has.any(axis=1), np.argmax(has, axis=1), z)
+        stripped = np.zeros((len(cat), 2**m), dtype=np.int64)
+        for n, sig in enumerate(cat.signatures):
+            for bits in range(2**m):
+                s = list(sig)
+                for i in range(m):
+                    if not bits >> i & 1:
+                        s[m + i] = ()
+                stripped[n, bits] = cat.index(tuple(s))
+        slices = np.zeros((len(cat.placements), MIG_MEMORY_SLICES), dtype=bool)
+        for p, (prof, s0) in enumerate(cat.placements):
+            slices[p, s0 : s0 + prof.mem_slices] = True
+        meets = spec.latency <= spec.slo_s[:, None] + _EPS
+        zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
+        zmin = np.minimum(zmin, z - 1)
+        n_place = len(cat.placements)
+        if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
+            raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
+        tables = (rsize, stripped, slices, meets)
+        for arr in tables:
+            arr.setflags(write=False)
+        return cls(
+            spec=spec,
+            profile=spec.profile(),
+            n_seconds=spec.n_seconds,
+            n_steps=spec.windows * spec.steps_per_window,
+            share=cat.gpcs.astype(float) / MIG_TOTAL_GPCS,
+            retrain_size=rsize,
+            stripped=stripped,
+            slices=slices,
+            meets=meets,
+            slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
+            gpcs=cat.placement_size.astype(float),
+            speed_min=spec.size_train_speed[np.arange(m), zmin],
+            clock_mhz=np.array([spec.clock_mhz]),
+            mask_base=_mask_radix(cat) ** np.arange(m, dtype=np.int64),
+            task_base=(2 * m + 2) ** np.arange(n_place, dtype=np.int64) * (len(cat) << m),
+            realised=RowMemo(n_place, np.int64),
+            masks=RowMemo(len(cat), bool),
+        )
+
+    def realise(self, a: np.ndarray, task: np.ndarray, running: np.ndarray) -> np.ndarray:
+        """(N, P) task per placement of signatures ``a`` (N,) realised from allocations ``task``
+        (N, P), keeping the instances of the running (N, M) jobs: memoised, the envs missing
+        from the memo realised together
+        (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`)."""
+        bits = running @ (1 << np.arange(running.shape[1]))
+        keys = (task + 2) @ self.task_base + (bits * len(self.spec.catalogue) + a)
+
+        def make(idx: np.ndarray) -> np.ndarray:
+            cat = self.spec.catalogue
+            if len(idx) == 1:  # one env (the single env's case): the per-env call is quicker
+                i = int(idx[0])
+                keep = keep_pairs(self, task[i], running[i])
+                return cat.realise(int(a[i]), task[i], keep)[1][None]
+            keep = job_places(self, task[idx], running[idx])
+            return cat.realise_batch(a[idx], task[idx], keep)[1]
+
+        return self.realised.rows(keys, make)
+
+
+def job_places(params: MIGParams, task: np.ndarray, running: np.ndarray) -> np.ndarray:
+    """(N, P) bool: the placements of the envs' running retraining jobs (they must stay)."""
+    m = params.spec.n_tenants
+    job = task >= m
+    return job & np.take_along_axis(running, np.where(job, task - m, 0), axis=1)
+
+
+def _mask_radix(cat: AllocationCatalogue) -> int:
+    """Values of one tenant's part of a mask key: where its running job is (P: nowhere)
+    times which of the Z sizes and none it may take."""
+    return (len(cat.placements) + 1) << (len(cat.sizes) + 1)
+
+
+def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list[tuple[int, int]]:
+    """The (placement, task) pairs of one env's running retraining jobs: they must stay."""
+    m = params.spec.n_tenants
+    return [(int(p), int(task[p])) for p in np.flatnonzero(task >= m) if running[task[p] - m]]
+
+
+@dataclass
+class MIGState:
+    """N environments' state (leading axis N)."""
+
+    time_s: np.ndarray  # (N,) simulated seconds since the episode started
+    window: np.ndarray  # (N,) int64 current retraining window (K: episode over)
+    step_in_window: np.ndarray  # (N,) int64 decision index inside the window
+    signature: np.ndarray  # (N,) int64 current allocation signature (-1 before the first)
+    arrivals: np.ndarray  # (N, M, T) requests arriving in each second
+    recent_sum: np.ndarray  # (N, M, T + 1) arrivals of the 10 s before each second, summed
+    norm: np.ndarray  # (N,) mean requests per decision of the episode (reward scale)
+    task: np.ndarray  # (N, P) int64 task per placement (IDLE -1, ABSENT -2)
+    ready_s: np.ndarray  # (N, P) time each instance finishes its reconfiguration
+    since_s: np.ndarray  # (N, P) time each placement got its task (or became free)
+    backlog: np.ndarray  # (N, M) requests queued per tenant (fluid)
+    slice_free_since: np.ndarray  # (N, 8) time each memory slice became free (inf: busy)
+    model_acc: np.ndarray  # (N, M) accuracy of the deployed model on the window's data
+    running: np.ndarray  # (N, M) bool: a retraining job is in flight
+    job_left: np.ndarray  # (N, M) GPU-seconds of retraining work left
+    job_total: np.ndarray  # (N, M) GPU-seconds of the whole job
+    job_target: np.ndarray  # (N, M) accuracy the model has when the job finishes
+    retrained: np.ndarray  # (N, M) bool: a job finished in this window
+    share_retrain: np.ndarray  # (N, M) GPU fraction the retraining job was given
+    requests: np.ndarray  # (N, M, K) requests arrived per window
+    served_slo: np.ndarray  # (N, M, K) requests served within the SLO
+    goodput: np.ndarray  # (N, M, K) requests in SLO and answered correctly
+    correct: np.ndarray  # (N, M, K) requests answered correctly
+    acc_integral: np.ndarray  # (N, M, K) accuracy-seconds of the deployed models
+    energy_j: np.ndarray  # (N, K) joules per window
+    retrain_gpu_s: np.ndarray  # (N, M) GPU-seconds given to retraining
+    retrainings: np.ndarray  # (N, M) int64 jobs finished
+    reconfigurations: np.ndarray  # (N,) int64 instances (re)configured
+    downtime_s: np.ndarray  # (N,) instance-seconds made unavailable by reconfigurations
+    psi_s: np.ndarray  # (N, 2M) Psi of each task: its mean measured overhead, last window
+    overhead_sum: np.ndarray  # (N, 2M) measured overhead of the task's events, this window
+    overhead_events: np.ndarray  # (N, 2M) int64 the task's reconfigurations, this window
+    overhead_s: np.ndarray  # (N,) measured reconfiguration overhead, summed over events
+    overhead_plain_s: np.ndarray  # (N,) the same without pre-initialisation
+    reconfig_events: np.ndarray  # (N,) int64 task reconfigurations (MIGRator Eq. 11)
+    mask: np.ndarray  # (N, S) bool valid signatures now (kept by initial and step)
+    timeline: list[list[dict[str, Any]] | None]  # (N,) per-stretch records, None: not kept
+
+
+@dataclass
+class Stretch:
+    """What one stretch of constant rates did, per env (the executor seam's result)."""
+
+    dt: np.ndarray  # (N,) seconds
+    active: np.ndarray  # (N, M) bool: a retraining job progressed
+    finish: np.ndarray  # (N, M) seconds until each active job finishes (inf otherwise)
+    work: np.ndarray  # (N, M) retraining GPU-seconds done
+    requests: np.ndarray  # (N, M) requests arrived
+    served: np.ndarray  # (N, M) requests served within the SLO
+    energy_j: np.ndarray  # (N,) joules
+
+
+def status_of(running: np.ndarray, retrained: np.ndarray) -> np.ndarray:
+    """Retraining status (PENDING / RUNNING / DONE) of each tenant, any shape."""
+    return np.where(running, RUNNING, np.where(retrained, DONE, PENDING))
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return np.arange(x.shape[0])
+
+
+def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``arr`` with rows ``sel`` (all, or an index array) set to ``value``: ``value`` itself
+    for all rows, else a copy (the state's arrays are replaced, never written in place)."""
+    if isinstance(sel, slice):
+        return value
+    out = arr.copy()
+    out[sel] = value
+    return out
+
+
+RULES = ("eq10", "per-instance")
+
+
+@dataclass(frozen=True)
+class Reconfiguration:
+    """What one reconfiguration does to N envs' P placements and 2M tasks (:func:`reconfigure`)."""
+
+    ready: np.ndarray  # (N, P) time each placement's instance serves again
+    flagged: np.ndarray  # (N, 2M) bool: the task is reconfigured (MIGRator Eq. 11)
+    measured: np.ndarray  # (N, 2M) seconds the task's reconfiguration took (0 where unflagged)
+    downtime: np.ndarray  # (N,) instance-seconds made unavailable
+
+
+def reconfigure(
+    rule: str,
+    old: np.ndarray,
+    new: np.ndarray,
+    ready_old: np.ndarray,
+    now: np.ndarray,
+    ready_instance: np.ndarray,
+    psi: np.ndarray,
+    gpcs: np.ndarray,
+    destroy_s: float,
+    first: np.ndarray,
+) -> Reconfiguration:
+    """The reconfiguration rule of the MIG family, for a batch of envs (the single env is the
+    batch of one).
+
+    **Detection** (MIGRator Eq. 11): task ``x`` (inference ``x < M``, retraining ``x >= M``)
+    is reconfigured when the number of instances or of GPCs it holds changes and it holds at
+    least one instance afterwards (a task left with nothing has no capacity to lose).
+
+    **Measured overhead** of a reconfigured task: the time until every instance it holds now
+    serves under the per-instance components (``ready_instance - now`` for each instance that
+    got the task; 0 for instances it keeps), or ``destroy_s`` where it only gave instances up
+    (MIGRator Fig. 5: destruction, creation, library load, model load). Psi (Table 2) is the mean
+    of these over a task's reconfigurations in the last window (:meth:`MIGDynamics.enter_window`).
+
+    **Cost**, by ``rule``:
+
+    * ``"eq10"`` (MIGRator Eq. 10): a reconfigured task's *whole* capacity is down for its Psi:
+      each of its instances serves from ``now + psi[x]`` (or later, if it was still being set
+      up); an instance that changed task without a count change (Eq. 11 sees none) serves at
+      once.
+    * ``"per-instance"``: each instance that gets a new task serves from its own
+      ``ready_instance`` (its destroy/create/library/model-load overhead, shortened by
+      pre-initialisation); instances a task keeps are untouched.
+
+    The first allocation of an episode (``first``) is a warm start: ready at ``now``, nothing
+    flagged.
+
+    Args:
+        rule: ``"eq10"`` or ``"per-instance"``.
+        old: (N, P) task per placement before (IDLE -1, ABSENT -2).
+        new: (N, P) task per placement after.
+        ready_old: (N, P) when each instance served before.
+        now: (N,) time of the decision.
+        ready_instance: (N, P) when each instance would serve under the per-instance
+            components (used where the placement's task changes).
+        psi: (N, 2M) Psi of each task, seconds.
+        gpcs: (P,) GPCs of each placement.
+        destroy_s: Seconds to destroy an instance.
+        first: (N,) bool: the first decision of the episode.
+
+    Returns:
+        The :class:`Reconfiguration`.
+    """
+    if rule not in RULES:
+        raise ValueError(f"overhead rule must be one of {', '.join(RULES)}, got {rule!r}")
+    n_tasks = psi.shape[1]
+    t = now[:, None]
+    changed = (new >= 0) & (new != old)
+    kept = (new >= 0) & (new == old)
+    ids = np.arange(n_tasks)
+    own_old = old[:, :, None] == ids  # (N, P, 2M)
+    own_new = new[:, :, None] == ids
+    n_old, n_new = own_old.sum(axis=1), own_new.sum(axis=1)
+    g_old = np.einsum("npx,p->nx", own_old, gpcs)
+    g_new = np.einsum("npx,p->nx", own_new, gpcs)
+    flagged = ((n_old != n_new) | (g_old != g_new)) & (n_new > 0) & ~first[:, None]
+    wait = np.where(changed, ready_instance - t, 0.0)  # (N, P)
+    got = np.where(own_new & changed[:, :, None], wait[:, :, None], 0.0).max(axis=1)
+    gave = (own_old & ~own_new).any(axis=1)
+    measured = np.where(flagged, np.maximum(got, np.where(gave, destroy_s, 0.0)), 0.0)
+    if rule == "eq10":
+        x = np.where(new >= 0, new, 0)
+        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
+        psi_p = np.take_along_axis(psi, x, axis=1)
+        base = np.where(kept, ready_old, t)
+        ready = np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
+    else:
+        ready = np.where(changed, ready_instance, ready_old)
+    ready = np.where(first[:, None] & changed, t, ready)
+    before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
+    after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
+    # Summed in placement order, as one instance after another.
+    downtime = np.cumsum(after - before, axis=1)[:, -1]
+    return Reconfiguration(ready=ready, flagged=flagged, measured=measured, downtime=downtime)
+
+
+class MIGDynamics:
+    """The MIG family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+
+    terms: tuple[str, ...] = TERMS
+
+    # ------------------------------------------------------------------ start
+    def initial(self, params: MIGParams, rngs: Sequence[np.random.Generator]) -> MIGState:
+        """Fresh episodes; env ``i`` draws its arrival trace from ``rngs[i]`` only. The
+        deployed models know the pre-training classes; window 0 brings new ones."""
+        spec, prof = params.spec, params.profile
+        n, m, t, k = len(rngs), spec.n_tenants, params.n_seconds, spec.windows
+        p = len(spec.catalogue.placements)
+        arrivals = np.zeros((n, m, t))
+        for j, rng in enumerate(rngs):
+            arrivals[j] = np.stack([proc.counts(t, 1.0, rng) for proc in spec.arrivals])
+        cum = np.zeros((n, m, t + 1))
+        np.cumsum(arrivals, axis=2, out=cum[:, :, 1:])  # integer counts: exact sums
+        lo = np.maximum(np.arange(t + 1) - 10, 0)
+        norm = np.array([max(float(a.sum()) / params.n_steps, 1e-9) for a in arrivals])
+        state = MIGState(
+            time_s=np.zeros(n),
+            window=np.zeros(n, dtype=np.int64),
+            step_in_window=np.zeros(n, dtype=np.int64),
+            signature=np.full(n, -1, dtype=np.int64),
+            arrivals=arrivals,
+            recent_sum=cum - cum[:, :, lo],
+            norm=norm,
+            task=np.full((n, p), ABSENT, dtype=np.int64),
+            ready_s=np.zeros((n, p)),
+            since_s=np.zeros((n, p)),
+            backlog=np.zeros((n, m)),
+            slice_free_since=np.zeros((n, MIG_MEMORY_SLICES)),
+            model_acc=np.repeat(prof.start_acc.astype(float)[None], n, axis=0),
+            running=np.zeros((n, m), dtype=bool),
+            job_left=np.zeros((n, m)),
+            job_total=np.zeros((n, m)),
+            job_target=np.zeros((n, m)),
+            retrained=np.zeros((n, m), dtype=bool),
+            share_retrain=np.zeros((n, m)),
+            requests=np.zeros((n, m, k)),
+            served_slo=np.zeros((n, m, k)),
+            goodput=np.zeros((n, m, k)),
+            correct=np.zeros((n, m, k)),
+            acc_integral=np.zeros((n, m, k)),
+            energy_j=np.zeros((n, k)),
+            retrain_gpu_s=np.zeros((n, m)),
+            retrainings=np.zeros((n, m), dtype=np.int64),
+            reconfigurations=np.zeros(n, dtype=np.int64),
+            downtime_s=np.zeros(n),
+            psi_s=np.repeat(np.tile(spec.overhead_new_s, 2)[None], n, axis=0),
+            overhead_sum=np.zeros((n, 2 * m)),
+            overhead_events=np.zeros((n, 2 * m), dtype=np.int64),
+            overhead_s=np.zeros(n),
+            overhead_plain_s=np.zeros(n),
+            reconfig_events=np.zeros(n, dtype=np.int64),
+            mask=np.zeros((n, len(spec.catalogue)), dtype=bool),
+            timeline=[None] * n,
+        )
+        state.mask = self._mask(params, state)
+        return state
+
+    def charged_overhead(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, 2M) seconds a reconfiguration of each task costs now: its Psi under ``eq10``,
+        the new-instance overhead of its model under ``per-instance`` (the bound the mask
+        uses for a retraining start)."""
+        spec = params.spec
+        if spec.overhead_rule == "eq10":
+            return state.psi_s
+        return np.broadcast_to(np.tile(spec.overhead_new_s, 2), state.psi_s.shape)
+
+    # ------------------------------------------------------------------ masks
+    def mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, S) bool: the signatures valid now (all of them once an episode has ended); see
+        the env's docstring for the rules."""
+        return state.mask
+
+    def _mask(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, S) bool: the mask of every env, one memoised row per distinct key. A key says,
+        per tenant, where its running job's instance is (it must stay) and which retraining
+        instance sizes it may take now (:meth:`_mask_row` decodes it); an ended env's key
+        is -1."""
+        spec, prof = params.spec, params.profile
+        n, m = state.time_s.shape[0], spec.n_tenants
+        cat = spec.catalogue
+        k = np.minimum(state.window, spec.windows - 1)
+        time_left = state.window * spec.window_s + spec.window_s - state.time_s  # (N,)
+        # Work of each job: what is left, or the whole job when it has not started.
+        left = np.where(state.job_left > 0, state.job_left, prof.gpu_seconds[:, k, 0].T)
+        ov = self.charged_overhead(params, state)[:, m:]  # (N, M) a retraining start's cost
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secs = ov[:, :, None] + left[:, :, None] / spec.size_train_speed
+        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
+        secs = np.where(too_small[None], np.inf, secs)
+        fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
+        # Retraining sizes each tenant may take (the last: none): those its job fits in while
+        # pending, none once retrained, any while running (its instance is kept as it is).
+        allowed = np.concatenate(
+            [fits & ~state.retrained[:, :, None], np.ones((n, m, 1), dtype=bool)], axis=2
+        )
+        allowed |= state.running[:, :, None]
+        code = allowed @ (1 << np.arange(len(cat.sizes) + 1))  # (N, M)
+        own = state.task[:, None, :] == (m + np.arange(m))[:, None]  # (N, M, P)
+        place = np.where(state.running & own.any(axis=2), own.argmax(axis=2), len(cat.placements))
+        keys = (place << (len(cat.sizes) + 1) | code) @ params.mask_base
+        keys[state.window >= spec.windows] = -1
+        return params.masks.rows(keys, lambda idx: self._mask_rows(params, keys[idx]))
+
+    def _mask_rows(self, params: MIGParams, keys: np.ndarray) -> np.ndarray:
+        """(K, S) bool: the masks of mask keys ``keys`` (K,) (see :meth:`_mask_row`)."""
+        return np.stack([self._mask_row(params, key) for key in keys.tolist()])
+
+    def _mask_row(self, params: MIGParams, key: int) -> np.ndarray:
+        """(S,) bool: the mask of one env with mask key ``key`` (see :meth:`_mask`): statically
+        valid signatures that keep every running job in place, some layout hosting them, and
+        give each tenant a retraining instance it may take (all signatures for -1)."""
+        spec = params.spec
+        cat = spec.catalogue
+        m, n_place, z = spec.n_tenants, len(cat.placements), len(cat.sizes)
+        if key < 0:
+            return np.ones(len(cat), dtype=bool)
+        places, codes = [], []
+        for _ in range(m):
+            key, part = divmod(key, _mask_radix(cat))
+            places.append(part >> (z + 1))
+            codes.append(part & ((1 << (z + 1)) - 1))
+        feasible = params.feasible.get(tuple(places))
+        if feasible is None:
+            keep = [(p, m + i) for i, p in enumerate(places) if p < n_place]
+            feasible = spec.valid_static & cat.feasible(keep)
+            params.feasible[tuple(places)] = feasible
+        row = feasible.copy()
+        for i, code in enumerate(codes):
+            row &= (code >> params.retrain_size[:, i] & 1).astype(bool)
+        return row
+
+    def project(self, params: MIGParams, state: MIGState, actions: Any) -> tuple[np.ndarray, ...]:
+        """(N,) signatures applied and (N,) bool ``projected``: an action the mask forbids
+        becomes the current allocation with the retraining instances no longer needed released,
+        or the lowest-index valid signature (0 if none) where that is not valid either."""
+        a = np.asarray(actions).astype(np.int64).reshape(-1)
+        mask = state.mask
+        n_sig = mask.shape[1]
+        inside = (a >= 0) & (a < n_sig)
+        rows = _rows(a)
+        projected = ~(inside & mask[rows, np.where(inside, a, 0)])
+        if not projected.any():
+            return a, projected
+        bits = state.running @ (1 << np.arange(params.spec.n_tenants))
+        cur = params.stripped[np.maximum(state.signature, 0), bits]
+        cur_ok = (state.signature >= 0) & mask[rows, cur]
+        first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), np.maximum(state.signature, 0))
+        fallback = np.where(cur_ok, cur, first)
+        return np.where(projected, fallback, a), projected
+
+    # ------------------------------------------------------------------ step
+    def step(
+        self, params: MIGParams, state: MIGState, actions: np.ndarray
+    ) -> tuple[MIGState, Record]:
+        """One decision epoch of every env (in place). Every env must be running."""
+        spec = params.spec
+        if (state.window >= spec.windows).any():
+            raise RuntimeError("step() on an env whose episode has ended")
+        a, projected = self.project(params, state, actions)
+        before = self._counters(state)  # before the reconfiguration: its downtime counts
+        queued = state.backlog.sum(axis=1)  # requests waiting when the step starts
+        changes = self._apply(params, state, a)
+        t0 = state.time_s.copy()
+        w_start = state.window * spec.window_s
+        t_end = np.minimum(
+            w_start + (state.step_in_window + 1) * spec.basis_s, w_start + spec.window_s
+        )
+        while True:
+            go = state.time_s < t_end - _EPS
+            if not go.any():
+                break
+            t = state.time_s
+            nxt = np.minimum(t_end, np.floor(t + _EPS) + 1.0)
+            pending = (state.task >= 0) & (state.ready_s > t[:, None] + _EPS)
+            nxt = np.minimum(nxt, np.where(pending, state.ready_s, np.inf).min(axis=1))
+            self._advance(params, state, nxt, go)
+        after = self._counters(state)
+        d_req, d_slo, d_good, d_corr, d_energy, d_down, d_over = (
+            x1 - x0 for x0, x1 in zip(before, after, strict=True)
+        )
+        state.step_in_window += 1
+        new_window = np.flatnonzero(state.step_in_window >= spec.steps_per_window)
+        if new_window.size:
+            state.step_in_window[new_window] = 0
+            self.enter_window(params, state, new_window, state.window[new_window] + 1)
+        state.mask = self._mask(params, state)
+        full = spec.power.max_power_w * max(spec.basis_s, 1e-9)
+        req = d_req.sum(axis=1)
+        has = req > 0
+        safe = np.where(has, req, 1.0)
+        # Served in the step within the SLO, of the requests it had to serve: those queued at
+        # its start and those arriving in it (a queue served late counts against no step's
+        # arrivals alone, so the fraction stays in [0, 1]).
+        present = req + queued
+        slo = np.where(present > 0, d_slo.sum(axis=1) / np.where(present > 0, present, 1.0), 1.0)
+        good = d_good.sum(axis=1)
+        terms = {"goodput": good / state.norm, "energy": -d_energy / full}
+        info = {
+            "projected": projected,
+            "reconfigurations": changes,
+            "goodput": good,
+            "requests": req,
+            "slo_attainment": np.minimum(slo, 1.0),  # min: float rounding only
+            "accuracy": np.where(has, d_corr.sum(axis=1) / safe, 0.0),
+            "downtime_s": d_down,
+            "overhead_s": d_over,
+            "tenant_requests": d_req,
+            "tenant_goodput": d_good,
+            "tenant_served_slo": d_slo,
+        }
+        return state, Record(energy_j=d_energy, duration_s=t_end - t0, terms=terms, info=info)
+
+    def _counters(self, state: MIGState) -> tuple[np.ndarray, ...]:
+        """Per env: per-tenant sums of the window counters, energy, downtime and measured
+        reconfiguration overhead so far (a step's numbers are differences of these, as the
+        engine's metrics give them)."""
+        return (
+            state.requests.sum(axis=2),
+            state.served_slo.sum(axis=2),
+            state.goodput.sum(axis=2),
+            state.correct.sum(axis=2),
+            state.energy_j.sum(axis=1),
+            state.downtime_s.copy(),
+            state.overhead_s.copy(),
+        )
+
+    def _apply(self, params: MIGParams, state: MIGState, a: np.ndarray) -> np.ndarray:
+        """Realise signatures ``a`` (N,) under the scenario's reconfiguration rule
+        (:func:`reconfigure`); returns (N,) instances (re)configured (0 at the first decision,
+        a warm start)."""
+        spec = params.spec
+        m = spec.n_tenants
+        now = state.time_s[:, None]
+        first = state.signature < 0
+        old = state.task
+        new = params.realise(a, old, state.running)
+        tenant = np.where(new >= 0, new, 0) % m
+        existed = old != ABSENT
+        ov = np.where(existed, spec.overhead_reload_s[tenant], spec.overhead_new_s[tenant])
+        start = now
+        if spec.preinit:
+            # An instance whose slices were free can be built ahead of time.
+            free = np.where(params.slices[None], state.slice_free_since[:, None, :], -np.inf)
+            start = np.where(
+                existed & (old == IDLE),
+                np.minimum(now, state.since_s),
+                np.minimum(now, free.max(2)),
+            )
+        rc = reconfigure(
+            spec.overhead_rule,
+            old,
+            new,
+            state.ready_s,
+            state.time_s,
+            np.maximum(now, start + ov),
+            state.psi_s,
+            params.gpcs,
+            spec.destroy_s,
+            first,
+        )
+        plain = rc.measured
+        if spec.preinit:  # what the same reconfiguration would take without it (§5.2's baseline)
+            args = (old, new, state.ready_s, state.time_s, now + ov, state.psi_s, params.gpcs)
+            plain = reconfigure(spec.overhead_rule, *args, spec.destroy_s, first).measured
+        state.ready_s = rc.ready
+        state.overhead_plain_s = state.overhead_plain_s + np.cumsum(plain, axis=1)[:, -1]
+        count = np.where(first, 0, ((new >= 0) & (new != old)).sum(axis=1))
+        state.reconfigurations += count
+        state.downtime_s = state.downtime_s + rc.downtime
+        measured = np.where(rc.flagged, rc.measured, 0.0)
+        state.overhead_sum = state.overhead_sum + measured
+        state.overhead_events = state.overhead_events + rc.flagged
+        state.overhead_s = state.overhead_s + np.cumsum(measured, axis=1)[:, -1]
+        state.reconfig_events = state.reconfig_events + rc.flagged.sum(axis=1)
+        state.since_s = np.where(new != old, now, state.since_s)
+        state.task = new
+        # Memory slices covered by a working instance are not free; newly free ones are.
+        busy = ((new >= 0).astype(np.int64) @ params.slices.astype(np.int64)) > 0
+        sfs = state.slice_free_since
+        state.slice_free_since = np.where(busy, np.inf, np.where(np.isinf(sfs), now, sfs))
+        state.signature = a.copy()
+        # The engine's rules: a running job keeps its instance; a tenant that has retrained
+        # this window is refused; a pending one with an instance starts its job.
+        k = state.window
+        gp_r = params.share[a, m:]
+        refused = state.retrained | (~state.running & (gp_r <= 0))
+        state.share_retrain = np.where(refused, 0.0, gp_r)
+        start_job = ~state.running & ~refused & (state.share_retrain > 0)
+        if start_job.any():
+            total = params.profile.gpu_seconds[:, k, 0].T  # (N, M)
+            target = params.profile.post_acc[:, k, 0].T
+            state.job_total = np.where(start_job, total, state.job_total)
+            state.job_left = np.where(start_job, total, state.job_left)
+            state.job_target = np.where(start_job, target, state.job_target)
+            state.running = state.running | start_job
+        return count
+
+    def stretch(
+        self,
+        params: MIGParams,
+        state: MIGState,
+        until: np.ndarray,
+        rows: np.ndarray | None = None,
+    ) -> Stretch:
+        """Serve the queues and retrain until ``until`` (N,) or the first job completion, at
+        constant rates (:class:`edgegym.families.mig.serving.MIGExecutor.run`, batched), in the envs
+        ``rows`` (K,) (all where ``None``); the result has one row per env run. Updates their
+        backlog; the caller accounts for the rest. The executor seam: the real backend
+        replaces this."""
+        spec = params.spec
+        m = spec.n_tenants
+        sel = slice(None) if rows is None else rows
+        t = state.time_s[sel]
+        task, running, job_left = state.task[sel], state.running[sel], state.job_left[sel]
+        ready = state.ready_s[sel] <= t[:, None] + _EPS  # (K, P)
+        tenant_ids = np.arange(m)[None, :, None]
+        own_i = (task[:, None, :] == tenant_ids) & ready[:, None, :]  # (K, M, P)
+        own_r = (task[:, None, :] == m + tenant_ids) & ready[:, None, :]
+        speed = np.sum(np.where(own_r, spec.train_speed, 0.0), axis=2)
+        speed = np.where(running, speed, 0.0)
+        active = running & (speed > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
+        dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
+        sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
+        lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
+        mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
+        bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
+        dtc = dt[:, None]
+        served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
+        state.backlog = _put(state.backlog, sel, b1)
+        infer_gpcs = own_i.astype(float) @ params.gpcs  # (K, M)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dtc, _EPS)), 0.0)
+        train_gpcs = np.where(running, own_r.astype(float) @ params.gpcs, 0.0)
+        busy = infer_gpcs * load + train_gpcs
+        util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
+        energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
+        return Stretch(
+            dt=dt,
+            active=active,
+            finish=finish,
+            work=speed * dtc,
+            requests=lam * dtc,
+            served=served,
+            energy_j=energy,
+        )
+
+    def _advance(self, params: MIGParams, state: MIGState, until: np.ndarray, go: np.ndarray):
+        """Run the envs ``go`` (N,) one stretch towards ``until`` (N,) and account for it
+        (:meth:`tests.reference.engine.Engine.advance`); the others stay as they are (the
+        stretch runs only the envs that go, unless all do)."""
+        rows = None if go.all() else np.flatnonzero(go)
+        sel = slice(None) if rows is None else rows
+        seg = self.stretch(params, state, until, rows)
+        dt = seg.dt  # (K,)
+        left = np.maximum(0.0, state.job_left[sel] - seg.work)
+        done = seg.active & (
+            (seg.finish <= dt[:, None] + _EPS)
+            | (left <= _EPS * np.maximum(state.job_total[sel], 1))
+        )
+        state.job_left = _put(state.job_left, sel, left)
+        pos = dt > 0
+        rec = np.flatnonzero(pos) if rows is None else rows[pos]
+        if rec.size:
+            k = state.window[rec]
+            d = dt[pos, None]
+            acc = state.model_acc[rec]
+            req = seg.requests[pos]
+            served = seg.served[pos]
+            state.acc_integral[rec, :, k] += acc * d
+            state.energy_j[rec, k] += seg.energy_j[pos]
+            state.retrain_gpu_s[rec] += (
+                np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
+            )
+            state.requests[rec, :, k] += req
+            state.served_slo[rec, :, k] += served
+            state.goodput[rec, :, k] += served * acc
+            state.correct[rec, :, k] += req * acc
+            self._log(params, state, rec, dt[pos])
+        state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
+        if done.any():
+            done = _put(np.zeros_like(state.running), sel, done)
+            state.model_acc = np.where(done, state.job_target, state.model_acc)
+            state.running = state.running & ~done
+            state.job_left = np.where(done, 0.0, state.job_left)
+            state.job_total = np.where(done, 0.0, state.job_total)
+            state.retrained = state.retrained | done
+            state.retrainings += done
+
+    def _log(self, params: MIGParams, state: MIGState, rec: np.ndarray, dt: np.ndarray) -> None:
+        """Append a stretch record of ``dt`` (K,) seconds to the timelines of envs ``rec``
+        (K,) that keep one (the engine's ``metrics.timeline`` layout)."""
+        m = params.spec.n_tenants
+        for i, d in zip(rec.tolist(), dt, strict=True):
+            tl = state.timeline[i]
+            if tl is None:
+                continue
+            t = float(state.time_s[i])
+            tl.append(
+                {
+                    "t0": t,
+                    "t1": t + float(d),
+                    "window": int(state.window[i]),
+                    "accuracy": (state.model_acc[i] * d / d).tolist(),
+                    "share_retrain": state.share_retrain[i].tolist(),
+                    "share_infer": params.share[state.signature[i], :m].tolist(),
+                    "retrain_cfg": np.where(state.running[i], 0, -1).tolist(),
+                    "infer_cfg": [0] * m,
+                }
+            )
+
+    def enter_window(
+        self, params: MIGParams, state: MIGState, idx: np.ndarray, k: np.ndarray
+    ) -> None:
+        """Envs ``idx`` enter windows ``k``: each task's Psi becomes the mean overhead
+        measured over its reconfigurations in the window that ended, unfinished jobs are
+        dropped and the deployed models drift (:meth:`tests.reference.engine.Engine.start_window`);
+        the executor seam."""
+        state.window[idx] = k
+        # Psi (MIGRator Table 2): the mean overhead of each task's reconfigurations in the
+        # window that ended; a task not reconfigured keeps its Psi.
+        n_ev = state.overhead_events[idx]
+        mean = state.overhead_sum[idx] / np.maximum(n_ev, 1)
+        state.psi_s[idx] = np.where(n_ev > 0, mean, state.psi_s[idx])
+        state.overhead_sum[idx] = 0.0
+        state.overhead_events[idx] = 0
+        live = k < params.spec.windows
+        idx, k = idx[live], k[live]
+        if not idx.size:
+            return
+        prof = params.profile
+        drifted = np.maximum(prof.floor[:, k].T, state.model_acc[idx] - prof.drift[:, k].T)
+        state.model_acc[idx] = np.where((k > 0)[:, None], drifted, state.model_acc[idx])
+        for arr in (state.job_left, state.job_total, state.job_target, state.share_retrain):
+            arr[idx] = 0.0
+        state.running[idx] = False
+        state.retrained[idx] = False
+
+    # ------------------------------------------------------------------ views
+    def observation(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N, 14 M + 4) float32 (see :mod:`edgegym.families.mig.observation` for the table)."""
+        spec, prof = params.spec, params.profile
+        n, m = state.time_s.shape[0], spec.n_tenants
+        rows = _rows(state.time_s)
+        t = state.time_s
+        now = np.floor(t + 1e-9).astype(np.int64)
+        ref = np.maximum(spec.size_rate[:, -1], 1e-9)
+        started = (now > 0)[:, None]
+        last = np.where(started, state.arrivals[rows, :, np.maximum(now - 1, 0)], 0.0)
+        width = np.minimum(now, 10)
+        recent = np.where(
+            started, state.recent_sum[rows, :, now] / np.maximum(width, 1)[:, None], 0.0
+        )
+        ready = state.ready_s <= t[:, None] + _EPS
+        tenant_ids = np.arange(m)[None, :, None]
+        own_i = state.task[:, None, :] == tenant_ids  # (N, M, P)
+        mu = np.sum(np.where(own_i & ready[:, None, :] & params.meets, spec.rate, 0.0), axis=2)
+        status = status_of(state.running, state.retrained)
+        k = np.minimum(state.window, spec.windows - 1)
+        total = prof.gpu_seconds[:, k, 0].T
+        progress = np.where(
+            state.job_total > 0,
+            1.0 - state.job_left / np.maximum(state.job_total, 1e-12),
+            0.0,
+        )
+        progress = np.where(status == DONE, 1.0, progress)
+        left = np.where(status == PENDING, total, state.job_left)
+        own_r = state.task[:, None, :] == m + tenant_ids
+        feats = np.zeros((n, m, PER_TENANT))
+        feats[:, :, 0] = last / ref
+        feats[:, :, 1] = recent / ref
+        feats[:, :, 2] = state.backlog / ref
+        feats[:, :, 3] = own_i.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 4] = mu / ref
+        feats[:, :, 5] = state.model_acc
+        feats[:, :, 6] = prof.post_acc[:, k, 0].T
+        np.put_along_axis(feats, (7 + status)[:, :, None], 1.0, axis=2)
+        feats[:, :, 10] = progress
+        feats[:, :, 11] = own_r.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
+        feats[:, :, 13] = self.charged_overhead(params, state)[:, :m] / 10.0
+        assigned = state.task >= 0
+        n_assigned = assigned.sum(axis=1)
+        waiting = (assigned & (state.ready_s > t[:, None] + 1e-9)).sum(axis=1)
+        glob = np.stack(
+            [
+                (t - state.window * spec.window_s) / spec.window_s,
+                state.window / spec.windows,
+                1.0 - (assigned.astype(float) @ params.gpcs) / MIG_TOTAL_GPCS,
+                np.where(n_assigned > 0, waiting / np.maximum(n_assigned, 1), 0.0),
+            ],
+            axis=1,
+        )
+        out = np.concatenate([feats.reshape(n, -1), glob], axis=1)
+        return np.clip(out, 0.0, HIGH).astype(np.float32)
+
+    def done(self, params: MIGParams, state: MIGState) -> np.ndarray:
+        """(N,) bool: the last window has ended."""
+        return state.window >= params.spec.windows
+
+    def metrics(self, params: MIGParams, state: MIGState, i: int) -> dict[str, float]:
+        """Env ``i``'s whole-episode numbers (:meth:`edgegym.core.metrics.Metrics.summary`):
+        Goodput, SLO attainment and accuracy as fractions of all requests (MIGRator §5.2)."""
+        requests, goodput = state.requests[i], state.goodput[i]
+        if requests.any():
+            n = max(float(requests.sum()), 1.0)
+            per_tenant = goodput.sum(axis=1) / np.maximum(requests.sum(axis=1), 1.0)
+            return {
+                "goodput": float(goodput.sum() / n),
+                "slo_attainment": float(state.served_slo[i].sum() / n),
+                "accuracy": float(state.correct[i].sum() / n),
+                "min_tenant_goodput": float(per_tenant.min()),
+                "requests": float(requests.sum()),
+                "energy_j": float(state.energy_j[i].sum()),
+                "retrainings": float(state.retrainings[i].sum()),
+                "reconfigurations": float(state.reconfigurations[i]),
+                "reconfig_events": float(state.reconfig_events[i]),
+                "downtime_s": float(state.downtime_s[i]),
+                "overhead_s": float(state.overhead_s[i]),
+                "overhead_without_preinit_s": float(state.overhead_plain_s[i]),
+            }
+        wa = state.acc_integral[i] / params.spec.window_s  # no request arrived
+        return {
+            "accuracy": float(wa.mean()),
+            "min_stream_accuracy": float(wa.mean(axis=1).min()),
+            "energy_j": float(state.energy_j[i].sum()),
+            "retrain_gpu_s": float(state.retrain_gpu_s[i].sum()),
+            "retrainings": float(state.retrainings[i].sum()),
+            "below_a_min_frac": 0.0,
+        }
+
+
+__all__ = [
+    "DONE",
+    "FIT_EPS",
+    "GLOBALS",
+    "HIGH",
+    "PENDING",
+    "PER_TENANT",
+    "RULES",
+    "RUNNING",
+    "TERMS",
+    "MIGDynamics",
+    "MIGParams",
+    "MIGSpec",
+    "MIGState",
+    "Reconfiguration",
+    "Stretch",
+    "job_places",
+    "keep_pairs",
+    "reconfigure",
+    "status_of",
+]

@@ -1,0 +1,124 @@
+"""Scenario schema of MIGRator's MIG reconfiguration (``edgegym/MIGReconfig-v0``): one pydantic
+model per section and record, validated by :mod:`edgegym.scenarios` (field types and ranges from
+:mod:`edgegym.workload.checks`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from annotated_types import Len
+from pydantic import (
+    Field,
+    model_validator,
+)
+
+from edgegym.families.mig.datasets import NC_DATASETS
+from edgegym.scenarios import (
+    Arrival,
+    ClockMHz,
+    MigGpu,
+    Model,
+    Record,
+    ScenarioModel,
+    Seconds60,
+    UnitOpen,
+    Weight100,
+    clock_problem,
+    family_schema,
+)
+from edgegym.workload.checks import Flag, OneOf, Range, Text, rule
+
+
+def _datasets() -> list[str]:
+    return sorted(NC_DATASETS)
+
+
+Dataset = Annotated[str, OneOf(_datasets)]
+
+
+class MIGHardware(Record):
+    """``hardware`` of a MIG scenario."""
+
+    gpu: MigGpu = "A100-40GB"
+    clock_mhz: ClockMHz = 0.0
+
+    @model_validator(mode="after")
+    def _clock_runs(self) -> MIGHardware:
+        problem = clock_problem(self.gpu, self.clock_mhz)
+        if problem:
+            raise rule(problem)
+        return self
+
+
+class MIGOverhead(Record):
+    """``overhead``: MIGRator Fig. 5 components per instance (model load is per model) and the
+    rule that charges them (:func:`edgegym.families.mig.dynamics.reconfigure`): ``eq10`` (MIGRator
+    Eq. 10-11: a task whose instance or GPC count changes loses its whole capacity for its Psi, the
+    mean overhead measured over its reconfigurations in the last window) or ``per-instance`` (each
+    instance given a new task is down for its own components)."""
+
+    rule: Literal["eq10", "per-instance"] = "eq10"
+    destroy_s: Seconds60 = 0.5
+    create_s: Seconds60 = 1.5
+    library_s: Seconds60 = 2.0
+
+
+class MIGObjective(Record):
+    """``objective`` of a MIG scenario."""
+
+    goodput: Weight100 = 1.0
+    energy: Weight100 = 0.0
+
+
+class MIGTenant(Record):
+    """One of a MIG scenario's ``tenants``."""
+
+    model: Model
+    dataset: Dataset
+    arrival: Arrival
+    slo_ms: Annotated[float, Range(0.0, 1e5, lo_open=True)]
+    ceiling: UnitOpen = 0.9
+    name: Text = ""
+
+
+class MIGScenario(ScenarioModel):
+    """A scenario of the MIG family (``edgegym/MIGReconfig-v0``, MIGRator)."""
+
+    SECTIONS: ClassVar[frozenset[str]] = frozenset({"hardware", "overhead", "objective", "tenants"})
+
+    family: Literal["mig"]
+    window_s: Annotated[float, Range(1.0, 1e5)] = 200.0
+    windows: Annotated[int, Range(0, 100)] = 0  # 0: the datasets' schedule
+    basis_s: Annotated[float, Range(0.5, 10.0)] = 1.0
+    batch: Annotated[int, Range(1, 64)] = 1
+    preinit: Flag = False
+    data_fraction: UnitOpen = 1.0
+    retrain_scale: Annotated[float, Range(0.0, 10.0, lo_open=True)] = 1.0
+    hardware: MIGHardware = Field(default_factory=MIGHardware)
+    overhead: MIGOverhead = Field(default_factory=MIGOverhead)
+    objective: MIGObjective = Field(default_factory=MIGObjective)
+    tenants: Annotated[list[MIGTenant], Len(1, 4)]
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> MIGScenario:
+        for i, t in enumerate(self.tenants):
+            t.name = t.name or f"{t.model}-{i}"
+        shortest = min(NC_DATASETS[t.dataset].windows for t in self.tenants)
+        if self.windows > shortest:
+            raise rule(
+                f"must be an integer in [0, {shortest}] (the shortest dataset schedule; 0 means "
+                f"{shortest}), got {self.windows}",
+                field="windows",
+            )
+        self.windows = self.windows or shortest
+        return self
+
+
+#: How :mod:`edgegym.scenarios` validates and overrides this family's scenarios.
+SCHEMA = family_schema(
+    MIGScenario,
+    MIGHardware,
+    arrivals=lambda d: [
+        (f"tenants[{i}].arrival", t["arrival"]) for i, t in enumerate(d["tenants"])
+    ],
+)
