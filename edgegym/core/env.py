@@ -67,12 +67,11 @@ class EdgeEnv(gym.Env):
         dynamics: Dynamics,
         observation_space: spaces.Space,
         action_space: spaces.Space,
-        reward_weights: dict[str, float],
     ) -> None:
-        """Install the family's core: params, dynamics, spaces and the reward's weights."""
+        """Install the family's core: params (whose ``term_weights`` weigh the reward's
+        terms), dynamics and spaces."""
         self.params, self.dynamics = params, dynamics
         self.observation_space, self.action_space = observation_space, action_space
-        self.reward_weights = dict(reward_weights)
         self.state: Any = None
         self.timeline: list[dict[str, Any]] | None = None
         self._mask: np.ndarray | None = None
@@ -115,7 +114,7 @@ class EdgeEnv(gym.Env):
         before = None if self.timeline is None else self._before_step()
         self.state, rec = self.dynamics.step(self.params, self.state, batch)
         self._mask = None
-        reward = float(weighted_reward(rec.terms, self.reward_weights)[0])
+        reward = float(weighted_reward(rec.terms, self.params.term_weights)[0])
         info = self._info(self._record_info(rec))
         info["reward_terms"] = {name: float(v[0]) for name, v in rec.terms.items()}
         info["energy_j"] = float(rec.energy_j[0])

@@ -77,6 +77,9 @@ class Family:
         shape: ``validated scenario -> (tenants, GPUs, horizon)`` words for
             ``edgegym scenarios``.
         unit: What a tenant is called in plots (``stream``, ``tenant``).
+        make_params: ``make_params(scenario, **options) -> params``: the one way to build the
+            family's params (what its dynamics take) from a loaded scenario; read it through
+            :meth:`params`.
     """
 
     name: str
@@ -92,6 +95,17 @@ class Family:
     headline_metrics: tuple[tuple[str, str], ...] = ()
     shape: Callable[[Mapping[str, Any]], tuple[str, str, str]] = field(default=_tenant_shape)
     unit: str = "tenant"
+    make_params: Callable[..., Any] | None = None
+
+    def params(self, scenario: Any, **options: Any) -> Any:
+        """The family's params of a loaded scenario (options as its ``make_params`` takes).
+
+        Raises:
+            TypeError: The family registered no params builder.
+        """
+        if self.make_params is None:
+            raise TypeError(f"family {self.name!r} registered no make_params")
+        return self.make_params(scenario, **options)
 
 
 #: name -> Family, in registration order.

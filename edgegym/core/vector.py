@@ -99,7 +99,6 @@ class EdgeVectorEnv(VectorEnv):
             scenario = fam.default_scenario if fam is not None else None
         self.scenario = scenario_for(self.env_id, scenario, overrides)
         self.params, self.dynamics, obs_space, act_space = self._build(self.scenario)
-        self.reward_weights = self._reward_weights(self.scenario)
         self.single_observation_space = obs_space
         self.single_action_space = act_space
         self.observation_space = batch_space(obs_space, self.num_envs)
@@ -115,10 +114,6 @@ class EdgeVectorEnv(VectorEnv):
     def _build(self, scenario: Scenario) -> tuple[Any, Dynamics, spaces.Space, spaces.Space]:
         """The family's params, dynamics and single observation and action spaces."""
         raise NotImplementedError
-
-    def _reward_weights(self, scenario: Scenario) -> dict[str, float]:
-        """Weight of each reward term: the scenario's ``objective``."""
-        return {str(k): float(v) for k, v in dict(scenario["objective"]).items()}
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         """The actions as an int64 array of the batched action space's shape
@@ -185,11 +180,11 @@ class EdgeVectorEnv(VectorEnv):
         rec = None
         if go.size == n_envs:
             self.state, rec = dyn.step(p, self.state, actions)
-            rewards = weighted_reward(rec.terms, self.reward_weights)
+            rewards = weighted_reward(rec.terms, self.params.term_weights)
         elif go.size:
             sub, rec = dyn.step(p, batch_take(self.state, go), actions[go])
             batch_put(self.state, go, sub)
-            rewards[go] = weighted_reward(rec.terms, self.reward_weights)
+            rewards[go] = weighted_reward(rec.terms, self.params.term_weights)
         terminated = dyn.done(p, self.state) & stepped
         truncated = np.zeros(n_envs, dtype=bool)
         obs = dyn.observation(p, self.state)

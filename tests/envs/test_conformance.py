@@ -465,7 +465,7 @@ def test_continual_reward_is_the_weighted_sum_of_its_signed_terms():
 
     overrides = {"objective.energy": 0.5}
     env = gym.make("edgegym/ContinualLearning-v0", scenario="ekya-table1", **overrides)
-    weights = env.unwrapped.spec_.weights
+    weights = env.unwrapped.spec_.objective
     assert weights["energy"] == 0.5
     for _, reward, _, _, info in rollout(env, 0, 2)[1:]:
         terms = info["reward_terms"]

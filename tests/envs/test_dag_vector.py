@@ -23,7 +23,7 @@ def test_vector_info_and_theta_weighted_rewards_equal_single_envs() -> None:
     kwargs = {"requests": 12, "theta": 3.0, "objective.energy": 0.5, "count": 3}
     n = 3
     vec = DAGOffloadVectorEnv(num_envs=n, **kwargs)
-    assert vec.reward_weights == {"completion": 1.0, "accuracy": 3.0, "energy": 0.5}
+    assert vec.params.term_weights == {"completion": 1.0, "accuracy": 3.0, "energy": 0.5}
     singles = [DAGOffloadEnv(record_timeline=True, **kwargs) for _ in range(n)]
     _, info = vec.reset(seed=5)
     for i, env in enumerate(singles):

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from edgegym.families.energy.dynamics import EnergyDynamics, energy_params
+from edgegym.families.energy.dynamics import EnergyDynamics, make_params
 from edgegym.families.energy.timeslice import TimeSliceExecutor
 from edgegym.scenarios import bundled, load
 
@@ -37,7 +37,7 @@ def test_batched_quanta_equal_the_reference_executor(scenario):
         built.append(sim)
         return sim
 
-    fast, ref = energy_params(sc), energy_params(sc, make_executor=reference)
+    fast, ref = make_params(sc), make_params(sc, make_executor=reference)
     dyn, n_envs = EnergyDynamics(), 3
     s_fast = dyn.initial(fast, [np.random.default_rng(s) for s in range(n_envs)])
     s_ref = dyn.initial(ref, [np.random.default_rng(s) for s in range(n_envs)])

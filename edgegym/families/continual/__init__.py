@@ -1,6 +1,7 @@
 """The continual-learning family (Ekya): ``edgegym/ContinualLearning-v0``."""
 
 from edgegym.core.registry import Family, register_family
+from edgegym.families.continual.dynamics import make_params
 from edgegym.families.continual.env import ContinualLearningEnv
 from edgegym.families.continual.schema import SCHEMA
 from edgegym.families.continual.snapshot import ContinualSnapshot, ContinualSpec
@@ -24,6 +25,7 @@ FAMILY = register_family(
         default_scenario="ekya-cityscapes",
         summary="Ekya: retraining + inference configurations and GPU shares per stream",
         schema=SCHEMA,
+        make_params=make_params,
         default_policy="thief",
         flat_id="edgegym/ContinualLearning-Flat-v0",
         catalogue="edgegym.wrappers:continual_catalogue",

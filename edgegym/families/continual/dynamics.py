@@ -56,9 +56,10 @@ from edgegym.core.dynamics import Record
 from edgegym.core.executor import Executor, SimulatedExecutor
 from edgegym.core.metrics import Metrics
 from edgegym.core.state import Allocation, ClusterState, TenantState
+from edgegym.families.continual.reward import TERMS, term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mps import largest_remainder
-from edgegym.scenarios import Scenario
+from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.workload.continual import (
     ContinualProfile,
     InferenceConfig,
@@ -73,10 +74,6 @@ from edgegym.workload.continual import (
 )
 from edgegym.workload.models import ModelProfile, get_model
 
-#: Reward terms, in order (see :mod:`edgegym.families.continual.reward`).
-TERMS = ("accuracy", "a_min_shortfall", "energy")
-#: Objective weight of each reward term (the scenario's ``objective`` keys).
-WEIGHT_KEYS = {"accuracy": "accuracy", "a_min_shortfall": "a_min", "energy": "energy"}
 #: Observation columns per stream before the per-configuration estimates, and globals.
 N_STREAM_BASE = 9
 N_GLOBAL = 6
@@ -112,7 +109,7 @@ class ContinualSpec:
     infer_share: np.ndarray  # (L,) share each inference configuration needs at demand 1
     infer_factor: np.ndarray  # (L,) accuracy factor of each inference configuration
     uniform_configs: tuple[int, int]  # indices of the uniform scheduler's Config 1 and 2
-    weights: dict[str, float]  # objective weights by reward-term name
+    objective: dict[str, float]  # the scenario's objective weights, keyed as there
     clock_mhz: float = 0.0  # DVFS core clock of every GPU
     speed: float = 1.0  # throughput at that clock relative to the top clock
     prune_every: int = 0  # windows between prunings of the worst configurations (0: never)
@@ -171,7 +168,7 @@ class ContinualSpec:
                 names.index(sc["uniform"]["config1"]),
                 names.index(sc["uniform"]["config2"]),
             ),
-            weights={k: float(v) for k, v in sc["objective"].items()},
+            objective={k: float(v) for k, v in sc["objective"].items()},
             clock_mhz=clock,
             speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
             prune_every=int(prof["prune_every"]),
@@ -250,18 +247,26 @@ def simulated_executor(params: ContinualParams, profile: ContinualProfile) -> Si
     )
 
 
-def continual_params(
-    spec: ContinualSpec,
+def make_params(
+    sc: Scenario,
     max_streams: int | None = None,
     make_executor: ExecutorFactory | None = None,
 ) -> ContinualParams:
-    """The :class:`ContinualParams` of a scenario's specification.
+    """The :class:`ContinualParams` of a loaded scenario (``Family.params``).
 
     Args:
-        spec: The scenario's specification.
+        sc: The scenario.
         max_streams: Stream slots (default: the scenario's streams).
         make_executor: Builds each env's executor at reset (``None``: the simulator).
+
+    Raises:
+        ScenarioError: ``max_streams`` is below the scenario's streams.
     """
+    spec = ContinualSpec.from_scenario(sc)
+    if max_streams is not None and int(max_streams) < spec.streams:
+        raise ScenarioError(
+            f"max_streams={int(max_streams)} is smaller than the scenario's {spec.streams} streams"
+        )
     c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
     power = PowerModel.from_spec(spec.gpu)
     clock = np.full(spec.gpus, spec.clock_mhz)
@@ -287,7 +292,7 @@ def continual_params(
         power_model=power,
         clock_mhz=clock,
         full_power_w=spec.gpus * spec.gpu.max_power_w,
-        term_weights={t: float(spec.weights[WEIGHT_KEYS[t]]) for t in TERMS},
+        term_weights=term_weights(spec.objective),
         mask_idle=idle,
         mask_live=live,
         make_executor=make_executor,
@@ -947,8 +952,6 @@ class ContinualDynamics:
 __all__ = [
     "N_GLOBAL",
     "N_STREAM_BASE",
-    "TERMS",
-    "WEIGHT_KEYS",
     "ContinualDynamics",
     "ContinualParams",
     "ContinualSpec",
@@ -956,6 +959,6 @@ __all__ = [
     "ExecutorFactory",
     "checkpoint_update",
     "checkpoint_work",
-    "continual_params",
+    "make_params",
     "sample_estimates",
 ]

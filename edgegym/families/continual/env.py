@@ -8,6 +8,7 @@ real backend plugs its executor into the same dynamics (``ContinualParams.make_e
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,14 +29,14 @@ from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.core.state import Allocation, ClusterState, TenantState
 from edgegym.families.continual import observation
 from edgegym.families.continual.dynamics import (
-    TERMS,
     ContinualDynamics,
     ContinualParams,
     ContinualState,
-    continual_params,
+    make_params,
 )
+from edgegym.families.continual.reward import TERMS
 from edgegym.families.continual.snapshot import ContinualSnapshot, ContinualSpec
-from edgegym.scenarios import Scenario, ScenarioError
+from edgegym.scenarios import Scenario
 from edgegym.workload.continual import ContinualProfile, inference_accuracy
 
 DEFAULT_SCENARIO = "ekya-cityscapes"
@@ -180,18 +181,13 @@ class ContinualLearningEnv(EdgeEnv):
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
-        self.spec_ = spec = ContinualSpec.from_scenario(sc)
-        self.max_streams = int(max_streams or spec.streams)
-        if self.max_streams < spec.streams:
-            raise ScenarioError(
-                f"max_streams={self.max_streams} is smaller than the scenario's "
-                f"{spec.streams} streams"
-            )
-        make = None
+        params = make_params(sc, max_streams)
+        self.spec_ = spec = params.spec
+        self.max_streams = params.max_streams
         if self.backend == "real":
             make = partial(real_executor, spec, self.device, self.time_scale, self.real_options)
-        params = continual_params(spec, self.max_streams, make)
-        self._use(params, ContinualDynamics(), *continual_spaces(params), params.term_weights)
+            params = dataclasses.replace(params, make_executor=make)
+        self._use(params, ContinualDynamics(), *continual_spaces(params))
 
     # ------------------------------------------------------------------ episode
     action_help = " (4 entries per stream slot: retrain, infer, retrain quanta, infer quanta)"

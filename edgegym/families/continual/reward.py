@@ -10,20 +10,25 @@ Per decision step, over the interval since the previous decision:
   over one window (weight 0 by default, so the published objective is unchanged).
 
 Terms are signed as in every edgegym family: the reward is ``sum(weight * term)`` with the
-scenario's non-negative ``objective`` weights (:func:`edgegym.core.dynamics.weighted_reward`; the
-weight of each term is the objective entry :data:`WEIGHT_KEYS` names), so penalties are
-negative terms. They are computed, batched, by
-:class:`edgegym.families.continual.dynamics.ContinualDynamics` (``Record.terms``).
+scenario's non-negative ``objective`` weights (:func:`edgegym.core.dynamics.weighted_reward`;
+the weight of each term is the objective entry :data:`WEIGHT_KEYS` names), so penalties are
+negative terms. :class:`edgegym.families.continual.dynamics.ContinualDynamics` computes them,
+batched (``Record.terms``).
 """
 
 from __future__ import annotations
 
-from edgegym.families.continual.dynamics import TERMS, WEIGHT_KEYS
+from collections.abc import Mapping
+
+#: Reward terms, in order.
+TERMS = ("accuracy", "a_min_shortfall", "energy")
+#: Objective weight of each reward term (the scenario's ``objective`` keys).
+WEIGHT_KEYS = {"accuracy": "accuracy", "a_min_shortfall": "a_min", "energy": "energy"}
 
 
-def term_weights(weights: dict[str, float]) -> dict[str, float]:
-    """Weight of each reward term, from the scenario's objective weights (keyed as there)."""
-    return {t: float(weights[WEIGHT_KEYS[t]]) for t in TERMS}
+def term_weights(objective: Mapping[str, float]) -> dict[str, float]:
+    """Weight of each reward term, from the scenario's ``objective`` (keyed as there)."""
+    return {t: float(objective[WEIGHT_KEYS[t]]) for t in TERMS}
 
 
 __all__ = ["TERMS", "WEIGHT_KEYS", "term_weights"]

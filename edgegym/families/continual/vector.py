@@ -18,8 +18,7 @@ from edgegym.core.vector import EdgeVectorEnv
 from edgegym.families.continual.dynamics import (
     ContinualDynamics,
     ContinualParams,
-    ContinualSpec,
-    continual_params,
+    make_params,
 )
 from edgegym.families.continual.env import continual_spaces
 from edgegym.scenarios import Scenario
@@ -44,13 +43,9 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
     def _build(
         self, scenario: Scenario
     ) -> tuple[ContinualParams, ContinualDynamics, spaces.Space, spaces.Space]:
-        p = continual_params(ContinualSpec.from_scenario(scenario))
+        p = make_params(scenario)
         obs_space, act_space = continual_spaces(p)
         return p, ContinualDynamics(), obs_space, act_space
-
-    def _reward_weights(self, scenario: Scenario) -> dict[str, float]:
-        """Weight of each reward term (the objective's ``a_min`` weighs ``a_min_shortfall``)."""
-        return dict(self.params.term_weights)
 
     def _state_info(self) -> dict[str, Any]:
         st = self.state

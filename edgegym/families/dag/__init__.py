@@ -1,6 +1,7 @@
 """The DAG-offload family (SRS/MRS): ``edgegym/DAGOffload-v0``."""
 
 from edgegym.core.registry import Family, register_family
+from edgegym.families.dag.dynamics import make_params
 from edgegym.families.dag.env import DAGOffloadEnv
 from edgegym.families.dag.schema import SCHEMA
 
@@ -23,6 +24,7 @@ FAMILY = register_family(
         default_scenario="srs-edge-5apps",
         summary="SRS/MRS: edge server per DAG task and retraining configuration per model",
         schema=SCHEMA,
+        make_params=make_params,
         default_policy="mrs",
         flat_id="edgegym/DAGOffload-Flat-v0",
         catalogue="edgegym.wrappers:dag_catalogue",

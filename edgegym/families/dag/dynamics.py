@@ -63,6 +63,7 @@ from edgegym.families.dag.graph import (
     extend_with_retraining,
     topological_order,
 )
+from edgegym.families.dag.reward import TERMS, term_weights
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.scenarios import Scenario
 from edgegym.workload.arrivals import make_arrival
@@ -70,7 +71,6 @@ from edgegym.workload.arrivals import make_arrival
 NODE_FEATURES = 13
 SERVER_FEATURES = 5
 GLOBALS = 5
-TERMS = ("completion", "accuracy", "energy")
 _MB_PER_GBPS = 125.0
 _ARRIVAL_BINS = 1000
 OVER, ADMIT, PLACE = 0, 1, 2  # DAGState.kind: the episode has ended, admit, place
@@ -132,7 +132,7 @@ class DAGParams:
     a_min: float
     n_requests: int
     duration: float
-    weights: dict[str, float]  # reward term -> weight (completion, accuracy = theta, energy)
+    term_weights: dict[str, float]  # reward term -> weight (completion, accuracy = theta, energy)
     options: tuple[RetrainOption, ...]  # (H,)
     opt_gain: np.ndarray  # (H,) gain of each option
     opt_data: np.ndarray  # (H,) data MB of each option
@@ -178,7 +178,7 @@ class DAGParams:
     power: PowerModel
 
 
-def dag_params(sc: Scenario) -> DAGParams:
+def make_params(sc: Scenario) -> DAGParams:
     """Precompute the :class:`DAGParams` of a loaded (and validated) scenario."""
     sv = sc["servers"]
     power = PowerModel.from_spec(get_gpu(sv["gpu"]))
@@ -265,11 +265,7 @@ def dag_params(sc: Scenario) -> DAGParams:
         a_min=float(sc["a_min"]),
         n_requests=int(sc["requests"]),
         duration=float(sc["duration_s"]),
-        weights={
-            "completion": float(obj["completion"]),
-            "accuracy": theta,
-            "energy": float(obj["energy"]),
-        },
+        term_weights=term_weights(obj, theta),
         options=options,
         opt_gain=np.array([o.gain for o in options]),
         opt_data=np.array([o.data_mb for o in options]),
@@ -1589,7 +1585,6 @@ __all__ = [
     "OVER",
     "PLACE",
     "SERVER_FEATURES",
-    "TERMS",
     "Arriving",
     "DAGDynamics",
     "DAGParams",
@@ -1599,5 +1594,5 @@ __all__ = [
     "ObjectDAGState",
     "Pending",
     "Requests",
-    "dag_params",
+    "make_params",
 ]

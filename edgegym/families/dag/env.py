@@ -23,7 +23,7 @@ from edgegym.families.dag.dynamics import (
     ObjectDAGDynamics,
     ObjectDAGState,
     Pending,
-    dag_params,
+    make_params,
 )
 from edgegym.families.dag.graph import DAGApp, RetrainOption
 from edgegym.hardware.gpus import get_gpu
@@ -193,7 +193,7 @@ class DAGOffloadEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
-        self.params = p = dag_params(sc)
+        self.params = p = make_params(sc)
         # Per-env objects: the fastest for one env (the vector env runs the array dynamics).
         self.dynamics = ObjectDAGDynamics(keep_history=record_timeline)
         self.e = p.e
@@ -206,7 +206,6 @@ class DAGOffloadEnv(EdgeEnv):
         self.theta = p.theta
         #: Weights of the named terms: ``objective.completion`` (1), theta, ``objective.energy``
         #: (0); the defaults give Eq. 9.
-        self.weights = dict(p.weights)
         self.a_min = p.a_min
         self.n_requests = p.n_requests
         self.duration = p.duration
@@ -399,7 +398,7 @@ class DAGOffloadEnv(EdgeEnv):
         a = check_action(self.action_space, action, hint=self.action_help)
         self.state, rec = self.dynamics.step(self.params, self.state, a[None])
         terms = {name: float(v[0]) for name, v in rec.terms.items()}
-        reward = float(weighted_reward(rec.terms, self.weights)[0])
+        reward = float(weighted_reward(rec.terms, self.params.term_weights)[0])
         terminated = self.epoch is None
         row = rec.info
         info = self._info(

@@ -15,7 +15,7 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.dag.dynamics import DAGDynamics, DAGParams, dag_params
+from edgegym.families.dag.dynamics import DAGDynamics, DAGParams, make_params
 from edgegym.families.dag.env import dag_spaces
 from edgegym.scenarios import Scenario
 
@@ -37,13 +37,9 @@ class DAGOffloadVectorEnv(EdgeVectorEnv):
     def _build(
         self, scenario: Scenario
     ) -> tuple[DAGParams, DAGDynamics, spaces.Space, spaces.Space]:
-        p = dag_params(scenario)
+        p = make_params(scenario)
         obs_space, act_space = dag_spaces(p)
         return p, DAGDynamics(), obs_space, act_space
-
-    def _reward_weights(self, scenario: Scenario) -> dict[str, float]:
-        """``objective.completion``, theta for the accuracy term, ``objective.energy``."""
-        return dict(self.params.weights)
 
     def _state_info(self) -> dict[str, Any]:
         dyn, p, st = self.dynamics, self.params, self.state

@@ -1,6 +1,7 @@
 """The energy fair-share family (ETF): ``edgegym/EnergyFairShare-v0``."""
 
 from edgegym.core.registry import Family, register_family
+from edgegym.families.energy.dynamics import make_params
 from edgegym.families.energy.env import EnergyFairShareEnv
 from edgegym.families.energy.schema import SCHEMA
 
@@ -23,6 +24,7 @@ FAMILY = register_family(
         default_scenario="etf-tx2-resnet50-mobilenetv2",
         summary="ETF: time slices per quantum for tenants at their own DVFS clocks",
         schema=SCHEMA,
+        make_params=make_params,
         default_policy="etf",
         flat_id="edgegym/EnergyFairShare-Flat-v0",
         catalogue="edgegym.wrappers:energy_catalogue",

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.core.dynamics import Record
+from edgegym.families.energy.reward import TERMS, term_weights
 from edgegym.families.energy.timeslice import (
     TimeSliceExecutor,
     cfs_offsets,
@@ -46,7 +47,6 @@ ExecutorFactory = Callable[[TimeSliceExecutor, np.random.Generator], Any]
 
 PER_TENANT = 9
 GLOBALS = 4
-TERMS = ("fs", "ft", "fe", "throughput", "energy")
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +72,7 @@ class EnergyParams:
     top_service: np.ndarray  # (n,) seconds per request at the top clock
     idle_power_w: float
     max_power_w: float
-    objective: dict[str, float]  # reward term -> weight
+    term_weights: dict[str, float]  # reward term -> objective weight
     processes: tuple[Any, ...]  # (n_tenants,) arrival process or None (backlogged)
     # What profiles_at needs for an arbitrary time (render, reproduce scripts).
     clocks: tuple[tuple[tuple[float, float], ...], ...] = field(repr=False)
@@ -151,7 +151,7 @@ def profiles_at(params: EnergyParams, t: float) -> tuple[np.ndarray, np.ndarray]
     )
 
 
-def energy_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> EnergyParams:
+def make_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> EnergyParams:
     """Precompute the :class:`EnergyParams` of a loaded (and validated) scenario.
 
     Args:
@@ -230,7 +230,7 @@ def energy_params(sc: Scenario, make_executor: ExecutorFactory | None = None) ->
         top_service=top_service,
         idle_power_w=float(power_model.idle_power_w),
         max_power_w=float(power_model.max_power_w),
-        objective={str(k): float(v) for k, v in dict(sc["objective"]).items()},
+        term_weights=term_weights(sc["objective"]),
         processes=processes,
         clocks=clocks,
         models=models,
@@ -522,11 +522,10 @@ class EnergyDynamics:
 __all__ = [
     "GLOBALS",
     "PER_TENANT",
-    "TERMS",
     "EnergyDynamics",
     "EnergyParams",
     "EnergyState",
     "clock_at",
-    "energy_params",
+    "make_params",
     "profiles_at",
 ]

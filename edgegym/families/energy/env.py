@@ -14,13 +14,13 @@ from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.families.energy.dynamics import (
     GLOBALS,
     PER_TENANT,
-    TERMS,
     EnergyDynamics,
     EnergyParams,
     clock_at,
-    energy_params,
+    make_params,
     profiles_at,
 )
+from edgegym.families.energy.reward import TERMS
 from edgegym.scenarios import Scenario
 
 DEFAULT_SCENARIO = "etf-tx2-resnet50-mobilenetv2"
@@ -119,8 +119,8 @@ class EnergyFairShareEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
-        params = energy_params(sc)
-        self._use(params, EnergyDynamics(), *energy_spaces(params), params.objective)
+        params = make_params(sc)
+        self._use(params, EnergyDynamics(), *energy_spaces(params))
 
     # ------------------------------------------------------------------ profiles
     def clock_at(self, i: int, t: float) -> float:

@@ -1,7 +1,7 @@
 """Time-sliced execution on one GPU: the one-env executor of ``edgegym/EnergyFairShare-v0``.
 
 :class:`edgegym.families.energy.dynamics.EnergyDynamics` runs this rule batched over N envs; with
-``energy_params(..., make_executor=...)`` each env's quantum runs on its own executor (the seam
+``make_params(..., make_executor=...)`` each env's quantum runs on its own executor (the seam
 a real backend plugs into), built from a :class:`TimeSliceExecutor`.
 ``tests/sim/test_timeslice_reference.py`` requires both to agree over whole episodes.
 

@@ -14,7 +14,7 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.energy.dynamics import EnergyDynamics, EnergyParams, energy_params
+from edgegym.families.energy.dynamics import EnergyDynamics, EnergyParams, make_params
 from edgegym.families.energy.env import energy_spaces
 from edgegym.scenarios import Scenario
 
@@ -35,7 +35,7 @@ class EnergyFairShareVectorEnv(EdgeVectorEnv):
     def _build(
         self, scenario: Scenario
     ) -> tuple[EnergyParams, EnergyDynamics, spaces.Space, spaces.Space]:
-        p = energy_params(scenario)
+        p = make_params(scenario)
         obs_space, act_space = energy_spaces(p)
         return p, EnergyDynamics(), obs_space, act_space
 

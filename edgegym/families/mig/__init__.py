@@ -1,6 +1,7 @@
 """The MIG reconfiguration family (MIGRator): ``edgegym/MIGReconfig-v0``."""
 
 from edgegym.core.registry import Family, register_family
+from edgegym.families.mig.dynamics import make_params
 from edgegym.families.mig.env import MIGReconfigEnv
 from edgegym.families.mig.schema import SCHEMA
 
@@ -23,6 +24,7 @@ FAMILY = register_family(
         default_scenario="migrator-w1",
         summary="MIGRator: MIG layout and instance-to-task assignment every basis second",
         schema=SCHEMA,
+        make_params=make_params,
         default_policy="migrator",
         headline_metrics=(("goodput", "goodput"), ("slo_attainment", "SLO")),
         shape=_shape,

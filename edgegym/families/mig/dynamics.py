@@ -48,6 +48,7 @@ import numpy as np
 
 from edgegym.core.dynamics import Record
 from edgegym.families.mig.datasets import NCDataset, get_dataset, nc_profile
+from edgegym.families.mig.reward import TERMS, term_weights
 from edgegym.families.mig.serving import fluid_queue
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
@@ -62,7 +63,6 @@ _EPS = 1e-9
 PER_TENANT = 14
 GLOBALS = 4
 HIGH = 10.0
-TERMS = ("goodput", "energy")
 #: Entries of a memo (realisations, masks) before it starts afresh (bounds its memory). The
 #: soak benchmark (random actions, 10^6 steps) found 200,000 let RSS grow 32 % (about 40 MiB)
 #: before the bound was reached; at 16,384 it stays within 5 % for 4 % fewer steps/s.
@@ -113,7 +113,7 @@ class MIGSpec:
     destroy_s: float  # destroying an instance (MIGRator Fig. 5's first component)
     overhead_rule: str  # "eq10" (MIGRator Eq. 10-11, measured Psi) or "per-instance"
     valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
-    weights: dict[str, float]
+    objective: dict[str, float]  # the scenario's objective weights
 
     @classmethod
     def from_scenario(cls, sc: Scenario) -> MIGSpec:
@@ -198,7 +198,7 @@ class MIGSpec:
             destroy_s=float(ov["destroy_s"]),
             overhead_rule=str(ov["rule"]),
             valid_static=ok,
-            weights=dict(sc["objective"]),
+            objective=dict(sc["objective"]),
         )
 
     def profile(self):
@@ -296,6 +296,7 @@ class MIGParams:
     """
 
     spec: MIGSpec
+    term_weights: dict[str, float]  # reward term -> objective weight
     profile: ContinualProfile
     n_seconds: int  # T
     n_steps: int  # decisions per episode
@@ -346,6 +347,7 @@ class MIGParams:
             arr.setflags(write=False)
         return cls(
             spec=spec,
+            term_weights=term_weights(spec.objective),
             profile=spec.profile(),
             n_seconds=spec.n_seconds,
             n_steps=spec.windows * spec.steps_per_window,
@@ -576,6 +578,11 @@ def reconfigure(
     # Summed in placement order, as one instance after another.
     downtime = np.cumsum(after - before, axis=1)[:, -1]
     return Reconfiguration(ready=ready, flagged=flagged, measured=measured, downtime=downtime)
+
+
+def make_params(sc: Scenario) -> MIGParams:
+    """The :class:`MIGParams` of a loaded scenario (``Family.params``)."""
+    return MIGParams.from_spec(MIGSpec.from_scenario(sc))
 
 
 class MIGDynamics:
@@ -1124,7 +1131,6 @@ __all__ = [
     "PER_TENANT",
     "RULES",
     "RUNNING",
-    "TERMS",
     "MIGDynamics",
     "MIGParams",
     "MIGSpec",
@@ -1133,6 +1139,7 @@ __all__ = [
     "Stretch",
     "job_places",
     "keep_pairs",
+    "make_params",
     "reconfigure",
     "status_of",
 ]

@@ -17,9 +17,16 @@ from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.core.state import Allocation, ClusterState, TenantState
 from edgegym.core.state import MIGState as InstanceState
 from edgegym.families.mig import observation
-from edgegym.families.mig.dynamics import MIGDynamics, MIGParams, MIGState, Stretch, status_of
+from edgegym.families.mig.dynamics import (
+    MIGDynamics,
+    MIGParams,
+    MIGState,
+    Stretch,
+    make_params,
+    status_of,
+)
 from edgegym.families.mig.serving import MIGExecutor
-from edgegym.families.mig.snapshot import PENDING, MIGSnapshot, MIGSpec
+from edgegym.families.mig.snapshot import PENDING, MIGSnapshot
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT
 from edgegym.scenarios import Scenario
@@ -248,10 +255,10 @@ class MIGReconfigEnv(EdgeEnv):
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
-        self.spec_ = spec = MIGSpec.from_scenario(sc)
-        params = MIGParams.from_spec(spec)
+        params = make_params(sc)
+        self.spec_ = params.spec
         self.profile = params.profile
-        self._use(params, MIGDynamics(), *mig_spaces(params), spec.weights)
+        self._use(params, MIGDynamics(), *mig_spaces(params))
         self._real: Any = None
 
     # ------------------------------------------------------------------ episode

@@ -6,10 +6,21 @@
 * ``energy``: minus the step's energy over the GPU's maximum power times the basis (a fraction
   of the most the GPU could use); weight 0 by default, so the published objective is unchanged.
 
-:meth:`edgegym.families.mig.dynamics.MIGDynamics.step` returns them; the reward is their weighted
-sum (:func:`edgegym.core.dynamics.weighted_reward`).
+:meth:`edgegym.families.mig.dynamics.MIGDynamics.step` returns them; the reward is their
+weighted sum (:func:`edgegym.core.dynamics.weighted_reward`).
 """
 
-from edgegym.families.mig.dynamics import TERMS
+from __future__ import annotations
 
-__all__ = ["TERMS"]
+from collections.abc import Mapping
+
+#: Reward terms, in order; the scenario's ``objective`` has one weight per term.
+TERMS = ("goodput", "energy")
+
+
+def term_weights(objective: Mapping[str, float]) -> dict[str, float]:
+    """Weight of each reward term: the scenario's ``objective`` entry of the same name."""
+    return {t: float(objective[t]) for t in TERMS}
+
+
+__all__ = ["TERMS", "term_weights"]

@@ -13,7 +13,7 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.mig.dynamics import MIGDynamics, MIGParams, MIGSpec
+from edgegym.families.mig.dynamics import MIGDynamics, MIGParams, make_params
 from edgegym.families.mig.env import mig_spaces
 from edgegym.scenarios import Scenario
 
@@ -36,7 +36,7 @@ class MIGVectorEnv(EdgeVectorEnv):
     def _build(
         self, scenario: Scenario
     ) -> tuple[MIGParams, MIGDynamics, spaces.Space, spaces.Space]:
-        p = MIGParams.from_spec(MIGSpec.from_scenario(scenario))
+        p = make_params(scenario)
         obs_space, act_space = mig_spaces(p)
         return p, MIGDynamics(), obs_space, act_space
 
