@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from edgegym.core.registry import FAMILIES
 from edgegym.outputs import MARKER, check_output_folder, save_figure, write_json, write_text
 
 #: Scenarios per family when ``--scenarios`` is not given (``None``: every bundled one).
@@ -82,10 +83,6 @@ HELD_OUT: dict[str, tuple[str, ...]] = {
 #: ``--quick``: scenario overrides per family (the DAG family at 200 of its 1000 requests).
 QUICK_OVERRIDES: dict[str, dict[str, Any]] = {"dag": {"requests": 200}}
 QUICK_EPISODES = 2
-
-#: The published scheduler of each family, which the shipped agent is compared with
-#: (issue 16's acceptance).
-PUBLISHED = {"continual": "thief", "mig": "migrator", "energy": "etf", "dag": "mrs"}
 
 #: Reference policies named in the summary (beside the best baseline), where a family has them.
 REFERENCES = ("random", "no-retrain")
@@ -980,8 +977,9 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
 
 
 def _published_gap(family: str, rows: Mapping[str, Mapping[str, Any]]) -> str:
-    """PPO against the family's published scheduler (:data:`PUBLISHED`)."""
-    name = PUBLISHED.get(family)
+    """PPO against the family's published scheduler (its ``Family.default_policy``)."""
+    fam = FAMILIES.get(family)
+    name = fam.default_policy if fam is not None else None
     if name not in rows or "ppo" not in rows:
         return "–"
     return f"{_gap(rows['ppo']['mean_return'], rows[name]['mean_return'])} vs {name}"

@@ -21,7 +21,6 @@ timeline), :attr:`action_help`, and the two render hooks.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -76,17 +75,6 @@ class EdgeEnv(gym.Env):
         self.timeline: list[dict[str, Any]] | None = None
         self._mask: np.ndarray | None = None
         self._ended = False
-
-    def __getattr__(self, name: str) -> Any:
-        """Deprecated: scenario constants read off the env (``env.units``) are ``env.params``
-        fields now; they still resolve, with a DeprecationWarning."""
-        params = self.__dict__.get("params")
-        if params is None or name.startswith("_") or not hasattr(params, name):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        warnings.warn(
-            f"env.{name} is deprecated; read env.params.{name}", DeprecationWarning, stacklevel=2
-        )
-        return getattr(params, name)
 
     # ------------------------------------------------------------------ episode
     #: What one action holds, appended to the message of a malformed action.

@@ -3,8 +3,8 @@
 Arrivals by role: :mod:`~edgegym.workload.processes` (the processes),
 :mod:`~edgegym.workload.generators` (synthetic MIGRator-style traces),
 :mod:`~edgegym.workload.tracefiles` (trace file formats), :mod:`~edgegym.workload.arrival_specs`
-(a scenario's ``arrival`` mapping and :func:`make_arrival`); :mod:`~edgegym.workload.arrivals`
-and :mod:`~edgegym.workload.traces` re-export them under their historical names.
+(a scenario's ``arrival`` mapping and :func:`make_arrival`); :mod:`~edgegym.workload.traces`
+is their command line (``python -m edgegym.workload.traces``).
 :mod:`~edgegym.workload.checks` holds the one rule every parameter and scenario field is
 checked with.
 """

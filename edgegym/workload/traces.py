@@ -1,18 +1,13 @@
-"""Inference-trace workloads (the public names of one module) and their command line.
-
-The code lives by role: the synthetic MIGRator-style generators :class:`AzureLike` and
-:class:`AlibabaLike` and :func:`trace_stats` in :mod:`edgegym.workload.generators`; the Azure
-Functions 2019 per-minute format (:func:`read_azure_functions`, :func:`load_azure_functions`)
-and the bundled sample's writer (:func:`write_azure_functions_sample`) in
-:mod:`edgegym.workload.tracefiles`; its replay :class:`AzureFunctionsReplay` in
-:mod:`edgegym.workload.processes`. This module keeps the names it always exported, and the
-command line that writes the sample or prints the generators' statistics::
+"""The trace workloads' command line: write the bundled Azure Functions sample, or print the
+synthetic generators' statistics against their targets::
 
     python -m edgegym.workload.traces --write-sample \
         scenarios/traces/azure-functions-2019-sample.csv
     python -m edgegym.workload.traces --stats
 
-Units: time in seconds, rates in requests per second, counts in requests.
+The workloads themselves live by role: the synthetic MIGRator-style generators
+(:mod:`edgegym.workload.generators`), the Azure Functions 2019 format and the sample's writer
+(:mod:`edgegym.workload.tracefiles`), the replay processes (:mod:`edgegym.workload.processes`).
 """
 
 from __future__ import annotations
@@ -23,33 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from edgegym.workload.generators import TICK_S, AlibabaLike, AzureLike, trace_stats
-from edgegym.workload.processes import ArrivalProcess, AzureFunctionsReplay, TraceReplay
+from edgegym.workload.generators import AlibabaLike, AzureLike, trace_stats
 from edgegym.workload.tracefiles import (
-    AZURE_FUNCTIONS_ID_COLUMNS,
-    AZURE_FUNCTIONS_MINUTES,
-    AzureFunctionsTable,
-    load_azure_functions,
-    read_azure_functions,
     write_azure_functions_sample,
 )
-
-__all__ = [
-    "AZURE_FUNCTIONS_ID_COLUMNS",
-    "AZURE_FUNCTIONS_MINUTES",
-    "TICK_S",
-    "AlibabaLike",
-    "ArrivalProcess",
-    "AzureFunctionsReplay",
-    "AzureFunctionsTable",
-    "AzureLike",
-    "TraceReplay",
-    "load_azure_functions",
-    "main",
-    "read_azure_functions",
-    "trace_stats",
-    "write_azure_functions_sample",
-]
 
 # --------------------------------------------------------------------------------------------
 # command line
@@ -127,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_stats_table(args.seconds, args.seed))
     return 0
 
+
+__all__ = ["main"]
 
 if __name__ == "__main__":
     sys.exit(main())

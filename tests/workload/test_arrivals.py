@@ -1,4 +1,4 @@
-"""Tests for edgegym.workload.arrivals."""
+"""Tests for the arrival processes and the scenario ``arrival`` specs."""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgegym.workload.arrivals import (
-    MMPP,
-    ArrivalProcess,
-    Diurnal,
-    Poisson,
-    TraceReplay,
-    load_counts_trace,
-    make_arrival,
-)
+from edgegym.workload.arrival_specs import make_arrival
+from edgegym.workload.processes import MMPP, ArrivalProcess, Diurnal, Poisson, TraceReplay
+from edgegym.workload.tracefiles import load_counts_trace
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 SAMPLE = SCENARIOS / "traces" / "sample-counts.csv"

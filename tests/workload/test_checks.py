@@ -141,28 +141,6 @@ def test_constructors_reject_nan_and_inf(make, pattern: str) -> None:
         make()
 
 
-# Every public name the two historical modules exported before the split by role.
-HISTORICAL = {
-    "edgegym.workload.arrivals": [
-        "ARRIVAL_KINDS", "MMPP", "ArrivalProcess", "CountsTrace", "Diurnal", "Poisson",
-        "TraceReplay", "load_counts_trace", "make_arrival",
-    ],
-    "edgegym.workload.traces": [
-        "AZURE_FUNCTIONS_ID_COLUMNS", "AZURE_FUNCTIONS_MINUTES", "TICK_S", "AlibabaLike",
-        "ArrivalProcess", "AzureFunctionsReplay", "AzureFunctionsTable", "AzureLike",
-        "TraceReplay", "load_azure_functions", "main", "read_azure_functions", "trace_stats",
-        "write_azure_functions_sample",
-    ],
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("module", sorted(HISTORICAL))
-def test_historical_modules_keep_their_names(module: str) -> None:
-    mod = importlib.import_module(module)
-    missing = [n for n in HISTORICAL[module] if not hasattr(mod, n)]
-    assert not missing
-
-
 def test_role_modules_have_no_import_cycle() -> None:
     """Each role module imports only the ones before it in this order."""
     order = ["checks", "tracefiles", "processes", "generators", "arrival_specs"]

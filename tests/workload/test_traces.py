@@ -1,4 +1,5 @@
-"""Tests for edgegym.workload.traces (synthetic MIGRator traces, Azure Functions 2019 format)."""
+"""Tests of the trace workloads (synthetic MIGRator traces, Azure Functions 2019 format) and
+the ``python -m edgegym.workload.traces`` command line."""
 
 from __future__ import annotations
 
@@ -10,18 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgegym.workload.arrivals import ARRIVAL_KINDS, ArrivalProcess, make_arrival
-from edgegym.workload.traces import (
+from edgegym.workload.arrival_specs import ARRIVAL_KINDS, make_arrival
+from edgegym.workload.generators import AlibabaLike, AzureLike, trace_stats
+from edgegym.workload.processes import ArrivalProcess, AzureFunctionsReplay
+from edgegym.workload.tracefiles import (
     AZURE_FUNCTIONS_MINUTES,
-    AlibabaLike,
-    AzureFunctionsReplay,
-    AzureLike,
     load_azure_functions,
-    main,
     read_azure_functions,
-    trace_stats,
     write_azure_functions_sample,
 )
+from edgegym.workload.traces import main
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 SAMPLE = SCENARIOS / "traces" / "azure-functions-2019-sample.csv"

@@ -874,6 +874,12 @@ class ContinualDynamics:
                 break
         return state, Record(energy_j=energy, duration_s=duration, terms=terms, info=applied)
 
+    def time_left(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
+        """(N,) seconds left in each env's current window (0 once the episode has ended)."""
+        spec = params.spec
+        left = state.window * spec.window_s + spec.window_s - state.time_s
+        return np.where(left > 0.0, left, 0.0)
+
     def observation(self, params: ContinualParams, state: ContinualState) -> dict[str, np.ndarray]:
         """``streams`` (N, max_streams, 9 + 2C), ``stream_mask`` (N, max_streams) and
         ``globals`` (N, 6), float32 (the table in :mod:`edgegym.families.continual.observation`;
@@ -911,11 +917,10 @@ class ContinualDynamics:
         rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
         mask = np.zeros((m, params.max_streams), dtype=np.float32)
         mask[:, :v] = 1.0
-        left = state.window * spec.window_s + spec.window_s - state.time_s
         held = state.reserved_q * spec.quantum  # the micro-profiler's share
         free = g - held - (state.share_retrain.sum(axis=1) + state.share_infer.sum(axis=1))
         glob = np.empty((m, N_GLOBAL))
-        glob[:, 0] = np.where(left > 0.0, left, 0.0) / spec.window_s
+        glob[:, 0] = self.time_left(params, state) / spec.window_s
         glob[:, 1] = np.minimum(state.window, spec.windows - 1) / max(spec.windows - 1, 1)
         glob[:, 2] = min(1.0, g / 64.0)
         glob[:, 3] = np.where(free > 0.0, free, 0.0) / g

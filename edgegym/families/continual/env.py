@@ -228,12 +228,11 @@ class ContinualLearningEnv(EdgeEnv):
         metrics = dyn.episode_metrics(p, st, 0)
         metrics.timeline = self.timeline
         window = int(st.window[0])
-        start = window * spec.window_s
         return EngineView(
             window=window,
             done=window >= spec.windows,
-            window_start_s=start,
-            time_left_s=max(0.0, start + spec.window_s - cluster.time_s),
+            window_start_s=window * spec.window_s,
+            time_left_s=float(dyn.time_left(p, st)[0]),
             profile=st.episode[0].profile,
             tenants=tenants,
             alloc=alloc,
@@ -322,7 +321,6 @@ class ContinualLearningEnv(EdgeEnv):
         window = int(st.window[0])
         est = st.est_post_acc[0]
         now = float(st.time_s[0])
-        left = window * spec.window_s + spec.window_s - now
         wait = float(st.ready_s[0]) - now  # until the labels exist (dynamics._ready)
         return ContinualSnapshot(
             gpus=spec.gpus,
@@ -330,7 +328,7 @@ class ContinualLearningEnv(EdgeEnv):
             window=window,
             n_windows=spec.windows,
             window_s=spec.window_s,
-            time_left_s=max(0.0, left),
+            time_left_s=float(self.dynamics.time_left(self.params, st)[0]),
             a_min=spec.a_min,
             share_alpha=spec.share_alpha,
             multi_gpu_efficiency=spec.multi_gpu_efficiency,

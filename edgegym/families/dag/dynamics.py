@@ -66,7 +66,7 @@ from edgegym.families.dag.graph import (
 from edgegym.families.dag.reward import TERMS, term_weights
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.scenarios import Scenario
-from edgegym.workload.arrivals import make_arrival
+from edgegym.workload.arrival_specs import make_arrival
 
 NODE_FEATURES = 13
 SERVER_FEATURES = 5

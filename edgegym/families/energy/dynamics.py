@@ -37,7 +37,7 @@ from edgegym.families.energy.timeslice import (
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.hardware.mps import largest_remainder
 from edgegym.scenarios import Scenario
-from edgegym.workload.arrivals import make_arrival
+from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.models import get_model
 
 #: The executor seam of the family: ``make_executor(simulator, rng) -> executor``, where the

@@ -54,9 +54,10 @@ from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
 from edgegym.hardware.migalloc import ABSENT, IDLE, AllocationCatalogue, catalogue
 from edgegym.scenarios import Scenario
-from edgegym.workload.arrivals import ArrivalProcess, make_arrival
+from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.continual import ContinualProfile
 from edgegym.workload.models import ModelProfile, get_model
+from edgegym.workload.processes import ArrivalProcess
 
 _EPS = 1e-9
 #: Observation layout (see :mod:`edgegym.families.mig.observation`).
