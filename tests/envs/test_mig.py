@@ -354,3 +354,26 @@ def test_step_slo_attainment_counts_the_queue_it_serves(tmp_path):
     assert per_step[1] == pytest.approx(cap / (400 - cap + 50), rel=1e-3)
     served = sum(i["tenant_served_slo"].sum() for i in infos)
     assert infos[-1]["episode_metrics"]["slo_attainment"] == pytest.approx(served / 450)
+
+
+def test_busy_gpcs_counts_served_load_and_running_retraining() -> None:
+    """The one energy rule of both MIG executors, by hand: tenant 0 serves half of what its
+    4-GPC instance could (2 busy GPCs); tenant 1's 2-GPC retraining instance counts while its
+    job runs, not after; the 1-GPC placement holds nothing."""
+    from edgegym.families.mig.serving import busy_gpcs
+
+    gpcs = np.array([4.0, 2.0, 1.0])
+    infer_own = np.array([[True, False, False], [False, False, False]])
+    train_own = np.array([[False, False, False], [False, True, False]])
+    served, mu, dt = np.array([5.0, 0.0]), np.array([10.0, 0.0]), 1.0
+    running = busy_gpcs(infer_own, train_own, gpcs, served, mu, dt, np.array([False, True]))
+    np.testing.assert_array_equal(running, [2.0, 2.0])
+    idle = busy_gpcs(infer_own, train_own, gpcs, served, mu, dt, np.array([False, False]))
+    np.testing.assert_array_equal(idle, [2.0, 0.0])
+    # batched over envs: the same rows
+    batched = busy_gpcs(
+        infer_own[None].repeat(2, 0), train_own[None].repeat(2, 0), gpcs,
+        served[None].repeat(2, 0), mu[None].repeat(2, 0), np.array([[1.0], [2.0]]),
+        np.array([[False, True], [False, True]]),
+    )  # fmt: skip
+    np.testing.assert_array_equal(batched, [[2.0, 2.0], [1.0, 2.0]])

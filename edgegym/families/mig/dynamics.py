@@ -49,7 +49,7 @@ import numpy as np
 from edgegym.core.dynamics import Record
 from edgegym.families.mig.datasets import NCDataset, get_dataset, nc_profile
 from edgegym.families.mig.reward import TERMS, term_weights
-from edgegym.families.mig.serving import fluid_queue
+from edgegym.families.mig.serving import busy_gpcs, fluid_queue
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
 from edgegym.hardware.migalloc import ABSENT, IDLE, AllocationCatalogue, catalogue
@@ -921,11 +921,7 @@ class MIGDynamics:
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
-        infer_gpcs = own_i.astype(float) @ params.gpcs  # (K, M)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dtc, _EPS)), 0.0)
-        train_gpcs = np.where(running, own_r.astype(float) @ params.gpcs, 0.0)
-        busy = infer_gpcs * load + train_gpcs
+        busy = busy_gpcs(own_i, own_r, params.gpcs, served, mu, dtc, running)  # (K, M)
         util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(

@@ -65,6 +65,36 @@ def fluid_queue(
     return served, np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
 
 
+def busy_gpcs(
+    infer_own: np.ndarray,
+    train_own: np.ndarray,
+    gpcs: np.ndarray,
+    served: np.ndarray,
+    mu: np.ndarray,
+    dt: np.ndarray | float,
+    training: np.ndarray,
+) -> np.ndarray:
+    """(..., M) GPCs each tenant keeps busy in a stretch: its ready inference instances in
+    proportion to the load they serve, its ready retraining instance fully while a job runs.
+    The one energy rule of the simulated (batched) and the real MIG executors; utilisation is
+    the sum over tenants / 7 GPCs, capped at 1.
+
+    Args:
+        infer_own: (..., M, P) placement p is a ready inference instance of tenant m.
+        train_own: (..., M, P) placement p is a ready retraining instance of tenant m.
+        gpcs: (P,) GPCs of each placement.
+        served: (..., M) requests served in the stretch (:func:`fluid_queue`).
+        mu: (..., M) service rate within the SLO.
+        dt: Stretch length (s), broadcastable against ``served``.
+        training: (..., M) the tenant's retraining job runs.
+    """
+    infer_gpcs = infer_own.astype(float) @ gpcs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dt, _EPS)), 0.0)
+    train_gpcs = np.where(training, train_own.astype(float) @ gpcs, 0.0)
+    return infer_gpcs * load + train_gpcs
+
+
 class MIGExecutor:
     """Profile-driven executor of one MIG GPU shared by M tenants.
 
@@ -153,10 +183,8 @@ class MIGExecutor:
         ready = self._ready()
         infer_own = (task[None, :] == np.arange(m)[:, None]) & ready[None, :]
         train_own = (task[None, :] == (m + np.arange(m))[:, None]) & ready[None, :]
-        infer_gpcs = infer_own.astype(float) @ self.gpcs  # (M,)
-        load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dt, _EPS)), 0.0)
-        train_gpcs = np.where(alloc.retrain_cfg >= 0, train_own.astype(float) @ self.gpcs, 0.0)
-        busy = infer_gpcs * load + train_gpcs  # (M,) GPCs busy
+        training = alloc.retrain_cfg >= 0
+        busy = busy_gpcs(infer_own, train_own, self.gpcs, served, mu, dt, training)  # (M,)
         util = min(1.0, float(busy.sum()) / MIG_TOTAL_GPCS)
         energy, idle = self.power.gpu_energy(cluster.clock_mhz, util, dt)
         return Segment(
