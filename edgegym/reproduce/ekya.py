@@ -945,7 +945,7 @@ Ekya-FixedConfig profiles its one configuration.
 The thief treats a_MIN as a constraint (every stream keeps the inference share of a
 configuration that reaches a_MIN whenever the GPUs allow it) and keeps every retraining job in
 flight on course to finish in its window; see "The thief scheduler" in
-`docs/architecture.md`. Worst episode over every run in this report (all sections, all
+`docs/design-notes.md`. Worst episode over every run in this report (all sections, all
 variants of each scheduler), share of stream-time spent below a_MIN:
 
 {below_a_min}

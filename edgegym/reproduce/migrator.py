@@ -783,7 +783,7 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         + " (oracle table): bursts that do not recur at the window period cannot be planned "
         "for from the previous window. A seasonal-naive per-second forecast was tried first "
         "(before issue 14) and lost to Ekya on W1 and W5; the shipped forecaster was chosen "
-        "after that (`docs/architecture.md`).",
+        "after that (`docs/design-notes.md`).",
         "- **Pre-initialisation for everyone**: the main table gives the baselines MIGRator's "
         "runtime, pre-initialisation included; without it MIGRator's gains are "
         + ", ".join(f"{_gain_vs(good, f['nopre'], p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
