@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import itertools
 import json
 import math
@@ -270,6 +272,18 @@ def default_scenario(env_id: str) -> str | None:
     return ENV_IDS[env_id][2] if env_id in ENV_IDS else None
 
 
+def _ids_taking(keyword: str) -> list[str]:
+    """The registered environment ids whose class takes ``keyword`` (``max_streams``: the
+    families with padded tenant slots)."""
+    out = []
+    for env_id, (entry_point, *_) in ENV_IDS.items():
+        module, _, name = entry_point.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        if keyword in inspect.signature(cls.__init__).parameters:
+            out.append(env_id)
+    return out
+
+
 def make_env(
     env_id: str,
     scenario: str | None = None,
@@ -280,8 +294,8 @@ def make_env(
     """Make an environment the way the evaluator does (``ValueError``/``ScenarioError`` if bad)."""
     check_env_id(env_id)
     kwargs: dict[str, Any] = dict(overrides or {})
-    if max_streams is not None and env_id != "edgegym/ContinualLearning-v0":
-        raise ValueError(f"max_streams applies to edgegym/ContinualLearning-v0 only, not {env_id}")
+    if max_streams is not None and env_id not in (slotted := _ids_taking("max_streams")):
+        raise ValueError(f"max_streams applies to {', '.join(slotted)} only, not {env_id}")
     if env_id in ENV_IDS:
         kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
         kwargs["record_timeline"] = record_timeline

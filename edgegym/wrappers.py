@@ -32,34 +32,8 @@ do the same over a native vector env):
   the translated mask is exactly the product of the entry masks.
 
 Catalogue rules (deterministic: the same scenario and ``max_actions`` give the same list):
-
-* ``continual`` (:func:`continual_catalogue`): joint actions that treat every stream alike, as
-  Ekya's uniform baselines do. Entry 0: no retraining, each stream's even share
-  ``G / V`` (on the delta grid) to inference (the ``no-retrain`` baseline's split). Then for
-  every retraining configuration ``c`` (scenario order) and inference fraction ``f`` in
-  :data:`CONTINUAL_FRACTIONS`: every stream retrains with ``c``, inference gets
-  ``floor(f * G / V)`` and retraining the rest of ``G / V`` (both on the delta grid, as
-  ``uniform`` computes them). The inference configuration of a share is the most accurate one
-  that keeps up at nominal demand within it (the cheapest when none does). Padding slots stay
-  zero. So the ``uniform-c{1,2}-{30,50,90}`` and ``no-retrain`` actions at a window start are
-  in the catalogue (up to PickConfigs' demand- and a_MIN-aware choice of inference
-  configuration). A stream with a job in flight keeps its configuration (repair), as the
-  environment requires.
-* ``energy`` (:func:`energy_catalogue`): every split of the quantum's ``U`` units among the
-  scenario's tenant slots (padding slots, always empty, get 0) that hands out all ``U``
-  units, in steps of ``U / m`` with ``m = U`` when the C(m + n - 1, n - 1) splits fit
-  ``max_actions`` (otherwise the largest ``m`` that fits; units by largest remainder, ties to
-  the lower slot), in lexicographic order of the first tenant's share ascending. With
-  ``m = U`` every work-conserving split is there, so ETF's, TF's and EF's actions for
-  backlogged tenants are; absent tenants and demands below the split are clipped by the
-  repair (as the environment would).
-* ``dag`` (:func:`dag_catalogue`): ``E + H`` actions. Entries ``0 .. E - 1``: the presented
-  node's server ``j`` and no retraining (a place epoch's whole decision; entry 0 doubles as
-  "no retraining anywhere" at an admit epoch). Entries ``E .. E + H - 1``: every task of the
-  arriving request retrains with configuration ``h`` (Algorithm 2 as written retrains every
-  task, mostly with one configuration). At a place epoch only the server rows are valid, at
-  an admit epoch only row 0 and the configuration rows; a task whose configuration is masked
-  (empty pool, below A_min) is repaired to its nearest valid choice.
+each family's own lives in its folder (``edgegym/families/<name>/catalogue.py``: continual,
+energy and DAG; their module docstrings say what the joint actions are), and
 * any other family (:func:`generic_catalogue`): the constant actions ``min(v, nvec - 1)`` for
   ``v = 0 .. max(nvec) - 1``, then, per entry ``d``, the zero action with entry ``d`` set to
   evenly spaced values ``1 .. nvec[d] - 1``, as many as ``max_actions`` allows; duplicates
@@ -76,7 +50,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import itertools
 import math
 from collections.abc import Callable, Mapping
 from functools import reduce
@@ -88,16 +61,12 @@ from gymnasium import spaces
 
 from edgegym.core.checks import check_action
 from edgegym.core.registry import ENV_IDS, FAMILIES
-from edgegym.hardware.mps import largest_remainder
 
 #: Largest ``prod(nvec)`` turned into a full-product ``Discrete`` action; above it, a catalogue.
 DEFAULT_MAX_ACTIONS = 1024
 
 #: What a catalogue rule gives: the (K, D) joint actions, or those and one label per row.
 Catalogue = np.ndarray | tuple[np.ndarray, list[str]]
-
-#: Inference fractions of the continual catalogue (Ekya's uniform 30/50/90 % and between).
-CONTINUAL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
 # ----------------------------------------------------------------------------- observations
@@ -363,84 +332,6 @@ def family_of(env: gym.Env) -> str | None:
         if cls.__module__ == module and cls.__name__ == name:
             return family
     return None
-
-
-def _grid(share: float, quantum: float) -> float:
-    return math.floor(share / quantum + 1e-9) * quantum
-
-
-def continual_catalogue(env: gym.Env, max_actions: int) -> tuple[np.ndarray, list[str]]:
-    """The ``continual`` family's catalogue (module docstring) and its labels (``"none"``,
-    ``"c{configuration}@{fraction}"``); ``max_actions`` unused."""
-    u = env.unwrapped
-    spec = u.spec_
-    slots, n, q = int(u.max_streams), int(spec.streams), float(spec.quantum)
-    per_stream = spec.gpus / n
-    need = np.asarray(spec.infer_share, dtype=float) / float(spec.speed)
-    factor = np.asarray(spec.infer_factor, dtype=float)
-    levels = spec.levels
-
-    def infer_cfg(share: float) -> int:
-        fits = need <= share + 1e-9
-        if not fits.any():
-            return int(np.argmin(need))
-        return int(np.argmax(np.where(fits, factor, -np.inf)))
-
-    def quanta(share: float) -> int:
-        return min(levels - 1, int(math.floor(share / q + 1e-6)))
-
-    rows, labels = [], ["none"]
-    share_all = _grid(per_stream, q)
-    rows.append((0, infer_cfg(share_all), 0, quanta(share_all)))
-    for c in range(len(spec.retrain_configs)):
-        for f in CONTINUAL_FRACTIONS:
-            share_i = _grid(per_stream * f, q)
-            share_r = _grid(per_stream - share_i, q)
-            rows.append((1 + c, infer_cfg(share_i), quanta(share_r), quanta(share_i)))
-            labels.append(f"c{c}@{f:g}")
-    out = np.zeros((len(rows), slots, 4), dtype=np.int64)
-    out[:, :n, :] = np.asarray(rows, dtype=np.int64)[:, None, :]
-    return out.reshape(len(rows), slots * 4), labels
-
-
-def _compositions(m: int, parts: int) -> np.ndarray:
-    """Every way to write ``m`` as an ordered sum of ``parts`` non-negative integers,
-    lexicographically by the first part ascending."""
-    rows = []
-    for bars in itertools.combinations(range(m + parts - 1), parts - 1):
-        cuts = (-1, *bars, m + parts - 1)
-        rows.append([cuts[i + 1] - cuts[i] - 1 for i in range(parts)])
-    return np.asarray(rows, dtype=np.int64).reshape(-1, parts)
-
-
-def energy_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
-    """The ``energy`` family's catalogue (module docstring)."""
-    p = env.unwrapped.params
-    slots, live, units = int(p.n), int(p.n_tenants), int(p.units)
-    live = max(1, min(live, slots))
-    m = units
-    while m > 1 and math.comb(m + live - 1, live - 1) > max_actions:
-        m -= 1
-    chunks = _compositions(m, live)
-    out = np.zeros((chunks.shape[0], slots), dtype=np.int64)
-    out[:, :live] = chunks if m == units else largest_remainder(chunks, units)
-    return out
-
-
-def dag_catalogue(env: gym.Env, max_actions: int) -> np.ndarray:
-    """The ``dag`` family's catalogue (module docstring); ``max_actions`` unused."""
-    u = env.unwrapped
-    e, n, h = int(u.e), int(u.n_nodes), len(u.options)
-    rows = []
-    for j in range(e):  # place epochs: the presented node's server
-        row = np.zeros(1 + n, dtype=np.int64)
-        row[0] = j
-        rows.append(row)
-    for v in range(1, h + 1):  # admit epochs: one configuration for every task (0: j = 0 row)
-        row = np.zeros(1 + n, dtype=np.int64)
-        row[1:] = v
-        rows.append(row)
-    return np.asarray(rows, dtype=np.int64)
 
 
 def generic_catalogue(nvec: np.ndarray, max_actions: int) -> np.ndarray:
@@ -977,7 +868,6 @@ def make_flat_registered(
 
 __all__ = [
     "CATALOGUES",
-    "CONTINUAL_FRACTIONS",
     "DEFAULT_MAX_ACTIONS",
     "DictFlattener",
     "DiscreteActions",
@@ -989,8 +879,6 @@ __all__ = [
     "TeacherAction",
     "TeacherHint",
     "catalogue_builder",
-    "continual_catalogue",
-    "energy_catalogue",
     "family_of",
     "flatten_env",
     "generic_catalogue",

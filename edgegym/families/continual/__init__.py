@@ -28,7 +28,7 @@ FAMILY = register_family(
         make_params=make_params,
         default_policy="thief",
         flat_id="edgegym/ContinualLearning-Flat-v0",
-        catalogue="edgegym.wrappers:continual_catalogue",
+        catalogue="edgegym.families.continual.catalogue:catalogue",
         shape=_shape,
         unit="stream",
     )

@@ -27,7 +27,7 @@ FAMILY = register_family(
         make_params=make_params,
         default_policy="mrs",
         flat_id="edgegym/DAGOffload-Flat-v0",
-        catalogue="edgegym.wrappers:dag_catalogue",
+        catalogue="edgegym.families.dag.catalogue:catalogue",
         headline_metrics=(("objective", "objective"), ("completion_s", "completion s")),
         shape=_shape,
     )

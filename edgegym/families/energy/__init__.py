@@ -27,7 +27,7 @@ FAMILY = register_family(
         make_params=make_params,
         default_policy="etf",
         flat_id="edgegym/EnergyFairShare-Flat-v0",
-        catalogue="edgegym.wrappers:energy_catalogue",
+        catalogue="edgegym.families.energy.catalogue:catalogue",
         headline_metrics=(("F_T", "F_T"), ("F_E", "F_E"), ("F_S", "F_S")),
         shape=_shape,
     )
