@@ -7,12 +7,14 @@ else. Its files, where the family has them:
 
 ============== =================================================================
 schema.py      the pydantic scenario models (validated by :mod:`edgegym.scenarios`)
-dynamics.py    params, state and the one batched implementation of its rules
+params.py      what a scenario fixes, precomputed once (``make_params``)
+dynamics.py    the batched state and the one implementation of its rules
 observation.py observation layout and space
 reward.py      the named reward terms
 snapshot.py    the frozen view baselines read
 env.py         the single Gymnasium environment (on :class:`edgegym.core.env.EdgeEnv`)
 vector.py      the native vector environment (on :class:`edgegym.core.vector.EdgeVectorEnv`)
+catalogue.py   the joint actions of its flat ``Discrete`` view (:mod:`edgegym.wrappers`)
 ============== =================================================================
 
 plus what only that family has (MIG serving and datasets, energy time slices, the DAG graph

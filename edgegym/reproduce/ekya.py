@@ -30,7 +30,8 @@ import numpy as np
 import yaml
 
 from edgegym.evaluation import evaluate
-from edgegym.families.continual.dynamics import ContinualSpec, sample_estimates
+from edgegym.families.continual.dynamics import sample_estimates
+from edgegym.families.continual.params import ContinualSpec
 from edgegym.outputs import run_command, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines

@@ -15,8 +15,9 @@ import pytest
 from gymnasium.utils.seeding import np_random
 
 from edgegym.baselines.ekya import StreamEstimator
-from edgegym.families.continual.dynamics import ContinualSpec, sample_estimates
+from edgegym.families.continual.dynamics import sample_estimates
 from edgegym.families.continual.env import ContinualLearningEnv
+from edgegym.families.continual.params import ContinualSpec
 from edgegym.scenarios import ScenarioError, load
 from edgegym.workload.continual import (
     MAE_PER_STD,

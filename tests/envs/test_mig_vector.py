@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgegym.families.mig import MIGReconfigEnv
-from edgegym.families.mig.dynamics import keep_pairs
+from edgegym.families.mig.params import keep_pairs
 from edgegym.families.mig.vector import MIGVectorEnv
 
 SMALL = {"scenario": "migrator-w5", "window_s": 12, "windows": 2}

@@ -14,7 +14,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from edgegym.families.energy.dynamics import EnergyDynamics, make_params
+from edgegym.families.energy.dynamics import EnergyDynamics
+from edgegym.families.energy.params import make_params
 from edgegym.families.energy.timeslice import TimeSliceExecutor
 from edgegym.scenarios import bundled, load
 

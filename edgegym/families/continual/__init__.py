@@ -1,8 +1,8 @@
 """The continual-learning family (Ekya): ``edgegym/ContinualLearning-v0``."""
 
 from edgegym.core.registry import Family, register_family
-from edgegym.families.continual.dynamics import make_params
 from edgegym.families.continual.env import ContinualLearningEnv
+from edgegym.families.continual.params import make_params
 from edgegym.families.continual.schema import SCHEMA
 from edgegym.families.continual.snapshot import ContinualSnapshot, ContinualSpec
 

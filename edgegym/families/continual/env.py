@@ -28,12 +28,8 @@ from edgegym.core.metrics import Metrics
 from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.core.state import Allocation, ClusterState, TenantState
 from edgegym.families.continual import observation
-from edgegym.families.continual.dynamics import (
-    ContinualDynamics,
-    ContinualParams,
-    ContinualState,
-    make_params,
-)
+from edgegym.families.continual.dynamics import ContinualDynamics, ContinualState
+from edgegym.families.continual.params import ContinualParams, make_params
 from edgegym.families.continual.reward import TERMS
 from edgegym.families.continual.snapshot import ContinualSnapshot, ContinualSpec
 from edgegym.scenarios import Scenario

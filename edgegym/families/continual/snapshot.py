@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgegym.core.state import Allocation
-from edgegym.families.continual.dynamics import ContinualSpec
+from edgegym.families.continual.params import ContinualSpec
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,9 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.continual.dynamics import (
-    ContinualDynamics,
-    ContinualParams,
-    make_params,
-)
+from edgegym.families.continual.dynamics import ContinualDynamics
 from edgegym.families.continual.env import continual_spaces
+from edgegym.families.continual.params import ContinualParams, make_params
 from edgegym.scenarios import Scenario
 
 

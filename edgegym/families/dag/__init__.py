@@ -1,8 +1,8 @@
 """The DAG-offload family (SRS/MRS): ``edgegym/DAGOffload-v0``."""
 
 from edgegym.core.registry import Family, register_family
-from edgegym.families.dag.dynamics import make_params
 from edgegym.families.dag.env import DAGOffloadEnv
+from edgegym.families.dag.params import make_params
 from edgegym.families.dag.schema import SCHEMA
 
 

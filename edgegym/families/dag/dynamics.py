@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,10 +62,8 @@ from edgegym.families.dag.graph import (
     extend_with_retraining,
     topological_order,
 )
-from edgegym.families.dag.reward import TERMS, term_weights
-from edgegym.hardware.gpus import PowerModel, get_gpu
-from edgegym.scenarios import Scenario
-from edgegym.workload.arrival_specs import make_arrival
+from edgegym.families.dag.params import DAGParams
+from edgegym.families.dag.reward import TERMS
 
 NODE_FEATURES = 13
 SERVER_FEATURES = 5
@@ -116,201 +113,6 @@ class Arriving:
     acc_now: np.ndarray  # (V,) accuracy of each task's model at the arrival
     acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
     options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) options as they would run
-
-
-@dataclass(frozen=True, eq=False)
-class DAGParams:
-    """Everything a scenario fixes, precomputed once (M models, H retraining options)."""
-
-    e: int  # edge servers
-    units: float  # resource units per server
-    gpus_per_server: int
-    n_nodes: int  # max_nodes: rows of the node table
-    n_ext: int  # X: nodes of the largest extended DAG (its tasks, a retraining node each)
-    n_edges: int  # max_edges: rows of the edge list
-    theta: float
-    a_min: float
-    n_requests: int
-    duration: float
-    term_weights: dict[str, float]  # reward term -> weight (completion, accuracy = theta, energy)
-    options: tuple[RetrainOption, ...]  # (H,)
-    opt_gain: np.ndarray  # (H,) gain of each option
-    opt_data: np.ndarray  # (H,) data MB of each option
-    opt_work: np.ndarray  # (H,) workload of each option
-    opt_demand: np.ndarray  # (H,) resource units of each option
-    opt_fits: np.ndarray  # (H,) bool: the option's demand fits a server
-    model_names: tuple[str, ...]  # (M,) sorted
-    model_index: dict[str, int]  # model name -> index
-    m_start: np.ndarray  # (M,) accuracy at t = 0
-    m_ceiling: np.ndarray  # (M,)
-    m_drift: np.ndarray  # (M,) accuracy lost per second
-    m_floor: np.ndarray  # (M,)
-    m_pool_rate: np.ndarray  # (M,) MB of drifted samples per second
-    m_pooled: np.ndarray  # (M,) bool: retraining data is limited by a pool
-    pool_from_inputs: bool
-    apps: tuple[DAGApp, ...]
-    app_models: tuple[np.ndarray, ...]  # per app, (V,) model index of each task
-    # Per app, padded to n = max_nodes tasks / max_edges edges (the observation's tables and
-    # the extended DAGs' structure):
-    app_n: np.ndarray  # (A,) int64 tasks V of each app
-    app_inflow: np.ndarray  # (A, n) MB each task receives (pool growth)
-    app_pred: np.ndarray  # (A, n, P) int64 predecessors of each task (-1 padding)
-    app_pred_mb: np.ndarray  # (A, n, P) MB from each predecessor
-    app_succ: np.ndarray  # (A, n, S) int64 successors of each task (-1 padding)
-    app_succ_mb: np.ndarray  # (A, n, S) MB to each successor
-    app_retrain_mb: np.ndarray  # (A, n) MB a retraining node sends its task (inputs + model)
-    app_height: np.ndarray  # (A,) int64 edges on the app's longest path
-    app_later_same: np.ndarray  # (A, n, n) bool: task u > v runs v's model
-    app_valid: np.ndarray  # (A, n) bool: a task of the app
-    app_static: np.ndarray  # (A, n, 4) 1, workload, demand, input MB (0 for padding)
-    app_exe: np.ndarray  # (A, n) workload / demand
-    app_ceiling: np.ndarray  # (A, n) accuracy ceiling of the task's model
-    app_model: np.ndarray  # (A, n) int64 model of each task (0 for padding)
-    app_edges: np.ndarray  # (A, max_edges, 2) float32 edges (-1 padding)
-    app_edge_mask: np.ndarray  # (A, max_edges) float32
-    app_weights: np.ndarray  # (A,) probability of each application
-    arrival: Any  # arrival process (time-scaled to ``n_requests``)
-    speed_tflops: tuple[float, float]
-    link_gbps: tuple[float, float]
-    controller_gbps: tuple[float, float]
-    storage_gbps: tuple[float, float]
-    unit_dyn_w: float  # dynamic watts of all of a server's GPUs at full load
-    power: PowerModel
-
-
-def make_params(sc: Scenario) -> DAGParams:
-    """Precompute the :class:`DAGParams` of a loaded (and validated) scenario."""
-    sv = sc["servers"]
-    power = PowerModel.from_spec(get_gpu(sv["gpu"]))
-    units = float(sv["gpus_per_server"] * sv["units_per_gpu"])
-    theta = float(sc["theta"])
-    obj = sc["objective"]
-    options = tuple(RetrainOption(**c) for c in sc["retrain_configs"])
-    names = tuple(sorted(sc["models"]))
-    mp = sc["models"]
-    pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in names])
-    pool_from_inputs = bool(sc["pool_from_inputs"])
-    apps = []
-    for a in sc["applications"]:
-        t = a["tasks"]
-        e = a["edges"]
-        apps.append(
-            DAGApp(
-                name=a["name"],
-                models=tuple(x["model"] for x in t),
-                workload=np.array([x["workload"] for x in t]),
-                demand=np.array([x["demand"] for x in t]),
-                input_mb=np.array([x["input_mb"] for x in t]),
-                edges=np.array([[x[0], x[1]] for x in e], dtype=np.int64).reshape(-1, 2),
-                edge_mb=np.array([x[2] for x in e], dtype=float),
-                model_mb=np.array([mp[x["model"]]["size_mb"] for x in t]),
-            )
-        )
-    index = {m: k for k, m in enumerate(names)}
-    weights = np.array([a["weight"] for a in sc["applications"]])
-    n, n_edges, n_apps = int(sc["max_nodes"]), int(sc["max_edges"]), len(apps)
-    n_pred = max(len(app.preds(i)) for app in apps for i in range(app.n))
-    n_succ = max(len(app.succs(i)) for app in apps for i in range(app.n))
-    pred = np.full((n_apps, n, max(n_pred, 1)), -1, dtype=np.int64)
-    pred_mb = np.zeros((n_apps, n, max(n_pred, 1)))
-    succ = np.full((n_apps, n, max(n_succ, 1)), -1, dtype=np.int64)
-    succ_mb = np.zeros((n_apps, n, max(n_succ, 1)))
-    retrain_mb = np.zeros((n_apps, n))
-    inflow = np.zeros((n_apps, n))
-    height = np.zeros(n_apps, dtype=np.int64)
-    later_same = np.zeros((n_apps, n, n), dtype=bool)
-    valid = np.zeros((n_apps, n), dtype=bool)
-    static = np.zeros((n_apps, n, 4))
-    exe = np.zeros((n_apps, n))
-    ceiling = np.zeros((n_apps, n))
-    model = np.zeros((n_apps, n), dtype=np.int64)
-    edges = np.full((n_apps, n_edges, 2), -1.0, dtype=np.float32)
-    edge_mask = np.zeros((n_apps, n_edges), dtype=np.float32)
-    ceilings = np.array([mp[m]["ceiling"] for m in names])
-    for a, app in enumerate(apps):
-        v, idx = app.n, np.array([index[m] for m in app.models])
-        valid[a, :v] = True
-        static[a, :v, 0] = 1.0
-        static[a, :v, 1] = app.workload
-        static[a, :v, 2] = app.demand
-        static[a, :v, 3] = app.input_mb
-        exe[a, :v] = app.workload / app.demand
-        ceiling[a, :v] = ceilings[idx]
-        model[a, :v] = idx
-        k = min(len(app.edges), n_edges)
-        edges[a, :k] = app.edges[:k]
-        edge_mask[a, :k] = 1.0
-        depth = [0] * v  # edges on the longest path from each task to an exit
-        for i in reversed(app.order):
-            depth[i] = max((depth[u] + 1 for u, _ in app.succs(i)), default=0)
-        height[a] = max(depth)
-        for i in range(v):
-            into = app.preds(i)
-            for s, (u, d) in enumerate(into):
-                pred[a, i, s], pred_mb[a, i, s] = u, d
-            for s, (u, d) in enumerate(app.succs(i)):
-                succ[a, i, s], succ_mb[a, i, s] = u, d
-            # As extend_with_retraining and the pools sum them:
-            retrain_mb[a, i] = sum(d for _, d in into) + float(app.model_mb[i])
-            inflow[a, i] = app.input_mb[i] + sum(d for _, d in into)
-        later_same[a, :v, :v] = (idx[:, None] == idx[None, :]) & np.triu(np.ones((v, v), bool), 1)
-    return DAGParams(
-        e=int(sv["count"]),
-        units=units,
-        gpus_per_server=int(sv["gpus_per_server"]),
-        n_nodes=n,
-        n_ext=2 * max(app.n for app in apps),
-        n_edges=n_edges,
-        theta=theta,
-        a_min=float(sc["a_min"]),
-        n_requests=int(sc["requests"]),
-        duration=float(sc["duration_s"]),
-        term_weights=term_weights(obj, theta),
-        options=options,
-        opt_gain=np.array([o.gain for o in options]),
-        opt_data=np.array([o.data_mb for o in options]),
-        opt_work=np.array([o.workload for o in options], dtype=float),
-        opt_demand=np.array([o.demand for o in options], dtype=float),
-        opt_fits=np.array([units >= o.demand for o in options]),
-        model_names=names,
-        model_index=index,
-        m_start=np.array([mp[m]["start_accuracy"] for m in names]),
-        m_ceiling=ceilings,
-        m_drift=np.array([mp[m]["drift_per_s"] for m in names]),
-        m_floor=np.array([mp[m]["floor"] for m in names]),
-        m_pool_rate=pool_rate,
-        m_pooled=(pool_rate > 0) | pool_from_inputs,
-        pool_from_inputs=pool_from_inputs,
-        apps=tuple(apps),
-        app_models=tuple(np.array([index[m] for m in app.models]) for app in apps),
-        app_n=np.array([app.n for app in apps], dtype=np.int64),
-        app_inflow=inflow,
-        app_pred=pred,
-        app_pred_mb=pred_mb,
-        app_succ=succ,
-        app_succ_mb=succ_mb,
-        app_retrain_mb=retrain_mb,
-        app_height=height,
-        app_later_same=later_same,
-        app_valid=valid,
-        app_static=static,
-        app_exe=exe,
-        app_ceiling=ceiling,
-        app_model=model,
-        app_edges=edges,
-        app_edge_mask=edge_mask,
-        app_weights=weights / weights.sum(),
-        arrival=make_arrival(sc["arrival"], Path(sc.source).parent),
-        speed_tflops=tuple(map(float, sv["speed_tflops"])),
-        link_gbps=tuple(map(float, sv["link_gbps"])),
-        controller_gbps=tuple(map(float, sv["controller_gbps"])),
-        storage_gbps=tuple(map(float, sv["storage_gbps"])),
-        # Servers run at the top clock; a node's joules are the dynamic power of the units
-        # it holds (linear in the utilisation), idle power is not counted.
-        unit_dyn_w=float(power.dynamic_power(power.max_clock_mhz, 1.0))
-        * int(sv["gpus_per_server"]),
-        power=power,
-    )
 
 
 def _draw(
@@ -1587,12 +1389,10 @@ __all__ = [
     "SERVER_FEATURES",
     "Arriving",
     "DAGDynamics",
-    "DAGParams",
     "DAGState",
     "Epoch",
     "ObjectDAGDynamics",
     "ObjectDAGState",
     "Pending",
     "Requests",
-    "make_params",
 ]

@@ -18,14 +18,13 @@ from edgegym.families.dag.dynamics import (
     GLOBALS,
     NODE_FEATURES,
     SERVER_FEATURES,
-    DAGParams,
     Epoch,
     ObjectDAGDynamics,
     ObjectDAGState,
     Pending,
-    make_params,
 )
 from edgegym.families.dag.graph import DAGApp, RetrainOption
+from edgegym.families.dag.params import DAGParams, make_params
 from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
 

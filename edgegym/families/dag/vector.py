@@ -15,8 +15,9 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.dag.dynamics import DAGDynamics, DAGParams, make_params
+from edgegym.families.dag.dynamics import DAGDynamics
 from edgegym.families.dag.env import dag_spaces
+from edgegym.families.dag.params import DAGParams, make_params
 from edgegym.scenarios import Scenario
 
 

@@ -1,8 +1,8 @@
 """The energy fair-share family (ETF): ``edgegym/EnergyFairShare-v0``."""
 
 from edgegym.core.registry import Family, register_family
-from edgegym.families.energy.dynamics import make_params
 from edgegym.families.energy.env import EnergyFairShareEnv
+from edgegym.families.energy.params import make_params
 from edgegym.families.energy.schema import SCHEMA
 
 

@@ -11,15 +11,8 @@ from gymnasium import spaces
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
-from edgegym.families.energy.dynamics import (
-    GLOBALS,
-    PER_TENANT,
-    EnergyDynamics,
-    EnergyParams,
-    clock_at,
-    make_params,
-    profiles_at,
-)
+from edgegym.families.energy.dynamics import GLOBALS, PER_TENANT, EnergyDynamics
+from edgegym.families.energy.params import EnergyParams, clock_at, make_params, profiles_at
 from edgegym.families.energy.reward import TERMS
 from edgegym.scenarios import Scenario
 

@@ -14,8 +14,9 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.energy.dynamics import EnergyDynamics, EnergyParams, make_params
+from edgegym.families.energy.dynamics import EnergyDynamics
 from edgegym.families.energy.env import energy_spaces
+from edgegym.families.energy.params import EnergyParams, make_params
 from edgegym.scenarios import Scenario
 
 

@@ -1,8 +1,8 @@
 """The MIG reconfiguration family (MIGRator): ``edgegym/MIGReconfig-v0``."""
 
 from edgegym.core.registry import Family, register_family
-from edgegym.families.mig.dynamics import make_params
 from edgegym.families.mig.env import MIGReconfigEnv
+from edgegym.families.mig.params import make_params
 from edgegym.families.mig.schema import SCHEMA
 
 

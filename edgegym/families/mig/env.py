@@ -17,14 +17,8 @@ from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.core.state import Allocation, ClusterState, TenantState
 from edgegym.core.state import MIGState as InstanceState
 from edgegym.families.mig import observation
-from edgegym.families.mig.dynamics import (
-    MIGDynamics,
-    MIGParams,
-    MIGState,
-    Stretch,
-    make_params,
-    status_of,
-)
+from edgegym.families.mig.dynamics import MIGDynamics, MIGState, Stretch, status_of
+from edgegym.families.mig.params import MIGParams, make_params
 from edgegym.families.mig.serving import MIGExecutor
 from edgegym.families.mig.snapshot import PENDING, MIGSnapshot
 from edgegym.hardware.mig import MIG_TOTAL_GPCS

@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.families.mig.dynamics import GLOBALS, HIGH, PER_TENANT, MIGSpec
+from edgegym.families.mig.dynamics import GLOBALS, HIGH, PER_TENANT
+from edgegym.families.mig.params import MIGSpec
 
 __all__ = ["GLOBALS", "HIGH", "PER_TENANT", "space"]
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgegym.families.mig.dynamics import DONE, FIT_EPS, PENDING, RUNNING, MIGSpec
+from edgegym.families.mig.dynamics import DONE, PENDING, RUNNING
+from edgegym.families.mig.params import FIT_EPS, MIGSpec
 
 __all__ = ["DONE", "FIT_EPS", "PENDING", "RUNNING", "MIGSnapshot", "MIGSpec"]
 

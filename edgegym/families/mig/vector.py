@@ -13,8 +13,9 @@ from typing import Any
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
-from edgegym.families.mig.dynamics import MIGDynamics, MIGParams, make_params
+from edgegym.families.mig.dynamics import MIGDynamics
 from edgegym.families.mig.env import mig_spaces
+from edgegym.families.mig.params import MIGParams, make_params
 from edgegym.scenarios import Scenario
 
 
