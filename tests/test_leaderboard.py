@@ -81,7 +81,7 @@ def test_resume_keeps_finished_scenarios(board, tmp_path, monkeypatch, tiny_sets
     def boom(*args, **kwargs):
         raise AssertionError("a finished scenario was evaluated again")
 
-    monkeypatch.setattr(lb, "run_cell", boom)
+    monkeypatch.setattr(lb.runner, "run_cell", boom)
     argv = [
         "--quick",
         "--episodes",
@@ -115,7 +115,7 @@ def test_resume_after_retraining_reruns_only_the_agent(board, tmp_path, monkeypa
         calls.append((family, kwargs.get("only")))
         return real(family, scenario, *args, **kwargs)
 
-    monkeypatch.setattr(lb, "run_cell", spy)
+    monkeypatch.setattr(lb.runner, "run_cell", spy)
     argv = ["--quick", "--episodes", "1", "--out", str(out), "--no-progress", "--resume"]
     assert lb.main([*argv, *tiny_sets]) == 0
     assert calls == [("energy", ["ppo"])]
@@ -158,7 +158,7 @@ def test_a_failure_midway_keeps_the_other_results(tmp_path, monkeypatch, capsys,
             raise RuntimeError("simulated crash")
         return real(family, scenario, *args, **kwargs)
 
-    monkeypatch.setattr(lb, "run_cell", flaky)
+    monkeypatch.setattr(lb.runner, "run_cell", flaky)
     argv = ["--quick", "--families", "energy,mig,continual", "--episodes", "1"]
     argv += ["--out", str(tmp_path), "--no-progress", *tiny_sets]
     assert lb.main(argv) == 1
