@@ -669,9 +669,8 @@ def summarise_outcomes(name: str, outcomes: Sequence[Mapping[str, Any]]) -> dict
 
 
 def _timeline_of(env: gym.Env) -> list[dict[str, Any]] | None:
-    engine = getattr(env.unwrapped, "engine", None)
-    metrics = getattr(engine, "metrics", None)
-    tl = getattr(metrics, "timeline", None)
+    records = getattr(env.unwrapped, "allocation_timeline", None)
+    tl = records() if callable(records) else None
     return None if tl is None else [dict(rec) for rec in tl]
 
 

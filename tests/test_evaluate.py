@@ -34,7 +34,7 @@ class Recorder:
 
     def reset(self, seed: int | None = None) -> None:
         self.reset_seeds.append(seed)
-        self.profiles.append(self.env.unwrapped.engine.profile.post_acc.copy())
+        self.profiles.append(self.env.unwrapped.profile.post_acc.copy())
 
     def predict(self, obs, state=None, episode_start=None, deterministic=True):
         assert isinstance(episode_start, np.ndarray) and episode_start.shape == (1,)

@@ -169,6 +169,13 @@ class EdgeEnv(gym.Env):
     def _timeline_add(self, before: Any, rec: Record) -> None:
         """Append the step to ``self.timeline`` (recorded only with ``record_timeline``)."""
 
+    def allocation_timeline(self) -> list[dict[str, Any]] | None:
+        """The episode's allocations over time as the evaluator plots them: one record per
+        stretch of constant allocation (``t0``, ``t1``, ``window``, per tenant ``accuracy``,
+        ``share_retrain``, ``share_infer``), or ``None`` (the family keeps none, or
+        ``record_timeline`` is off)."""
+        return None
+
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | np.ndarray | None:
         """Text (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``), or that

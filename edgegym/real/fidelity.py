@@ -35,7 +35,7 @@ def _episode(
     windows: list[dict[str, float]] = [{} for _ in range(env.spec_.windows)]
     terminated = False
     while not terminated:
-        k = env.engine.window
+        k = env.window
         action, _ = policy.predict(obs, deterministic=True)
         obs, rew, terminated, _, info = env.step(action)
         log += info.get("real", {}).get("log", [])
@@ -165,11 +165,11 @@ def fidelity(
         "policy": policy,
         "seed": seed,
         "device": device,
-        "emulated": real_env.engine.executor.emulated,
-        "energy": real_env.engine.executor.meter.message or real_env.engine.executor.meter.method,
+        "emulated": real_env.executor.emulated,
+        "energy": real_env.executor.meter.message or real_env.executor.meter.method,
         "windows": rows,
         "total_diff": total,
-        "accuracy": _accuracies(log, real_env.engine.profile),
+        "accuracy": _accuracies(log, real_env.profile),
         "latency": _latencies(log),
     }
 

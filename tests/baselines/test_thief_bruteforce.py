@@ -83,7 +83,8 @@ def instance(seed: int, gpus: int, quantum: float, n_cfg: int, n_inf: int) -> di
 
 def stream_accuracy(env: ContinualLearningEnv) -> np.ndarray:
     """(V,) true accuracy averaged over window 0."""
-    return env.engine.metrics.acc_integral[:, 0] / env.spec_.window_s
+    metrics = env.dynamics.episode_metrics(env.params, env.state, 0)
+    return metrics.acc_integral[:, 0] / env.spec_.window_s
 
 
 def run_fixed(env: ContinualLearningEnv, rows: np.ndarray) -> np.ndarray:

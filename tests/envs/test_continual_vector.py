@@ -93,18 +93,20 @@ def test_same_step_autoreset_continues_each_envs_generator() -> None:
     vec.close()
 
 
-def test_single_env_keeps_the_engine_view() -> None:
-    """``env.unwrapped.engine`` (read by older callers) mirrors the functional state."""
+def test_single_env_views_of_its_episode() -> None:
+    """``window``, ``profile``, ``executor`` and the timeline read env 0 of the functional
+    state; before ``reset`` they say so."""
     # No labelling delay: with no retraining every step then runs to the window's end.
     env = ContinualLearningEnv(**SMALL, **{"profiler.annotation_s": 0}, record_timeline=True)
-    assert env.engine is None
+    with pytest.raises(RuntimeError, match="reset"):
+        _ = env.window
     env.reset(seed=3)
     terminated = False
     while not terminated:
         _, _, terminated, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
-    eng = env.engine
-    assert eng.done and eng.window == env.spec_.windows
-    assert eng.profile.post_acc.shape == (3, 3, len(env.spec_.retrain_configs))
-    assert len(eng.metrics.timeline) == env.spec_.windows and eng.executor is None
-    wa = eng.metrics.acc_integral / env.spec_.window_s
+    assert env.window == env.spec_.windows
+    assert env.profile.post_acc.shape == (3, 3, len(env.spec_.retrain_configs))
+    assert len(env.timeline) == env.spec_.windows and env.executor is None
+    metrics = env.dynamics.episode_metrics(env.params, env.state, 0)
+    wa = metrics.acc_integral / env.spec_.window_s
     assert info["episode_metrics"]["accuracy"] == float(wa.mean())

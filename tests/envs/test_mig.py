@@ -187,7 +187,7 @@ def test_retraining_runs_on_its_instance_and_swaps_the_model(tmp_path):
         if t < finish - 1:
             assert env.status()[0] == RUNNING
     assert t == pytest.approx(np.ceil(finish))
-    assert env.engine.tenants.model_acc[0] == pytest.approx(post)
+    assert env.state.model_acc[0, 0] == pytest.approx(post)
     assert not env.action_masks()[a]  # a finished job may not get an instance again
 
 
@@ -196,10 +196,9 @@ def _reference_mask(env):
     spec = env.spec_
     cat = spec.catalogue
     m = spec.n_tenants
-    eng = env.engine
     status = env.status()
     task = env.executor.state.task
-    time_left = eng.window_start_s + spec.window_s - eng.cluster.time_s
+    time_left = env.window * spec.window_s + spec.window_s - float(env.state.time_s[0])
     keep = [(int(p), int(task[p])) for p in np.flatnonzero(task >= m) if status[task[p] - m] == 1]
     out = np.zeros(len(cat), dtype=bool)
     for n, sig in enumerate(cat.signatures):
@@ -214,9 +213,9 @@ def _reference_mask(env):
             elif r:
                 z = cat.sizes.index(r[0])
                 ov = env.sim_state().overhead_s[m + i]  # what a retraining start costs now
-                dur = ov + eng.tenants.job_left[i] / spec.size_train_speed[i, z]
+                dur = ov + env.state.job_left[0, i] / spec.size_train_speed[i, z]
                 if status[i] == PENDING:
-                    left = env.profile.gpu_seconds[i, eng.window, 0]
+                    left = env.profile.gpu_seconds[i, env.window, 0]
                     dur = ov + left / spec.size_train_speed[i, z]
                 ok &= r[0] >= spec.min_train_size[i] and dur <= time_left + 1e-9
         if ok:

@@ -58,9 +58,9 @@ def test_single_env_keeps_the_engine_timeline_of_stretches() -> None:
     term = False
     while not term:
         _, _, term, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
-    stretches = env.engine.metrics.timeline
+    stretches = env.state.timeline[0]
     assert len(env.timeline) == 24 and len(stretches) >= 24
-    assert stretches[-1]["t1"] == env.engine.cluster.time_s == 24.0
+    assert stretches[-1]["t1"] == float(env.state.time_s[0]) == 24.0
     assert {"t0", "t1", "window", "accuracy", "share_infer", "share_retrain"} <= set(stretches[0])
 
 

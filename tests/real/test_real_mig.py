@@ -86,8 +86,8 @@ def test_real_mig_is_reproducible_and_rejects_bad_options():
     rb = b.reset(seed=3)[1]["real"]["log"][0]["measured_accuracy"]
     assert ra == rb
     # The engine answers requests with the measured accuracy, not the profile's.
-    np.testing.assert_allclose(a.engine.tenants.model_acc, ra, atol=1e-4)
-    assert not np.allclose(a.engine.tenants.model_acc, a.profile.start_acc)
+    np.testing.assert_allclose(a.state.model_acc[0], ra, atol=1e-4)
+    assert not np.allclose(a.state.model_acc[0], a.profile.start_acc)
     with pytest.raises(ValueError, match="bogus"):
         MIGReconfigEnv(TINY_MIG_SCENARIO, backend="real", real_options={"bogus": 1}).reset()
     with pytest.raises(ValueError, match="epochs"):

@@ -22,10 +22,10 @@ from tests.reference.engine import Engine
 def reference_engine(env) -> Engine:
     """An engine over the env's episode (its true profile and the executor's constants)."""
     spec, params = env.params.spec, env.params
-    executor = simulated_executor(params, env.engine.profile)
+    executor = simulated_executor(params, env.profile)
     cluster = ClusterState(gpus=spec.gpus, clock_mhz=params.clock_mhz.copy())
     eng = Engine(
-        env.engine.profile,
+        env.profile,
         executor,
         cluster,
         spec.window_s,
@@ -73,14 +73,16 @@ def test_batched_dynamics_follow_the_reference_engine(scenario, seed):
         eng.advance(end)
         if eng.cluster.time_s >= end - 1e-9:
             eng.start_window(eng.window + 1)
-        view = env.engine
-        assert eng.window == view.window, f"step {steps}"
-        assert eng.cluster.time_s == pytest.approx(view.cluster.time_s, abs=1e-9)
-        assert eng.cluster.energy_j == pytest.approx(view.cluster.energy_j, rel=1e-12)
-        np.testing.assert_allclose(eng.tenants.model_acc, view.tenants.model_acc, atol=1e-12)
-        np.testing.assert_allclose(eng.tenants.job_left, view.tenants.job_left, atol=1e-9)
+        cluster, tenants, _ = env.dynamics.engine_views(env.params, env.state, 0)
+        assert eng.window == env.window, f"step {steps}"
+        assert eng.cluster.time_s == pytest.approx(cluster.time_s, abs=1e-9)
+        assert eng.cluster.energy_j == pytest.approx(cluster.energy_j, rel=1e-12)
+        np.testing.assert_allclose(eng.tenants.model_acc, tenants.model_acc, atol=1e-12)
+        np.testing.assert_allclose(eng.tenants.job_left, tenants.job_left, atol=1e-9)
         steps += 1
     assert eng.done and steps > eng.n_windows  # some completions split windows
     np.testing.assert_allclose(
-        eng.metrics.window_accuracy(), view.metrics.window_accuracy(), atol=1e-12
+        eng.metrics.window_accuracy(),
+        env.dynamics.episode_metrics(env.params, env.state, 0).window_accuracy(),
+        atol=1e-12,
     )

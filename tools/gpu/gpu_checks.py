@@ -161,7 +161,7 @@ def _real_run(env_id: str, scenario: str, time_scale: float, seed: int = 0):
     t0 = time.perf_counter()
     real_windows, log = _episode(env, policy, seed)
     t_real = time.perf_counter() - t0
-    ex = env.engine.executor
+    ex = env.executor
     segs = [r for r in log if r["event"] == "segment"]
     per_window = {}
     for r in segs:

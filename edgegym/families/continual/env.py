@@ -9,7 +9,6 @@ real backend plugs its executor into the same dynamics (``ContinualParams.make_e
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,9 +23,8 @@ from edgegym.core.checks import (
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.executor import Executor, SimulatedExecutor
-from edgegym.core.metrics import Metrics
 from edgegym.core.render import Panel, Series, tenant_colors
-from edgegym.core.state import Allocation, ClusterState, TenantState
+from edgegym.core.state import Allocation
 from edgegym.families.continual import observation
 from edgegym.families.continual.dynamics import ContinualDynamics, ContinualState
 from edgegym.families.continual.params import ContinualParams, make_params
@@ -76,24 +74,6 @@ def real_executor(
     )
 
 
-@dataclass(frozen=True)
-class EngineView:
-    """The single env's episode in the shape of :class:`tests.reference.engine.Engine`, read-only
-    (``env.unwrapped.engine``), for code written against the engine-based env: the arrays are
-    views of the env's state (row 0), rebuilt on every access."""
-
-    window: int  # current retraining window (``windows``: the episode is over)
-    done: bool  # the last window has ended
-    window_start_s: float  # simulated time at which the current window started
-    time_left_s: float  # seconds left in the current window
-    profile: ContinualProfile  # the episode's true profile
-    tenants: TenantState  # the streams' models and retraining jobs
-    alloc: Allocation  # the allocation applied
-    cluster: ClusterState  # GPUs, clock, time and energy so far
-    executor: Executor | None  # the real backend's executor (None: the simulator)
-    metrics: Metrics  # accumulated metrics, and the timeline when one is recorded
-
-
 class ContinualLearningEnv(EdgeEnv):
     """Ekya's joint retraining/inference scheduling problem (NSDI'22, §3-4).
 
@@ -135,8 +115,7 @@ class ContinualLearningEnv(EdgeEnv):
     Args:
         scenario: Bundled scenario name or path to a scenario file.
         max_streams: Stream slots (pad to train one policy over scenarios with fewer streams).
-        record_timeline: Keep a per-segment timeline in ``env.unwrapped.timeline`` (also
-            ``env.unwrapped.engine.metrics.timeline``).
+        record_timeline: Keep a per-segment timeline in ``env.unwrapped.timeline``.
         render_mode: ``None``, ``"ansi"`` (text table of the streams), ``"rgb_array"`` (a
             640x360 frame: GPU shares per stream, retraining dark and inference light, and
             inference accuracy against a_MIN; :mod:`edgegym.core.render`) or ``"human"``
@@ -213,29 +192,19 @@ class ContinualLearningEnv(EdgeEnv):
         return self.state
 
     @property
-    def engine(self) -> EngineView | None:
-        """The episode in the engine's shape (:class:`EngineView`; ``None`` before reset)."""
-        st = self.state
-        if st is None:
-            return None
-        p, dyn = self.params, self.dynamics
-        spec = p.spec
-        cluster, tenants, alloc = dyn.engine_views(p, st, 0)
-        metrics = dyn.episode_metrics(p, st, 0)
-        metrics.timeline = self.timeline
-        window = int(st.window[0])
-        return EngineView(
-            window=window,
-            done=window >= spec.windows,
-            window_start_s=window * spec.window_s,
-            time_left_s=float(dyn.time_left(p, st)[0]),
-            profile=st.episode[0].profile,
-            tenants=tenants,
-            alloc=alloc,
-            cluster=cluster,
-            executor=st.episode[0].executor,
-            metrics=metrics,
-        )
+    def window(self) -> int:
+        """The current retraining window (``windows`` once the episode has ended)."""
+        return int(self._state.window[0])
+
+    @property
+    def profile(self) -> ContinualProfile:
+        """The episode's true profile: drift, and each configuration's accuracy and cost."""
+        return self._state.episode[0].profile
+
+    @property
+    def executor(self) -> Executor | None:
+        """The real backend's executor of the episode (``None`` in simulation)."""
+        return self._state.episode[0].executor
 
     def _record_info(self, rec: Record) -> dict[str, Any]:
         """``info["allocation"]``: the allocation actually applied."""
@@ -249,6 +218,10 @@ class ContinualLearningEnv(EdgeEnv):
             st.model_acc[0].copy(),
             st.infer_share[0].copy(),
         )
+
+    def allocation_timeline(self) -> list[dict[str, Any]] | None:
+        """Its timeline: every step is one stretch of constant allocation."""
+        return self.timeline
 
     def _timeline_add(self, before: tuple[Any, ...], rec: Record) -> None:
         applied = {k: v[0] for k, v in rec.info.items()}
@@ -366,13 +339,10 @@ class ContinualLearningEnv(EdgeEnv):
 
     def _render_text(self) -> str | None:
         """Text table of the streams."""
-        eng = self.engine
-        if eng is None:
+        if self.state is None:
             return None
-        t, a = eng.tenants, eng.alloc
-        lines = [
-            f"t={eng.cluster.time_s:8.1f}s window {eng.window}  energy {eng.cluster.energy_j:.0f} J"
-        ]
+        cluster, t, a = self.dynamics.engine_views(self.params, self.state, 0)
+        lines = [f"t={cluster.time_s:8.1f}s window {self.window}  energy {cluster.energy_j:.0f} J"]
         lines.append("stream  model_acc  job  progress  share_r  share_i  infer_cfg")
         for v in range(self.spec_.streams):
             lines.append(
@@ -383,18 +353,19 @@ class ContinualLearningEnv(EdgeEnv):
 
     def _frame_panels(self) -> tuple[str, list[Panel]]:
         """Title and panels of the ``"rgb_array"`` frame: GPU shares and accuracy per stream."""
-        eng, spec = self.engine, self.spec_
-        if eng is None:
+        spec = self.spec_
+        if self.state is None:
             return "ContinualLearning-v0: call reset()", []
         n = spec.streams
-        a = eng.alloc
+        cluster, _, a = self.dynamics.engine_views(self.params, self.state, 0)
+        done = self.window >= spec.windows
         acc = np.asarray(self.dynamics.stream_accuracy(self.params, self.state)[0], dtype=float)
         dark, light = tenant_colors(n)
         labels = [f"s{v}" for v in range(n)]
-        window = f"{min(eng.window + 1, spec.windows)}/{spec.windows}"
+        window = f"{min(self.window + 1, spec.windows)}/{spec.windows}"
         title = (
-            f"t = {eng.cluster.time_s:.1f} s   window {window}"
-            f"{' (done)' if eng.done else ''}   energy {eng.cluster.energy_j / 1e3:.1f} kJ"
+            f"t = {cluster.time_s:.1f} s   window {window}"
+            f"{' (done)' if done else ''}   energy {cluster.energy_j / 1e3:.1f} kJ"
         )
         shares = Panel(
             f"GPU shares ({spec.gpus} GPU{'s' if spec.gpus > 1 else ''})",

@@ -3,7 +3,6 @@ learning (MIGRator)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,7 +23,6 @@ from edgegym.families.mig.snapshot import PENDING, MIGSnapshot
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT
 from edgegym.scenarios import Scenario
-from edgegym.workload.continual import ContinualProfile
 
 DEFAULT_SCENARIO = "migrator-w1"
 _EPS = 1e-9
@@ -35,29 +33,6 @@ def mig_spaces(params: MIGParams) -> tuple[spaces.Box, spaces.Discrete]:
     env)."""
     spec = params.spec
     return observation.space(spec), spaces.Discrete(len(spec.catalogue))
-
-
-@dataclass(frozen=True)
-class EngineView:
-    """Env 0 of the dynamics' state under the attribute names of
-    :class:`tests.reference.engine.Engine` (a snapshot; its arrays are live views): what code
-    written for the engine-backed environment reads (``engine.window``,
-    ``engine.window_start_s``, ``engine.cluster.time_s``, ``engine.tenants.model_acc``,
-    ``engine.profile``, ``engine.metrics.timeline``, the real backend's ``engine.executor``)."""
-
-    window: int
-    window_s: float
-    done: bool
-    cluster: ClusterState
-    tenants: TenantState
-    profile: ContinualProfile
-    metrics: SimpleNamespace  # timeline: per-stretch records, or None
-    executor: Any
-
-    @property
-    def window_start_s(self) -> float:
-        """Simulated time at which the current window started."""
-        return self.window * self.window_s
 
 
 class _RealDynamics(MIGDynamics):
@@ -206,7 +181,7 @@ class MIGReconfigEnv(EdgeEnv):
     **Implementation**: the batch of one of :class:`edgegym.families.mig.dynamics.MIGDynamics` (the
     native vector environment, :class:`edgegym.families.mig.vector.MIGVectorEnv`, is the batch of
     N). The real backend runs the same dynamics with the real executor in its execution seam.
-    ``engine`` and ``executor`` give env 0's state under the engine-era attribute names.
+    ``window``, ``profile`` and ``executor`` give env 0's window, true profile and instances.
 
     Args:
         scenario: Bundled scenario name (``migrator-w1`` ... ``migrator-w16``) or a path.
@@ -265,6 +240,11 @@ class MIGReconfigEnv(EdgeEnv):
     def _before_step(self) -> float:
         return float(self.state.time_s[0])
 
+    def allocation_timeline(self) -> list[dict[str, Any]] | None:
+        """The dynamics' per-stretch records (a step holds several stretches: instances
+        becoming ready, second boundaries of the arrivals)."""
+        return None if self.state is None else self.state.timeline[0]
+
     def _timeline_add(self, t0: float, rec: Record) -> None:
         st, cat = self.state, self.spec_.catalogue
         sig = int(st.signature[0])
@@ -321,36 +301,13 @@ class MIGReconfigEnv(EdgeEnv):
         st = self._state()
         return status_of(st.running[0], st.retrained[0])
 
-    # ------------------------------------------------------------------ engine-era views
+    # ------------------------------------------------------------------ views of env 0
     @property
-    def engine(self) -> EngineView | None:
-        """Env 0 under the engine's attribute names (``None`` before ``reset``)."""
-        st = self.state
-        if st is None:
-            return None
-        spec = self.spec_
-        return EngineView(
-            window=int(st.window[0]),
-            window_s=spec.window_s,
-            done=bool(st.window[0] >= spec.windows),
-            cluster=ClusterState(
-                gpus=1,
-                clock_mhz=self.params.clock_mhz.copy(),
-                time_s=float(st.time_s[0]),
-                energy_j=float(st.energy_j[0].sum()),
-            ),
-            tenants=TenantState(
-                model_acc=st.model_acc[0],
-                job_cfg=np.where(st.running[0], 0, -1),
-                job_left=st.job_left[0],
-                job_total=st.job_total[0],
-                job_target=st.job_target[0],
-                retrained=st.retrained[0],
-            ),
-            profile=self.profile,
-            metrics=SimpleNamespace(timeline=st.timeline[0]),
-            executor=self.executor,
-        )
+    def window(self) -> int:
+        """The current retraining window (``windows`` once the episode has ended)."""
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return int(self.state.window[0])
 
     @property
     def executor(self) -> Any:
@@ -491,4 +448,4 @@ class MIGReconfigEnv(EdgeEnv):
         return info
 
 
-__all__ = ["DEFAULT_SCENARIO", "EngineView", "MIGReconfigEnv", "mig_spaces"]
+__all__ = ["DEFAULT_SCENARIO", "MIGReconfigEnv", "mig_spaces"]
