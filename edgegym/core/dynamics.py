@@ -65,7 +65,11 @@ class Record:
 
 
 class Dynamics(Protocol, Generic[P, S]):
-    """One family's pure functions (see the module docstring for the calling order)."""
+    """One family's pure functions (see the module docstring for the calling order).
+
+    A family's dynamics class may make public only what its envs, vector env, real executor
+    or baselines call beyond these methods, and its docstring lists them.
+    """
 
     #: Names of the reward terms ``step`` returns, in a fixed order.
     terms: tuple[str, ...]

@@ -245,7 +245,13 @@ def _needed(state: ContinualState) -> np.ndarray:
 
 
 class ContinualDynamics:
-    """The continual family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+    """The continual family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions).
+
+    Public beyond the protocol, for its envs and the real executor: :meth:`project` (the
+    allocation an action applies), :meth:`stream_accuracy`, :meth:`time_left`,
+    :meth:`base_mask`, :meth:`episode_metrics` and :meth:`engine_views` (the executor seam's
+    one-env objects). Everything else is private.
+    """
 
     terms: tuple[str, ...] = TERMS
 

@@ -458,7 +458,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
         state.arriving[i] = got
         return got
 
-    def priorities(self, params: DAGParams, state: ObjectDAGState, i: int, a: int) -> np.ndarray:
+    def _priorities(self, params: DAGParams, state: ObjectDAGState, i: int, a: int) -> np.ndarray:
         """(V,) Eq. 10 priorities of application ``a`` on env ``i``'s servers (cached: they
         depend only on the servers' speeds and links)."""
         phi = state.phi[i].get(a)
@@ -506,7 +506,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
             cfg[:v, 0] = (arr.acc_now >= params.a_min) | ~ok.any(axis=1)
         return np.concatenate([srv, cfg.ravel()])
 
-    def project_row(
+    def _project_row(
         self, params: DAGParams, state: ObjectDAGState, i: int, action: np.ndarray, mask: np.ndarray
     ) -> tuple[int, list[int]]:
         """Applied ``(server, retraining choices)`` of env ``i`` for its int64 ``action``."""
@@ -526,7 +526,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
                 choice.append(int(v) - 1)
         return server, choice
 
-    def admit(
+    def _admit(
         self, params: DAGParams, state: ObjectDAGState, i: int, choice: list[int]
     ) -> tuple[float, float]:
         """Admit env ``i``'s arriving request with its retraining choices; returns the
@@ -562,7 +562,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
             acc_now=now,
             acc_after=after,
             options=arr.options,
-            priority=self.priorities(params, state, i, a),
+            priority=self._priorities(params, state, i, a),
             retrains=retrains,
         )
         p.head_ready = self._ready(params, cluster, p)
@@ -647,7 +647,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
             a = np.nan_to_num(a.astype(float)).astype(np.int64)
         if mask is None:
             mask = self.mask(params, state)
-        return [self.project_row(params, state, i, a[i], mask[i]) for i in range(m)]
+        return [self._project_row(params, state, i, a[i], mask[i]) for i in range(m)]
 
     def step(
         self, params: DAGParams, state: ObjectDAGState, actions: np.ndarray
@@ -673,7 +673,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
             ep = state.epoch[i]
             kind[i], request[i], start[i] = ep.kind, ep.k, ep.time_s
             if ep.kind == "admit":
-                accuracy[i], acc_mean[i] = self.admit(params, state, i, choice)
+                accuracy[i], acc_mean[i] = self._admit(params, state, i, choice)
                 retrained[i] = [v for v, c in enumerate(choice) if c >= 0]
             else:
                 grown, joules, rec = self.place(params, state, i, srv)
@@ -732,7 +732,7 @@ class ObjectDAGDynamics(_DAGDynamicsBase):
                 a, v = arr.app_index, arr.app.n
                 acc[i, :v] = arr.acc_now
                 acc_now[i, :v] = arr.acc_now
-                phi[i, :v] = self.priorities(params, state, i, a)
+                phi[i, :v] = self._priorities(params, state, i, a)
             else:
                 p = state.pending[i][ep.k]
                 a, v = p.app_index, p.app.n
@@ -1051,7 +1051,7 @@ class DAGDynamics(_DAGDynamicsBase):
     # ------------------------------------------------------------------ transitions
     def _heads(self, params: DAGParams, state: DAGState) -> None:
         """The input times of the pending requests' heads that changed (marked NaN by
-        :meth:`admit` and :meth:`place`): all of them at once."""
+        :meth:`_admit` and :meth:`place`): all of them at once."""
         rq = state.requests
         ix, s = np.nonzero(np.isnan(rq.ready))
         if ix.size:
@@ -1089,7 +1089,7 @@ class DAGDynamics(_DAGDynamicsBase):
         arrive = np.where(ok[:, :, None], arrive, -np.inf).max(axis=1)
         return np.maximum(t, arrive)
 
-    def admit(
+    def _admit(
         self, params: DAGParams, state: DAGState, ix: np.ndarray, choice: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Admit the arriving request of envs ``ix`` with retraining options ``choice`` (B, n)
@@ -1302,7 +1302,7 @@ class DAGDynamics(_DAGDynamicsBase):
         retrained: list[list[int]] = [[] for _ in range(m)]  # per env, the retrained tasks
         ai = np.flatnonzero(~is_place)
         if ai.size:
-            accuracy[ai], acc_mean[ai] = self.admit(params, state, ai, choice[ai])
+            accuracy[ai], acc_mean[ai] = self._admit(params, state, ai, choice[ai])
             rows, tasks = np.nonzero(choice[ai] >= 0)
             ends = np.searchsorted(rows, np.arange(ai.size), side="right").tolist()
             tasks = tasks.tolist()

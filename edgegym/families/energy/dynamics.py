@@ -73,7 +73,11 @@ def _rows(x: np.ndarray) -> np.ndarray:
 
 
 class EnergyDynamics:
-    """The energy family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+    """The energy family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions).
+
+    Public beyond the protocol, for its envs: :meth:`project` (the units an action applies),
+    :meth:`demand_units` and :meth:`fairness_of`. Everything else is private.
+    """
 
     terms: tuple[str, ...] = TERMS
 
@@ -137,7 +141,7 @@ class EnergyDynamics:
             out[:, slots] = np.where(active[:, slots], need, 0)
         return out
 
-    def horizon_sums(self, params: EnergyParams, state: EnergyState) -> tuple[np.ndarray, ...]:
+    def _horizon_sums(self, params: EnergyParams, state: EnergyState) -> tuple[np.ndarray, ...]:
         """(N, n) time, energy over the fairness horizon (oldest first), (N, n) wanted in it."""
         return state.sum_t, state.sum_e, state.any_w
 
@@ -155,7 +159,7 @@ class EnergyDynamics:
         """(N,) F_T, F_E, F_S over the horizon of the ``active`` (N, n) tenants that wanted the
         GPU in it or ran in it (exactly :func:`edgegym.families.energy.timeslice.fairness` per
         env)."""
-        t, e, wanted = self.horizon_sums(params, state)
+        t, e, wanted = self._horizon_sums(params, state)
         counted = active & (wanted | (t > 0))
         w = params.weights
         safe = np.where(w > 0, w, 1.0)
@@ -296,7 +300,7 @@ class EnergyDynamics:
         service = params.service_tab[ko]
         active = params.active_tab[ko]
         w = np.where(active, params.weights, 0.0)
-        t, e, _ = self.horizon_sums(params, state)
+        t, e, _ = self._horizon_sums(params, state)
         feats = np.zeros((m, n, PER_TENANT))
         feats[:, :, 0] = active
         feats[:, :, 1] = w / np.maximum(w.sum(axis=1), 1e-12)[:, None]

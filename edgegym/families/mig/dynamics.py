@@ -241,7 +241,12 @@ def reconfigure(
 
 
 class MIGDynamics:
-    """The MIG family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions)."""
+    """The MIG family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions).
+
+    Public beyond the protocol, for its envs: :meth:`project` (the allocation an action
+    applies), :meth:`charged_overhead`; and the real backend's two override points,
+    :meth:`stretch` and :meth:`enter_window`. Everything else is private.
+    """
 
     terms: tuple[str, ...] = TERMS
 
