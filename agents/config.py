@@ -10,15 +10,16 @@ names the file and the key. Sections:
 ``policy``
     SB3 policy class name: ``MlpPolicy`` for a ``Box`` observation, ``MultiInputPolicy`` for a
     ``Dict`` one (``auto`` picks by the observation space after the wrappers), or
-    ``PerTenantPolicy`` (:mod:`edgegym.agents.tenants`: one encoder and action head shared by
-    every tenant; continual and energy, MaskablePPO on the native ``MultiDiscrete``;
-    ``net_arch[0]`` is the tenant code width), or ``PooledPolicy`` (the same encoder pooled
-    into a context, then an MLP over the action, e.g. the ``Discrete`` catalogue: it plays
-    every number of tenants and GPUs; ``net_arch[0]`` is the code width, the rest the MLP),
-    ``SignaturePolicy`` (:mod:`edgegym.agents.signatures`: MIG, scores every allocation
-    signature from the per-tenant features of the tasks it sizes) or ``GraphPolicy``
-    (:mod:`edgegym.agents.graph`: DAG, message passing over the request's graph, a server
-    scorer and per-node retraining heads). :data:`STRUCTURED` says what each needs.
+    ``PerTenantPolicy`` (:mod:`edgegym.agents.policies.tenants`: one encoder and action head
+    shared by every tenant; continual and energy, MaskablePPO on the native
+    ``MultiDiscrete``; ``net_arch[0]`` is the tenant code width), or ``PooledPolicy`` (the
+    same encoder pooled into a context, then an MLP over the action, e.g. the ``Discrete``
+    catalogue: it plays every number of tenants and GPUs; ``net_arch[0]`` is the code width,
+    the rest the MLP), ``SignaturePolicy`` (:mod:`edgegym.agents.policies.signatures`: MIG,
+    scores every allocation signature from the per-tenant features of the tasks it sizes) or
+    ``GraphPolicy`` (:mod:`edgegym.agents.policies.graph`: DAG, message passing over the
+    request's graph, a server scorer and per-node retraining heads). :data:`STRUCTURED` says
+    what each needs.
 ``wrappers``
     ``flatten_obs`` (one-level ``Dict`` -> flat ``Box``), ``discrete_actions``
     (``MultiDiscrete`` -> ``Discrete`` joint actions), ``max_actions`` (see
@@ -39,18 +40,18 @@ names the file and the key. Sections:
 ``train``
     ``timesteps``, ``n_envs``, ``vec_env`` (``auto``: the id's native vector env where it
     has one, else subprocesses when ``n_envs > 1`` and the machine has more than one core;
-    ``native``: the native vector env (:mod:`edgegym.agents.vecenv`), an error where there
+    ``native``: the native vector env (:mod:`edgegym.agents.sb3.vecenv`), an error where there
     is none; ``dummy``; ``subproc``), ``torch_threads``, ``device``.
     ``scenarios``: more scenarios to train on beside the run's own (a list of scenario names
     or ``{scenario: NAME, overrides: {KEY: VALUE}}``): environment ``i`` plays element
     ``i mod k`` of [the run's scenario, these...], so one agent learns a distribution of
     scenarios (``n_envs >= k``; their spaces must agree: pad tenants with ``max_streams``).
 ``bc``
-    A strong start (issue 16): ``teacher`` (a baseline spec such as ``thief`` or ``etf``;
+    A strong start: ``teacher`` (a baseline spec such as ``thief`` or ``etf``;
     ``null`` = none) plays ``episodes`` episodes per training scenario (seeds ``seed, ...``)
     and the policy is first fitted to its actions (and its value to the discounted return)
     for ``epochs`` passes in batches of ``batch_size`` at ``learning_rate``
-    (:mod:`edgegym.agents.bc`); PPO then starts from those weights. Needs the environment's
+    (:mod:`edgegym.agents.sb3.bc`); PPO then starts from those weights. Needs the environment's
     own action (``wrappers.discrete_actions: false``), or ``wrappers.teacher`` the same
     scheduler: then every decision's label is the hint index, so PPO starts from a policy that
     plays the teacher (how sure it is: ``epochs``). ``balance: true`` weighs the decisions

@@ -1,7 +1,7 @@
 """Trained PPO / MaskablePPO models behind the policy protocol of the baselines.
 
 A trained policy is a folder with ``model.zip`` (Stable-Baselines3's format) and
-``config.yaml`` (the exact training configuration, :mod:`edgegym.agents.train`). The
+``config.yaml`` (the exact training configuration, :mod:`edgegym.agents.run.record`). The
 evaluator names it ``ppo`` (the policy shipped for the environment's family, in
 ``agents/trained/<family>/``) or ``ppo:PATH`` (a ``model.zip``, a checkpoint, or a folder
 holding ``model.zip``)::
@@ -27,29 +27,11 @@ import torch
 import yaml
 from gymnasium import spaces
 
+from edgegym.agents.policies import SIZE_FREE
 from edgegym.wrappers import DictFlattener, JointActions, TeacherHint, family_of, joint_actions
 
 #: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
-
-
-#: Policy classes whose weights do not depend on the scenario's sizes (tenants, GPUs,
-#: servers), by name: the module of ``edgegym.agents`` that defines each. Each class has
-#: ``kwargs_for(env, policy_kwargs)`` (its keyword arguments for an environment) and
-#: ``rebind(env, action_space)`` (the same weights on another scenario's spaces).
-SIZE_FREE = {
-    "PerTenantPolicy": "tenants",
-    "PooledPolicy": "tenants",
-    "SignaturePolicy": "signatures",
-    "GraphPolicy": "graph",
-}
-
-
-def size_free_class(name: str) -> type:
-    """The size-free policy class called ``name`` (a key of :data:`SIZE_FREE`)."""
-    import importlib
-
-    return getattr(importlib.import_module(f"edgegym.agents.{SIZE_FREE[name]}"), name)
 
 
 class PolicyLoadError(ValueError):
@@ -316,6 +298,16 @@ def _same_space(a: gym.Space, b: gym.Space) -> bool:
     return False
 
 
+def space_difference(env: Any, like: Any) -> tuple[str, str, str] | None:
+    """``(what, env's, like's)`` of the first of the observation and action spaces in which
+    two environments (or models) differ, as text; ``None`` when both agree."""
+    for what in ("observation_space", "action_space"):
+        a, b = getattr(env, what), getattr(like, what)
+        if not _same_space(a, b):
+            return what.replace("_", " "), _space_text(a), _space_text(b)
+    return None
+
+
 def _check_spaces(
     model: Any, obs_space: gym.Space, act_space: gym.Space, config: dict[str, Any], source: str
 ) -> None:
@@ -417,4 +409,5 @@ __all__ = [
     "load_policy",
     "make_ppo_policy",
     "shipped_path",
+    "space_difference",
 ]

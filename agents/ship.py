@@ -39,7 +39,7 @@ from edgegym.agents.policy import (
     read_config,
     resolve_model_path,
 )
-from edgegym.agents.train import save_model
+from edgegym.agents.sb3.checkpoints import save_model
 from edgegym.outputs import write_atomic
 
 #: Above this size :func:`ship` warns (a shipped model should stay small).

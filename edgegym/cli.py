@@ -263,7 +263,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """``edgegym train``: train the family's PPO agent, write model.zip and config.yaml
     (``--backend rllib``: RLlib's PPO, model/ and config.yaml, docs/ray.md)."""
     from edgegym.agents.config import ConfigError
-    from edgegym.agents.train import train
+    from edgegym.agents.sb3.train import train
     from edgegym.core.registry import ENV_IDS
     from edgegym.evaluation import check_env_id
     from edgegym.parallel import RayMissingError, require_ray
@@ -305,7 +305,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     }
     try:
         if args.backend == "rllib":
-            from edgegym.agents.rllib_train import train_rllib
+            from edgegym.agents.rllib.train import train_rllib
 
             kwargs["num_env_runners"] = args.num_env_runners or 0
             kwargs["address"] = args.address

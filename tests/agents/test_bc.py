@@ -1,4 +1,4 @@
-"""Behaviour cloning from a published scheduler (edgegym.agents.bc): the strong start of
+"""Behaviour cloning from a published scheduler (edgegym.agents.sb3.bc): the strong start of
 issue 16."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import yaml
 from sb3_contrib import MaskablePPO
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.agents.bc import _check_in_mask, clone, collect
 from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policies.tenants import PerTenantPolicy, per_tenant_kwargs
 from edgegym.agents.policy import PPOPolicy, load_policy
-from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs
-from edgegym.agents.train import train
+from edgegym.agents.sb3.bc import _check_in_mask, clone, collect
+from edgegym.agents.sb3.train import train
 from edgegym.evaluation import evaluate, make_env
 from edgegym.scenarios import resolve
 
@@ -127,7 +127,7 @@ def test_balanced_cloning_learns_the_rare_changes():
     """ekya-mig changes its MIG allocation about once a window and keeps it otherwise: plain
     cloning learns "keep" (high agreement, half the changes missed), balanced cloning (changes
     and repeats weigh half each) gets the changes as well."""
-    from edgegym.agents.signatures import SignaturePolicy
+    from edgegym.agents.policies.signatures import SignaturePolicy
 
     torch.set_num_threads(1)
     mig, small = "edgegym/MIGReconfig-v0", {"window_s": 40}

@@ -17,7 +17,7 @@ from edgegym.outputs import is_edgegym_output
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A 96-step energy run evaluated every 32 steps (one episode against ETF)."""
-    from edgegym.agents.train import train
+    from edgegym.agents.sb3.train import train
 
     out = tmp_path_factory.mktemp("curves") / "run"
     hp = ["ppo.n_steps=32", "ppo.batch_size=32", "eval.freq=32", "eval.episodes=1"]

@@ -8,7 +8,7 @@ import numpy as np
 
 import edgegym
 from edgegym.agents.policy import load_policy
-from edgegym.agents.train import train
+from edgegym.agents.sb3.train import train
 from edgegym.families.dag import DAGOffloadEnv
 from edgegym.wrappers import DiscreteActions, joint_actions
 

@@ -1,4 +1,4 @@
-"""The DAG graph policy (edgegym.agents.graph, issue 16): one policy on 5 and 3 servers
+"""The DAG graph policy (edgegym.agents.policies.graph): one policy on 5 and 3 servers
 (rebind), server permutation equivariance, the adjacency it passes messages along, cloning
 MRS, a small learning sanity check, save/load and seeded determinism."""
 
@@ -11,9 +11,9 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.agents.bc import clone, collect
-from edgegym.agents.graph import GraphExtractor, GraphPolicy
-from edgegym.agents.policy import SIZE_FREE, size_free_class
+from edgegym.agents.policies import SIZE_FREE, size_free_class
+from edgegym.agents.policies.graph import GraphExtractor, GraphPolicy
+from edgegym.agents.sb3.bc import clone, collect
 from edgegym.baselines import make_policy
 
 DAG = "edgegym/DAGOffload-v0"

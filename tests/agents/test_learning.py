@@ -9,7 +9,7 @@ import pytest
 
 import edgegym
 from edgegym.agents.policy import load_model, load_policy
-from edgegym.agents.train import train
+from edgegym.agents.sb3.train import train
 
 #: family -> (env id, scenario, overrides, timesteps). Budgets: about 10-20 s each on 2 cores.
 CASES = {
@@ -100,7 +100,7 @@ def test_training_is_deterministic_for_a_fixed_seed(tmp_path):
 
 @pytest.mark.parametrize("other", ["subproc", "native"])
 def test_every_vector_env_kind_trains_the_same_policy(tmp_path, other):
-    """Subprocesses and the native vector env (edgegym.agents.vecenv) train exactly the policy
+    """Subprocesses and the native vector env (edgegym.agents.sb3.vecenv) train exactly the policy
     that DummyVecEnv of single envs trains."""
     a = _params(_short_run(tmp_path / "a", seed=1, n_envs=2, vec_env="dummy").model_path)
     b = _params(_short_run(tmp_path / "b", seed=1, n_envs=2, vec_env=other).model_path)

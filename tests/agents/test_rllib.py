@@ -1,4 +1,4 @@
-"""RLlib glue (edgegym.agents.rllib, edgegym.agents.rllib_train): a clear message without Ray;
+"""RLlib glue (edgegym.agents.rllib, edgegym.agents.rllib.train): a clear message without Ray;
 with Ray, PPO with RLlib's action-masking RLModule trains on a masked id and never prefers a
 masked action; ``edgegym train --backend rllib`` writes a run that resumes and that the
 evaluator scores as ``rllib:PATH``; the batched masked view equals single masked envs."""

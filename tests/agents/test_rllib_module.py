@@ -20,7 +20,7 @@ from ray.rllib.core.columns import Columns
 
 import edgegym
 from edgegym.agents.config import load_hyperparams
-from edgegym.agents.rllib_module import SizeFreeTorchRLModule, module_config
+from edgegym.agents.rllib.module import SizeFreeTorchRLModule, module_config
 from edgegym.cli import main
 from edgegym.core.registry import FAMILIES
 from edgegym.wrappers import make_masked
@@ -49,7 +49,8 @@ def _module(family: str, env_id: str, scenario: str, overrides: dict) -> tuple:
         model_config=cfg,
     )
     module.eval()
-    from edgegym.agents.train import make_env, wrap
+    from edgegym.agents.sb3.envs import wrap
+    from edgegym.evaluation import make_env
 
     own = wrap(make_env(env_id, scenario, overrides), hp["wrappers"])
     return module, masked, own, hp
@@ -116,7 +117,7 @@ def energy_run(ray_cluster, tmp_path_factory):
 def test_rllib_trains_the_family_files_size_free_policy(energy_run):
     cfg = yaml.safe_load((energy_run / "config.yaml").read_text())
     assert cfg["policy_class"] == "PerTenantPolicy" == cfg["hyperparams"]["policy"]
-    assert cfg["rllib"]["module"] == "edgegym.agents.rllib_module.SizeFreeTorchRLModule"
+    assert cfg["rllib"]["module"] == "edgegym.agents.rllib.module.SizeFreeTorchRLModule"
     assert cfg["rllib"]["model_config"]["policy"] == "PerTenantPolicy"
     assert cfg["hyperparams"]["train"]["scenarios"] == []  # the file's mixture gives way
     res = edgegym.evaluate(

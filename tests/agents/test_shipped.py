@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 import edgegym  # noqa: F401  registers the ids
-from edgegym.agents.policy import SIZE_FREE, TRAINED_DIR, PPOPolicy, shipped_path
+from edgegym.agents.policies import SIZE_FREE
+from edgegym.agents.policy import TRAINED_DIR, PPOPolicy, shipped_path
 from edgegym.agents.ship import ship, training_record
 from edgegym.baselines import make_policy
 from edgegym.core.registry import ENV_IDS
@@ -61,7 +62,7 @@ def test_shipped_policy_acts_inside_the_masks_on_its_default_env(family):
 
 def test_ship_strips_the_optimiser_and_records_budget(tmp_path):
     # A shipped model is a run's model without the optimiser state; same actions.
-    from edgegym.agents.train import train
+    from edgegym.agents.sb3.train import train
 
     run = tmp_path / "run"
     hp = ["ppo.n_steps=64", "eval.freq=0", "checkpoint.freq=0", "train.vec_env=dummy"]

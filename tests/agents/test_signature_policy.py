@@ -1,4 +1,4 @@
-"""The MIG signature scorer (edgegym.agents.signatures, issue 16): its signature table, tenant
+"""The MIG signature scorer (edgegym.agents.policies.signatures): its signature table, tenant
 permutation equivariance, one policy on 2 and 3 tenants, cloning a baseline, save/load."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import yaml
 from sb3_contrib import MaskablePPO
 
 import edgegym  # noqa: F401  (registers the ids)
-from edgegym.agents.bc import clone, collect
-from edgegym.agents.policy import SIZE_FREE, size_free_class
-from edgegym.agents.signatures import SIG_FEATURES, SignaturePolicy, signature_table
+from edgegym.agents.policies import SIZE_FREE, size_free_class
+from edgegym.agents.policies.signatures import SIG_FEATURES, SignaturePolicy, signature_table
+from edgegym.agents.sb3.bc import clone, collect
 from edgegym.baselines import make_policy
 from edgegym.hardware.migalloc import catalogue
 from edgegym.scenarios import resolve
@@ -76,7 +76,7 @@ def _three_tenants(tmp_path):
 
 def test_one_policy_scores_two_and_three_tenants(tmp_path):
     """Trained on 2 tenants (496 signatures), the same weights act on 3 (ppo:PATH rebinds)."""
-    from edgegym.agents.train import train
+    from edgegym.agents.sb3.train import train
 
     hp = ["policy=SignaturePolicy", "eval.freq=0", "checkpoint.freq=0", "train.n_envs=1"]
     hp += ["policy_kwargs.net_arch=[16]", "ppo.n_steps=64", "ppo.batch_size=32"]

@@ -1,5 +1,5 @@
 """One agent, many sizes (issue 16): the per-tenant and pooled policies rebound to other
-numbers of tenants and GPUs (edgegym.agents.tenants.rebind), the share grid resampled, and
+numbers of tenants and GPUs (edgegym.agents.policies.tenants.rebind), the share grid resampled, and
 training on a mixture of scenarios (train.scenarios)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from sb3_contrib import MaskablePPO
 
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policies.tenants import PooledPolicy, rebind, resample_matrix
 from edgegym.agents.policy import PolicyLoadError
-from edgegym.agents.tenants import PooledPolicy, rebind, resample_matrix
-from edgegym.agents.train import train
+from edgegym.agents.sb3.train import train
 from edgegym.baselines import make_policy
 
 CONT = "edgegym/ContinualLearning-v0"
@@ -140,8 +140,8 @@ def test_aligned_environment_takes_the_reference_spaces():
     """A mixture member with fewer configurations, seen through the reference's spaces:
     each index plays the action of its label, the teacher's index the teacher's decision,
     and a label the scenario lacks is masked out."""
-    from edgegym.agents.tenants import Aligned
-    from edgegym.agents.train import wrap, wrap_like
+    from edgegym.agents.policies.tenants import Aligned
+    from edgegym.agents.sb3.envs import wrap, wrap_like
 
     wrappers = {"flatten_obs": False, "discrete_actions": True, "max_actions": 1024,
                 "teacher": "thief"}  # fmt: skip
@@ -231,14 +231,14 @@ def test_training_on_a_mixture_of_scenarios(tmp_path):
 
 
 def test_mixture_environments_play_their_own_scenarios():
-    from edgegym.agents.train import EnvFactory, _vec_env
+    from edgegym.agents.sb3.envs import EnvFactory, vec_env
 
     wrappers = {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024}
     factories = [
         EnvFactory(CONT, None, {**SMALL, "max_streams": 4}, wrappers),
         EnvFactory(CONT, None, {"windows": 2, "streams": 4}, wrappers),
     ]
-    venv = _vec_env(factories, "dummy")
+    venv = vec_env(factories, "dummy")
     try:
         assert [e.unwrapped.spec_.streams for e in venv.envs] == [3, 4]
     finally:

@@ -1,5 +1,6 @@
-"""PerTenantPolicy (edgegym.agents.tenants): permutation equivariance, weights independent of
-the number of tenants, a tiny-budget learning sanity check, determinism and save/load."""
+"""PerTenantPolicy (edgegym.agents.policies.tenants): permutation equivariance, weights
+independent of the number of tenants, a tiny-budget learning sanity check, determinism and
+save/load."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from stable_baselines3.common.monitor import Monitor
 
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.agents.config import ConfigError, load_hyperparams
+from edgegym.agents.policies.tenants import PerTenantPolicy, per_tenant_kwargs, tenant_view
 from edgegym.agents.policy import PPOPolicy
-from edgegym.agents.tenants import PerTenantPolicy, per_tenant_kwargs, tenant_view
 from edgegym.evaluation import evaluate
 
 ENERGY = ("edgegym/EnergyFairShare-v0", {"quanta": 20})
@@ -137,7 +138,7 @@ def test_the_hyperparameter_file_checks_what_the_policy_needs():
 
 
 def test_edgegym_train_writes_a_per_tenant_run_that_ppo_path_loads(tmp_path):
-    from edgegym.agents.train import train
+    from edgegym.agents.sb3.train import train
     from edgegym.baselines import make_policy
 
     out = tmp_path / "run"

@@ -15,7 +15,7 @@ import yaml
 import edgegym
 from edgegym.agents.config import ConfigError, load_hyperparams
 from edgegym.agents.policy import PolicyLoadError, load_policy, make_ppo_policy, shipped_path
-from edgegym.agents.train import checkpoints
+from edgegym.agents.sb3.checkpoints import ModelFiles
 from edgegym.cli import main
 
 ENV = "edgegym/EnergyFairShare-v0"
@@ -50,7 +50,7 @@ def test_train_writes_model_config_checkpoints_logs_and_evaluations(trained):
     assert cfg["hyperparams"]["wrappers"]["discrete_actions"] is True
     assert cfg["spaces"]["joint_actions"]["n"] == 61
     assert {"edgegym", "stable_baselines3", "sb3_contrib", "torch"} <= set(cfg["versions"])
-    steps = [s for s, _ in checkpoints(trained)]
+    steps = [s for s, _ in ModelFiles(trained).listing()]
     assert steps and steps[-1] == 256 and len(steps) <= 3
     evals = json.loads((trained / "evaluations.json").read_text())
     assert [e["timesteps"] for e in evals] == [128, 256]
@@ -94,7 +94,7 @@ def test_resume_falls_back_past_a_truncated_checkpoint(trained, tmp_path, capsys
     run = tmp_path / "run"
     shutil.copytree(trained, run)
     (run / "model.zip").unlink()
-    found = checkpoints(run)
+    found = ModelFiles(run).listing()
     assert len(found) >= 2
     newest = found[-1][1]
     newest.write_bytes(newest.read_bytes()[:200])
@@ -263,10 +263,10 @@ def test_bad_hyperparameter_file_names_file_and_key(tmp_path):
 
 
 def test_logs_fall_back_to_csv_without_tensorboard(tmp_path, monkeypatch, capsys):
-    from edgegym.agents import train as train_module
+    from edgegym.agents.run.evaluation import open_logger
 
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
-    logger = train_module._logger(tmp_path / "logs")
+    logger = open_logger(tmp_path / "logs")
     assert "tensorboard is not installed" in capsys.readouterr().err
     logger.record("x", 1.0)
     logger.dump(0)
@@ -297,7 +297,7 @@ def test_a_linear_learning_rate_falls_to_zero_at_the_budget_and_resumes_on_the_l
 
 
 def test_the_learning_rate_schedule_maps_onto_rllib_and_a_bad_one_is_named():
-    from edgegym.agents.rllib_train import rllib_settings
+    from edgegym.agents.rllib.ppo import rllib_settings
 
     cfg = {
         "env_id": ENV,
@@ -337,6 +337,6 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
     assert err.strip().splitlines() == ["edgegym: terminated"], err
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     stopped_at = cfg["runs"][-1]["interrupted_at"]
-    assert stopped_at > 0 and checkpoints(run)[-1][0] == stopped_at
+    assert stopped_at > 0 and ModelFiles(run).listing()[-1][0] == stopped_at
     resume = ["train", ENV, "--out", str(run), "--resume", "--timesteps", str(stopped_at + 64)]
     assert main([*resume, "--no-progress"]) == 0

@@ -1,4 +1,4 @@
-"""SB3's VecEnv over the native vector envs (edgegym.agents.vecenv): step for step what
+"""SB3's VecEnv over the native vector envs (edgegym.agents.sb3.vecenv): step for step what
 ``DummyVecEnv`` of single envs gives (observations, rewards, dones, terminal observations,
 masks, episode stats), and MaskablePPO trains on it."""
 
@@ -10,7 +10,7 @@ import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.env_util import make_vec_env
 
-from edgegym.agents.vecenv import SB3VecEnv, make_sb3_vec_env
+from edgegym.agents.sb3.vecenv import SB3VecEnv, make_sb3_vec_env
 from edgegym.core.registry import FAMILIES
 
 #: Every base and Flat id whose family has a native vector env.
@@ -109,7 +109,7 @@ def test_clear_errors() -> None:
 def test_native_vec_env_for_an_env_that_needs_no_view() -> None:
     """MIG observes a flat Box and acts in Discrete: the native vector env is used as it is
     (it once asked for a joint-action catalogue of the Discrete space and crashed)."""
-    from edgegym.agents.train import EnvFactory, native_vec_env
+    from edgegym.agents.sb3.envs import EnvFactory, native_vec_env
 
     wrappers = {"flatten_obs": False, "discrete_actions": False, "max_actions": 1024}
     venv = native_vec_env(EnvFactory("edgegym/MIGReconfig-v0", None, {}, wrappers), 2)

@@ -1,4 +1,4 @@
-"""A signature scorer for the MIG family (issue 16): one score per allocation signature.
+"""A signature scorer for the MIG family: one score per allocation signature.
 
 ``edgegym/MIGReconfig-v0`` acts in ``Discrete(S)``: each action is an allocation signature, the
 MIG instance sizes every task (each tenant's inference and retraining) holds
@@ -44,7 +44,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from edgegym.agents.tenants import TenantView, _mlp
+from edgegym.agents.policies.tenants import TenantView, _mlp
 
 #: Instance sizes (GPCs) a signature's share of a task is described by.
 SIZES = (1, 2, 3, 4, 7)

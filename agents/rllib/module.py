@@ -1,7 +1,7 @@
 """The size-free policies as an RLlib RLModule: ``edgegym train --backend rllib`` with
-``PerTenantPolicy``, ``PooledPolicy``, ``SignaturePolicy`` or ``GraphPolicy`` (issue 16).
+``PerTenantPolicy``, ``PooledPolicy``, ``SignaturePolicy`` or ``GraphPolicy``.
 
-:class:`SizeFreeTorchRLModule` holds one of the SB3 policies of :data:`~edgegym.agents.policy.
+:class:`SizeFreeTorchRLModule` holds one of the SB3 policies of :data:`~edgegym.agents.policies.
 SIZE_FREE` (the same class, the same layers) and answers RLlib's PPO with it:
 
 * RLlib's environments are :func:`edgegym.wrappers.make_masked` (or its vector form): a flat
@@ -21,7 +21,9 @@ GPU and server counts included (:func:`edgegym.agents.rllib.load_rllib_policy`).
 ``model_config``: ``policy`` (the class name), ``policy_kwargs`` (its keyword arguments for the
 environment, ``kwargs_for``'s result) and ``observation_space`` (the environment's own).
 :func:`module_config` builds it from a run's hyperparameters. Importing this module imports
-Ray; :mod:`edgegym.agents.rllib` imports it only when a run asks for a size-free policy.
+Ray; the rest of :mod:`edgegym.agents.rllib` imports it only when a run asks for a size-free
+policy. RLlib's checkpoints name the class by this module's path; the former one,
+``edgegym.agents.rllib_module``, maps here (:data:`edgegym.agents.MOVED`).
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ def module_config(
     Raises:
         ValueError: The policy does not fit the environment (its message says why).
     """
-    from edgegym.agents.policy import size_free_class
-    from edgegym.agents.train import make_env, sb3_policy_kwargs, wrap
+    from edgegym.agents.policies import sb3_policy_kwargs, size_free_class
+    from edgegym.agents.sb3.envs import wrap
+    from edgegym.evaluation import make_env
 
     name = str(hyperparams["policy"])
     cls = size_free_class(name)
@@ -77,7 +80,7 @@ class SizeFreeTorchRLModule(TorchRLModule, ValueFunctionAPI):
     the flat ``observations``)."""
 
     def setup(self) -> None:
-        from edgegym.agents.policy import size_free_class
+        from edgegym.agents.policies import size_free_class
 
         cfg = self.model_config
         inner = cfg["observation_space"]

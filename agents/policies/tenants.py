@@ -1,4 +1,4 @@
-"""Per-tenant policies: one encoder and one action head shared by every tenant (issue 16).
+"""Per-tenant policies: one encoder and one action head shared by every tenant.
 
 The MLP policies read the observation as one flat vector, so they learn each tenant slot
 separately and cannot tell that slot 3 is like slot 7. :class:`PerTenantPolicy` (an

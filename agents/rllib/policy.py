@@ -1,25 +1,16 @@
-"""RLlib glue: train any edgegym id with RLlib's PPO and action masking, no user code.
+"""RLlib modules behind the evaluator's policy protocol: ``--policy rllib:PATH``.
 
-RLlib (Ray) is optional: ``pip install -e ".[ray]"``. This module imports it only inside its
-functions, so importing it without Ray works and a call says what to install.
-
-:func:`register_masked` registers an id with Ray Tune as ``"<id>:masked"``, built by
-:func:`edgegym.wrappers.make_masked` (flat observation plus the action mask inside it), and
-:func:`masked_ppo_config` returns a ``PPOConfig`` on that environment with RLlib's own
-action-masking RLModule (``ActionMaskingTorchRLModule`` from RLlib's examples, shipped inside
-the ``ray`` package), so masked actions are never sampled::
-
-    from edgegym.agents.rllib import masked_ppo_config
-
-    config = masked_ppo_config("edgegym/MIGReconfig-v0", {"scenario": "migrator-w5"})
-    algo = config.build_algo()
-    print(algo.train()["env_runners"]["episode_return_mean"])
+:func:`load_rllib_module` reads the RLModule of an ``edgegym train --backend rllib`` run (its
+folder, ``model/``, ``best_model/``, a checkpoint, or the module folder inside one) with the
+run's ``config.yaml``; :class:`RLlibPolicy` answers ``predict`` on the environment's own
+observations through :class:`~edgegym.agents.policy.PPOPolicy`'s wrappers, so it is scored
+like an SB3 model (:func:`make_rllib_policy` is the ``rllib:PATH`` spec of
+:func:`edgegym.baselines.make_policy`). Ray is imported only when a module is loaded.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,114 +18,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.agents.policy import (
-    SIZE_FREE,
-    PolicyLoadError,
-    PPOPolicy,
-    check_family,
-    read_config,
-)
-from edgegym.parallel import RAY_HINT, RayMissingError, require_ray
+from edgegym.agents.policies import SIZE_FREE
+from edgegym.agents.policy import PolicyLoadError, PPOPolicy, check_family, read_config
+from edgegym.parallel import RayMissingError, require_ray
 
 #: Where an Algorithm checkpoint keeps its (single) RLModule.
 MODULE_SUBDIR = Path("learner_group", "learner", "rl_module", "default_policy")
 
 
-def _require_ray() -> None:
-    require_ray(rllib=True)
-
-
-def _make(env_id: str, config: Mapping[str, Any]) -> Any:
-    """RLlib's env creator: :func:`~edgegym.wrappers.make_masked`, or, when RLlib asks for a
-    vector env (``gym_env_vectorize_mode=VECTOR_ENTRY_POINT`` puts ``num_envs`` into the
-    config), :func:`~edgegym.wrappers.make_masked_vector` on the id's native vector env."""
-    from edgegym.wrappers import make_masked, make_masked_vector
-
-    kwargs = dict(config)
-    num_envs = kwargs.pop("num_envs", None)
-    if num_envs is None:
-        return make_masked(env_id, **kwargs)
-    return make_masked_vector(env_id, int(num_envs), **kwargs)
-
-
-def register_masked(env_id: str) -> str:
-    """Register ``env_id`` with Ray Tune as ``"<env_id>:masked"`` (idempotent) and return the
-    name; its ``env_config`` holds the scenario and overrides.
-
-    Raises:
-        RayMissingError: Ray is not installed.
-        ValueError: ``env_id`` is not an edgegym id.
-    """
-    _require_ray()
-    from functools import partial
-
-    from ray.tune.registry import register_env
-
-    from edgegym.evaluation import check_env_id
-
-    check_env_id(env_id)
-    name = f"{env_id}:masked"
-    register_env(name, partial(_make, env_id))
-    return name
-
-
-def masked_ppo_config(
-    env_id: str,
-    env_config: Mapping[str, Any] | None = None,
-    hiddens: tuple[int, ...] = (64, 64),
-    model_config: Mapping[str, Any] | None = None,
-    module_class: type | None = None,
-) -> Any:
-    """RLlib ``PPOConfig`` (new API stack) on ``env_id`` with action masking.
-
-    The registered environment builds :func:`~edgegym.wrappers.make_masked` envs; with
-    ``config.env_runners(gym_env_vectorize_mode=gymnasium.VectorizeMode.VECTOR_ENTRY_POINT,
-    num_envs_per_env_runner=N)`` it builds the id's native vector env instead
-    (:class:`~edgegym.wrappers.MaskedVectorEnv`, the same N envs in one batch).
-
-    Args:
-        env_id: Any edgegym id (base or ``-Flat-v0``).
-        env_config: Scenario and overrides, as keyword arguments of ``gymnasium.make``.
-        hiddens: Hidden layer sizes of the policy and value heads.
-        model_config: RLlib ``model_config`` of the RLModule instead (``hiddens`` is then
-            ignored), e.g. ``{"fcnet_hiddens": [64, 64], "head_fcnet_hiddens": []}``.
-        module_class: Another action-masking RLModule class (default RLlib's
-            ``ActionMaskingTorchRLModule``), such as
-            :class:`edgegym.agents.rllib_module.SizeFreeTorchRLModule` with the
-            ``model_config`` of :func:`edgegym.agents.rllib_module.module_config`.
-
-    Returns:
-        A ``PPOConfig``; set training, env-runner and resource options on it as usual.
-
-    Raises:
-        RayMissingError: Ray is not installed.
-    """
-    _require_ray()
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
-        ActionMaskingTorchRLModule,
-    )
-
-    name = register_masked(env_id)
-    return (
-        PPOConfig()
-        .environment(name, env_config=dict(env_config or {}))
-        .rl_module(
-            rl_module_spec=RLModuleSpec(
-                module_class=module_class or ActionMaskingTorchRLModule,
-                model_config=dict(model_config)
-                if model_config is not None
-                else {
-                    "head_fcnet_hiddens": list(hiddens),
-                    "head_fcnet_activation": "tanh",
-                },
-            )
-        )
-    )
-
-
-# ----------------------------------------------------------------------------- policy
 class _ModuleModel:
     """An RLlib RLModule (action-masking PPO) with the bits of SB3's model API that
     :class:`~edgegym.agents.policy.PPOPolicy` uses: the spaces it was built for (the flat
@@ -185,7 +76,7 @@ class _ModuleModel:
 
 
 class _PolicyModel:
-    """The SB3 policy inside a :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule`
+    """The SB3 policy inside a :class:`~edgegym.agents.rllib.module.SizeFreeTorchRLModule`
     with the bits of SB3's model API that :class:`~edgegym.agents.policy.PPOPolicy` uses, so
     the module acts on the environment's own observations and rebinds to other sizes."""
 
@@ -208,7 +99,7 @@ class RLlibPolicy(PPOPolicy):
     ``Dict`` observation is flattened, the env's current mask (translated onto the joint
     actions when the run used ``wrappers.discrete_actions``) goes in beside it, and the action
     is the argmax of the masked logits (per component for ``MultiDiscrete``), decoded back to
-    the env's action. A :class:`~edgegym.agents.rllib_module.SizeFreeTorchRLModule` acts
+    the env's action. A :class:`~edgegym.agents.rllib.module.SizeFreeTorchRLModule` acts
     through its SB3 policy instead, on the env's own observation, so it rebinds to other
     tenant, GPU and server counts as the SB3 models do.
 
@@ -343,12 +234,8 @@ def make_rllib_policy(spec: str, env: gym.Env) -> RLlibPolicy:
 
 __all__ = [
     "MODULE_SUBDIR",
-    "RAY_HINT",
     "RLlibPolicy",
-    "RayMissingError",
     "load_rllib_module",
     "load_rllib_policy",
     "make_rllib_policy",
-    "masked_ppo_config",
-    "register_masked",
 ]

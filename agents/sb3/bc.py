@@ -1,4 +1,4 @@
-"""Behaviour cloning from a published scheduler: a strong start for PPO (issue 16).
+"""Behaviour cloning from a published scheduler: a strong start for PPO.
 
 :func:`collect` lets a teacher (a baseline spec: ``thief``, ``etf``, ``mrs``, ...) play whole
 episodes of each training scenario and keeps, per decision, the observation the model reads,
@@ -9,7 +9,9 @@ the cloned weights; the run's ``config.yaml`` records what was cloned and how we
 (``bc``), and the leaderboard says so.
 
 Used by ``edgegym train`` through the hyperparameter file's ``bc`` section
-(:mod:`edgegym.agents.config`).
+(:mod:`edgegym.agents.config`): :func:`strong_start` clones ``bc.teacher`` on every training
+scenario before PPO starts (:func:`check_teacher` first, so a bad teacher fails before any
+work).
 """
 
 from __future__ import annotations
@@ -265,4 +267,86 @@ def clone(
     }
 
 
-__all__ = ["Demonstrations", "clone", "collect"]
+def check_teacher(cfg: Mapping[str, Any]) -> None:
+    """A ``bc.teacher`` that does not build on the run's scenario fails before any work.
+
+    Raises:
+        ConfigError: The teacher is unknown for the family or cannot play the scenario.
+    """
+    from edgegym.agents.config import ConfigError
+    from edgegym.baselines import make_policy
+    from edgegym.evaluation import make_env
+
+    env = make_env(cfg["env_id"], cfg["scenario"], cfg["overrides"])
+    try:
+        make_policy(str(cfg["hyperparams"]["bc"]["teacher"]), env)
+    except ValueError as exc:
+        raise ConfigError(f"bc.teacher: {exc}") from None
+    finally:
+        env.close()
+
+
+def strong_start(
+    model: Any,
+    cfg: Mapping[str, Any],
+    mixture: Sequence[tuple[str | None, dict[str, Any]]],
+    progress: bool,
+) -> dict[str, Any]:
+    """Clone ``bc.teacher`` into ``model`` on every training scenario of ``mixture``;
+    return the record ``config.yaml`` keeps under ``bc``."""
+    from edgegym.agents.sb3.envs import EnvFactory
+    from edgegym.evaluation import make_env
+    from edgegym.wrappers import DictFlattener
+
+    env_id = cfg["env_id"]
+    hp = cfg["hyperparams"]
+    bc = hp["bc"]
+    # A hint teacher plays through its index of the wrapped environment; any other teacher
+    # plays the raw one (its own action is the label).
+    hint = bool(hp["wrappers"].get("teacher"))
+    probe = make_env(env_id, *mixture[0])
+    flatten = (
+        not hint
+        and bool(hp["wrappers"]["flatten_obs"])
+        and isinstance(probe.observation_space, gym.spaces.Dict)
+    )
+    observe = DictFlattener(probe.observation_space) if flatten else None
+    probe.close()
+
+    def build(scenario: str | None, overrides: dict[str, Any]) -> gym.Env:
+        if hint:  # the environments PPO trains on, in the run's own spaces
+            return EnvFactory(env_id, scenario, overrides, hp["wrappers"], like=mixture[0])()
+        return make_env(env_id, scenario, overrides)
+
+    t0 = time.perf_counter()
+    demos = collect(
+        [lambda sc=sc, ov=ov: build(sc, ov) for sc, ov in mixture],
+        str(bc["teacher"]),
+        int(bc["episodes"]),
+        int(bc["seed"]),
+        float(hp["ppo"]["gamma"]),
+        observe=observe,
+        progress=progress,
+        hint=hint,
+    )
+    fit = clone(
+        model,
+        demos,
+        int(bc["epochs"]),
+        int(bc["batch_size"]),
+        float(bc["learning_rate"]),
+        vf_coef=float(hp["ppo"]["vf_coef"]),
+        seed=int(cfg["seed"]),
+        progress=progress,
+        balance=bool(bc["balance"]),
+    )
+    return {
+        "teacher": bc["teacher"],
+        "episodes_per_scenario": int(bc["episodes"]),
+        "teacher_mean_return": round(float(np.mean(demos.episode_returns)), 4),
+        **fit,
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
+
+
+__all__ = ["Demonstrations", "check_teacher", "clone", "collect", "strong_start"]

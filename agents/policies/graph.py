@@ -1,4 +1,4 @@
-"""A graph policy for the DAG family (issue 16): message passing over the request's DAG,
+"""A graph policy for the DAG family: message passing over the request's DAG,
 one score per edge server, one retraining head per task (after Decima, Mao et al. 2019).
 
 ``edgegym/DAGOffload-v0`` observes the epoch's request as a graph (``nodes`` (N, 13): one row
@@ -63,7 +63,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from edgegym.agents.tenants import _mlp
+from edgegym.agents.policies.tenants import _mlp
 
 #: Node features (see ``DAGOffloadEnv``): 0 valid, 11 presented, 12 presented retraining node.
 VALID, PRESENTED, PRESENTED_RETRAIN = 0, 11, 12

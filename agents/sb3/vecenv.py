@@ -12,7 +12,7 @@ next episode's reset observation and keeps its last one in ``infos[i]["terminal_
 Example::
 
     from sb3_contrib import MaskablePPO
-    from edgegym.agents.vecenv import make_sb3_vec_env
+    from edgegym.agents.sb3.vecenv import make_sb3_vec_env
 
     venv = make_sb3_vec_env("edgegym/EnergyFairShare-Flat-v0", n_envs=64, quanta=50)
     MaskablePPO("MlpPolicy", venv, n_steps=64).learn(20_000)
