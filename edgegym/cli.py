@@ -461,6 +461,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
+    _add_evaluate(sub)
+    _add_train(sub)
+    _add_leaderboard(sub)
+    _add_listings(sub)
+    _add_profile(sub)
+    _add_fidelity(sub)
+    _add_policies(sub)
+    return parser
+
+
+def _add_evaluate(sub: Any) -> None:
+    """``edgegym evaluate``."""
     ev = sub.add_parser(
         "evaluate",
         help="score policies on the same seeded episodes",
@@ -506,6 +518,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ev.set_defaults(func=cmd_evaluate)
 
+
+def _add_train(sub: Any) -> None:
+    """``edgegym train``."""
     tr = sub.add_parser(
         "train",
         help="train a PPO agent (MaskablePPO where the env has masks)",
@@ -568,6 +583,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     tr.set_defaults(func=cmd_train)
 
+
+def _add_leaderboard(sub: Any) -> None:
+    """``edgegym leaderboard`` (the options of ``python -m edgegym.leaderboard``)."""
     lb = sub.add_parser(
         "leaderboard",
         help="evaluate every policy on every family's scenarios, write docs/leaderboard.md",
@@ -581,12 +599,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(lb)
     lb.set_defaults(func=cmd_leaderboard)
 
+
+def _add_listings(sub: Any) -> None:
+    """``edgegym envs`` and ``scenarios``."""
     envs = sub.add_parser("envs", help="list the registered environment ids")
     envs.set_defaults(func=cmd_envs)
 
     sc = sub.add_parser("scenarios", help="list the bundled scenarios")
     sc.set_defaults(func=cmd_scenarios)
 
+
+def _add_profile(sub: Any) -> None:
+    """``edgegym profile``."""
     pr = sub.add_parser(
         "profile",
         help="measure models and retraining for real; write a measured scenario",
@@ -602,6 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", type=int_in(0), default=0, help="seed of data and networks")
     pr.set_defaults(func=cmd_profile)
 
+
+def _add_fidelity(sub: Any) -> None:
+    """``edgegym fidelity``."""
     fi = sub.add_parser(
         "fidelity",
         help="run a scenario and policy in sim and real mode; per-window differences",
@@ -629,10 +656,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fi.set_defaults(func=cmd_fidelity)
 
+
+def _add_policies(sub: Any) -> None:
+    """``edgegym policies``."""
     po = sub.add_parser("policies", help="list the policies")
     po.add_argument("--env", metavar="ENV_ID", help="only policies applicable to this env")
     po.set_defaults(func=cmd_policies)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
