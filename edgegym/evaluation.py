@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -423,6 +424,166 @@ def _run_episode(env: gym.Env, policy: Any, seed: int) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- evaluate
+def _check_arguments(
+    env_id: str,
+    policies: Sequence[PolicyLike] | Mapping[str, PolicyLike],
+    episodes: int,
+    seed: int,
+    workers: int,
+    ray: str | None,
+) -> tuple[list[tuple[Any, PolicyLike]], list[int]]:
+    """The ``(name or None, spec)`` pairs and the seeds of :func:`evaluate`'s arguments.
+
+    Raises:
+        ValueError: As :func:`evaluate` documents.
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    check_env_id(env_id)
+    if isinstance(policies, str | bytes) or (
+        not isinstance(policies, Mapping | Sequence) and hasattr(policies, "predict")
+    ):
+        policies = [policies]
+    items = (
+        list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
+    )
+    if not items:
+        raise ValueError("no policies to evaluate")
+    seeds = [int(seed) + i for i in range(int(episodes))]
+    if ray is not None or workers != 1:
+        bound = [repr(g or p) for g, p in items if not isinstance(p, str) and hasattr(p, "predict")]
+        if bound:
+            raise ValueError(
+                f"with workers or ray every policy is built afresh per episode, so give specs "
+                f"or factories (env -> policy), not policy objects: {', '.join(bound)}"
+            )
+    return items, seeds
+
+
+def _build_all(
+    env_id: str,
+    scenario: str | None,
+    overrides: Mapping[str, Any],
+    max_streams: int | None,
+    timeline: bool,
+    items: list[tuple[Any, PolicyLike]],
+) -> list[tuple[str, gym.Env, Any]]:
+    """Every policy's environment and policy, named uniquely, before any episode runs (so bad
+    arguments fail before any work); on a failure the environments built are closed."""
+    built: list[tuple[str, gym.Env, Any]] = []
+    names: set[str] = set()
+    try:
+        for given, spec in items:
+            env = make_env(env_id, scenario, overrides, max_streams, record_timeline=timeline)
+            policy = _build_policy(spec, env)
+            name = str(given) if given is not None else _policy_name(policy, spec)
+            base, n = name, 2
+            while name in names:
+                name, n = f"{base}#{n}", n + 1
+            names.add(name)
+            built.append((name, env, policy))
+    except BaseException:
+        for _, env, _ in built:
+            env.close()
+        raise
+    return built
+
+
+def _evaluate_parallel(
+    result: EvalResult,
+    job: Any,
+    items: list[tuple[Any, PolicyLike]],
+    names: list[str],
+    seeds: list[int],
+    timeline: bool,
+    workers: int,
+    ray: str | None,
+    progress: bool,
+) -> EvalResult:
+    """Every (policy, seed) episode as a job of a process pool or a Ray task (``job(spec,
+    seed, keep_timeline)`` builds its :class:`EpisodeJob`); results in ``result``."""
+    from edgegym.parallel import MapInterrupted, Runner
+
+    runner = Runner(workers=workers, ray=ray)
+    jobs = [job(spec, s, timeline and i == 0) for (_, spec) in items for i, s in enumerate(seeds)]
+    try:
+        outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
+    except MapInterrupted as stop:
+        outcomes, interrupted = stop.results, True
+    else:
+        interrupted = False
+    for k, name in enumerate(names):
+        mine = outcomes[k * len(seeds) : (k + 1) * len(seeds)]
+        done = list(itertools.takewhile(lambda o: o is not None, mine))
+        if not done:  # interrupted before this policy's first seed finished
+            continue
+        entry = summarise_outcomes(name, done)
+        if len(done) < len(mine) and "error" not in entry:
+            entry["error"] = f"interrupted after {len(done)} episode(s)"
+        if timeline and done[0].get("timeline") is not None:
+            result.timelines[name] = done[0]["timeline"]
+        result.results.append(entry)
+    if interrupted:
+        raise EvaluationInterrupted(result)
+    return result
+
+
+def _evaluate_serial(
+    result: EvalResult,
+    built: list[tuple[str, gym.Env, Any]],
+    seeds: list[int],
+    timeline: bool,
+    progress: bool,
+) -> EvalResult:
+    """Every policy's episodes here, one after the other, with a progress bar; results in
+    ``result``; the environments are closed at the end."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=len(built) * len(seeds),
+        desc="evaluate",
+        unit="ep",
+        disable=None if progress else True,
+        file=sys.stderr,
+    )
+    try:
+        for name, env, policy in built:
+            per_episode: list[dict[str, Any]] = []
+            error: str | None = None
+            bar.set_postfix_str(name, refresh=False)
+            for i, s in enumerate(seeds):
+                try:
+                    per_episode.append(_run_episode(env, policy, s))
+                except KeyboardInterrupt:
+                    if per_episode:  # keep what this policy finished
+                        entry = _summarise(name, per_episode)
+                        entry["error"] = f"interrupted after {len(per_episode)} episode(s)"
+                        result.results.append(entry)
+                    raise EvaluationInterrupted(result) from None
+                except Exception as exc:
+                    error = _error_text(exc, s)
+                    bar.update(len(seeds) - i)
+                    break
+                if timeline and i == 0:
+                    tl = _timeline_of(env)
+                    if tl is not None:
+                        result.timelines[name] = tl
+                    if hasattr(env.unwrapped, "record_timeline"):
+                        env.unwrapped.record_timeline = False  # later episodes need no timeline
+                bar.update(1)
+            entry = _summarise(name, per_episode)
+            if error is not None:
+                entry["error"] = error
+            result.results.append(entry)
+    finally:
+        bar.close()
+        for _, env, _ in built:
+            env.close()
+    return result
+
+
 def evaluate(
     env_id: str,
     policies: Sequence[PolicyLike] | Mapping[str, PolicyLike],
@@ -479,128 +640,25 @@ def evaluate(
         ScenarioError: Unknown scenario or invalid override (a ``ValueError`` too).
         RayMissingError: ``ray`` is set and Ray is not installed (an ``ImportError``).
     """
-    if isinstance(episodes, bool) or not isinstance(episodes, int | np.integer) or episodes < 1:
-        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    check_env_id(env_id)
-    if isinstance(policies, str | bytes) or (
-        not isinstance(policies, Mapping | Sequence) and hasattr(policies, "predict")
-    ):
-        policies = [policies]
-    items = (
-        list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
-    )
-    if not items:
-        raise ValueError("no policies to evaluate")
+    items, seeds = _check_arguments(env_id, policies, episodes, seed, workers, ray)
     overrides = dict(overrides or {})
     scenario = scenario if scenario is not None else default_scenario(env_id)
-    seeds = [int(seed) + i for i in range(int(episodes))]
-    if ray is not None or workers != 1:
-        bound = [repr(g or p) for g, p in items if not isinstance(p, str) and hasattr(p, "predict")]
-        if bound:
-            raise ValueError(
-                f"with workers or ray every policy is built afresh per episode, so give specs "
-                f"or factories (env -> policy), not policy objects: {', '.join(bound)}"
-            )
 
-    # Build every environment and policy first, so bad arguments fail before any work.
-    built: list[tuple[str, gym.Env, Any]] = []
-    names: set[str] = set()
-    try:
-        for given, spec in items:
-            env = make_env(env_id, scenario, overrides, max_streams, record_timeline=timeline)
-            policy = _build_policy(spec, env)
-            name = str(given) if given is not None else _policy_name(policy, spec)
-            base, n = name, 2
-            while name in names:
-                name, n = f"{base}#{n}", n + 1
-            names.add(name)
-            built.append((name, env, policy))
-    except BaseException:
-        for _, env, _ in built:
-            env.close()
-        raise
+    built = _build_all(env_id, scenario, overrides, max_streams, timeline, items)
 
     result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
     unwrapped = built[0][1].unwrapped
     result.scenario_info = _spec_info(getattr(unwrapped, "spec_", None))
 
-    from tqdm.auto import tqdm
-
     if ray is not None or workers != 1:
-        from edgegym.parallel import MapInterrupted, Runner
-
         for _, env, _ in built:
             env.close()
-        runner = Runner(workers=workers, ray=ray)
-        jobs = [
-            EpisodeJob(env_id, scenario, overrides, max_streams, spec, s, timeline and i == 0)
-            for (_, spec) in items
-            for i, s in enumerate(seeds)
-        ]
-        try:
-            outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
-        except MapInterrupted as stop:
-            outcomes, interrupted = stop.results, True
-        else:
-            interrupted = False
-        for k, (name, _, _) in enumerate(built):
-            mine = outcomes[k * len(seeds) : (k + 1) * len(seeds)]
-            done = list(itertools.takewhile(lambda o: o is not None, mine))
-            if not done:  # interrupted before this policy's first seed finished
-                continue
-            entry = summarise_outcomes(name, done)
-            if len(done) < len(mine) and "error" not in entry:
-                entry["error"] = f"interrupted after {len(done)} episode(s)"
-            if timeline and done[0].get("timeline") is not None:
-                result.timelines[name] = done[0]["timeline"]
-            result.results.append(entry)
-        if interrupted:
-            raise EvaluationInterrupted(result)
-        return result
-
-    bar = tqdm(
-        total=len(built) * len(seeds),
-        desc="evaluate",
-        unit="ep",
-        disable=None if progress else True,
-        file=sys.stderr,
-    )
-    try:
-        for name, env, policy in built:
-            per_episode: list[dict[str, Any]] = []
-            error: str | None = None
-            bar.set_postfix_str(name, refresh=False)
-            for i, s in enumerate(seeds):
-                try:
-                    per_episode.append(_run_episode(env, policy, s))
-                except KeyboardInterrupt:
-                    if per_episode:  # keep what this policy finished
-                        entry = _summarise(name, per_episode)
-                        entry["error"] = f"interrupted after {len(per_episode)} episode(s)"
-                        result.results.append(entry)
-                    raise EvaluationInterrupted(result) from None
-                except Exception as exc:
-                    error = _error_text(exc, s)
-                    bar.update(len(seeds) - i)
-                    break
-                if timeline and i == 0:
-                    tl = _timeline_of(env)
-                    if tl is not None:
-                        result.timelines[name] = tl
-                    if hasattr(env.unwrapped, "record_timeline"):
-                        env.unwrapped.record_timeline = False  # later episodes need no timeline
-                bar.update(1)
-            entry = _summarise(name, per_episode)
-            if error is not None:
-                entry["error"] = error
-            result.results.append(entry)
-    finally:
-        bar.close()
-        for _, env, _ in built:
-            env.close()
-    return result
+        job = partial(EpisodeJob, env_id, scenario, overrides, max_streams)
+        names = [name for name, _, _ in built]
+        return _evaluate_parallel(
+            result, job, items, names, seeds, timeline, workers, ray, progress
+        )
+    return _evaluate_serial(result, built, seeds, timeline, progress)
 
 
 class EvaluationInterrupted(KeyboardInterrupt):
