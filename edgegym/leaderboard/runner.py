@@ -362,19 +362,7 @@ def run(
         data["cells"] = {}
     overrides = {f: dict(v) for f, v in (overrides or {}).items()}
     ppo = {f: shipped_info(f) for f in dict.fromkeys(f for f, _ in cells)}
-    record = {
-        "started": _dt.datetime.now().isoformat(timespec="seconds"),
-        "argv": list(argv) if argv is not None else None,
-        "cells": [f"{f}/{s}" for f, s in cells],
-        "episodes": int(episodes),
-        "seed": int(seed),
-        "overrides": overrides,
-        "machine": {
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-        },
-    }
+    record = _run_record(cells, episodes, seed, overrides, argv)
     data["runs"].append(record)
     t_run = time.perf_counter()
     failed: list[str] = []
@@ -386,19 +374,8 @@ def run(
         file=sys.stderr,
         position=0,
     )
-    todo: list[tuple[str, str]] = []
-    refresh: list[tuple[str, str]] = []  # only the shipped agent changed: rerun its rows
-    for family, scenario in cells:
-        done = data["cells"].get(f"{family}/{scenario}")
-        fam_over = overrides.get(family, {})
-        want = _settings_key(family, int(episodes), int(seed), fam_over, ppo[family])
-        have = _cell_key(done) if resume and done and "error" not in done else None
-        if have == want:
-            bar.update(1)
-        elif have is not None and want["ppo_sha256"] and _agent_only(have, want):
-            refresh.append((family, scenario))
-        else:
-            todo.append((family, scenario))
+    todo, refresh, kept = _sort_cells(cells, data, overrides, episodes, seed, ppo, resume)
+    bar.update(kept)
 
     def finish(family: str, scenario: str, cell: dict[str, Any]) -> None:
         key = f"{family}/{scenario}"
@@ -454,6 +431,58 @@ def run(
         save_results(path, data)
         render(data, out)
     return data
+
+
+def _run_record(
+    cells: Sequence[tuple[str, str]],
+    episodes: int,
+    seed: int,
+    overrides: Mapping[str, Any],
+    argv: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The record of one run in ``leaderboard.json``'s ``runs``."""
+    return {
+        "started": _dt.datetime.now().isoformat(timespec="seconds"),
+        "argv": list(argv) if argv is not None else None,
+        "cells": [f"{f}/{s}" for f, s in cells],
+        "episodes": int(episodes),
+        "seed": int(seed),
+        "overrides": overrides,
+        "machine": {
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+    }
+
+
+def _sort_cells(
+    cells: Sequence[tuple[str, str]],
+    data: Mapping[str, Any],
+    overrides: Mapping[str, Mapping[str, Any]],
+    episodes: int,
+    seed: int,
+    ppo: Mapping[str, Any],
+    resume: bool,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], int]:
+    """``(to run, to refresh, kept)``: with ``resume``, a cell already in ``data`` with the
+    same settings is kept; one where only the shipped agent changed (its file's sha256) is
+    refreshed (its PPO rows rerun); every other cell runs."""
+    todo: list[tuple[str, str]] = []
+    refresh: list[tuple[str, str]] = []
+    kept = 0
+    for family, scenario in cells:
+        done = data["cells"].get(f"{family}/{scenario}")
+        fam_over = overrides.get(family, {})
+        want = _settings_key(family, int(episodes), int(seed), fam_over, ppo[family])
+        have = _cell_key(done) if resume and done and "error" not in done else None
+        if have == want:
+            kept += 1
+        elif have is not None and want["ppo_sha256"] and _agent_only(have, want):
+            refresh.append((family, scenario))
+        else:
+            todo.append((family, scenario))
+    return todo, refresh, kept
 
 
 def _cell_line(cell: Mapping[str, Any]) -> str:
