@@ -49,7 +49,9 @@ final ``episode_metrics``: continual 83-85 steps, energy 200-300, MIG 800 (``mig
 random-masked cases 8-230. :data:`DEFAULT_CAP` (20000 steps) only guards against an episode
 that never ends; :data:`STEP_CAPS` (empty) is where a scenario would get a lower cap, and
 ``--steps K`` caps every case at ``K`` (a capped file has no ``episode_metrics``; meta
-``finished`` is false). A full record, or a full check, takes about 3.5 minutes on two cores.
+``finished`` is false). A full record, or a full check, takes about 12 minutes on two cores
+(690 s to record on 2026-11-27; most of it the MIGRator cases, whose planner runs in every
+episode).
 
 ``--check`` reruns each case for the stored number of steps (or fewer with ``--steps K``) and
 compares: digests and flags must be equal, and floats equal to within :data:`ULP_TOLERANCE`
