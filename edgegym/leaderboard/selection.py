@@ -25,8 +25,8 @@ DEFAULT_SCENARIOS: dict[str, tuple[str, ...] | None] = {
 DEFAULT_OVERRIDES: dict[str, dict[str, Any]] = {}
 
 #: Held-out variants per family, run after its bundled scenarios in a default run: bundled
-#: scenarios at sizes the shipped agents were not trained on (issue 16), named
-#: ``SCENARIO@KEY=VALUE,...`` (``--scenarios`` takes such names too).
+#: scenarios at sizes the shipped agents were not trained on (whether a size-free agent
+#: generalises), named ``SCENARIO@KEY=VALUE,...`` (``--scenarios`` takes such names too).
 HELD_OUT: dict[str, tuple[str, ...]] = {
     "continual": ("ekya-waymo@streams=6,gpus=2", "ekya-cityscapes@streams=14,gpus=2"),
     "energy": ("etf-dynamic-3@unit_s=0.0075", "etf-tx2-resnet50-mobilenetv2@unit_s=0.0025"),

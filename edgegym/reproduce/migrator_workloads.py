@@ -17,7 +17,7 @@ under four static splits) by :mod:`edgegym.reproduce.migrator_calibration`: the 
 
 Choices made after seeing results (none of them against a held-out claim): the trace level
 and the retraining scale replaced the earlier unsourced 100 req/s and scale 1 once the Fig. 2
-fit existed (issue 14); nothing else changed after a run.
+fit existed; nothing else changed after a run.
 """
 
 from __future__ import annotations
