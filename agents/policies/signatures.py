@@ -105,7 +105,7 @@ class SignatureExtractor(BaseFeaturesExtractor):
         hidden: int = 64,
         activation: type[nn.Module] = nn.Tanh,
     ) -> None:
-        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
+        from edgegym.families.mig.observation import GLOBALS, PER_TENANT
 
         width = n_tenants * (hidden + PER_TENANT) + 2 * hidden + GLOBALS
         super().__init__(observation_space, width)
@@ -214,7 +214,7 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         teacher: bool = False,
         **kwargs: Any,
     ) -> None:
-        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
+        from edgegym.families.mig.observation import GLOBALS, PER_TENANT
 
         self._gpu, self._n_tenants, self._hidden = str(gpu), int(n_tenants), int(hidden)
         self._teacher = bool(teacher)
@@ -250,7 +250,7 @@ class SignaturePolicy(MaskableActorCriticPolicy):
         )
 
     def _build(self, lr_schedule: Any) -> None:
-        from edgegym.families.mig.dynamics import GLOBALS, PER_TENANT
+        from edgegym.families.mig.observation import GLOBALS, PER_TENANT
 
         super()._build(lr_schedule)
         h, act = self._hidden, self.activation_fn

@@ -165,7 +165,7 @@ def tenant_view(env: gym.Env) -> TenantView:
             configs=int(nvec[0]) - 1,  # the retraining entry: none, or a configuration
         )
     elif family == "energy" and isinstance(obs, spaces.Box):
-        from edgegym.families.energy.dynamics import GLOBALS, PER_TENANT
+        from edgegym.families.energy.observation import GLOBALS, PER_TENANT
 
         view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, (), scaled=(True,))
     else:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.core.dynamics import Record
+from edgegym.families.energy.observation import HIGH, PER_TENANT
 from edgegym.families.energy.params import (
     EnergyParams,
 )
@@ -37,9 +38,6 @@ from edgegym.families.energy.timeslice import (
     slice_latency,
 )
 from edgegym.hardware.mps import largest_remainder
-
-PER_TENANT = 9
-GLOBALS = 4
 
 
 @dataclass
@@ -322,7 +320,7 @@ class EnergyDynamics:
         f_t, f_e, _ = self.fairness_of(params, state, active)
         glob = np.stack([k / params.quanta, f_t, f_e, active.sum(axis=1) / n], axis=1)
         out = np.concatenate([feats.reshape(m, -1), glob], axis=1)
-        return np.clip(out, 0.0, 10.0).astype(np.float32)
+        return np.clip(out, 0.0, HIGH).astype(np.float32)
 
     def done(self, params: EnergyParams, state: EnergyState) -> np.ndarray:
         """(N,) bool: ``quanta`` quanta have run."""
@@ -351,8 +349,6 @@ class EnergyDynamics:
 
 
 __all__ = [
-    "GLOBALS",
-    "PER_TENANT",
     "EnergyDynamics",
     "EnergyState",
 ]

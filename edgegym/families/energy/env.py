@@ -11,7 +11,9 @@ from gymnasium import spaces
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
-from edgegym.families.energy.dynamics import GLOBALS, PER_TENANT, EnergyDynamics
+from edgegym.families.energy import observation
+from edgegym.families.energy.dynamics import EnergyDynamics
+from edgegym.families.energy.observation import GLOBALS, PER_TENANT
 from edgegym.families.energy.params import EnergyParams, clock_at, make_params, profiles_at
 from edgegym.families.energy.reward import TERMS
 from edgegym.scenarios import Scenario
@@ -30,8 +32,7 @@ __all__ = [
 
 def energy_spaces(p: EnergyParams) -> tuple[spaces.Box, spaces.MultiDiscrete]:
     """Observation and action space of one env (the single and the vector env share them)."""
-    obs = spaces.Box(0.0, 10.0, shape=(PER_TENANT * p.n + GLOBALS,), dtype=np.float32)
-    return obs, spaces.MultiDiscrete(np.full(p.n, p.units + 1))
+    return observation.space(p.n), spaces.MultiDiscrete(np.full(p.n, p.units + 1))
 
 
 @dataclass(frozen=True)

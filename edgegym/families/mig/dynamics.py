@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.core.dynamics import Record
+from edgegym.families.mig.observation import HIGH, PER_TENANT
 from edgegym.families.mig.params import (
     FIT_EPS,
     MIGParams,
@@ -56,10 +57,6 @@ from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
 
 _EPS = 1e-9
-#: Observation layout (see :mod:`edgegym.families.mig.observation`).
-PER_TENANT = 14
-GLOBALS = 4
-HIGH = 10.0
 
 # Retraining job status per tenant.
 PENDING, RUNNING, DONE = 0, 1, 2
@@ -780,10 +777,7 @@ class MIGDynamics:
 
 __all__ = [
     "DONE",
-    "GLOBALS",
-    "HIGH",
     "PENDING",
-    "PER_TENANT",
     "RULES",
     "RUNNING",
     "MIGDynamics",

@@ -32,8 +32,12 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.families.mig.dynamics import GLOBALS, HIGH, PER_TENANT
 from edgegym.families.mig.params import MIGSpec
+
+#: Features per tenant, globals, and the clip of every value (the layout above).
+PER_TENANT = 14
+GLOBALS = 4
+HIGH = 10.0
 
 __all__ = ["GLOBALS", "HIGH", "PER_TENANT", "space"]
 
