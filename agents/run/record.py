@@ -36,24 +36,8 @@ EVALUATIONS_NAME = "evaluations.json"
 
 @dataclass(frozen=True)
 class TrainRequest:
-    """What a ``train`` call was asked for: the arguments every backend takes.
-
-    Attributes:
-        env_id: An edgegym environment id (``edgegym envs``).
-        scenario: Scenario name or path (default: the environment's).
-        overrides: Scenario overrides (``{"quanta": 20}``; strings are typed by the loader).
-        timesteps: Total timesteps (default: the hyperparameter file's ``train.timesteps``).
-            On resume, the total to reach.
-        n_envs: Parallel environments (default: ``train.n_envs``).
-        seed: Seed of the run (default 0).
-        out: Output folder (must not hold a run unless ``resume``).
-        resume: Continue the run in ``out`` from its newest checkpoint.
-        hyperparams: Dotted overrides (``["ppo.learning_rate=1e-3"]`` or a mapping).
-        hyperparams_file: A hyperparameter file instead of the family's.
-        progress: Show a progress bar (hidden when not on a terminal).
-        init_from: A trained model (``model.zip``, or its run folder) whose policy weights a
-            new run starts from. Not with ``resume``.
-    """
+    """What a ``train`` call was asked for: the arguments every backend takes, as
+    :func:`edgegym.agents.sb3.train.train` documents them (``out`` as a ``Path``)."""
 
     env_id: str
     scenario: str | None = None

@@ -9,7 +9,7 @@ Accuracies are inference accuracy averaged over streams and windows, in percent,
 over episodes. Figures are beside this file; the claims below are also in
 [claims.json](claims.json) and the table of all papers ([README.md](README.md)).
 
-**Read this first.** Ekya's per-window profiles were not published. Since issue 14 every
+**Read this first.** Ekya's per-window profiles were not published. Every
 input of `scenarios/{scenario}.yaml` names its source in the file's `provenance` map: a
 measurement of the paper (Fig. 2b's 22-point gap from retraining, Fig. 3b's 200x cost
 spread, §6.3's 5.8-point median estimate error and 4.4 s of profiling per window, §4.3's
@@ -89,7 +89,7 @@ at 30%), replacing the micro-profiler's own error; drop at 20%: {drop20:.1f} poi
 
 {e_text}
 
-## (f) The micro-profiler's mechanics (issue 14)
+## (f) The micro-profiler's mechanics
 
 The thief on 10 streams with each of the scenario's micro-profiler mechanics switched off
 alone, then all of them; the oracle thief (true post-retraining accuracies, the scenario's
