@@ -77,6 +77,8 @@ from typing import Any
 
 import yaml
 
+from edgegym.inputs import InputError, read_text, yaml_problem
+
 #: Folder of the per-family hyperparameter files.
 HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
 
@@ -352,11 +354,11 @@ def load_hyperparams(
             )
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read hyperparameter file: {exc}") from None
+        data = yaml.safe_load(read_text(path, "hyperparameter file", "config")) or {}
+    except (OSError, InputError) as exc:
+        raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a hyperparameter file must be a mapping")
     data = dict(data)

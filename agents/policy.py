@@ -28,6 +28,7 @@ import yaml
 from gymnasium import spaces
 
 from edgegym.agents.policies import SIZE_FREE
+from edgegym.inputs import InputError, read_text, yaml_problem
 from edgegym.wrappers import DictFlattener, JointActions, TeacherHint, family_of, joint_actions
 
 #: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
@@ -93,9 +94,13 @@ def read_config(path: Path) -> dict[str, Any]:
         PolicyLoadError: Unreadable, not YAML, or without the keys a policy needs.
     """
     try:
-        cfg = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise PolicyLoadError(f"training config {path} cannot be read: {exc}") from None
+        cfg = yaml.safe_load(read_text(path, "training config", "config"))
+    except (OSError, InputError) as exc:
+        raise PolicyLoadError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        raise PolicyLoadError(
+            f"training config {path} cannot be read: not valid YAML, {yaml_problem(exc)}"
+        ) from None
     if not isinstance(cfg, dict) or not isinstance(cfg.get("hyperparams"), dict):
         raise PolicyLoadError(f"training config {path} is not an edgegym training config")
     return cfg

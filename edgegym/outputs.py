@@ -22,12 +22,15 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from edgegym.inputs import describe
 
 #: Key of every JSON output; its value is the kind of output ("evaluation", "fidelity", ...).
 MARKER = "edgegym_output"
@@ -88,6 +91,33 @@ def is_edgegym_output(path: str | Path, kind: str) -> bool:
     return False
 
 
+def not_regular(path: str | Path) -> str | None:
+    """What an existing ``path`` is when it is not a regular file (``"a FIFO (named pipe)"``,
+    ``"a symbolic link to x.json"``); ``None`` for a regular file or no file.
+
+    Writers replace their output by renaming a new file over it; over a device, a FIFO or a
+    socket that would swap a system object for a plain file, and over a symbolic link it
+    would leave the link's target stale, so edgegym writes only where this is ``None``."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # missing, or under a parent that is not a folder (reported elsewhere)
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {os.readlink(path)}"
+    return describe(mode)
+
+
+def _refuse_not_regular(path: str | Path, what: str) -> None:
+    kind = not_regular(path)
+    if kind is not None:
+        raise ValueError(
+            f"{what}: is {kind}; edgegym writes only regular files and leaves it as it is "
+            "(even with --force); choose another path"
+        )
+
+
 def check_output_path(
     path: str | Path,
     *,
@@ -126,6 +156,8 @@ def check_output_path(
         raise ValueError(f"{what}: exists and is a file, expected a folder")
     if not folder and p.is_dir():
         raise ValueError(f"{what}: is a folder, expected a file path")
+    if not folder:
+        _refuse_not_regular(p, what)
     ancestor = p if folder else p.parent
     ancestor = ancestor.absolute()
     while not ancestor.exists():
@@ -185,12 +217,19 @@ def check_output_folder(
 def replacing(path: Path) -> Iterator[str]:
     """A temporary file beside ``path`` (same extension) for the caller to fill; on success it
     replaces ``path`` (``os.replace``, keeping an existing file's permissions), on any failure
-    or interruption it is removed and ``path`` is left as it was."""
+    or interruption it is removed and ``path`` is left as it was. A ``path`` that is not a
+    regular file (:func:`not_regular`) is refused before anything is written.
+
+    Raises:
+        ValueError: ``path`` exists and is not a regular file.
+    """
+    _refuse_not_regular(path, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
     os.close(fd)
     try:
         yield tmp
+        _refuse_not_regular(path, str(path))  # made while the file was being written
         if path.exists():
             with contextlib.suppress(OSError):
                 os.chmod(tmp, path.stat().st_mode & 0o777)

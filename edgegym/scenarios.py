@@ -36,6 +36,7 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from edgegym.core.registry import FAMILIES, Family, ScenarioSchema
 from edgegym.hardware.gpus import GPUS
+from edgegym.inputs import InputError, read_text, yaml_problem
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.checks import Expect, OneOf, Range, Text, check, error_lines, rule
 from edgegym.workload.models import MODELS
@@ -371,11 +372,11 @@ def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
     path = resolve(name_or_path)
     src = path.name if path.parent == _bundled_dir() else str(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(read_text(path, "scenario file", "scenario"))
+    except (InputError, FileNotFoundError) as exc:
+        raise ScenarioError(str(exc)) from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{src}: not valid YAML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{src}: not a text file ({exc.reason})") from None
+        raise ScenarioError(f"{src}: not valid YAML: {yaml_problem(exc)}") from None
     except RecursionError:
         raise ScenarioError(f"{src}: nested too deeply to be a scenario file") from None
     try:

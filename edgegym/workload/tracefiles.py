@@ -29,6 +29,7 @@ from typing import Annotated, NamedTuple
 
 import numpy as np
 
+from edgegym.inputs import read_text, token
 from edgegym.workload.checks import Range, check
 
 __all__ = [
@@ -75,7 +76,7 @@ def _parse_count(text: str, path: Path, lineno: int) -> int:
             as_float = math.nan
         if not (math.isfinite(as_float) and as_float.is_integer()):
             raise ValueError(
-                f"{path}, line {lineno}: count {text!r} is not an integer "
+                f"{path}, line {lineno}: count {token(text)} is not an integer "
                 "(counts must be whole numbers >= 0)"
             ) from None
         value = int(as_float)
@@ -91,7 +92,7 @@ def _parse_interval(text: str, path: Path, lineno: int) -> float:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise ValueError(
-            f"{path}, line {lineno}: interval_s {text!r} is not a number of seconds > 0"
+            f"{path}, line {lineno}: interval_s {token(text)} is not a number of seconds > 0"
         )
     return value
 
@@ -121,14 +122,7 @@ def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
             names the file and the line.
     """
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: arrival trace file not found")
-    if not p.is_file():
-        raise ValueError(f"{p}: arrival trace path is not a regular file")
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{p}: arrival trace is not UTF-8 text ({exc})") from exc
+    text = read_text(p, "arrival trace file", "trace")
 
     interval: float | None = None
     interval_line = 0
@@ -171,7 +165,7 @@ def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
                 found = [c for c in _COUNT_COLUMNS if c in names]
                 if not found:
                     raise ValueError(
-                        f"{p}, line {lineno}: header {line!r} has no 'count' column "
+                        f"{p}, line {lineno}: the header has no 'count' column "
                         "(expected one integer per line, or a CSV header with a 'count' column)"
                     )
                 count_col = names.index(found[0])
@@ -181,7 +175,7 @@ def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
         if count_col is None:
             if len(fields) != 1:
                 raise ValueError(
-                    f"{p}, line {lineno}: expected one integer per line, got {line!r} "
+                    f"{p}, line {lineno}: expected one integer per line, got {len(fields)} fields "
                     "(a CSV needs a header row with a 'count' column)"
                 )
             counts.append(_parse_count(fields[0], p, lineno))
@@ -290,7 +284,7 @@ def _bad_count(text: str, path: Path, lineno: int, minute: int) -> int:
         if math.isfinite(value) and value < 0:
             raise ValueError(f"{where}: count {text} is negative (counts must be >= 0)")
         raise ValueError(
-            f"{where}: count {text!r} is not an integer (counts must be whole numbers >= 0)"
+            f"{where}: count {token(text)} is not an integer (counts must be whole numbers >= 0)"
         )
     return int(value)
 
@@ -315,14 +309,7 @@ def read_azure_functions(path: str | os.PathLike[str]) -> AzureFunctionsTable:
             that is not a whole number >= 0, or no rows. The message names the file and line.
     """
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: Azure Functions trace file not found")
-    if not p.is_file():
-        raise ValueError(f"{p}: Azure Functions trace path is not a regular file")
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{p}: Azure Functions trace is not UTF-8 text ({exc})") from exc
+    text = read_text(p, "Azure Functions trace file", "trace")
 
     n_id = len(AZURE_FUNCTIONS_ID_COLUMNS)
     n_cols = n_id + AZURE_FUNCTIONS_MINUTES
@@ -380,7 +367,7 @@ def _check_header(fields: list[str], path: Path, lineno: int) -> None:
     for i, want in enumerate(AZURE_FUNCTIONS_ID_COLUMNS):
         got = fields[i] if i < len(fields) else None
         if got is None or got.lower() != want.lower():
-            found = "missing" if got is None else f"{got!r}"
+            found = "missing" if got is None else token(got)
             raise ValueError(
                 f"{where}: header column {i + 1} is {found}, expected {want!r} (missing header "
                 f"column {want!r}; the header must be {_FORMAT_HINT})"
@@ -396,7 +383,7 @@ def _check_header(fields: list[str], path: Path, lineno: int) -> None:
         if name != str(m):
             raise ValueError(
                 f"{where}: header minute column {len(AZURE_FUNCTIONS_ID_COLUMNS) + m} is "
-                f"{name!r}, expected '{m}' (minute columns must be 1 to "
+                f"{token(name)}, expected '{m}' (minute columns must be 1 to "
                 f"{AZURE_FUNCTIONS_MINUTES} in order)"
             )
 

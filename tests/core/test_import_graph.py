@@ -25,6 +25,7 @@ FLOORS: list[tuple[str, ...]] = [
         "edgegym.workload",
         "edgegym.provenance",
         "edgegym.outputs",
+        "edgegym.inputs",
         "edgegym.parallel",
     ),
     ("edgegym.core.registry",),

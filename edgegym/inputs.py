@@ -1,0 +1,129 @@
+"""Input files are untrusted: read only regular files of bounded size, and never echo them.
+
+Scenario files, trace files, hyperparameter configs and run records come from other people.
+:func:`read_text` is the one way edgegym reads such a file: it refuses, before opening, a path
+that is not a regular file (``/dev/zero`` would be read without bound, a FIFO would block
+forever), refuses a file over its kind's cap (the whole file is read into memory), and reads
+at most the cap even if the file grows meanwhile. :func:`token` is how a parser quotes a value
+from such a file in an error message: short numeric-looking values as they are, anything else
+by its length only, so a message never leaks a file's content (a trace ``path:`` may name any
+readable file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+_MB = 1 << 20
+
+#: Largest file of each kind read, in bytes. The caps sit far above any file of that kind
+#: edgegym ships or writes, and low enough that reading one whole stays cheap:
+#: - scenario: the largest bundled scenario is about 10 kB; a generated one with inline
+#:   tables stays under a megabyte.
+#: - config: hyperparameter files and run records are a few kB.
+#: - trace: an arrival-count trace is parsed in memory as Python ints (about 30 bytes each);
+#:   one day of the Azure Functions 2019 invocation counts is a few hundred MB of CSV.
+LIMITS: dict[str, int] = {"scenario": 16 * _MB, "config": 16 * _MB, "trace": 1024 * _MB}
+
+
+class InputError(ValueError):
+    """An input path that is not a readable regular file of bounded size."""
+
+
+def describe(mode: int) -> str:
+    """What a non-regular ``st_mode`` is, in words (``"a FIFO (named pipe)"``)."""
+    for check, words in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if check(mode):
+            return words
+    return "not a regular file"
+
+
+def check_file(path: str | Path, what: str, kind: str) -> int:
+    """The size of ``path`` if it is a regular file (a link to one is fine) within the cap of
+    ``kind`` (:data:`LIMITS`).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        InputError: It is not a regular file, or it is over the cap.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: {what} not found") from None
+    except OSError as exc:
+        raise InputError(f"{p}: {what} cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{p}: {what} is {describe(st.st_mode)}, not a regular file")
+    limit = LIMITS[kind]
+    if st.st_size > limit:
+        raise InputError(
+            f"{p}: {what} is {st.st_size / _MB:.0f} MB, over the {limit // _MB} MB read for a "
+            f"{kind} file (it is read into memory whole)"
+        )
+    return st.st_size
+
+
+def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
+    """The bytes of a regular file within its kind's cap (:func:`check_file`)."""
+    check_file(path, what, kind)
+    limit = LIMITS[kind]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: {what} cannot be read ({exc.strerror})") from None
+    if len(data) > limit:  # it grew after the check
+        raise InputError(f"{path}: {what} is over the {limit // _MB} MB read for a {kind} file")
+    return data
+
+
+def read_text(path: str | Path, what: str, kind: str) -> str:
+    """The UTF-8 text (a byte-order mark dropped) of a regular file within its kind's cap.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        InputError: Not a regular file, over the cap, or not UTF-8 text.
+    """
+    data = read_bytes(path, what, kind)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not a text file (a {what} is UTF-8; byte {exc.start} is not)"
+        ) from None
+
+
+_NUMBERISH = re.compile(r"[-+0-9.eE]{0,16}")
+_SHORT_WORD = re.compile(r"[A-Za-z0-9_.-]{1,8}")
+
+
+def token(value: object) -> str:
+    """``value`` as an error message may quote it: a number-like text of up to 16 characters
+    or a plain word of up to 8 as it is (so ``-3``, ``1.5`` or ``abc`` shows), anything else
+    as its length only (so a message built from a file that is not what it should be never
+    repeats a line of it: a password entry, a key)."""
+    text = str(value)
+    if _NUMBERISH.fullmatch(text) or _SHORT_WORD.fullmatch(text):
+        return repr(text)
+    return f"a {len(text)}-character value"
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML parser error as its position and kind, without the excerpt of the file PyYAML
+    quotes (``line 3, column 5: mapping values are not allowed here``)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    if mark is None:
+        return str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
