@@ -328,6 +328,13 @@ def _check_spaces(
             )
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (libraries' messages run to paragraphs,
+    edgegym's errors are one line)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def load_model(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
     """Load ``model.zip`` and its training config.
 
@@ -343,12 +350,16 @@ def load_model(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
     # One thread: these networks are tiny, and torch's default thread pool spin-waits; beside
     # another busy process it made each prediction ~10x slower on a 2-core machine.
     torch.set_num_threads(1)
+    from edgegym.agents.sb3 import artifacts  # the SB3 backend, loaded when a model is
+
     try:
-        model = cls.load(str(model_path), device="cpu")
+        model = artifacts.load(model_path, config, cls)
+    except artifacts.UntrustedArtifact as exc:
+        raise PolicyLoadError(f"policy file cannot be loaded: {exc}") from None
     except Exception as exc:  # SB3 raises zipfile, pickle, torch and key errors alike
         raise PolicyLoadError(
             f"policy file {model_path} cannot be loaded as {cls.__name__}: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {first_line(exc)}"
         ) from None
     return model, config, model_path
 

@@ -39,6 +39,7 @@ from edgegym.agents.policy import (
     read_config,
     resolve_model_path,
 )
+from edgegym.agents.sb3 import artifacts
 from edgegym.agents.sb3.checkpoints import save_model
 from edgegym.outputs import write_atomic
 
@@ -163,7 +164,7 @@ def ship(
     dest = Path(dest) if dest is not None else TRAINED_DIR / str(family)
     cls = algo_class(str(config["hyperparams"].get("algo")))
     try:
-        loaded = cls.load(str(src), device="cpu")
+        loaded = artifacts.load(src, config, cls)
     except Exception as exc:
         raise PolicyLoadError(f"policy file {src} cannot be loaded: {exc}") from None
     strip_optimizer(loaded)

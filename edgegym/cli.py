@@ -512,6 +512,12 @@ def _add_evaluate(sub: Any) -> None:
         help="scenario override, e.g. gpus=4 or drift.drift=[0.1,0.2]; repeatable",
     )
     ev.add_argument("--max-streams", type=int_in(1), help="stream slots of the env (padding)")
+    ev.add_argument(
+        "--trust-artifact",
+        action="store_true",
+        help="let model files and checkpoints unpickle what they hold (runs their code: only "
+        "for files from a source you trust; see docs/security.md)",
+    )
     from edgegym.parallel import add_parallel_arguments
 
     add_parallel_arguments(ev)
@@ -579,6 +585,12 @@ def _add_train(sub: Any) -> None:
         "--address",
         metavar="ADDR",
         help="rllib: Ray cluster to run on: local (default, started here), auto, host:port",
+    )
+    tr.add_argument(
+        "--trust-artifact",
+        action="store_true",
+        help="let model files and checkpoints unpickle what they hold (runs their code: only "
+        "for files from a source you trust; see docs/security.md)",
     )
     tr.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     tr.set_defaults(func=cmd_train)
@@ -679,6 +691,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv = list(argv) if argv is not None else sys.argv[1:]
             args = parser.parse_args(argv)
             args.argv = argv
+            if getattr(args, "trust_artifact", False):
+                from edgegym.agents.sb3.artifacts import trusting
+
+                with trusting():
+                    return int(args.func(args))
             return int(args.func(args))
         except UsageError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)

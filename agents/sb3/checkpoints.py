@@ -57,13 +57,12 @@ class ModelFiles(Checkpoints):
             return int(steps)
         # Not recorded (a run stopped between saving the model and its config): the model
         # file keeps the count.
-        from stable_baselines3.common.save_util import load_from_zip_file
+        from edgegym.agents.sb3.artifacts import UntrustedArtifact, num_timesteps
 
         try:
-            data, _, _ = load_from_zip_file(str(path), device="cpu", load_data=True)
-        except Exception as exc:  # zipfile, pickle, torch and key errors alike
-            raise ConfigError(f"--resume: {path} cannot be read: {exc}") from None
-        return int((data or {}).get("num_timesteps", 0))
+            return num_timesteps(path)  # from the zip's JSON: nothing unpickled
+        except UntrustedArtifact as exc:
+            raise ConfigError(f"--resume: cannot be read: {exc}") from None
 
 
 __all__ = ["BEST_NAME", "MODEL_NAME", "ModelFiles", "intact", "save_model"]

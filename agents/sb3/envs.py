@@ -20,6 +20,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from edgegym.agents.config import ConfigError
+from edgegym.agents.policies import SIZE_FREE, sb3_policy_kwargs, size_free_class
 from edgegym.agents.policy import space_difference
 from edgegym.evaluation import make_env
 from edgegym.wrappers import flatten_env, joint_actions
@@ -62,6 +63,34 @@ class EnvFactory:
             return Monitor(wrap_like(env, self.wrappers, ref))
         finally:
             ref.close()
+
+
+def policy_for(cfg: dict[str, Any], probe: gym.Env) -> tuple[Any, dict[str, Any]]:
+    """The file's ``policy`` for the probe's spaces (``auto``: by the observation space) and
+    its keyword arguments (a size-free policy's for this environment): what training builds
+    and what loading a model rebuilds (:mod:`edgegym.agents.sb3.artifacts`). Records
+    ``tenant_view`` in ``cfg``.
+
+    Raises:
+        ConfigError: A size-free policy that does not fit the environment.
+    """
+    hp = cfg["hyperparams"]
+    policy: Any = hp["policy"]
+    policy_kwargs = sb3_policy_kwargs(hp["policy_kwargs"])
+    if policy in SIZE_FREE:
+        cls = size_free_class(policy)
+        try:
+            policy_kwargs = cls.kwargs_for(probe, policy_kwargs)
+        except ValueError as exc:
+            raise ConfigError(f"policy {policy} on {cfg['env_id']}: {exc}") from None
+        if "view" in policy_kwargs:
+            cfg["tenant_view"] = policy_kwargs["view"]
+        return cls, policy_kwargs
+    if policy == "auto":
+        policy = (
+            "MultiInputPolicy" if isinstance(probe.observation_space, spaces.Dict) else "MlpPolicy"
+        )
+    return policy, policy_kwargs
 
 
 def wrap(env: gym.Env, wrappers: Mapping[str, Any]) -> gym.Env:

@@ -29,10 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
 
 from edgegym.agents.config import ConfigError
-from edgegym.agents.policies import SIZE_FREE, sb3_policy_kwargs, size_free_class
 from edgegym.agents.policy import algo_class, space_difference
 from edgegym.agents.run.evaluation import Evaluations, open_logger
 from edgegym.agents.run.record import (
@@ -46,11 +44,13 @@ from edgegym.agents.run.record import (
     spaces_record,
     versions,
 )
+from edgegym.agents.sb3 import artifacts
 from edgegym.agents.sb3.checkpoints import MODEL_NAME, ModelFiles
 from edgegym.agents.sb3.envs import (
     EnvFactory,
     check_mixture,
     close_vec_env,
+    policy_for,
     training_scenarios,
     vec_env,
     wrap,
@@ -165,7 +165,7 @@ def _plan(cfg: dict[str, Any], init_from: str | Path | None) -> _Plan:
     try:
         check_baseline(cfg)
         cfg["spaces"] = spaces_record(probe)
-        policy, policy_kwargs = _policy(cfg, probe)
+        policy, policy_kwargs = policy_for(cfg, probe)
         mixture = training_scenarios(cfg)
         check_mixture(cfg, probe, mixture)
         if hp["bc"]["teacher"] and init_from is None:
@@ -177,32 +177,6 @@ def _plan(cfg: dict[str, Any], init_from: str | Path | None) -> _Plan:
     finally:
         probe.close()
     return _Plan(policy, policy_kwargs, mixture, init)
-
-
-def _policy(cfg: dict[str, Any], probe: gym.Env) -> tuple[Any, dict[str, Any]]:
-    """The file's ``policy`` for the probe's spaces (``auto``: by the observation space) and
-    its keyword arguments (a size-free policy's for this environment).
-
-    Raises:
-        ConfigError: A size-free policy that does not fit the environment.
-    """
-    hp = cfg["hyperparams"]
-    policy: Any = hp["policy"]
-    policy_kwargs = sb3_policy_kwargs(hp["policy_kwargs"])
-    if policy in SIZE_FREE:
-        cls = size_free_class(policy)
-        try:
-            policy_kwargs = cls.kwargs_for(probe, policy_kwargs)
-        except ValueError as exc:
-            raise ConfigError(f"policy {policy} on {cfg['env_id']}: {exc}") from None
-        if "view" in policy_kwargs:
-            cfg["tenant_view"] = policy_kwargs["view"]
-        return cls, policy_kwargs
-    if policy == "auto":
-        policy = (
-            "MultiInputPolicy" if isinstance(probe.observation_space, spaces.Dict) else "MlpPolicy"
-        )
-    return policy, policy_kwargs
 
 
 def _load_init(path: str | Path, cfg: Mapping[str, Any], probe: gym.Env) -> tuple[Any, dict]:
@@ -271,7 +245,11 @@ def _resumed_model(run: Run, source: Path, venv: Any) -> Any:
     """The saved model a resumed run continues from, on ``venv``, reseeded by its timesteps
     (so the continuation does not replay the random numbers of the start)."""
     hp = run.cfg["hyperparams"]
-    model = algo_class(hp["algo"]).load(str(source), env=venv, device=hp["train"]["device"])
+    cls = algo_class(hp["algo"])
+    try:
+        model = artifacts.load(source, run.cfg, cls, env=venv, device=hp["train"]["device"])
+    except artifacts.UntrustedArtifact as exc:
+        raise ConfigError(f"--resume: {exc}") from None
     model.set_random_seed(int(run.cfg["seed"]) + int(model.num_timesteps))
     run.record["resumed_from"] = str(source)
     return model
