@@ -287,6 +287,58 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
     return p
 
 
+#: The lock file of an output folder (:func:`folder_lock`).
+LOCK_NAME = ".edgegym.lock"
+
+
+class FolderLocked(ValueError):
+    """Another edgegym process is writing into the same output folder."""
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | Path, command: str) -> Iterator[Path]:
+    """Hold ``folder``'s lock for the whole of a command that writes into it (training, the
+    leaderboard, a reproduction), so two runs never interleave their files there.
+
+    The lock is an ``flock`` on ``folder/.edgegym.lock``: the operating system releases it
+    when the holder exits, however it exits, so a killed run leaves no stale lock; the file
+    keeps the holder's PID for the message. The folder is created if needed (and removed
+    again if the command wrote nothing into it).
+
+    Raises:
+        FolderLocked: Another process holds the lock (the message names its PID).
+        ValueError: The lock path exists and is not a regular file.
+    """
+    import fcntl
+
+    out = Path(folder)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_NAME
+    _refuse_not_regular(path, str(path))
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").split()
+            who = f"PID {holder[0]}" if holder and holder[0].isdigit() else "another process"
+            raise FolderLocked(
+                f"{out}: {who} is writing into this folder ({' '.join(holder[1:2]) or 'edgegym'}); "
+                "wait for it to end, or write elsewhere"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
+        yield out
+    finally:
+        os.close(fd)  # releases the lock
+        if created and [p.name for p in out.iterdir()] == [LOCK_NAME]:
+            # A command refused before writing anything leaves no folder behind.
+            with contextlib.suppress(OSError):
+                path.unlink()
+                out.rmdir()
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, a batch scheduler's stop or time limit, ``docker stop``), raised in
     the main thread as Ctrl-C is, so every command's Ctrl-C path runs for it too: training

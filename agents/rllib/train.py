@@ -62,6 +62,7 @@ from edgegym.agents.run.record import (
     spaces_record,
     versions,
 )
+from edgegym.outputs import folder_lock
 from edgegym.parallel import init_ray, require_ray
 
 MODEL_DIR = "model"
@@ -119,6 +120,13 @@ def train_rllib(
         hyperparams if resume else rllib_hyperparams(hyperparams), hyperparams_file,
         progress, init_from,
     )  # fmt: skip
+    with folder_lock(request.out, "train"):  # one writer per run folder
+        return _train(request, int(num_env_runners), address)
+
+
+def _train(request: TrainRequest, num_env_runners: int, address: str | None) -> TrainResult:
+    """:func:`train_rllib` of a request, holding the run folder's lock."""
+    init_from, progress = request.init_from, request.progress
     store = AlgorithmFiles(request.out)
     cfg, source, start = run_config(request, "rllib", store)
     settings, init = _plan(cfg, int(num_env_runners), init_from)

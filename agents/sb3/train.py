@@ -56,6 +56,7 @@ from edgegym.agents.sb3.envs import (
     wrap,
 )
 from edgegym.evaluation import make_env
+from edgegym.outputs import folder_lock
 
 
 def train(
@@ -103,12 +104,19 @@ def train(
     Training runs whole rollouts (``ppo.n_steps * n_envs`` steps each), so the count
     reached is ``timesteps`` rounded up to a whole number of rollouts.
     """
-    import torch
-
     request = TrainRequest(
         env_id, scenario, overrides, timesteps, n_envs, seed, Path(out), resume,
         hyperparams, hyperparams_file, progress, init_from,
     )  # fmt: skip
+    with folder_lock(request.out, "train"):  # one writer per run folder
+        return _train(request)
+
+
+def _train(request: TrainRequest) -> TrainResult:
+    """:func:`train` of a request, holding the run folder's lock."""
+    import torch
+
+    resume, init_from, progress = request.resume, request.init_from, request.progress
     store = ModelFiles(request.out)
     cfg, source, _ = run_config(request, "sb3", store)
     plan = _plan(cfg, init_from)

@@ -21,7 +21,7 @@ from edgegym.leaderboard.selection import (
     plan,
     split_names,
 )
-from edgegym.outputs import check_output_folder
+from edgegym.outputs import check_output_folder, folder_lock
 
 
 # ----------------------------------------------------------------------------- command line
@@ -94,6 +94,12 @@ def run_args(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int
         check_output_folder(out, output_files(), force=args.force)
     except ValueError as exc:
         raise LeaderboardError(str(exc)) from None
+    with folder_lock(out, "leaderboard"):  # one writer per output folder
+        return _run_in(out, args, argv)
+
+
+def _run_in(out: Path, args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """:func:`run_args` writing into ``out``, holding its lock."""
     if args.render_only:
         data = load_results(out / JSON_NAME)
         if not data["cells"]:
