@@ -20,8 +20,8 @@ here is synthesised from them (and says so in every scenario that uses it):
   Bert and ViT in W1) and 1/2 ... 1/10 on the nine-window datasets.
 * After retraining on the window's data the model reaches ``target_k = ceiling -
   difficulty * log2(classes_k / pretrain)`` on all classes seen so far (more classes, harder
-  task); with a fraction ``f`` of the window's data it reaches
-  ``pre + (target - pre) * (1 - e^{-3f}) / (1 - e^{-3})``.
+  task), and never less than the never-retrained accuracy below; with a fraction ``f`` of
+  the window's data it reaches ``pre + (target - pre) * (1 - e^{-3f}) / (1 - e^{-3})``.
 * A model that has never been retrained knows only the pre-training classes:
   ``ceiling * pretrain / classes_k`` (the floor the deployed accuracy never drops below).
 * Retraining cost follows MIGRator's estimate (§4.1.2): three times the inference time of the
@@ -212,13 +212,17 @@ def nc_profile(
     cost = np.zeros((m, k_max, 1))
     for i, (model, ds, ceil) in enumerate(zip(models, datasets, ceilings, strict=True)):
         classes = ds.classes().astype(float)
-        target = ceil - ds.difficulty * np.log2(classes / ds.pretrain_classes)
+        known = ceil * ds.pretrain_classes / classes  # never retrained: pre-training classes only
+        # Retraining on every class seen so far never ends below knowing only the pre-training
+        # classes; without this bound a low ceiling (a few points, inside its range) made the
+        # log2 term drive the target, accuracies and goodput negative.
+        target = np.maximum(ceil - ds.difficulty * np.log2(classes / ds.pretrain_classes), known)
         prev = np.concatenate([[ceil], target[:-1]])  # accuracy on the classes seen before
         nf = ds.new_fraction()
         pre = prev * (1.0 - nf)
         start[i] = pre[0]  # window 0 already brings new classes (the engine drifts k > 0)
         drift[i] = (prev * nf)[:k_max]
-        floor[i] = (ceil * ds.pretrain_classes / classes)[:k_max]  # never retrained
+        floor[i] = known[:k_max]
         post[i, :, 0] = post_accuracy(pre, target, data_fraction)[:k_max]
         cost[i, :, 0] = retrain_gpu_seconds(model, ds, data_fraction, retrain_scale)
     return ContinualProfile(

@@ -1,0 +1,50 @@
+"""Values just inside a field's range still give results inside their meaning: accuracies and
+goodput never negative. A MIG tenant's ``ceiling`` may be any value in (0, 1]; at 0.05 the
+new-class accuracy target, ``ceiling - difficulty * log2(classes / pretrain)``, went below
+zero and took ``info["accuracy"]`` and ``info["goodput"]`` with it (down to -2.73 per step
+under static-half)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import edgegym  # noqa: F401  (registers the ids)
+from edgegym.baselines import make_policy
+from edgegym.scenarios import resolve
+
+
+def _mig_scenario(tmp_path, ceilings: tuple[float, float]) -> str:
+    text = resolve("migrator-w1").read_text()
+    for old, new in zip(("ceiling: 0.9,", "ceiling: 0.97,"), ceilings, strict=True):
+        assert old in text
+        text = text.replace(old, f"ceiling: {new},")
+    path = tmp_path / "low-ceiling.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("policy", ["migrator", "static-half"])
+@pytest.mark.parametrize("ceilings", [(0.05, 0.05), (0.001, 1.0)])
+def test_a_low_mig_ceiling_keeps_accuracy_and_goodput_non_negative(tmp_path, policy, ceilings):
+    env = gym.make(
+        "edgegym/MIGReconfig-v0",
+        scenario=_mig_scenario(tmp_path, ceilings),
+        window_s=60,  # long enough for retraining to finish and reach the target
+    )
+    pol = make_policy(policy, env)
+    obs, info = env.reset(seed=0)
+    pol.reset(0)
+    done = False
+    while not done:
+        obs, reward, term, trunc, info = env.step(pol.predict(obs)[0])
+        done = term or trunc
+        assert np.isfinite(reward)
+        for key in ("goodput", "accuracy"):
+            if key in info:
+                assert np.all(np.asarray(info[key]) >= 0.0), (key, info[key])
+    metrics = info["episode_metrics"]
+    for key, value in metrics.items():
+        if "goodput" in key or "accuracy" in key or "attainment" in key:
+            assert 0.0 <= value <= 1.0 or ("goodput" in key and value >= 0.0), (key, value)
