@@ -48,3 +48,21 @@ def test_a_low_mig_ceiling_keeps_accuracy_and_goodput_non_negative(tmp_path, pol
     for key, value in metrics.items():
         if "goodput" in key or "accuracy" in key or "attainment" in key:
             assert 0.0 <= value <= 1.0 or ("goodput" in key and value >= 0.0), (key, value)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_unknown_reset_options_are_refused_naming_them(vector):
+    from edgegym.core.registry import ENV_IDS
+
+    for env_id in ENV_IDS:
+        if env_id == "edgegym/DAGOffload-v0" and not vector:
+            continue  # its single env has its own reset until it moves onto EdgeEnv
+        env = (
+            gym.make_vec(env_id, 2, vectorization_mode="vector_entry_point")
+            if vector
+            else gym.make(env_id)
+        )
+        env.reset(seed=0, options={})  # what SB3 passes
+        with pytest.raises(ValueError, match="unknown option.*'windows'"):
+            env.reset(seed=0, options={"windows": 3})
+        env.close()

@@ -82,6 +82,27 @@ def check_backend(
     return backend, device, time_scale
 
 
+def check_reset_options(options: Any, accepted: frozenset[str] = frozenset()) -> None:
+    """Refuse ``reset(options=...)`` keys the environment does not read: a misspelt or
+    unsupported option would otherwise be ignored silently and the episode run as if it were
+    not given. ``None`` and an empty mapping (what SB3 and Gymnasium's wrappers pass) are fine.
+
+    Raises:
+        ValueError: Naming the unknown keys and the accepted ones.
+    """
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"reset(options=...) must be a dict or None, got {type(options).__name__}")
+    unknown = sorted(str(k) for k in options if k not in accepted)
+    if unknown:
+        takes = ", ".join(sorted(accepted)) if accepted else "none"
+        raise ValueError(
+            f"reset(options=...): unknown option(s) {', '.join(map(repr, unknown))}; this "
+            f"environment takes {takes} (scenario settings go to gym.make as keywords)"
+        )
+
+
 def real_seed(np_random: np.random.Generator) -> int:
     """Seed of a real backend's work, drawn from a *copy* of the episode's generator.
 

@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.core.checks import check_action, check_render_mode, scenario_for
+from edgegym.core.checks import check_action, check_render_mode, check_reset_options, scenario_for
 from edgegym.core.dynamics import Dynamics, Record, weighted_reward
 from edgegym.core.render import RENDER_MODES, Panel, release, render_frame
 from edgegym.scenarios import Scenario
@@ -84,6 +84,7 @@ class EdgeEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Start an episode: the dynamics' initial state drawn from ``np_random``."""
+        check_reset_options(options)
         super().reset(seed=seed)
         self.state = self.dynamics.initial(self.params, [self.np_random])
         self._mask = None

@@ -22,7 +22,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from edgegym.core.checks import check_action, scenario_for
+from edgegym.core.checks import check_action, check_reset_options, scenario_for
 from edgegym.core.dynamics import Dynamics, Record, batch_put, batch_take, weighted_reward
 from edgegym.core.registry import family_of_id
 from edgegym.scenarios import Scenario
@@ -147,6 +147,7 @@ class EdgeVectorEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Reset every env; ``seed=s`` seeds env ``i`` with ``s + i`` (a list: one each)."""
+        check_reset_options(options)
         if seed is not None:
             seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else seed
             if len(seeds) != self.num_envs:
