@@ -19,9 +19,9 @@ def _random(rng: np.random.Generator, nvec: np.ndarray, n: int) -> np.ndarray:
     return rng.integers(0, nvec, size=(n, nvec.size))
 
 
-def test_vector_info_and_theta_weighted_rewards_equal_single_envs() -> None:
+@pytest.mark.parametrize("n", [1, 3])  # 1: the batch-of-one paths of the array dynamics
+def test_vector_info_and_theta_weighted_rewards_equal_single_envs(n: int) -> None:
     kwargs = {"requests": 12, "theta": 3.0, "objective.energy": 0.5, "count": 3}
-    n = 3
     vec = DAGOffloadVectorEnv(num_envs=n, **kwargs)
     assert vec.params.term_weights == {"completion": 1.0, "accuracy": 3.0, "energy": 0.5}
     singles = [DAGOffloadEnv(record_timeline=True, **kwargs) for _ in range(n)]

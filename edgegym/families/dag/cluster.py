@@ -34,6 +34,8 @@ __all__ = [
     "RequestSchedule",
     "Timelines",
     "commit",
+    "commit_row",
+    "earliest_start_row",
     "earliest_starts",
     "forget_before",
     "list_order",
@@ -150,22 +152,8 @@ class EdgeCluster:
         """Earliest ``t >= ready`` with ``demand`` units free on server j for ``duration``."""
         if demand > self.capacity[j] + 1e-9:
             return float("inf")
-        times, used = self.times[j], self.used[j]
         cap = float(self.capacity[j]) - float(demand) + 1e-9
-        # Candidate starts: ready, and every breakpoint after it (usage only drops there).
-        cands = [ready] + [t for t in times if t > ready]
-        for s in cands:
-            end = s + duration
-            k = bisect.bisect_right(times, s) - 1
-            ok = True
-            while k < len(times) and (k < 0 or times[k] < end - 1e-12):
-                if used[max(k, 0)] > cap:
-                    ok = False
-                    break
-                k += 1
-            if ok:
-                return s
-        return float("inf")  # pragma: no cover - the last breakpoint always has usage 0
+        return earliest_start_row(self.times[j], self.used[j], cap, ready, duration)
 
     def finish_on(self, sched: RequestSchedule, i: int, j: int) -> tuple[float, float]:
         """``(start, finish)`` task i would get on server j now."""
@@ -176,15 +164,7 @@ class EdgeCluster:
 
     def commit(self, j: int, start: float, finish: float, demand: float) -> None:
         """Reserve ``demand`` units on server j over ``[start, finish)``."""
-        times, used = self.times[j], self.used[j]
-        for t in (start, finish):
-            k = bisect.bisect_right(times, t) - 1
-            if abs(times[k] - t) > 1e-12:
-                times.insert(k + 1, t)
-                used.insert(k + 1, used[k])
-        for k, t in enumerate(times):
-            if start - 1e-12 <= t < finish - 1e-12:
-                used[k] += float(demand)
+        commit_row(self.times[j], self.used[j], start, finish, float(demand))
 
     def place(self, sched: RequestSchedule, i: int, j: int) -> Placement:
         """Put task i of ``sched`` on server j at its earliest feasible start and record it."""
@@ -211,6 +191,44 @@ class EdgeCluster:
         """Resource units in use on server j at time t."""
         k = bisect.bisect_right(self.times[j], t) - 1
         return float(self.used[j][max(k, 0)])
+
+
+def earliest_start_row(
+    times: list[float], used: list[float], limit: float, ready: float, duration: float
+) -> float:
+    """Earliest ``t >= ready`` for a task of ``duration`` on one server's timeline (sorted
+    breakpoints ``times``, units ``used`` from each on) where no segment it overlaps holds
+    more than ``limit`` units (capacity minus the task's demand, plus 1e-9). The rule of
+    :meth:`EdgeCluster.earliest_start`, also what the array dynamics runs for one env."""
+    # Candidate starts: ready, and every breakpoint after it (usage only drops there).
+    cands = [ready] + [t for t in times if t > ready]
+    for s in cands:
+        end = s + duration
+        k = bisect.bisect_right(times, s) - 1
+        ok = True
+        while k < len(times) and (k < 0 or times[k] < end - 1e-12):
+            if used[max(k, 0)] > limit:
+                ok = False
+                break
+            k += 1
+        if ok:
+            return s
+    return float("inf")  # pragma: no cover - the last breakpoint always has usage 0
+
+
+def commit_row(
+    times: list[float], used: list[float], start: float, finish: float, demand: float
+) -> None:
+    """Reserve ``demand`` units over ``[start, finish)`` on one server's timeline (in place):
+    :meth:`EdgeCluster.commit`'s rule, also what the array dynamics runs for one env."""
+    for t in (start, finish):
+        k = bisect.bisect_right(times, t) - 1
+        if abs(times[k] - t) > 1e-12:
+            times.insert(k + 1, t)
+            used.insert(k + 1, used[k])
+    for k, t in enumerate(times):
+        if start - 1e-12 <= t < finish - 1e-12:
+            used[k] += demand
 
 
 def priorities(app: DAGApp, cluster: EdgeCluster) -> np.ndarray:
@@ -388,6 +406,15 @@ def commit(
         finish: (P,) its finish.
         demand: (P,) units it holds.
     """
+    if len(env) == 1:  # one task: the list rule on its row (numpy's per-call cost dominates)
+        i, j = int(env[0]), int(server[0])
+        n = int(tl.size[i, j])
+        times, used = tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist()
+        commit_row(times, used, float(start[0]), float(finish[0]), float(demand[0]))
+        tl.time[i, j, : len(times)] = times
+        tl.used[i, j, : len(used)] = used
+        tl.size[i, j] = len(times)
+        return
     size = tl.size[env, server]
     width = int(size.max()) + 2
     time = tl.time[env, server, :width]  # (P, W) copies

@@ -51,6 +51,7 @@ from edgegym.families.dag.cluster import (
     RequestSchedule,
     Timelines,
     commit,
+    earliest_start_row,
     earliest_starts,
     forget_before,
     list_order,
@@ -858,6 +859,8 @@ class DAGState(_EpisodeStart):
 def _row_sums(x: np.ndarray, length: np.ndarray) -> np.ndarray:
     """(B,) ``np.sum(x[b, :length[b]])`` of every row, summed exactly as numpy sums the row
     alone (rows of one length are summed together; numpy's pairwise order depends on it)."""
+    if len(x) == 1:  # one row (np.unique costs more than the sum)
+        return x[:, : int(length[0])].sum(axis=1)
     out = np.empty(len(x))
     for v in np.unique(length):
         rows = length == v
@@ -986,6 +989,9 @@ class DAGDynamics(_DAGDynamicsBase):
         server (:meth:`~edgegym.families.dag.cluster.EdgeCluster.finish_on` with the input times
         kept): the observation shows the finish times, the step places at one of them."""
         rq, tl = state.requests, state.timelines
+        if len(state.kind) == 1:
+            self._starts_one(params, state)
+            return
         s, x = state.slot[ix], state.node[ix]
         demand = np.zeros(len(state.kind))
         duration = np.zeros((len(state.kind), params.e))
@@ -998,6 +1004,28 @@ class DAGDynamics(_DAGDynamicsBase):
             tl.time, tl.used, tl.size, params.units, ready, duration, demand[:, None]
         )
         state.start_on[ix] = start[ix]
+
+    @staticmethod
+    def _starts_one(params: DAGParams, state: DAGState) -> None:
+        """:meth:`_starts` of a batch of one: the list rule on each server's row (what
+        :func:`~edgegym.families.dag.cluster.earliest_starts` computes, without numpy's
+        per-call cost on tiny arrays)."""
+        rq, tl = state.requests, state.timelines
+        s, x = int(state.slot[0]), int(state.node[0])
+        demand = float(rq.demand[0, s, x])
+        workload = float(rq.workload[0, s, x])
+        if demand > params.units + 1e-9:
+            state.start_on[0] = np.inf
+            return
+        limit = (params.units - demand) + 1e-9
+        sizes = tl.size[0].tolist()
+        out = []
+        readies, speeds = rq.ready_on[0, s].tolist(), state.speed[0].tolist()
+        for j, (ready, speed) in enumerate(zip(readies, speeds, strict=True)):
+            n = sizes[j]
+            times, used = tl.time[0, j, :n].tolist(), tl.used[0, j, :n].tolist()
+            out.append(earliest_start_row(times, used, limit, ready, workload / (demand * speed)))
+        state.start_on[0] = out
 
     def _arriving(self, params: DAGParams, state: DAGState, ix: np.ndarray) -> None:
         """Accuracies and data fractions of the request arriving in envs ``ix`` (admit
@@ -1054,7 +1082,12 @@ class DAGDynamics(_DAGDynamicsBase):
         :meth:`_admit` and :meth:`place`): all of them at once."""
         rq = state.requests
         ix, s = np.nonzero(np.isnan(rq.ready))
-        if ix.size:
+        if ix.size == 1:  # the usual case: the request just admitted or placed
+            i, q = int(ix[0]), int(s[0])
+            ready_on = self._ready_on_one(params, state, i, q, int(rq.queue[i, q, rq.head[i, q]]))
+            rq.ready_on[i, q] = ready_on
+            rq.ready[i, q] = min(ready_on)
+        elif ix.size:
             ready_on = self._ready_on(params, state, ix, s, rq.queue[ix, s, rq.head[ix, s]])
             rq.ready_on[ix, s] = ready_on
             rq.ready[ix, s] = ready_on.min(axis=1)
@@ -1088,6 +1121,35 @@ class DAGDynamics(_DAGDynamicsBase):
         arrive = rq.finish[r, c, pred][:, :, None] + np.where(local, 0.0, move)
         arrive = np.where(ok[:, :, None], arrive, -np.inf).max(axis=1)
         return np.maximum(t, arrive)
+
+    @staticmethod
+    def _ready_on_one(params: DAGParams, state: DAGState, i: int, s: int, x: int) -> list[float]:
+        """:meth:`_ready_on` of one node (the same float operations, on Python floats)."""
+        rq = state.requests
+        a = int(rq.app[i, s])
+        arrival = float(rq.arrival[i, s])
+        task = int(rq.task[i, s, x])
+        inp = float(rq.input_mb[i, s, x])
+        if x < params.app_n[a]:
+            rate = state.source_mb_s[i]
+            retrain = int(rq.retrain[i, s, task])
+        else:
+            rate, retrain = state.storage_mb_s[i], -1
+        pred = [*params.app_pred[a, task].tolist(), retrain]
+        mb = [*params.app_pred_mb[a, task].tolist(), float(params.app_retrain_mb[a, task])]
+        ins = [
+            (int(rq.server[i, s, u]), d, float(rq.finish[i, s, u]))
+            for u, d in zip(pred, mb, strict=True)
+            if u >= 0
+        ]
+        link = state.link[i]
+        out = []
+        for j, r in enumerate(rate.tolist()):
+            t = max(arrival, arrival + inp / r) if inp > 0 else arrival
+            for src, d, fin in ins:
+                t = max(t, fin if src == j or d <= 0 else fin + d / float(link[src, j]))
+            out.append(t)
+        return out
 
     def _admit(
         self, params: DAGParams, state: DAGState, ix: np.ndarray, choice: np.ndarray
@@ -1266,14 +1328,16 @@ class DAGDynamics(_DAGDynamicsBase):
             a = np.nan_to_num(a.astype(float)).astype(np.int64)
         if mask is None:
             mask = state.masks
+        if m == 1:
+            return self._project_one(params, state, a[0], mask[0])
         rows = np.arange(m)
         srv_ok, cfg = mask[:, :e], mask[:, e:].reshape(m, n, h + 1)
         s = a[:, 0]
-        fine = (s >= 0) & (s < e) & srv_ok[rows, np.clip(s, 0, e - 1)]
+        fine = (s >= 0) & (s < e) & srv_ok[rows, np.minimum(np.maximum(s, 0), e - 1)]
         server = np.where(fine, s, srv_ok.argmax(axis=1))
         v = a[:, 1:]
         fine = (v >= 0) & (v <= h)
-        fine &= cfg[rows[:, None], np.arange(n), np.clip(v, 0, h)]
+        fine &= cfg[rows[:, None], np.arange(n), np.minimum(np.maximum(v, 0), h)]
         first = cfg.argmax(axis=2)  # (N, n)
         rest = cfg & (np.arange(h + 1) != first[:, :, None])
         second = np.where(rest.any(axis=2) & ~cfg[:, :, 0], rest.argmax(axis=2), first)
@@ -1281,6 +1345,27 @@ class DAGDynamics(_DAGDynamicsBase):
         admit = state.kind == ADMIT
         valid = params.app_valid[state.app_of[rows, np.maximum(state.k, 0)]] & admit[:, None]
         return server, np.where(valid, v - 1, -1)
+
+    @staticmethod
+    def _project_one(
+        params: DAGParams, state: DAGState, action: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`project` of a batch of one (int64 ``action``, (K,) ``mask``), entry by entry."""
+        n, e, h = params.n_nodes, params.e, len(params.options)
+        srv = mask[:e]
+        s = int(action[0])
+        server = s if 0 <= s < e and srv[s] else int(srv.argmax())
+        choice = np.full((1, n), -1, dtype=np.int64)
+        if state.kind[0] == ADMIT:
+            cfg = mask[e:].reshape(n, h + 1)
+            valid = params.app_valid[state.app_of[0, state.k[0]]]
+            for t in np.flatnonzero(valid).tolist():
+                v = int(action[1 + t])
+                if not (0 <= v <= h and cfg[t, v]):
+                    ok = np.flatnonzero(cfg[t])
+                    v = int(ok[1]) if ok.size > 1 and not cfg[t, 0] else int(ok[0])
+                choice[0, t] = v - 1
+        return np.array([server]), choice
 
     def step(
         self, params: DAGParams, state: DAGState, actions: np.ndarray
@@ -1346,7 +1431,8 @@ class DAGDynamics(_DAGDynamicsBase):
         t = self.now_all(params, state)
         admit, place = state.kind == ADMIT, state.kind == PLACE
         s = np.maximum(state.slot, 0)
-        app = np.where(place, rq.app[rows, s], state.app_of[rows, np.clip(state.k, 0, r - 1)])
+        k = np.minimum(np.maximum(state.k, 0), r - 1)
+        app = np.where(place, rq.app[rows, s], state.app_of[rows, k])
         app = np.where(admit | place, app, -1)
         v = params.app_n[app]
         acc = np.where(place[:, None], rq.acc[rows, s], state.acc_now)  # runs with
