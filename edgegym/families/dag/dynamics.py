@@ -959,6 +959,20 @@ class DAGDynamics(_DAGDynamicsBase):
         pending head that can start earliest (ties: earlier arrival, then lower request
         index), unless the next request arrives no later; also its mask and, at admit epochs,
         the arriving request's accuracies."""
+        if len(state.next) == 1:
+            self._pick_one(params, state)
+        else:
+            self._pick(params, state)
+        admit, place = state.kind == ADMIT, state.kind == PLACE
+        if admit.any():
+            self._arriving(params, state, np.flatnonzero(admit))
+        if place.any():
+            self._starts(params, state, np.flatnonzero(place))
+        state.masks = self._masks(params, state)
+
+    @staticmethod
+    def _pick(params: DAGParams, state: DAGState) -> None:
+        """Every env's next epoch, request, slot, node and time (:meth:`advance`)."""
         rq, r = state.requests, params.n_requests
         rows = np.arange(len(state.next))
         live = rq.k >= 0  # (N, Q)
@@ -978,11 +992,32 @@ class DAGDynamics(_DAGDynamicsBase):
         state.slot = np.where(place, slot, -1)
         state.node = np.where(place, rq.queue[rows, slot, head], -1).astype(np.int64)
         state.time_s = np.where(admit, t_next, np.where(place, best, 0.0))
-        if admit.any():
-            self._arriving(params, state, np.flatnonzero(admit))
-        if place.any():
-            self._starts(params, state, np.flatnonzero(place))
-        state.masks = self._masks(params, state)
+
+    @staticmethod
+    def _pick_one(params: DAGParams, state: DAGState) -> None:
+        """:meth:`_pick` of a batch of one: the smallest (input time, arrival, request) of
+        the pending heads, against the next arrival, on Python values."""
+        rq, r = state.requests, params.n_requests
+        best, slot = None, -1
+        rows = zip(rq.k[0].tolist(), rq.ready[0].tolist(), rq.arrival[0].tolist(), strict=True)
+        for q, (k, ready, arrival) in enumerate(rows):
+            if k >= 0 and (best is None or (ready, arrival, k) < best):
+                best, slot = (ready, arrival, k), q
+        nxt = int(state.next[0])
+        t_next = float(state.times[0, min(nxt, r - 1)])
+        kind, k, node, t = OVER, -1, -1, 0.0
+        if nxt < r and (best is None or t_next <= best[0]):
+            kind, k, slot, t = ADMIT, nxt, -1, t_next
+        elif best is not None:
+            head = min(int(rq.head[0, slot]), rq.queue.shape[2] - 1)
+            kind, k, node, t = PLACE, best[2], int(rq.queue[0, slot, head]), best[0]
+        else:
+            slot = -1
+        state.kind = np.array([kind], dtype=np.int8)
+        state.k = np.array([k], dtype=np.int64)
+        state.slot = np.array([slot], dtype=np.int64)
+        state.node = np.array([node], dtype=np.int64)
+        state.time_s = np.array([t])
 
     def _starts(self, params: DAGParams, state: DAGState, ix: np.ndarray) -> None:
         """The earliest start of the node presented in envs ``ix`` (place epochs) on each
