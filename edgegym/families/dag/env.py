@@ -14,16 +14,9 @@ from edgegym.core.dynamics import Record, weighted_reward
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
-from edgegym.families.dag.dynamics import (
-    GLOBALS,
-    NODE_FEATURES,
-    SERVER_FEATURES,
-    Epoch,
-    ObjectDAGDynamics,
-    ObjectDAGState,
-    Pending,
-)
 from edgegym.families.dag.graph import DAGApp, RetrainOption
+from edgegym.families.dag.objects import Epoch, ObjectDAGDynamics, ObjectDAGState, Pending
+from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, SERVER_FEATURES
 from edgegym.families.dag.params import DAGParams, make_params
 from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
