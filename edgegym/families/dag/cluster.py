@@ -34,6 +34,7 @@ __all__ = [
     "RequestSchedule",
     "Timelines",
     "commit",
+    "commit_one",
     "commit_row",
     "earliest_start_row",
     "earliest_starts",
@@ -400,20 +401,17 @@ def commit(
 
     Args:
         tl: The timelines (updated in place).
-        env: (P,) int env of each task.
+        env: (P,) int env of each task (or one task: every argument a scalar).
         server: (P,) int its server.
         start: (P,) its start.
         finish: (P,) its finish.
         demand: (P,) units it holds.
     """
-    if len(env) == 1:  # one task: the list rule on its row (numpy's per-call cost dominates)
-        i, j = int(env[0]), int(server[0])
-        n = int(tl.size[i, j])
-        times, used = tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist()
-        commit_row(times, used, float(start[0]), float(finish[0]), float(demand[0]))
-        tl.time[i, j, : len(times)] = times
-        tl.used[i, j, : len(used)] = used
-        tl.size[i, j] = len(times)
+    if np.ndim(env) == 0:  # one task: the list rule on its row (numpy's per-call cost dominates)
+        commit_one(tl, int(env), int(server), start, finish, demand)
+        return
+    if len(env) == 1:
+        commit_one(tl, int(env[0]), int(server[0]), start[0], finish[0], demand[0])
         return
     size = tl.size[env, server]
     width = int(size.max()) + 2
@@ -437,6 +435,16 @@ def commit(
     tl.time[env, server, :width] = time
     tl.used[env, server, :width] = used
     tl.size[env, server] = size
+
+
+def commit_one(tl: Timelines, i: int, j: int, start: float, finish: float, demand: float) -> None:
+    """:func:`commit` of one task on server ``j`` of env ``i``: :func:`commit_row` on the row."""
+    n = int(tl.size[i, j])
+    times, used = tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist()
+    commit_row(times, used, float(start), float(finish), float(demand))
+    tl.time[i, j, : len(times)] = times
+    tl.used[i, j, : len(used)] = used
+    tl.size[i, j] = len(times)
 
 
 def forget_before(tl: Timelines, env: np.ndarray, t: np.ndarray) -> None:

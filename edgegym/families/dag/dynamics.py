@@ -595,6 +595,8 @@ class DAGDynamics(DAGDynamicsBase):
         (B,), (B,) bool: the request is now finished, and those requests' completion time,
         mean accuracy and objective (F,) (:meth:`_finish`)."""
         p, rq, tl = params, state.requests, state.timelines
+        if len(ix) == 1:  # numpy scalars: the same operations without fancy indexing
+            ix, server = ix[0], server[0]
         s, x = state.slot[ix], state.node[ix]
         demand = rq.demand[ix, s, x]
         duration = rq.workload[ix, s, x] / (demand * state.speed[ix, server])
@@ -614,6 +616,7 @@ class DAGDynamics(DAGDynamicsBase):
         rq.front[ix, s] = np.maximum(front, finish)
         rq.head[ix, s] += 1
         done = rq.head[ix, s] == rq.size[ix, s]
+        ix, s, grown, energy, done = (np.atleast_1d(v) for v in (ix, s, grown, energy, done))
         rq.ready[ix[~done], s[~done]] = np.nan  # the next head's input times: _heads()
         return grown, energy, done, self._finish(p, state, ix[done], s[done])
 
@@ -757,6 +760,8 @@ class DAGDynamics(DAGDynamicsBase):
         """The ``Dict`` observation of every env, each entry (N, ...) float32 (see the env's
         docstring for the tables). Also widens the state for the next step (the padded widths
         then never change inside a step)."""
+        if len(state.kind) == 1:
+            return self._observation_one(params, state)
         m, n, e, r = len(state.kind), params.n_nodes, params.e, params.n_requests
         rq, tl = state.requests, state.timelines
         rows = np.arange(m)
@@ -792,6 +797,41 @@ class DAGDynamics(DAGDynamicsBase):
         return tables(
             params, state, t, app, acc, acc_now, phi, placed, cur, cur_r, servers, admit, pending
         )
+
+    def _observation_one(self, params: DAGParams, state: DAGState) -> dict[str, np.ndarray]:
+        """:meth:`observation` of a batch of one: what it gathers, read with Python indices
+        and slices (the same values; numpy's fancy indexing costs more on one row)."""
+        n, rq = params.n_nodes, state.requests
+        t = self.now(params, state, 0)
+        kind = int(state.kind[0])
+        a, cur, cur_r = -1, -1, -1
+        acc = acc_now = state.acc_now  # admit epochs (and unused after the end)
+        placed = np.zeros((1, n), dtype=bool)
+        servers = np.zeros((1, params.e, SERVER_FEATURES), dtype=np.float32)
+        servers[0, :, 2] = np.maximum(0.0, state.timelines.last()[0] - t)
+        if kind == ADMIT:
+            a = int(state.app_of[0, state.k[0]])
+        elif kind == PLACE:
+            s, x = int(state.slot[0]), int(state.node[0])
+            a = int(rq.app[0, s])
+            acc, acc_now = rq.acc[:, s], rq.acc_now[:, s]
+            w = min(n, params.n_ext)  # the tasks (< V) are in both
+            placed[0, :w] = rq.server[0, s, :w] >= 0
+            if x < params.app_n[a]:
+                cur = x  # presented inference node
+            else:
+                cur_r = int(rq.task[0, s, x])  # task whose model the presented node retrains
+            # Seconds the presented node would finish on each server after its earliest finish.
+            duration = rq.workload[0, s, x] / (rq.demand[0, s, x] * state.speed[0])
+            fin = state.start_on[0] + duration
+            servers[0, :, 4] = fin - fin.min()
+        phi = state.app_phi[:, max(a, 0)]
+        pending = [np.count_nonzero(rq.k[0] >= 0) / 10.0]
+        self._reserve(state)
+        return tables(
+            params, state, np.array([t]), np.array([a]), acc, acc_now, phi, placed,
+            np.array([cur]), np.array([cur_r]), servers, [kind == ADMIT], pending,
+        )  # fmt: skip
 
     def done(self, params: DAGParams, state: DAGState) -> np.ndarray:
         """(N,) bool: every request admitted and placed."""

@@ -57,11 +57,16 @@ def tables(
     m, n = len(t), params.n_nodes
     live = app_of >= 0
     ai = np.where(live, app_of, 0)
+    if m == 1:  # a slice: the same rows as a view (fancy indexing copies, slower on one row)
+        ai = slice(int(ai[0]), int(ai[0]) + 1)
     feats = np.empty((m, n, NODE_FEATURES))
     feats[:, :, :4] = params.app_static[ai]
     feats[:, :, 4] = acc
     feats[:, :, 5] = params.app_ceiling[ai] - acc
-    base = state.base_time[np.arange(m)[:, None], params.app_model[ai]]
+    if m == 1:
+        base = state.base_time[:, params.app_model[ai][0]]
+    else:
+        base = state.base_time[np.arange(m)[:, None], params.app_model[ai]]
     feats[:, :, 6] = np.maximum(0.0, t[:, None] - base) / 100.0
     feats[:, :, 7] = params.app_exe[ai] * state.mean_inv_speed[:, None]
     feats[:, :, 8] = phi
