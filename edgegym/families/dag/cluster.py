@@ -39,6 +39,7 @@ __all__ = [
     "earliest_start_row",
     "earliest_starts",
     "forget_before",
+    "forget_row",
     "list_order",
     "priorities",
 ]
@@ -182,11 +183,9 @@ class EdgeCluster:
         online runs (placement cost grows with the breakpoints after a task's ready time).
         """
         for j in range(self.n):
-            times, used = self.times[j], self.used[j]
-            k = bisect.bisect_right(times, t) - 1
-            if k > 0:
-                self.times[j] = [t, *times[k + 1 :]]
-                self.used[j] = used[k:]
+            kept = forget_row(self.times[j], self.used[j], t)
+            if kept is not None:
+                self.times[j], self.used[j] = kept
 
     def usage_at(self, j: int, t: float) -> float:
         """Resource units in use on server j at time t."""
@@ -230,6 +229,18 @@ def commit_row(
     for k, t in enumerate(times):
         if start - 1e-12 <= t < finish - 1e-12:
             used[k] += demand
+
+
+def forget_row(
+    times: list[float], used: list[float], t: float
+) -> tuple[list[float], list[float]] | None:
+    """One server's timeline without its breakpoints before ``t`` (the usage in force at
+    ``t`` starts at ``t``), or ``None`` when nothing goes: :meth:`EdgeCluster.forget_before`'s
+    rule, also what the array dynamics runs for one env."""
+    k = bisect.bisect_right(times, t) - 1
+    if k <= 0:
+        return None
+    return [t, *times[k + 1 :]], used[k:]
 
 
 def priorities(app: DAGApp, cluster: EdgeCluster) -> np.ndarray:
@@ -456,6 +467,16 @@ def forget_before(tl: Timelines, env: np.ndarray, t: np.ndarray) -> None:
         env: (B,) int envs.
         t: (B,) the time before which each env's breakpoints go.
     """
+    if len(env) == 1:  # one env: the list rule on each row (numpy's per-call cost dominates)
+        i, at = int(env[0]), float(t[0])
+        for j, n in enumerate(tl.size[i].tolist()):
+            kept = forget_row(tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist(), at)
+            if kept is not None:
+                times, used = kept
+                tl.time[i, j, : len(times)], tl.time[i, j, len(times) : n] = times, np.inf
+                tl.used[i, j, : len(used)], tl.used[i, j, len(used) : n] = used, 0.0
+                tl.size[i, j] = len(times)
+        return
     size = tl.size[env]  # (B, E)
     width = int(size.max()) + 1  # the last column is padding
     time = tl.time[env, :, :width]  # (B, E, W) copies

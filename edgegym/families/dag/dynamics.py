@@ -1,37 +1,39 @@
 """Batched dynamics of the DAG-offload family (``edgegym/DAGOffload-v0``, SRS/MRS, INFOCOM'25).
 
-The family's :class:`~edgegym.core.dynamics.Dynamics` (DESIGN §6, §8): immutable :class:`DAGParams`
-(everything a scenario fixes, precomputed once: the applications with their predecessor and
-successor tables, the models' drift and pool rates, the retraining configurations, the power
-of a resource unit) and two implementations of the same functions, equal bit for bit:
+The family's :class:`~edgegym.core.dynamics.Dynamics` (DESIGN §6, §8) over immutable
+:class:`DAGParams` (everything a scenario fixes, precomputed once: the applications with their
+predecessor and successor tables, the models' drift and pool rates, the retraining
+configurations, the power of a resource unit): :class:`DAGDynamics` over :class:`DAGState`,
+arrays only, run by the vector environment (:mod:`edgegym.families.dag.vector`, ``N`` envs) and
+by the single environment (:class:`edgegym.families.dag.env.DAGOffloadEnv`, a batch of one).
 
-* :class:`DAGDynamics` over :class:`DAGState`, arrays only: the vector environment's
-  (:mod:`edgegym.families.dag.vector`, ``N`` envs). The servers' capacity timelines are padded
-  breakpoints (:class:`~edgegym.families.dag.cluster.Timelines`; placement is
-  :func:`~edgegym.families.dag.cluster.earliest_starts` and
-  :func:`~edgegym.families.dag.cluster.commit` over all envs at once), the admitted requests still
-  being placed are ``Q`` padded slots per env (:class:`Requests`: each extended DAG's nodes,
-  priority queue, placements and head input times), and the epoch, mask and arriving request of
-  every env are arrays too. A step is a few hundred numpy calls whatever ``N``; Python loops only
-  over the admitted requests' (application, retrained tasks) pairs (a cached topological order) and
-  the step's lists of retrained tasks. The widths ``K`` and ``Q`` grow by doubling:
-  :meth:`DAGDynamics.observation` leaves a step's worth of room, so a step never changes them
-  (a vector env writes stepped sub-batches and fresh envs back into its state).
-* :class:`~edgegym.families.dag.objects.ObjectDAGDynamics` (:mod:`edgegym.families.dag.objects`):
-  per-env Python objects (each env's :class:`~edgegym.families.dag.cluster.EdgeCluster`, pending
-  requests and finished schedules), stepped one env after the other. The single environment's
-  (:class:`edgegym.families.dag.env.DAGOffloadEnv`): for one env it is still faster than the
-  array path (numpy's per-call overhead; ``docs/benchmarks.md``), and baselines plan on its live
-  clusters. It is the reference the array path is tested against (``tests/envs/test_vector.py``,
-  ``tests/envs/test_dag_vector.py``), as :class:`~edgegym.families.dag.cluster.EdgeCluster` is for
-  the timeline functions (``tests/sim/test_dag_timelines.py``).
+The servers' capacity timelines are padded breakpoints
+(:class:`~edgegym.families.dag.cluster.Timelines`; placement is
+:func:`~edgegym.families.dag.cluster.earliest_starts` and
+:func:`~edgegym.families.dag.cluster.commit` over all envs at once), the admitted requests still
+being placed are ``Q`` padded slots per env (:class:`Requests`: each extended DAG's nodes,
+priority queue, placements and head input times), and the epoch, mask and arriving request of
+every env are arrays too. A step is a few hundred numpy calls whatever ``N``; Python loops only
+over the admitted requests' (application, retrained tasks) pairs (a cached topological order) and
+the step's lists of retrained tasks. The widths ``K`` and ``Q`` grow by doubling:
+:meth:`DAGDynamics.observation` leaves a step's worth of room, so a step never changes them
+(a vector env writes stepped sub-batches and fresh envs back into its state).
 
-Both compute every float with the same operations in the same order (sums of a row as numpy
-sums it alone, Eq. 10 priorities by relaxation over the same terms), hence the equality. A batch
-of one (the vector env's sub-batches, N = 1) takes Python-value paths where numpy's per-call cost
-on tiny arrays dominates: the next epoch, the head's input times, the projection, and the
-timelines' list rule (:func:`~edgegym.families.dag.cluster.earliest_start_row`,
-:func:`~edgegym.families.dag.cluster.commit_row`, which :class:`EdgeCluster` runs too).
+A batch of one (the single env, a vector env's sub-batches of one) takes Python-value paths
+where numpy's per-call cost on tiny arrays would dominate: the next epoch, the head's input
+times, the projection, the mask, the placement, the observation's gathers, and the timelines'
+list rules (:func:`~edgegym.families.dag.cluster.earliest_start_row`,
+:func:`~edgegym.families.dag.cluster.commit_row`, :func:`~edgegym.families.dag.cluster.forget_row`,
+which :class:`~edgegym.families.dag.cluster.EdgeCluster` runs too), with the same float
+operations as the batched paths.
+
+The per-env object version of the same rules (each env an
+:class:`~edgegym.families.dag.cluster.EdgeCluster` with its pending requests, Algorithm 3 as the
+paper reads) is the oracle in ``tests/reference/dag.py``, tested equal bit for bit step by step
+(``tests/envs/test_dag_reference.py``), as :class:`~edgegym.families.dag.cluster.EdgeCluster` is
+for the timeline functions (``tests/sim/test_dag_timelines.py``): both compute every float with
+the same operations in the same order (sums of a row as numpy sums it alone, Eq. 10 priorities
+by relaxation over the same terms).
 
 One decision epoch (see the env's docstring): **admit** request ``k`` with retraining choices
 (models drift linearly to a floor from their last retraining; a pool of drifted samples grows
@@ -58,12 +60,22 @@ from edgegym.families.dag.cluster import (
     forget_before,
     priorities,
 )
-from edgegym.families.dag.episode import DAGDynamicsBase, EpisodeStart, episode_start, pool_fraction
+from edgegym.families.dag.episode import (
+    DAGDynamicsBase,
+    EpisodeStart,
+    after_retraining,
+    episode_start,
+    pool_fraction,
+)
 from edgegym.families.dag.graph import DAGApp, topological_order
 from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, SERVER_FEATURES, tables
 from edgegym.families.dag.params import DAGParams
 
 OVER, ADMIT, PLACE = 0, 1, 2  # DAGState.kind: the episode has ended, admit, place
+_FIRST, _NONE = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)  # env sets of one env
+_EPOCHS = np.array(["admit", "place"])  # info["epoch"] by `kind == PLACE`
+_FIRST.setflags(write=False)
+_NONE.setflags(write=False)
 
 
 @dataclass
@@ -87,6 +99,9 @@ class Requests:
     input_mb: np.ndarray  # (N, Q, X) MB from the controller (tasks) / storage (retraining nodes)
     acc: np.ndarray  # (N, Q, n) accuracy each task runs with
     acc_now: np.ndarray  # (N, Q, n) accuracy of each task's model at the arrival
+    choice: np.ndarray  # (N, Q, n) int16 retraining option of each task (-1: none)
+    frac: np.ndarray  # (N, Q, n, H) data fraction of each option at the arrival
+    start: np.ndarray  # (N, Q, X) start of each placed node
     server: np.ndarray  # (N, Q, X) int16 server of each placed node (-1: not placed)
     finish: np.ndarray  # (N, Q, X) finish of each placed node
     front: np.ndarray  # (N, Q) latest finish of the nodes placed so far (arrival before any)
@@ -94,9 +109,9 @@ class Requests:
     ready_on: np.ndarray  # (N, Q, E) input time of queue[head] on each server
 
     @classmethod
-    def empty(cls, m: int, q: int, n: int, x: int, e: int) -> Requests:
+    def empty(cls, m: int, q: int, n: int, x: int, e: int, h: int) -> Requests:
         """``m`` envs with ``q`` free slots for ``x``-node extended DAGs of up to ``n`` tasks
-        (``e`` servers)."""
+        (``e`` servers, ``h`` retraining options)."""
         return cls(
             k=np.full((m, q), -1, dtype=np.int64),
             app=np.zeros((m, q), dtype=np.int64),
@@ -111,6 +126,9 @@ class Requests:
             input_mb=np.zeros((m, q, x)),
             acc=np.zeros((m, q, n)),
             acc_now=np.zeros((m, q, n)),
+            choice=np.full((m, q, n), -1, dtype=np.int16),
+            frac=np.zeros((m, q, n, h)),
+            start=np.zeros((m, q, x)),
             server=np.full((m, q, x), -1, dtype=np.int16),
             finish=np.zeros((m, q, x)),
             front=np.zeros((m, q)),
@@ -179,11 +197,24 @@ def _extended_positions(app: DAGApp, retrained: np.ndarray, width: int) -> np.nd
     return pos
 
 
+def _config_mask(
+    params: DAGParams, state: DAGState, ix: np.ndarray | int, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The retraining entries of the mask of the admit epochs of envs ``ix`` whose tasks are
+    ``valid`` (..., n): "none" (..., n) and each option (..., n, H). An option needs data
+    in the pool (its scaled workload > 0), a result at or above A_min and a server it fits
+    on; "none" is masked where the model is below A_min and some option is allowed."""
+    has_data = params.opt_work * state.frac[ix] > 0
+    ok = (state.acc_after[ix] >= params.a_min) & has_data & params.opt_fits
+    ok &= valid[..., None]
+    none = ~valid | (state.acc_now[ix] >= params.a_min) | ~ok.any(axis=-1)
+    return none, ok
+
+
 class DAGDynamics(DAGDynamicsBase):
     """The DAG family's :class:`~edgegym.core.dynamics.Dynamics` over arrays: every step is a few
     numpy passes over all envs' timelines and pending requests (see the module docstring);
-    the vector environment's dynamics. :class:`~edgegym.families.dag.objects.ObjectDAGDynamics`
-    is its reference.
+    the dynamics of the vector env and of the single env (a batch of one).
 
     The padded widths of the states it makes (timeline breakpoints ``K``, request slots
     ``Q``) are kept here and only grow, so a fresh state always fits the states grown before.
@@ -227,7 +258,7 @@ class DAGDynamics(DAGDynamicsBase):
             masks=np.zeros((m, p.e + n * (h + 1)), dtype=bool),
             start_on=np.zeros((m, p.e)),
             timelines=Timelines.empty(m, p.e, self.breakpoints),
-            requests=Requests.empty(m, self.slots, n, p.n_ext, p.e),
+            requests=Requests.empty(m, self.slots, n, p.n_ext, p.e, h),
         )
         self.advance(p, state)
         return state
@@ -239,14 +270,19 @@ class DAGDynamics(DAGDynamicsBase):
         state)."""
         tl, rq = state.timelines, state.requests
         k, q = tl.width, rq.width
-        while int(tl.size.max()) + 3 > k:
-            k *= 2
-        while int(np.count_nonzero(rq.k >= 0, axis=1).max()) + 1 > q:
-            q *= 2
-        if k > tl.width:
-            tl.widen(k)
-        if q > rq.width:
-            rq.widen(q)
+        if len(rq.k) == 1:  # Python values for one env
+            roomy = max(tl.size[0].tolist()) + 3 <= k and -1 in rq.k[0].tolist()
+        else:
+            roomy = tl.size.max() + 3 <= k and (rq.k < 0).any(axis=1).all()  # the usual case
+        if not roomy:
+            while int(tl.size.max()) + 3 > k:
+                k *= 2
+            while int(np.count_nonzero(rq.k >= 0, axis=1).max()) + 1 > q:
+                q *= 2
+            if k > tl.width:
+                tl.widen(k)
+            if q > rq.width:
+                rq.widen(q)
         self.breakpoints = max(self.breakpoints, k)
         self.slots = max(self.slots, q)
 
@@ -361,7 +397,7 @@ class DAGDynamics(DAGDynamicsBase):
 
     def _arriving(self, params: DAGParams, state: DAGState, ix: np.ndarray) -> None:
         """Accuracies and data fractions of the request arriving in envs ``ix`` (admit
-        epochs), as :meth:`~edgegym.families.dag.objects.ObjectDAGDynamics.arriving` forms them."""
+        epochs), as the arriving request would run now."""
         p = params
         k = state.k[ix]
         t = state.times[ix, k][:, None]  # (B, 1)
@@ -370,31 +406,35 @@ class DAGDynamics(DAGDynamicsBase):
         drift = p.m_drift[idx] * (t - state.base_time[r, idx])
         now = np.maximum(p.m_floor[idx], state.base_acc[r, idx] - drift)  # (B, n)
         state.frac[ix] = frac = pool_fraction(p, state, r, idx, t)  # (B, n, H)
-        gain = p.opt_gain * frac
         state.acc_now[ix] = now
-        state.acc_after[ix] = now[:, :, None] + gain * (p.m_ceiling[idx] - now)[:, :, None]
+        state.acc_after[ix] = after_retraining(p, idx, now, frac)
 
     def _masks(self, params: DAGParams, state: DAGState) -> np.ndarray:
         """(N, E + n (H + 1)) bool: every env's flat action mask (see the env's docstring)."""
         m, n, e, h = len(state.kind), params.n_nodes, params.e, len(params.options)
-        srv = np.zeros((m, e), dtype=bool)
-        cfg = np.zeros((m, n, h + 1), dtype=bool)
-        srv[:, 0] = True
-        cfg[:, :, 0] = True
+        out = np.zeros((m, e + n * (h + 1)), dtype=bool)
+        out[:, 0] = True
+        out[:, e :: h + 1] = True  # "no retraining" of every task
+        srv, cfg = out[:, :e], out[:, e:].reshape(m, n, h + 1)  # views
+        rq = state.requests
+        if m == 1:  # Python indices (fancy indexing costs more on one row)
+            kind = int(state.kind[0])
+            if kind == PLACE:
+                demand = rq.demand[0, int(state.slot[0]), int(state.node[0])]
+                srv[0] = params.units >= demand - 1e-9  # every server has `units`
+            elif kind == ADMIT:
+                valid = params.app_valid[state.app_of[0, state.k[0]]]
+                cfg[0, :, 0], cfg[0, :, 1:] = _config_mask(params, state, 0, valid)
+            return out
         pi = np.flatnonzero(state.kind == PLACE)
         if pi.size:
-            rq = state.requests
             demand = rq.demand[pi, state.slot[pi], state.node[pi]]
             srv[pi] = params.units >= (demand - 1e-9)[:, None]  # every server has `units`
         ai = np.flatnonzero(state.kind == ADMIT)
         if ai.size:
             valid = params.app_valid[state.app_of[ai, state.k[ai]]]  # (B, n)
-            has_data = params.opt_work * state.frac[ai] > 0  # the option's scaled workload
-            ok = (state.acc_after[ai] >= params.a_min) & has_data & params.opt_fits
-            ok &= valid[:, :, None]
-            cfg[ai, :, 1:] = ok
-            cfg[ai, :, 0] = ~valid | (state.acc_now[ai] >= params.a_min) | ~ok.any(axis=2)
-        return np.concatenate([srv, cfg.reshape(m, -1)], axis=1)
+            cfg[ai, :, 0], cfg[ai, :, 1:] = _config_mask(params, state, ai, valid)
+        return out
 
     def now_all(self, params: DAGParams, state: DAGState) -> np.ndarray:
         """(N,) :meth:`now` of every env."""
@@ -562,6 +602,7 @@ class DAGDynamics(DAGDynamicsBase):
         rq.task[ix, s], rq.retrain[ix, s] = task, node
         rq.workload[ix, s], rq.demand[ix, s], rq.input_mb[ix, s] = workload, demand, input_mb
         rq.acc[ix, s], rq.acc_now[ix, s] = acc, now
+        rq.choice[ix, s], rq.frac[ix, s] = choice, frac
         rq.server[ix, s] = -1
         rq.front[ix, s] = t
         rq.ready[ix, s] = np.nan  # its head's input times: _heads()
@@ -608,7 +649,7 @@ class DAGDynamics(DAGDynamicsBase):
         state.horizon[ix] = np.maximum(state.horizon[ix], finish)
         energy = held / p.units * p.unit_dyn_w
         state.energy_j[ix] += energy
-        rq.server[ix, s, x], rq.finish[ix, s, x] = server, finish
+        rq.server[ix, s, x], rq.start[ix, s, x], rq.finish[ix, s, x] = server, start, finish
         # The completion term is paid as the request's latest finish moves (it telescopes to
         # the completion time at the last node), so each placement sees its own cost.
         front = rq.front[ix, s]
@@ -616,8 +657,11 @@ class DAGDynamics(DAGDynamicsBase):
         rq.front[ix, s] = np.maximum(front, finish)
         rq.head[ix, s] += 1
         done = rq.head[ix, s] == rq.size[ix, s]
-        ix, s, grown, energy, done = (np.atleast_1d(v) for v in (ix, s, grown, energy, done))
+        if np.ndim(ix) == 0:  # back to a batch of one
+            ix, s, grown, energy, done = (np.array([v]) for v in (ix, s, grown, energy, done))
         rq.ready[ix[~done], s[~done]] = np.nan  # the next head's input times: _heads()
+        if not done.any():
+            return grown, energy, done, (np.empty(0), np.empty(0), np.empty(0))
         return grown, energy, done, self._finish(p, state, ix[done], s[done])
 
     def _finish(
@@ -720,7 +764,10 @@ class DAGDynamics(DAGDynamicsBase):
         done_s = np.full(m, np.nan)
         objective = np.full(m, np.nan)
         retrained: list[list[int]] = [[] for _ in range(m)]  # per env, the retrained tasks
-        ai = np.flatnonzero(~is_place)
+        if m == 1:  # no flatnonzero for one env
+            pi, ai = (_FIRST, _NONE) if is_place[0] else (_NONE, _FIRST)
+        else:
+            pi, ai = np.flatnonzero(is_place), np.flatnonzero(~is_place)
         if ai.size:
             accuracy[ai], acc_mean[ai] = self._admit(params, state, ai, choice[ai])
             rows, tasks = np.nonzero(choice[ai] >= 0)
@@ -728,10 +775,10 @@ class DAGDynamics(DAGDynamicsBase):
             tasks = tasks.tolist()
             for r, (i, end) in enumerate(zip(ai.tolist(), ends, strict=True)):
                 retrained[i] = tasks[ends[r - 1] if r else 0 : end]
-        pi = np.flatnonzero(is_place)
         if pi.size:
             grown, joules, done, ended = self.place(params, state, pi, server[pi])
-            done_s[pi[done]], acc_mean[pi[done]], objective[pi[done]] = ended
+            if done.any():
+                done_s[pi[done]], acc_mean[pi[done]], objective[pi[done]] = ended
             completion[pi] = -grown
             energy[pi] = joules
         node = np.where(is_place, state.node, -1)
@@ -743,7 +790,7 @@ class DAGDynamics(DAGDynamicsBase):
             duration_s=np.maximum(0.0, self.now_all(params, state) - start),
             terms={"completion": completion, "accuracy": accuracy, "energy": -energy / 1000.0},
             info={
-                "epoch": np.where(is_place, "place", "admit"),
+                "epoch": _EPOCHS[is_place.view(np.int8)],  # np.where on strings is slow
                 "request": request,
                 "utilisation": util.reshape(m, e),
                 "node": node,

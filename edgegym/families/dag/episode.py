@@ -16,7 +16,14 @@ from edgegym.families.dag.reward import TERMS
 _MB_PER_GBPS = 125.0
 _ARRIVAL_BINS = 1000
 
-__all__ = ["DAGDynamicsBase", "EpisodeStart", "draw_episode", "episode_start", "pool_fraction"]
+__all__ = [
+    "DAGDynamicsBase",
+    "EpisodeStart",
+    "after_retraining",
+    "draw_episode",
+    "episode_start",
+    "pool_fraction",
+]
 
 
 def draw_episode(
@@ -64,6 +71,16 @@ def pool_fraction(
     pool = state.pool_mb[env, idx] + params.m_pool_rate[idx] * np.maximum(0.0, t - bt)
     frac = np.minimum(1.0, pool[..., None] / np.maximum(params.opt_data, 1e-12))
     return np.where(params.m_pooled[idx][..., None], frac, 1.0)
+
+
+def after_retraining(
+    params: DAGParams, idx: np.ndarray, now: np.ndarray, frac: np.ndarray
+) -> np.ndarray:
+    """(..., H) accuracy of models ``idx`` (...) after retraining with each option, from their
+    accuracy ``now`` (...) and the options' data fractions ``frac`` (..., H): each closes
+    ``gain x fraction`` of the gap to the model's ceiling."""
+    gain = params.opt_gain * frac
+    return now[..., None] + gain * (params.m_ceiling[idx] - now)[..., None]
 
 
 class DAGDynamicsBase:

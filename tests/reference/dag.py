@@ -1,10 +1,9 @@
-"""The DAG family's dynamics over per-env Python objects (``edgegym/DAGOffload-v0``): each env's
-:class:`~edgegym.families.dag.cluster.EdgeCluster`, :class:`Pending` requests and finished
-schedules, stepped one env after the other. The single environment's
-(:class:`edgegym.families.dag.env.DAGOffloadEnv`, the batch of one): for one env it is faster
-than the array path (:mod:`edgegym.families.dag.dynamics`; numpy's per-call overhead), and
-baselines plan on its live clusters. The two compute every float with the same operations in
-the same order and are tested equal step for step (``tests/envs/test_dag_vector.py``)."""
+"""The DAG family's dynamics over per-env Python objects: the slow, obviously-correct oracle the
+array dynamics (:mod:`edgegym.families.dag.dynamics`, which both the single and the vector env
+run) is tested against step by step (``tests/envs/test_dag_reference.py``). Each env is an
+:class:`~edgegym.families.dag.cluster.EdgeCluster` with :class:`Pending` requests and finished
+schedules, stepped one env after the other: Algorithm 3 written as the paper reads. Both compute
+every float with the same operations in the same order, so they agree bit for bit."""
 
 from __future__ import annotations
 
@@ -89,8 +88,8 @@ class ObjectDAGState(EpisodeStart):
 class ObjectDAGDynamics(DAGDynamicsBase):
     """The DAG family's :class:`~edgegym.core.dynamics.Dynamics` over per-env Python objects: each
     env's :class:`~edgegym.families.dag.cluster.EdgeCluster` and :class:`Pending` requests, stepped
-    one env after the other. The single environment's dynamics (the fastest for one env) and the
-    reference :class:`DAGDynamics` is checked against.
+    one env after the other; the reference the array
+    :class:`~edgegym.families.dag.dynamics.DAGDynamics` is checked against.
 
     Args:
         keep_history: Keep every finished request's schedule and record
