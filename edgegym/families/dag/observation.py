@@ -57,13 +57,14 @@ def tables(
     m, n = len(t), params.n_nodes
     live = app_of >= 0
     ai = np.where(live, app_of, 0)
-    if m == 1:  # a slice: the same rows as a view (fancy indexing copies, slower on one row)
+    one = m == 1  # slices and Python values: the same numbers, fewer numpy calls on one row
+    if one:
         ai = slice(int(ai[0]), int(ai[0]) + 1)
     feats = np.empty((m, n, NODE_FEATURES))
     feats[:, :, :4] = params.app_static[ai]
     feats[:, :, 4] = acc
     feats[:, :, 5] = params.app_ceiling[ai] - acc
-    if m == 1:
+    if one:
         base = state.base_time[:, params.app_model[ai][0]]
     else:
         base = state.base_time[np.arange(m)[:, None], params.app_model[ai]]
@@ -72,23 +73,51 @@ def tables(
     feats[:, :, 8] = phi
     feats[:, :, 9] = acc - acc_now  # accuracy gained by the chosen retraining
     feats[:, :, 10] = placed
-    col = np.arange(n)[None, :]
-    feats[:, :, 11] = col == cur[:, None]
-    feats[:, :, 12] = col == cur_r[:, None]
-    feats[~(params.app_valid[ai] & live[:, None])] = 0.0
+    _flags(feats, cur, cur_r, one)
+    if one:  # an application's tasks are its first V rows
+        feats[0, int(params.app_n[app_of[0]]) if live[0] else 0 :] = 0.0
+    else:
+        feats[~(params.app_valid[ai] & live[:, None])] = 0.0
     servers[:, :, 0] = state.speed
     servers[:, :, 1] = params.units
     servers[:, :, 3] = state.storage_mb_s / 1000.0
-    glob = np.empty((m, GLOBALS), dtype=np.float32)
+    return {
+        "nodes": feats.astype(np.float32),
+        "edges": _or_padding(params.app_edges[ai], live, -1.0, one),
+        "edge_mask": _or_padding(params.app_edge_mask[ai], live, 0.0, one),
+        "servers": np.minimum(servers, 1e6),
+        "globals": _globals(params, state, admit, pending),
+    }
+
+
+def _flags(feats: np.ndarray, cur: np.ndarray, cur_r: np.ndarray, one: bool) -> None:
+    """Columns 11 and 12: the presented inference node, the task whose model the presented
+    node retrains (one-hot; -1: none)."""
+    if one:
+        feats[0, :, 11:13] = 0.0
+        for c, x in ((11, int(cur[0])), (12, int(cur_r[0]))):
+            if x >= 0:
+                feats[0, x, c] = 1.0
+        return
+    col = np.arange(feats.shape[1])[None, :]
+    feats[:, :, 11] = col == cur[:, None]
+    feats[:, :, 12] = col == cur_r[:, None]
+
+
+def _or_padding(table: np.ndarray, live: np.ndarray, pad: float, one: bool) -> np.ndarray:
+    """(N, ...) a copy of each env's application ``table`` row, ``pad`` where none is live."""
+    if one:
+        return table.copy() if live[0] else np.full_like(table, pad)
+    return np.where(live.reshape(-1, *([1] * (table.ndim - 1))), table, np.float32(pad))
+
+
+def _globals(params: DAGParams, state: Any, admit: Any, pending: Any) -> np.ndarray:
+    """(N, GLOBALS) float32: fraction of requests admitted, theta / 10, A_min, admit epoch,
+    pending requests / 10."""
+    glob = np.empty((len(state.next), GLOBALS), dtype=np.float32)
     glob[:, 0] = state.next / params.n_requests
     glob[:, 1] = params.theta / 10
     glob[:, 2] = params.a_min
     glob[:, 3] = admit
     glob[:, 4] = pending
-    return {
-        "nodes": feats.astype(np.float32),
-        "edges": np.where(live[:, None, None], params.app_edges[ai], np.float32(-1.0)),
-        "edge_mask": np.where(live[:, None], params.app_edge_mask[ai], np.float32(0.0)),
-        "servers": np.minimum(servers, 1e6),
-        "globals": glob,
-    }
+    return glob
