@@ -294,13 +294,18 @@ class DAGDynamics(DAGDynamicsBase):
         the arriving request's accuracies."""
         if len(state.next) == 1:
             self._pick_one(params, state)
+            kind = int(state.kind[0])
+            if kind == ADMIT:
+                self._arriving(params, state, _FIRST)
+            elif kind == PLACE:
+                self._starts_one(params, state)
         else:
             self._pick(params, state)
-        admit, place = state.kind == ADMIT, state.kind == PLACE
-        if admit.any():
-            self._arriving(params, state, np.flatnonzero(admit))
-        if place.any():
-            self._starts(params, state, np.flatnonzero(place))
+            admit, place = state.kind == ADMIT, state.kind == PLACE
+            if admit.any():
+                self._arriving(params, state, np.flatnonzero(admit))
+            if place.any():
+                self._starts(params, state, np.flatnonzero(place))
         state.masks = self._masks(params, state)
 
     @staticmethod
@@ -357,9 +362,6 @@ class DAGDynamics(DAGDynamicsBase):
         server (:meth:`~edgegym.families.dag.cluster.EdgeCluster.finish_on` with the input times
         kept): the observation shows the finish times, the step places at one of them."""
         rq, tl = state.requests, state.timelines
-        if len(state.kind) == 1:
-            self._starts_one(params, state)
-            return
         s, x = state.slot[ix], state.node[ix]
         demand = np.zeros(len(state.kind))
         duration = np.zeros((len(state.kind), params.e))
