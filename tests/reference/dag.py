@@ -24,19 +24,9 @@ from edgegym.families.dag.episode import (
 from edgegym.families.dag.graph import DAGApp, RetrainOption, extend_with_retraining
 from edgegym.families.dag.observation import SERVER_FEATURES, tables
 from edgegym.families.dag.params import DAGParams
+from edgegym.families.dag.snapshot import Epoch
 
-__all__ = ["Arriving", "Epoch", "ObjectDAGDynamics", "ObjectDAGState", "Pending"]
-
-
-@dataclass
-class Epoch:
-    """The decision an env waits for: admit request ``k`` (choose its retraining
-    configurations) or place node ``node`` of request ``k``'s extended DAG on a server."""
-
-    kind: str  # "admit" or "place"
-    k: int
-    node: int = -1
-    time_s: float = 0.0  # the request's arrival (admit) or the node's earliest input time
+__all__ = ["Arriving", "ObjectDAGDynamics", "ObjectDAGState", "Pending"]
 
 
 @dataclass

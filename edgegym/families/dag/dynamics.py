@@ -572,6 +572,47 @@ class DAGDynamics(DAGDynamicsBase):
         workload = np.where(is_retrain, p.opt_work[h] * f, static[:, :, 1])
         demand = np.where(is_retrain, p.opt_demand[h], static[:, :, 2])
         input_mb = np.where(is_retrain, p.opt_data[h] * f, static[:, :, 3])
+        order = self._ext_order(p, state, ix, a, retrained, node, workload, demand, size)
+        # Into a free slot.
+        s = (rq.k[ix] < 0).argmax(axis=1)
+        rq.k[ix, s], rq.app[ix, s], rq.arrival[ix, s] = k, a, t
+        rq.size[ix, s], rq.head[ix, s], rq.queue[ix, s] = size, 0, order
+        rq.task[ix, s], rq.retrain[ix, s] = task, node
+        rq.workload[ix, s], rq.demand[ix, s], rq.input_mb[ix, s] = workload, demand, input_mb
+        rq.acc[ix, s], rq.acc_now[ix, s] = acc, now
+        rq.choice[ix, s], rq.frac[ix, s] = choice, frac
+        rq.server[ix, s] = -1
+        rq.front[ix, s] = t
+        rq.ready[ix, s] = np.nan  # its head's input times: _heads()
+        # No node can start before the earliest pending request's arrival any more.
+        first = np.where(rq.k[ix] >= 0, rq.arrival[ix], np.inf).min(axis=1)
+        forget_before(state.timelines, ix, first)
+        mean = _row_sums(acc, v) / v
+        state.next[ix] += 1
+        state.total_accuracy[ix] += mean
+        state.retrainings[ix] += retrained.sum(axis=1)
+        return -_row_sums(1.0 - acc, v), mean
+
+    def _ext_order(
+        self,
+        p: DAGParams,
+        state: DAGState,
+        ix: np.ndarray,
+        a: np.ndarray,
+        retrained: np.ndarray,
+        node: np.ndarray,
+        workload: np.ndarray,
+        demand: np.ndarray,
+        size: np.ndarray,
+    ) -> np.ndarray:
+        """(B, X) the nodes of the admitted requests' extended DAGs (applications ``a``, tasks
+        ``retrained`` (B, n) with retraining node ``node``, nodes' ``workload`` and ``demand``
+        (B, X), ``size`` nodes) in decreasing Eq. 10 priority, for all the envs ``ix`` at once
+        (one relaxation per level of the application's DAG); ties by topological position, as
+        :func:`~edgegym.families.dag.cluster.list_order` orders them."""
+        b, x_max = len(ix), p.n_ext
+        rows, col = np.arange(b), np.arange(x_max)
+        br, bc = np.nonzero(retrained)
         # Eq. 10 on the extended DAG: a retraining node's only successor is its task, and a
         # task's predecessors also feed the retraining nodes of its successors. Tasks are
         # below V <= X / 2 (the largest application's task count).
@@ -596,26 +637,7 @@ class DAGDynamics(DAGDynamicsBase):
         ext_phi[:, :nv] = phi
         ext_phi[br, node[br, bc]] = (exe_r + (to_task + phi))[br, bc]
         key = np.where(col < size[:, None], -ext_phi, np.inf)
-        order = np.lexsort((self._ext_positions(p, a, retrained), key), axis=1)  # (B, X)
-        # Into a free slot.
-        s = (rq.k[ix] < 0).argmax(axis=1)
-        rq.k[ix, s], rq.app[ix, s], rq.arrival[ix, s] = k, a, t
-        rq.size[ix, s], rq.head[ix, s], rq.queue[ix, s] = size, 0, order
-        rq.task[ix, s], rq.retrain[ix, s] = task, node
-        rq.workload[ix, s], rq.demand[ix, s], rq.input_mb[ix, s] = workload, demand, input_mb
-        rq.acc[ix, s], rq.acc_now[ix, s] = acc, now
-        rq.choice[ix, s], rq.frac[ix, s] = choice, frac
-        rq.server[ix, s] = -1
-        rq.front[ix, s] = t
-        rq.ready[ix, s] = np.nan  # its head's input times: _heads()
-        # No node can start before the earliest pending request's arrival any more.
-        first = np.where(rq.k[ix] >= 0, rq.arrival[ix], np.inf).min(axis=1)
-        forget_before(state.timelines, ix, first)
-        mean = _row_sums(acc, v) / v
-        state.next[ix] += 1
-        state.total_accuracy[ix] += mean
-        state.retrainings[ix] += retrained.sum(axis=1)
-        return -_row_sums(1.0 - acc, v), mean
+        return np.lexsort((self._ext_positions(p, a, retrained), key), axis=1)
 
     def _ext_positions(self, params: DAGParams, a: np.ndarray, retrained: np.ndarray) -> np.ndarray:
         """(B, X) topological positions of the extended DAGs' nodes (cached per application

@@ -84,6 +84,16 @@ def step_info(rec: Record, i: int) -> dict[str, Any]:
     return out
 
 
+def _param(name: str, doc: str) -> property:
+    """A read-only property: the scenario's ``params.<name>``."""
+    return property(lambda self: getattr(self.params, name), doc=doc)
+
+
+def _env0(name: str, doc: str) -> property:
+    """A read-only property: row 0 of the state's ``<name>`` array (a view)."""
+    return property(lambda self: getattr(self.state, name)[0], doc=doc)
+
+
 class DAGOffloadEnv(EdgeEnv):
     """Online scheduling of multi-model DAG requests with retraining (Zeng et al., INFOCOM'25).
 
@@ -175,50 +185,15 @@ class DAGOffloadEnv(EdgeEnv):
         self._admitted: dict[int, Any] = {}  # request -> what its admission fixed (sim_state)
 
     # ------------------------------------------------------------------ what a scenario fixes
-    @property
-    def e(self) -> int:
-        """Edge servers."""
-        return self.params.e
-
-    @property
-    def n_nodes(self) -> int:
-        """Tasks of the largest application (``max_nodes``)."""
-        return self.params.n_nodes
-
-    @property
-    def n_edges(self) -> int:
-        """Edges of the largest application."""
-        return self.params.n_edges
-
-    @property
-    def units(self) -> float:
-        """Resource units of every server."""
-        return self.params.units
-
-    @property
-    def theta(self) -> float:
-        """Weight of accuracy in the objective (Eq. 9)."""
-        return self.params.theta
-
-    @property
-    def a_min(self) -> float:
-        """Accuracy floor (Eq. 9d)."""
-        return self.params.a_min
-
-    @property
-    def n_requests(self) -> int:
-        """Requests of an episode."""
-        return self.params.n_requests
-
-    @property
-    def duration(self) -> float:
-        """Seconds the arrivals span."""
-        return self.params.duration
-
-    @property
-    def options(self) -> tuple[RetrainOption, ...]:
-        """The retraining configurations as the scenario gives them (a full pool)."""
-        return self.params.options
+    e = _param("e", "Edge servers.")
+    n_nodes = _param("n_nodes", "Tasks of the largest application (``max_nodes``).")
+    n_edges = _param("n_edges", "Edges of the largest application.")
+    units = _param("units", "Resource units of every server.")
+    theta = _param("theta", "Weight of accuracy in the objective (Eq. 9).")
+    a_min = _param("a_min", "Accuracy floor (Eq. 9d).")
+    n_requests = _param("n_requests", "Requests of an episode.")
+    duration = _param("duration", "Seconds the arrivals span.")
+    options = _param("options", "The retraining configurations as the scenario gives them.")
 
     @property
     def apps(self) -> list[DAGApp]:
@@ -277,35 +252,12 @@ class DAGOffloadEnv(EdgeEnv):
             return 0
         return self._next - int(np.count_nonzero(self.state.requests.k[0] >= 0))
 
-    @property
-    def times(self) -> np.ndarray:
-        """(requests,) arrival times (a view: writing it changes the episode)."""
-        return self.state.times[0]
-
-    @property
-    def app_of(self) -> np.ndarray:
-        """(requests,) application of each request."""
-        return self.state.app_of[0]
-
-    @property
-    def base_acc(self) -> np.ndarray:
-        """(models,) accuracy of each model at its last retraining."""
-        return self.state.base_acc[0]
-
-    @property
-    def base_time(self) -> np.ndarray:
-        """(models,) time of each model's last retraining."""
-        return self.state.base_time[0]
-
-    @property
-    def pool_mb(self) -> np.ndarray:
-        """(models,) pooled request inputs since each model's last retraining."""
-        return self.state.pool_mb[0]
-
-    @property
-    def busy(self) -> np.ndarray:
-        """(E,) resource-unit seconds used per server."""
-        return self.state.busy[0]
+    times = _env0("times", "(requests,) arrival times (a view: writing it changes the episode).")
+    app_of = _env0("app_of", "(requests,) application of each request.")
+    base_acc = _env0("base_acc", "(models,) accuracy of each model at its last retraining.")
+    base_time = _env0("base_time", "(models,) time of each model's last retraining.")
+    pool_mb = _env0("pool_mb", "(models,) request inputs pooled since each model's retraining.")
+    busy = _env0("busy", "(E,) resource-unit seconds used per server.")
 
     @property
     def horizon(self) -> float:
