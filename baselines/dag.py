@@ -2,8 +2,11 @@
 
 From "Online Scheduling of Edge Multiple-Model Inference with DAG Structure and Retraining"
 (Zeng et al., INFOCOM'25; seed 004). Functions operate on the simulation core
-(:class:`edgegym.families.dag.cluster.EdgeCluster`); the environment adapter comes with
-``edgegym/DAGOffload-v0``.
+(:class:`edgegym.families.dag.cluster.EdgeCluster`). The policies read
+``env.unwrapped.sim_state()`` (:class:`edgegym.families.dag.snapshot.DAGSnapshot`), built from
+the environment's array state: ``snap.cluster`` is an :class:`EdgeCluster` with the servers'
+timelines as they are (a copy), ``snap.schedule`` the presented request's extended DAG with its
+placements so far.
 
 * Priority (Eq. 10): ``phi(i) = max_{i' in suc(i)} (t_exe(i) + t_trans_max(i, i') + phi(i'))``
   with ``t_exe`` the mean execution time over servers and ``t_trans_max`` the transfer over the

@@ -1,7 +1,8 @@
 """``edgegym/DAGOffload-v0``'s native vector env beyond the generic check in test_vector.py: the
 family's own ``info`` entries and its reward weights (theta weights the accuracy term), and the
-array dynamics against the single env's object dynamics over long episodes, several episodes
-per env (both autoreset modes) and growing array widths."""
+batched paths of the array dynamics (N envs) against the single env's batch of one over long
+episodes, several episodes per env (both autoreset modes) and growing array widths. The single
+env against the object oracle: ``test_dag_reference.py``."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ def _random(rng: np.random.Generator, nvec: np.ndarray, n: int) -> np.ndarray:
     return rng.integers(0, nvec, size=(n, nvec.size))
 
 
-def test_vector_info_and_theta_weighted_rewards_equal_single_envs() -> None:
+@pytest.mark.parametrize("n", [1, 3])  # 1: a vector env of one runs the batch-of-one paths too
+def test_vector_info_and_theta_weighted_rewards_equal_single_envs(n: int) -> None:
     kwargs = {"requests": 12, "theta": 3.0, "objective.energy": 0.5, "count": 3}
-    n = 3
     vec = DAGOffloadVectorEnv(num_envs=n, **kwargs)
     assert vec.params.term_weights == {"completion": 1.0, "accuracy": 3.0, "energy": 0.5}
     singles = [DAGOffloadEnv(record_timeline=True, **kwargs) for _ in range(n)]

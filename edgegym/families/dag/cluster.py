@@ -34,8 +34,12 @@ __all__ = [
     "RequestSchedule",
     "Timelines",
     "commit",
+    "commit_one",
+    "commit_row",
+    "earliest_start_row",
     "earliest_starts",
     "forget_before",
+    "forget_row",
     "list_order",
     "priorities",
 ]
@@ -150,22 +154,8 @@ class EdgeCluster:
         """Earliest ``t >= ready`` with ``demand`` units free on server j for ``duration``."""
         if demand > self.capacity[j] + 1e-9:
             return float("inf")
-        times, used = self.times[j], self.used[j]
         cap = float(self.capacity[j]) - float(demand) + 1e-9
-        # Candidate starts: ready, and every breakpoint after it (usage only drops there).
-        cands = [ready] + [t for t in times if t > ready]
-        for s in cands:
-            end = s + duration
-            k = bisect.bisect_right(times, s) - 1
-            ok = True
-            while k < len(times) and (k < 0 or times[k] < end - 1e-12):
-                if used[max(k, 0)] > cap:
-                    ok = False
-                    break
-                k += 1
-            if ok:
-                return s
-        return float("inf")  # pragma: no cover - the last breakpoint always has usage 0
+        return earliest_start_row(self.times[j], self.used[j], cap, ready, duration)
 
     def finish_on(self, sched: RequestSchedule, i: int, j: int) -> tuple[float, float]:
         """``(start, finish)`` task i would get on server j now."""
@@ -176,15 +166,7 @@ class EdgeCluster:
 
     def commit(self, j: int, start: float, finish: float, demand: float) -> None:
         """Reserve ``demand`` units on server j over ``[start, finish)``."""
-        times, used = self.times[j], self.used[j]
-        for t in (start, finish):
-            k = bisect.bisect_right(times, t) - 1
-            if abs(times[k] - t) > 1e-12:
-                times.insert(k + 1, t)
-                used.insert(k + 1, used[k])
-        for k, t in enumerate(times):
-            if start - 1e-12 <= t < finish - 1e-12:
-                used[k] += float(demand)
+        commit_row(self.times[j], self.used[j], start, finish, float(demand))
 
     def place(self, sched: RequestSchedule, i: int, j: int) -> Placement:
         """Put task i of ``sched`` on server j at its earliest feasible start and record it."""
@@ -201,16 +183,64 @@ class EdgeCluster:
         online runs (placement cost grows with the breakpoints after a task's ready time).
         """
         for j in range(self.n):
-            times, used = self.times[j], self.used[j]
-            k = bisect.bisect_right(times, t) - 1
-            if k > 0:
-                self.times[j] = [t, *times[k + 1 :]]
-                self.used[j] = used[k:]
+            kept = forget_row(self.times[j], self.used[j], t)
+            if kept is not None:
+                self.times[j], self.used[j] = kept
 
     def usage_at(self, j: int, t: float) -> float:
         """Resource units in use on server j at time t."""
         k = bisect.bisect_right(self.times[j], t) - 1
         return float(self.used[j][max(k, 0)])
+
+
+def earliest_start_row(
+    times: list[float], used: list[float], limit: float, ready: float, duration: float
+) -> float:
+    """Earliest ``t >= ready`` for a task of ``duration`` on one server's timeline (sorted
+    breakpoints ``times``, units ``used`` from each on) where no segment it overlaps holds
+    more than ``limit`` units (capacity minus the task's demand, plus 1e-9). The rule of
+    :meth:`EdgeCluster.earliest_start`, also what the array dynamics runs for one env."""
+    # Candidate starts: ready, and every breakpoint after it (usage only drops there).
+    cands = [ready] + [t for t in times if t > ready]
+    for s in cands:
+        end = s + duration
+        k = bisect.bisect_right(times, s) - 1
+        ok = True
+        while k < len(times) and (k < 0 or times[k] < end - 1e-12):
+            if used[max(k, 0)] > limit:
+                ok = False
+                break
+            k += 1
+        if ok:
+            return s
+    return float("inf")  # pragma: no cover - the last breakpoint always has usage 0
+
+
+def commit_row(
+    times: list[float], used: list[float], start: float, finish: float, demand: float
+) -> None:
+    """Reserve ``demand`` units over ``[start, finish)`` on one server's timeline (in place):
+    :meth:`EdgeCluster.commit`'s rule, also what the array dynamics runs for one env."""
+    for t in (start, finish):
+        k = bisect.bisect_right(times, t) - 1
+        if abs(times[k] - t) > 1e-12:
+            times.insert(k + 1, t)
+            used.insert(k + 1, used[k])
+    for k, t in enumerate(times):
+        if start - 1e-12 <= t < finish - 1e-12:
+            used[k] += demand
+
+
+def forget_row(
+    times: list[float], used: list[float], t: float
+) -> tuple[list[float], list[float]] | None:
+    """One server's timeline without its breakpoints before ``t`` (the usage in force at
+    ``t`` starts at ``t``), or ``None`` when nothing goes: :meth:`EdgeCluster.forget_before`'s
+    rule, also what the array dynamics runs for one env."""
+    k = bisect.bisect_right(times, t) - 1
+    if k <= 0:
+        return None
+    return [t, *times[k + 1 :]], used[k:]
 
 
 def priorities(app: DAGApp, cluster: EdgeCluster) -> np.ndarray:
@@ -382,12 +412,18 @@ def commit(
 
     Args:
         tl: The timelines (updated in place).
-        env: (P,) int env of each task.
+        env: (P,) int env of each task (or one task: every argument a scalar).
         server: (P,) int its server.
         start: (P,) its start.
         finish: (P,) its finish.
         demand: (P,) units it holds.
     """
+    if np.ndim(env) == 0:  # one task: the list rule on its row (numpy's per-call cost dominates)
+        commit_one(tl, int(env), int(server), start, finish, demand)
+        return
+    if len(env) == 1:
+        commit_one(tl, int(env[0]), int(server[0]), start[0], finish[0], demand[0])
+        return
     size = tl.size[env, server]
     width = int(size.max()) + 2
     time = tl.time[env, server, :width]  # (P, W) copies
@@ -412,6 +448,16 @@ def commit(
     tl.size[env, server] = size
 
 
+def commit_one(tl: Timelines, i: int, j: int, start: float, finish: float, demand: float) -> None:
+    """:func:`commit` of one task on server ``j`` of env ``i``: :func:`commit_row` on the row."""
+    n = int(tl.size[i, j])
+    times, used = tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist()
+    commit_row(times, used, float(start), float(finish), float(demand))
+    tl.time[i, j, : len(times)] = times
+    tl.used[i, j, : len(used)] = used
+    tl.size[i, j] = len(times)
+
+
 def forget_before(tl: Timelines, env: np.ndarray, t: np.ndarray) -> None:
     """:meth:`EdgeCluster.forget_before` on every server of the envs ``env`` (distinct), each
     at its own time ``t``: breakpoints before ``t`` go, the usage in force at ``t`` stays.
@@ -421,6 +467,16 @@ def forget_before(tl: Timelines, env: np.ndarray, t: np.ndarray) -> None:
         env: (B,) int envs.
         t: (B,) the time before which each env's breakpoints go.
     """
+    if len(env) == 1:  # one env: the list rule on each row (numpy's per-call cost dominates)
+        i, at = int(env[0]), float(t[0])
+        for j, n in enumerate(tl.size[i].tolist()):
+            kept = forget_row(tl.time[i, j, :n].tolist(), tl.used[i, j, :n].tolist(), at)
+            if kept is not None:
+                times, used = kept
+                tl.time[i, j, : len(times)], tl.time[i, j, len(times) : n] = times, np.inf
+                tl.used[i, j, : len(used)], tl.used[i, j, len(used) : n] = used, 0.0
+                tl.size[i, j] = len(times)
+        return
     size = tl.size[env]  # (B, E)
     width = int(size.max()) + 1  # the last column is padding
     time = tl.time[env, :, :width]  # (B, E, W) copies

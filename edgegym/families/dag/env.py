@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.core.checks import check_action
-from edgegym.core.dynamics import Record, weighted_reward
+from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
-from edgegym.families.dag.dynamics import (
-    GLOBALS,
-    NODE_FEATURES,
-    SERVER_FEATURES,
-    Epoch,
-    ObjectDAGDynamics,
-    ObjectDAGState,
-    Pending,
-)
+from edgegym.families.dag.dynamics import ADMIT, DAGDynamics
+from edgegym.families.dag.episode import after_retraining, pool_fraction
 from edgegym.families.dag.graph import DAGApp, RetrainOption
+from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, SERVER_FEATURES
 from edgegym.families.dag.params import DAGParams, make_params
+from edgegym.families.dag.snapshot import (
+    DAGSnapshot,
+    Epoch,
+    PendingRequest,
+    cluster_of,
+    epoch_of,
+    pending_of,
+    request_of,
+    retrain_options,
+    snapshot,
+)
 from edgegym.hardware.gpus import get_gpu
 from edgegym.scenarios import Scenario
 
@@ -37,7 +39,7 @@ __all__ = [
     "DAGOffloadEnv",
     "DAGSnapshot",
     "Epoch",
-    "Pending",
+    "PendingRequest",
     "dag_spaces",
 ]
 
@@ -82,30 +84,14 @@ def step_info(rec: Record, i: int) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
-class DAGSnapshot:
-    """Structured state handed to baselines by ``env.unwrapped.sim_state()``.
+def _param(name: str, doc: str) -> property:
+    """A read-only property: the scenario's ``params.<name>``."""
+    return property(lambda self: getattr(self.params, name), doc=doc)
 
-    ``kind == "admit"``: request ``k`` arrives; choose retraining configurations for its tasks.
-    ``kind == "place"``: choose the server of node ``node`` of ``schedule.app`` (the extended
-    DAG; nodes ``>= app.n`` are retraining nodes). ``cluster`` is the live cluster: read it,
-    or ``copy()`` it to plan.
-    """
 
-    kind: str
-    k: int
-    node: int
-    time_s: float
-    app: DAGApp  # the request's inference DAG
-    app_index: int
-    schedule: RequestSchedule | None  # the request's extended DAG and placements (place)
-    cluster: EdgeCluster
-    acc_now: np.ndarray  # (V,) accuracy of each task's model at the request's arrival
-    acc_after: np.ndarray  # (V, H) accuracy after retraining with each option
-    options: tuple[tuple[RetrainOption, ...], ...]  # (V, H) configurations as they run
-    theta: float
-    a_min: float
-    max_nodes: int
+def _env0(name: str, doc: str) -> property:
+    """A read-only property: row 0 of the state's ``<name>`` array (a view)."""
+    return property(lambda self: getattr(self.state, name)[0], doc=doc)
 
 
 class DAGOffloadEnv(EdgeEnv):
@@ -187,64 +173,58 @@ class DAGOffloadEnv(EdgeEnv):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        self.record_timeline = record_timeline
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
-        self.params = p = make_params(sc)
-        # Per-env objects: the fastest for one env (the vector env runs the array dynamics).
-        self.dynamics = ObjectDAGDynamics(keep_history=record_timeline)
-        self.e = p.e
+        p = make_params(sc)
+        self._use(p, DAGDynamics(), *dag_spaces(p))
         self.gpu = get_gpu(sc["servers"]["gpu"])
-        self.power = p.power
-        self.gpus_per_server = p.gpus_per_server
-        self.units = p.units
-        self.n_nodes = p.n_nodes
-        self.n_edges = p.n_edges
-        self.theta = p.theta
-        #: Weights of the named terms: ``objective.completion`` (1), theta, ``objective.energy``
-        #: (0); the defaults give Eq. 9.
-        self.a_min = p.a_min
-        self.n_requests = p.n_requests
-        self.duration = p.duration
-        self.options = p.options
-        self.model_names = list(p.model_names)
-        self.model_index = dict(p.model_index)
-        self.m_start = p.m_start
-        self.m_ceiling = p.m_ceiling
-        self.m_drift = p.m_drift
-        self.m_floor = p.m_floor
-        self.m_pool_rate = p.m_pool_rate
-        self.pool_from_inputs = p.pool_from_inputs
-        self.m_pooled = p.m_pooled
-        self.apps = list(p.apps)
-        self.app_weights = p.app_weights
-        self.arrival = p.arrival
-        self.observation_space, self.action_space = dag_spaces(p)
-        self.state: ObjectDAGState | None = None
+        self._records: list[dict[str, Any]] = []
+        self._schedules: list[RequestSchedule] = []
+        self._admitted: dict[int, Any] = {}  # request -> what its admission fixed (sim_state)
+
+    # ------------------------------------------------------------------ what a scenario fixes
+    e = _param("e", "Edge servers.")
+    n_nodes = _param("n_nodes", "Tasks of the largest application (``max_nodes``).")
+    n_edges = _param("n_edges", "Edges of the largest application.")
+    units = _param("units", "Resource units of every server.")
+    theta = _param("theta", "Weight of accuracy in the objective (Eq. 9).")
+    a_min = _param("a_min", "Accuracy floor (Eq. 9d).")
+    n_requests = _param("n_requests", "Requests of an episode.")
+    duration = _param("duration", "Seconds the arrivals span.")
+    options = _param("options", "The retraining configurations as the scenario gives them.")
+
+    @property
+    def apps(self) -> list[DAGApp]:
+        """The applications."""
+        return list(self.params.apps)
+
+    @property
+    def model_names(self) -> list[str]:
+        """The models, in the order of the per-model arrays."""
+        return list(self.params.model_names)
+
+    @property
+    def model_index(self) -> dict[str, int]:
+        """Model name -> its index in the per-model arrays."""
+        return dict(self.params.model_index)
 
     # ------------------------------------------------------------------ state (env 0)
     @property
     def cluster(self) -> EdgeCluster:
-        """The edge servers and their capacity timelines."""
-        return self.state.cluster[0]
+        """The edge servers and their capacity timelines (a copy: read it or plan on it)."""
+        return cluster_of(self.params, self.state, 0)
 
     @property
     def epoch(self) -> Epoch | None:
         """The decision waited for (``None`` before reset and after the episode ends)."""
-        return None if self.state is None else self.state.epoch[0]
+        return None if self.state is None else epoch_of(self.state, 0)
 
     @property
-    def pending(self) -> dict[int, Pending]:
-        """Admitted requests still being placed, by request index."""
-        return self.state.pending[0]
-
-    @property
-    def schedules(self) -> list[RequestSchedule]:
-        """Every finished request's schedule, in completion order (``record_timeline``)."""
-        self._need_history("schedules")
-        return self.state.schedules[0]
+    def pending(self) -> dict[int, PendingRequest]:
+        """Admitted requests still being placed, by request index (views, built per call)."""
+        return pending_of(self.params, self.state, 0)
 
     def _need_history(self, what: str) -> None:
         if not self.record_timeline:
@@ -254,45 +234,30 @@ class DAGOffloadEnv(EdgeEnv):
             )
 
     @property
+    def schedules(self) -> list[RequestSchedule]:
+        """Every finished request's schedule, in completion order (``record_timeline``)."""
+        self._need_history("schedules")
+        return self._schedules
+
+    @property
     def records(self) -> list[dict[str, Any]]:
         """One entry per finished request (completion order; ``record_timeline``)."""
         self._need_history("records")
-        return self.state.records[0]
+        return self._records
 
     @property
     def completed(self) -> int:
         """Requests finished so far."""
-        return self._next - len(self.pending) if self._next >= 0 else 0
+        if self.state is None:
+            return 0
+        return self._next - int(np.count_nonzero(self.state.requests.k[0] >= 0))
 
-    @property
-    def times(self) -> np.ndarray:
-        """(requests,) arrival times (a view: writing it changes the episode)."""
-        return self.state.times[0]
-
-    @property
-    def app_of(self) -> np.ndarray:
-        """(requests,) application of each request."""
-        return self.state.app_of[0]
-
-    @property
-    def base_acc(self) -> np.ndarray:
-        """(models,) accuracy of each model at its last retraining."""
-        return self.state.base_acc[0]
-
-    @property
-    def base_time(self) -> np.ndarray:
-        """(models,) time of each model's last retraining."""
-        return self.state.base_time[0]
-
-    @property
-    def pool_mb(self) -> np.ndarray:
-        """(models,) pooled request inputs since each model's last retraining."""
-        return self.state.pool_mb[0]
-
-    @property
-    def busy(self) -> np.ndarray:
-        """(E,) resource-unit seconds used per server."""
-        return self.state.busy[0]
+    times = _env0("times", "(requests,) arrival times (a view: writing it changes the episode).")
+    app_of = _env0("app_of", "(requests,) application of each request.")
+    base_acc = _env0("base_acc", "(models,) accuracy of each model at its last retraining.")
+    base_time = _env0("base_time", "(models,) time of each model's last retraining.")
+    pool_mb = _env0("pool_mb", "(models,) request inputs pooled since each model's retraining.")
+    busy = _env0("busy", "(E,) resource-unit seconds used per server.")
 
     @property
     def horizon(self) -> float:
@@ -310,16 +275,13 @@ class DAGOffloadEnv(EdgeEnv):
         return -1 if self.state is None else int(self.state.next[0])
 
     # ------------------------------------------------------------------ episode
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        gym.Env.reset(self, seed=seed)  # the episode is drawn below, not by EdgeEnv.reset
-        self.state = self.dynamics.initial(self.params, [self.np_random])
-        return self._obs(), self._info({})
+    def _on_reset(self) -> None:
+        self._records, self._schedules, self._admitted = [], [], {}
 
     def _advance(self) -> None:
-        """Pick the next epoch (see the class docstring)."""
-        self.dynamics.advance(self.params, self.state, 0)
+        """Pick the next epoch again (after writing :attr:`times`; see the class docstring)."""
+        self.dynamics.advance(self.params, self.state)
+        self._mask = None
 
     @property
     def now(self) -> float:
@@ -328,50 +290,35 @@ class DAGOffloadEnv(EdgeEnv):
 
     def model_accuracy(self, t: float) -> np.ndarray:
         """(models,) accuracy of every model at time t (linear drift to a floor)."""
-        return self.dynamics.model_accuracy(self.params, self.state, 0, t)
-
-    def _task_acc(self, app: DAGApp, t: float) -> tuple[np.ndarray, np.ndarray]:
-        return self.dynamics.task_acc(self.params, self.state, 0, app, t)
+        drift = self.params.m_drift * (t - self.base_time)
+        return np.maximum(self.params.m_floor, self.base_acc - drift)
 
     def _data_fraction(self, idx: np.ndarray, t: float) -> np.ndarray:
         """(V, H) fraction of each configuration's data the model's pool holds (1 without
         pools): a retraining uses ``min(b_h, pool)`` and its cost and gain scale with it."""
-        return self.dynamics.data_fraction(self.params, self.state, 0, idx, t)
+        return pool_fraction(self.params, self.state, 0, idx, t)
+
+    def _task_acc(self, app: DAGApp, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(V,) accuracy of ``app``'s tasks at t and (V, H) after retraining with each option."""
+        idx = np.array([self.params.model_index[m] for m in app.models])
+        now = self.model_accuracy(t)[idx]
+        return now, after_retraining(self.params, idx, now, self._data_fraction(idx, t))
 
     def task_options(self, app: DAGApp, t: float) -> list[list[RetrainOption]]:
         """Per task, the configurations as they would run now (data and workload scaled by
         the pool of drifted samples; workload 0 when the pool is empty)."""
-        return self.dynamics.task_options(self.params, self.state, 0, app, t)
+        idx = np.array([self.params.model_index[m] for m in app.models])
+        return [list(row) for row in retrain_options(self.params, self._data_fraction(idx, t))]
 
     def sim_state(self) -> DAGSnapshot:
-        """The current epoch's request and the live cluster, for baselines."""
-        ep = self.epoch
-        if ep is None:
-            raise RuntimeError("the episode has ended; call reset()")
-        if ep.kind == "admit":
-            arr = self.dynamics.arriving(self.params, self.state, 0)
-            app, a, now, after = arr.app, arr.app_index, arr.acc_now, arr.acc_after
-            opts, sched = arr.options, None
-        else:
-            p = self.pending[ep.k]
-            app, a, now, after, opts = p.app, p.app_index, p.acc_now, p.acc_after, p.options
-            sched = p.schedule
-        return DAGSnapshot(
-            kind=ep.kind,
-            k=ep.k,
-            node=ep.node,
-            time_s=ep.time_s,
-            app=app,
-            app_index=a,
-            schedule=sched,
-            cluster=self.cluster,
-            acc_now=now,
-            acc_after=after,
-            options=opts,
-            theta=self.theta,
-            a_min=self.a_min,
-            max_nodes=self.n_nodes,
-        )
+        """The current epoch's request and a copy of the cluster, for baselines."""
+        if self.state is None:
+            raise RuntimeError("call reset() before sim_state()")
+        live = self.state.requests.k[0]
+        if len(self._admitted) > 2 * live.size:  # forget the finished requests
+            keep = set(live.tolist())
+            self._admitted = {k: v for k, v in self._admitted.items() if k in keep}
+        return snapshot(self.params, self.state, 0, self._admitted)
 
     # ------------------------------------------------------------------ actions
     #: What one action holds (appended to the message of a malformed action).
@@ -381,48 +328,61 @@ class DAGOffloadEnv(EdgeEnv):
     )
 
     def action_masks(self) -> np.ndarray:
-        """Flat mask over the ``MultiDiscrete`` entries (see the class docstring)."""
+        """Flat mask over the ``MultiDiscrete`` entries (see the class docstring); before
+        reset, the mask of no epoch (server 0 and "no retraining" only)."""
         if self.state is None:
-            return self.dynamics.idle_mask(self.params)
-        return self.dynamics.mask_row(self.params, self.state, 0).copy()
+            p = self.params
+            h = len(p.options)
+            out = np.zeros(p.e + p.n_nodes * (h + 1), dtype=bool)
+            out[0] = True
+            out[p.e :: h + 1] = True
+            return out
+        return super().action_masks()
 
     def project(self, action: Any) -> tuple[int, list[int]]:
         """Applied ``(server, retraining choices)`` for ``action`` at the current epoch."""
-        a = check_action(self.action_space, action, hint=self.action_help)
-        return self.dynamics.project(self.params, self.state, a[None])[0]
+        server, choice = self.dynamics.project(self.params, self.state, self._action_batch(action))
+        if self.state.kind[0] != ADMIT:
+            return int(server[0]), []
+        v = self.params.app_n[self.state.app_of[0, self.state.k[0]]]
+        return int(server[0]), choice[0, :v].tolist()
 
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        if self.epoch is None:
-            raise RuntimeError("call reset() before step() (and after the episode ends)")
-        a = check_action(self.action_space, action, hint=self.action_help)
-        self.state, rec = self.dynamics.step(self.params, self.state, a[None])
-        terms = {name: float(v[0]) for name, v in rec.terms.items()}
-        reward = float(weighted_reward(rec.terms, self.params.term_weights)[0])
-        terminated = self.epoch is None
-        row = rec.info
-        info = self._info(
+    # ------------------------------------------------------------------ info and records
+    def _state_info(self) -> dict[str, Any]:
+        return {"time_s": self.now}
+
+    def _record_info(self, rec: Record) -> dict[str, Any]:
+        return {
+            "epoch": str(rec.info["epoch"][0]),
+            "request": int(rec.info["request"][0]),
+            "utilisation": rec.info["utilisation"][0].tolist(),
+            **step_info(rec, 0),
+        }
+
+    def _before_step(self) -> int:
+        return int(self.state.slot[0])
+
+    def _timeline_add(self, slot: int, rec: Record) -> None:
+        """Keep the request's record and schedule when this step placed its last node (its
+        slot is free now but still holds the request)."""
+        objective = float(rec.info["objective"][0])
+        if np.isnan(objective):
+            return
+        req = request_of(self.params, self.state, 0, slot, self._admitted)
+        self._schedules.append(req.schedule)
+        self._records.append(
             {
-                "epoch": str(row["epoch"][0]),
-                "request": int(row["request"][0]),
-                "reward_terms": terms,
-                "utilisation": row["utilisation"][0].tolist(),
-                **step_info(rec, 0),
+                "request": int(rec.info["request"][0]),
+                "app": req.app.name,
+                "arrival_s": req.schedule.arrival,
+                "completion_s": float(rec.info["completion_s"][0]),
+                "accuracy": float(rec.info["accuracy"][0]),
+                "objective": objective,
+                "retrainings": len(req.retrains),
             }
         )
-        if terminated:
-            info["episode_metrics"] = self.dynamics.metrics(self.params, self.state, 0)
-        return self._obs(), reward, terminated, False, info
 
     # ------------------------------------------------------------------ views
-    def _obs(self) -> dict[str, np.ndarray]:
-        obs = self.dynamics.observation(self.params, self.state)
-        return {k: v[0] for k, v in obs.items()}
-
-    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
-        info = {"action_mask": self.action_masks(), "time_s": self.now}
-        info.update(extra)
-        return info
-
     def _render_text(self) -> str | None:
         """One text line of the current state."""
         if self._next < 0:
@@ -433,9 +393,10 @@ class DAGOffloadEnv(EdgeEnv):
             if ep is None
             else f"{ep.kind} request {ep.k}" + (f" node {ep.node}" if ep.kind == "place" else "")
         )
+        pending = self._next - self.completed
         return (
             f"t={self.now:.2f}s {what}; admitted {self._next}/{self.n_requests}, "
-            f"pending {len(self.pending)}, completed {self.completed}"
+            f"pending {pending}, completed {self.completed}"
         )
 
     def _frame_panels(self) -> tuple[str, list[Panel]]:
@@ -443,7 +404,7 @@ class DAGOffloadEnv(EdgeEnv):
         if self._next < 0:
             return "DAGOffload-v0: call reset()", []
         t = self.now
-        backlog = np.array([max(0.0, self.cluster.times[j][-1] - t) for j in range(self.e)])
+        backlog = np.maximum(0.0, self.state.timelines.last()[0] - t)
         util = self.busy / (self.units * max(self.horizon, 1e-9))
         dark, _ = tenant_colors(self.e)
         ep = self.epoch
@@ -466,6 +427,6 @@ class DAGOffloadEnv(EdgeEnv):
         requests = Panel(
             f"requests of {self.n_requests} (mean completion {mean})",
             ["admitted", "pending", "completed"],
-            [Series("requests", [self._next, len(self.pending), done], ["C0", "C1", "C2"])],
+            [Series("requests", [self._next, self._next - done, done], ["C0", "C1", "C2"])],
         )
         return title, [servers, requests]
