@@ -64,3 +64,22 @@ def test_unknown_reset_options_are_refused_naming_them(vector):
         with pytest.raises(ValueError, match=r"unknown option.*'windows'"):
             env.reset(seed=0, options={"windows": 3})
         env.close()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "most"), [("etf-tx2-resnet50-mobilenetv2", 8), ("migrator-w1", 4)]
+)
+def test_too_many_tenants_are_refused_by_count_before_any_is_checked(scenario, most, monkeypatch):
+    """Refused on the list's length (pydantic checks it first), in a short line that gives
+    the count, not the entries."""
+    import yaml
+
+    from edgegym.scenarios import ScenarioError, validate
+
+    raw = yaml.safe_load(resolve(scenario).read_text())
+    raw["tenants"] = raw["tenants"] * 50_000
+    with pytest.raises(ScenarioError) as err:
+        validate(raw, scenario)
+    message = str(err.value)
+    assert f"tenants: must have at most {most} entries, got 100000 entries" in message
+    assert len(message) < 120 and "{" not in message

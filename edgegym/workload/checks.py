@@ -393,6 +393,8 @@ def _problem(err: Mapping[str, Any], parent: Any, here: Any) -> str:
     if kind == "too_short":
         return f"must be a non-empty {'mapping' if isinstance(err.get('input'), dict) else 'list'}"
     if kind == "too_long":
+        count = (err.get("ctx") or {}).get("actual_length")
+        got = f"{count} entries" if count is not None else "more"  # never the entries themselves
         return f"must have at most {err['ctx']['max_length']} entries, got {got}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         *first, last = [repr(_tag(m)) for m in _models(here)] or ["a known kind"]

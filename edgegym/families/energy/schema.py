@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from annotated_types import MinLen
+from annotated_types import Len
 from pydantic import (
     Field,
     model_validator,
@@ -81,7 +81,9 @@ class EnergyScenario(ScenarioModel):
     max_tenants: Annotated[int, Range(1, 8)] = 8
     hardware: EnergyHardware = Field(default_factory=EnergyHardware)
     objective: EnergyObjective = Field(default_factory=EnergyObjective)
-    tenants: Annotated[list[EnergyTenant], MinLen(1)]
+    # At most max_tenants' own bound (8), checked before the entries are: a file with 10^5
+    # tenants is refused at once instead of after validating every one of them.
+    tenants: Annotated[list[EnergyTenant], Len(1, 8)]
 
     @model_validator(mode="after")
     def _across_sections(self) -> EnergyScenario:
