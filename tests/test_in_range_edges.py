@@ -83,3 +83,12 @@ def test_too_many_tenants_are_refused_by_count_before_any_is_checked(scenario, m
     message = str(err.value)
     assert f"tenants: must have at most {most} entries, got 100000 entries" in message
     assert len(message) < 120 and "{" not in message
+
+
+def test_units_per_quantum_are_bounded_where_etf_works_unit_by_unit():
+    from edgegym.families.energy.schema import MAX_UNITS
+    from edgegym.scenarios import ScenarioError, load
+
+    with pytest.raises(ScenarioError, match=f"600000 units per quantum; at most {MAX_UNITS}"):
+        load("etf-tx2-resnet50-mobilenetv2", quantum_s=60, unit_s=1e-4)
+    load("etf-tx2-resnet50-mobilenetv2", quantum_s=MAX_UNITS * 0.001, unit_s=0.001)  # the bound

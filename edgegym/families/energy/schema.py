@@ -65,6 +65,12 @@ class EnergyTenant(Record):
         return self
 
 
+#: Most time units in one quantum. ETF and EF hand out a quantum unit by unit, so their work
+#: per decision grows with it (600,000 units took 1-3 s per decision); the bundled scenarios
+#: use 60 (0.3 s in 5 ms units), and 10,000 is a 1 ms unit in a 10 s quantum.
+MAX_UNITS = 10_000
+
+
 class EnergyScenario(ScenarioModel):
     """A scenario of the energy family (``edgegym/EnergyFairShare-v0``, ETF)."""
 
@@ -90,6 +96,11 @@ class EnergyScenario(ScenarioModel):
         units = self.quantum_s / self.unit_s
         if abs(units - round(units)) > 1e-6 or round(units) < 1:
             raise rule(f"quantum_s / unit_s = {units:g} must be a whole number of units (>= 1)")
+        if round(units) > MAX_UNITS:
+            raise rule(
+                f"quantum_s / unit_s = {units:g} units per quantum; at most {MAX_UNITS} (ETF and "
+                "EF allocate a quantum unit by unit)"
+            )
         if len(self.tenants) > self.max_tenants:
             raise rule(
                 f"must be a list of 1 to max_tenants = {self.max_tenants} tenants, got "
