@@ -32,6 +32,7 @@ counts; the evaluator's ``PPOPolicy`` calls it), resampling the share and unit g
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -139,7 +140,8 @@ class TenantView:
 
 
 def tenant_view(env: gym.Env) -> TenantView:
-    """The :class:`TenantView` of an edgegym environment (continual or energy family).
+    """The :class:`TenantView` of an edgegym environment: the layout its family's
+    ``observation.tenant_layout`` gives (continual and energy).
 
     Raises:
         ValueError: A family or space this policy does not read (MIG's ``Discrete``
@@ -152,26 +154,19 @@ def tenant_view(env: gym.Env) -> TenantView:
     if not isinstance(act, spaces.MultiDiscrete):
         raise ValueError(f"a per-tenant view needs the env's MultiDiscrete action, not {act}")
     nvec = [int(n) for n in act.nvec]
-    if family == "continual" and isinstance(obs, spaces.Dict):
-        table = obs["streams"].shape
-        shares = (False, False, True, True)  # configurations, then the two GPU shares
-        view = TenantView(
-            "dict",
-            table[0],
-            table[1],
-            obs["globals"].shape[0],
-            (),
-            scaled=shares,
-            configs=int(nvec[0]) - 1,  # the retraining entry: none, or a configuration
-        )
-    elif family == "energy" and isinstance(obs, spaces.Box):
-        from edgegym.families.energy.observation import GLOBALS, PER_TENANT
-
-        view = TenantView("flat", len(nvec), PER_TENANT, GLOBALS, (), scaled=(True,))
-    else:
+    layout = None
+    try:
+        rooms = importlib.import_module(f"edgegym.families.{family}.observation")
+    except ModuleNotFoundError:  # no family, or one without an observation room
+        rooms = None
+    if hasattr(rooms, "tenant_layout"):
+        layout = rooms.tenant_layout(obs, nvec)
+    if layout is None:
         raise ValueError(
-            f"PerTenantPolicy reads the continual and energy families, not {family!r} ({obs})"
+            f"PerTenantPolicy reads the continual and energy families (those whose observation "
+            f"room has a tenant_layout), not {family!r} ({obs})"
         )
+    view = TenantView(entries=(), **layout)
     per = len(nvec) // view.n_tenants
     entries = tuple(nvec[:per])
     if per * view.n_tenants != len(nvec) or nvec != list(entries) * view.n_tenants:

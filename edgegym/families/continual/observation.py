@@ -48,4 +48,23 @@ def make_space(n_configs: int, max_streams: int) -> spaces.Dict:
     )
 
 
-__all__ = ["N_GLOBAL", "N_STREAM_BASE", "make_space"]
+def tenant_layout(obs: spaces.Space, nvec: list[int]) -> dict | None:
+    """Where the per-tenant policies (``edgegym.agents.policies.tenants``) find each stream:
+    the ``streams`` table of the ``Dict`` observation and its ``globals``. A stream's action
+    entries are its retraining configuration (none, or one of them), its inference
+    configuration, and its two GPU shares (fractions of a whole on a grid). ``None`` for an
+    observation of another shape (a wrapped view)."""
+    if not isinstance(obs, spaces.Dict):
+        return None
+    rows, columns = obs["streams"].shape
+    return {
+        "kind": "dict",
+        "n_tenants": rows,
+        "per_tenant": columns,
+        "n_globals": obs["globals"].shape[0],
+        "scaled": (False, False, True, True),
+        "configs": int(nvec[0]) - 1,
+    }
+
+
+__all__ = ["N_GLOBAL", "N_STREAM_BASE", "make_space", "tenant_layout"]

@@ -23,4 +23,20 @@ def space(n_slots: int) -> spaces.Box:
     return spaces.Box(0.0, HIGH, shape=(PER_TENANT * n_slots + GLOBALS,), dtype=np.float32)
 
 
-__all__ = ["GLOBALS", "HIGH", "PER_TENANT", "space"]
+def tenant_layout(obs: spaces.Space, nvec: list[int]) -> dict | None:
+    """Where the per-tenant policies (``edgegym.agents.policies.tenants``) find each tenant:
+    blocks of :data:`PER_TENANT` features, one per action block, then :data:`GLOBALS`; the
+    one action entry per tenant (its time units) is a fraction of a whole on a grid. ``None``
+    for an observation of another shape (a wrapped view)."""
+    if not isinstance(obs, spaces.Box):
+        return None
+    return {
+        "kind": "flat",
+        "n_tenants": len(nvec),
+        "per_tenant": PER_TENANT,
+        "n_globals": GLOBALS,
+        "scaled": (True,),
+    }
+
+
+__all__ = ["GLOBALS", "HIGH", "PER_TENANT", "space", "tenant_layout"]
