@@ -191,7 +191,9 @@ def load_rllib_module(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
 
     torch.set_num_threads(1)  # tiny networks; see edgegym.agents.policy.load_model
     try:
-        module = RLModule.from_checkpoint(str(module_dir))
+        # Absolute: RLlib reads the folder through pyarrow's filesystem, which takes a
+        # relative path for a URI without a scheme and fails ("URI has empty scheme").
+        module = RLModule.from_checkpoint(str(module_dir.resolve()))
     except Exception as exc:  # pickle, torch, file and key errors alike
         raise PolicyLoadError(
             f"RLlib checkpoint {module_dir} cannot be loaded: {type(exc).__name__}: {exc}"

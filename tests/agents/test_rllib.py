@@ -238,7 +238,7 @@ def test_resume_continues_to_more_timesteps(rllib_run, tmp_path):
     assert main(["train", MIG, "--out", str(run), "--resume", "--no-progress"]) == 2
 
 
-def test_rllib_policy_errors_name_the_file(rllib_run, tmp_path):
+def test_rllib_policy_errors_name_the_file(rllib_run, tmp_path, monkeypatch):
     from edgegym.agents.policy import PolicyLoadError
     from edgegym.baselines import make_policy
 
@@ -260,6 +260,9 @@ def test_rllib_policy_errors_name_the_file(rllib_run, tmp_path):
     with pytest.raises(PolicyLoadError, match=r"config\.yaml is a Stable-Baselines3 run"):
         make_policy(f"rllib:{sb3}", mig)
     policy = make_policy(f"rllib:{rllib_run / 'model'}", mig)
+    # The relative form README and docs/ray.md show (rllib:runs/mig-rllib) loads too.
+    monkeypatch.chdir(rllib_run.parent)
+    make_policy(f"rllib:{rllib_run.name}", mig)
     obs, _ = mig.reset(seed=0)
     for _ in range(20):  # greedy actions are always valid
         action, _ = policy.predict(obs)
