@@ -11,6 +11,7 @@ like an SB3 model (:func:`make_rllib_policy` is the ``rllib:PATH`` spec of
 from __future__ import annotations
 
 import copy
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,19 @@ import numpy as np
 from gymnasium import spaces
 
 from edgegym.agents.policies import SIZE_FREE
-from edgegym.agents.policy import PolicyLoadError, PPOPolicy, check_family, read_config
+from edgegym.agents.policy import (
+    PolicyLoadError,
+    PPOPolicy,
+    check_family,
+    first_line,
+    read_config,
+)
 from edgegym.parallel import RayMissingError, require_ray
 
 #: Where an Algorithm checkpoint keeps its (single) RLModule.
 MODULE_SUBDIR = Path("learner_group", "learner", "rl_module", "default_policy")
+#: edgegym's tensor copy of a checkpoint's module weights, beside RLlib's own files.
+WEIGHTS_NAME = "edgegym_weights.pt"
 
 
 class _ModuleModel:
@@ -162,6 +171,44 @@ def _find_config(ckpt: Path) -> Path:
     )
 
 
+def _rebuilt_module(config: dict[str, Any], ckpt: Path) -> Any:
+    """The run's RLModule built from its ``config.yaml`` (the RLlib settings training used),
+    with the weights of edgegym's tensor copy (``torch.load(weights_only=True)``): nothing of
+    RLlib's pickled files (the module's constructor arguments, its state) is read.
+
+    Raises:
+        PolicyLoadError: No tensor copy (a checkpoint edgegym did not write, or an older
+            one), or weights that do not fit the module the config describes.
+    """
+    import torch
+
+    from edgegym.agents.rllib.ppo import ppo_config
+    from edgegym.wrappers import make_masked
+
+    weights = ckpt / WEIGHTS_NAME
+    if not weights.is_file():
+        raise PolicyLoadError(
+            f"RLlib checkpoint {ckpt} has no {WEIGHTS_NAME} (edgegym's tensor copy of its "
+            "weights); loading RLlib's own files unpickles them, which runs whatever they "
+            "hold. Pass --trust-artifact if you trust its source"
+        )
+    try:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise PolicyLoadError(
+            f"{weights}: holds pickled Python objects other than tensors; loading them would "
+            "run whatever they hold. Pass --trust-artifact if you trust its source"
+        ) from None
+    settings = {**config["rllib"], "num_env_runners": 0}
+    probe = make_masked(settings["env"], **settings["env_config"])
+    try:
+        module = ppo_config(settings, 0).get_rl_module_spec(env=probe).build()
+    finally:
+        probe.close()
+    module.load_state_dict(state)
+    return module
+
+
 def load_rllib_module(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
     """The RLModule of an ``edgegym train --backend rllib`` run and its training config.
 
@@ -189,14 +236,22 @@ def load_rllib_module(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModule
 
+    from edgegym.agents.sb3.artifacts import trusted
+
     torch.set_num_threads(1)  # tiny networks; see edgegym.agents.policy.load_model
     try:
-        # Absolute: RLlib reads the folder through pyarrow's filesystem, which takes a
-        # relative path for a URI without a scheme and fails ("URI has empty scheme").
-        module = RLModule.from_checkpoint(str(module_dir.resolve()))
+        if trusted():
+            # Absolute: RLlib reads the folder through pyarrow's filesystem, which takes a
+            # relative path for a URI without a scheme and fails ("URI has empty scheme").
+            module = RLModule.from_checkpoint(str(module_dir.resolve()))
+        else:
+            module = _rebuilt_module(config, ckpt)
+    except PolicyLoadError:
+        raise
     except Exception as exc:  # pickle, torch, file and key errors alike
         raise PolicyLoadError(
-            f"RLlib checkpoint {module_dir} cannot be loaded: {type(exc).__name__}: {exc}"
+            f"RLlib checkpoint {module_dir} cannot be loaded: {type(exc).__name__}: "
+            f"{first_line(exc)}"
         ) from None
     module.eval()
     return module, config, ckpt

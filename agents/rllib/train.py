@@ -42,6 +42,7 @@ import numpy as np
 
 from edgegym.agents.config import ConfigError
 from edgegym.agents.policies import SIZE_FREE, size_free_class
+from edgegym.agents.rllib.policy import WEIGHTS_NAME
 from edgegym.agents.rllib.ppo import (
     SIZE_FREE_MODULE,
     ppo_config,
@@ -342,6 +343,7 @@ def save_algo(algo: Any, dest: Path, timesteps: int) -> Path:
     tmp = dest.parent / f".{dest.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     algo.save_to_path(str(tmp))
+    save_weights(algo, tmp)
     marker = {"timesteps": int(timesteps), "iteration": int(algo.iteration)}
     (tmp / MARKER).write_text(json.dumps(marker) + "\n")
     if dest.exists():
@@ -353,6 +355,23 @@ def save_algo(algo: Any, dest: Path, timesteps: int) -> Path:
     else:
         tmp.rename(dest)
     return dest
+
+
+def save_weights(algo: Any, folder: Path) -> Path:
+    """The learner's module weights as plain tensors, ``folder/edgegym_weights.pt``: what
+    ``rllib:PATH`` loads without unpickling RLlib's own files (see
+    :func:`edgegym.agents.rllib.policy.load_rllib_module`)."""
+    import torch
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    def weights(learner: Any) -> dict[str, Any]:
+        state = learner.module[DEFAULT_MODULE_ID].state_dict()
+        return {k: v.detach().cpu().clone() for k, v in state.items()}
+
+    state = next(iter(algo.learner_group.foreach_learner(weights))).get()
+    path = folder / WEIGHTS_NAME
+    torch.save(state, path)
+    return path
 
 
 def _marker(path: Path) -> dict[str, Any] | None:

@@ -270,3 +270,60 @@ def test_rllib_policy_errors_name_the_file(rllib_run, tmp_path, monkeypatch):
         obs, _, term, trunc, _ = mig.step(action)
         if term or trunc:
             obs, _ = mig.reset()
+
+
+class _Payload:
+    """Unpickling it creates the canary folder."""
+
+    def __init__(self, canary):
+        self.canary = str(canary)
+
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (self.canary,))
+
+
+def test_rllib_checkpoints_are_loaded_without_unpickling_them(rllib_run, tmp_path):
+    """Every pickle of the checkpoint booby-trapped: ``rllib:PATH`` rebuilds the module from
+    config.yaml and reads edgegym's tensor copy only; with --trust-artifact RLlib unpickles
+    them (the payload is live); without the tensor copy or with a payload in it: refused."""
+    import pickle
+
+    import torch
+
+    from edgegym.agents.policy import PolicyLoadError
+    from edgegym.agents.rllib.policy import WEIGHTS_NAME
+    from edgegym.agents.sb3.artifacts import trusting
+    from edgegym.baselines import make_policy
+
+    run = tmp_path / "run"
+    shutil.copytree(rllib_run, run)
+    canary = tmp_path / "canary"
+    pickles = sorted((run / "model").rglob("*.pkl"))
+    assert any(p.name == "class_and_ctor_args.pkl" for p in pickles)
+    for path in pickles:
+        path.write_bytes(pickle.dumps(_Payload(canary)))
+    mig = gym.make(MIG, **TINY_MIG)
+    safe = make_policy(f"rllib:{run}", mig)
+    reference = make_policy(f"rllib:{rllib_run}", mig)
+    obs, _ = mig.reset(seed=0)
+    for _ in range(10):  # the rebuilt module acts as the one RLlib loads
+        action, _ = safe.predict(obs)
+        assert action == reference.predict(obs)[0]
+        obs, _, term, trunc, _ = mig.step(action)
+        if term or trunc:
+            obs, _ = mig.reset()
+    assert not canary.exists()
+    with trusting(), pytest.raises(PolicyLoadError):
+        make_policy(f"rllib:{run}", mig)
+    assert canary.exists()  # the payload was live
+    canary.rmdir()
+    weights = run / "model" / WEIGHTS_NAME
+    torch.save({"w": _Payload(canary)}, weights)
+    with pytest.raises(PolicyLoadError, match="other than tensors"):
+        make_policy(f"rllib:{run}", mig)
+    weights.unlink()
+    with pytest.raises(PolicyLoadError, match=f"no {WEIGHTS_NAME}.*--trust-artifact"):
+        make_policy(f"rllib:{run}", mig)
+    assert not canary.exists()
