@@ -20,7 +20,6 @@ import json
 import platform
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,12 @@ from edgegym.reproduce.claims import (
     Claim,
     add_output_arguments,
     check_out,
+    count_sentence,
+    holds_cell,
+    out_folder,
+    record,
     rendered_outputs,
+    smoke_run,
     update,
 )
 from edgegym.reproduce.migrator_workloads import WORKLOADS
@@ -182,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy) (>= 1)")
     ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
-    add_output_arguments(ap)
+    add_output_arguments(ap, quick=True)
     ap.add_argument(
         "--render-only",
         action="store_true",
@@ -220,6 +224,7 @@ def _load_runs(runs_path: Path) -> dict[str, Any]:
             "basis_workloads": saved["basis_workloads"],
             "elapsed": saved["elapsed"],
             "oracle_workloads": saved.get("oracle_workloads", ORACLE_WORKLOADS),
+            "quick": bool(saved.get("quick", False)),
             "rows": saved["rows"],
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -253,7 +258,7 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
 
     cal_claims, fig2 = calibration_claims()
     rows["calibration"] = {
-        "claims": [asdict(c) for c in cal_claims],
+        "claims": [record(c) for c in cal_claims],
         "fig2": {k: v.tolist() for k, v in fig2.items()},
     }
     elapsed = time.time() - t_start
@@ -265,6 +270,7 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
             "workloads": workloads,
             "basis_workloads": basis_w,
             "oracle_workloads": oracle_w,
+            "quick": args.quick,
             "elapsed": elapsed,
             "date": dt.date.today().isoformat(),
             "rows": rows,
@@ -304,10 +310,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if problem := _argument_problem(args):
         return fail(problem)
+    outputs = rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS
     try:
-        out = check_out(
-            args.out, rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS, args.force
-        )
+        out = check_out(out_folder(args), outputs, args.force, smoke=args.quick)
     except ValueError as exc:
         return fail(str(exc))
     workloads = ["w1", "w5", "w9"] if args.quick else list(WORKLOADS)
@@ -322,13 +327,15 @@ def main(argv: list[str] | None = None) -> int:
         args.seeds, args.workers = saved["seeds"], saved["workers"]
         workloads, basis_w = saved["workloads"], saved["basis_workloads"]
         oracle_w, rows, elapsed = saved["oracle_workloads"], saved["rows"], saved["elapsed"]
+        args.quick = saved["quick"]
     out.mkdir(parents=True, exist_ok=True)
-    if not args.render_only:
-        rows, elapsed = _run_and_save(args, workloads, basis_w, oracle_w, runs_path)
-    report = _report(args, workloads, basis_w, oracle_w, rows, elapsed)
-    _plots(rows, workloads, out)
-    write_text(out / "migrator.md", report, "report")
-    update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
+    with smoke_run(args.quick):  # a quick run's claims are smoke checks, not results
+        if not args.render_only:
+            rows, elapsed = _run_and_save(args, workloads, basis_w, oracle_w, runs_path)
+        report = _report(args, workloads, basis_w, oracle_w, rows, elapsed)
+        _plots(rows, workloads, out)
+        write_text(out / "migrator.md", report, "report")
+        update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
     print(f"wrote {out / 'migrator.md'} and the claims in {elapsed:.0f} s")
     return 0
 
@@ -612,7 +619,7 @@ def _claims_table(claims: list[Claim]) -> list[str]:
         note = c.test if c.holds else c.why
         lines.append(
             f"| {c.figure} | {c.claim} | {c.paper_value} | {c.edgegym_value} | {c.role} | "
-            f"{'yes' if c.holds else '**no**'} | {note} |"
+            f"{holds_cell(c)} | {note} |"
         )
     return lines
 
@@ -635,6 +642,7 @@ def _report(args, workloads, basis_w, oracle_w, rows, elapsed):
         *_planner_section(rows["main"], workloads),
         "## Claims",
         "",
+        *([count_sentence(claims), ""] if any(c.smoke for c in claims) else []),
         *_claims_table([c for c in claims if c.role == "held-out"]),
         "",
         *_differences_section(f, oracle_w),
