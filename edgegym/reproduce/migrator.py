@@ -866,7 +866,8 @@ def _ablations_section(f: dict[str, Any], workloads) -> list[str]:
     lines += [
         "",
         "**The per-instance cost rule** (`overhead.rule: per-instance`, the environment's "
-        "default before issue 14: each instance that gets a new task is down for its own "
+        "default before the scenarios were recalibrated to Eq. 10: each instance that gets a "
+        "new task is down for its own "
         "destroy/create/library/model-load overhead, a task's other instances keep serving):",
         "",
         _md_table(f["rule"], POLICIES, workloads),
@@ -945,7 +946,8 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         + ", ".join(w.upper() for w in oracle_w)
         + " (oracle table): bursts that do not recur at the window period cannot be planned "
         "for from the previous window. A seasonal-naive per-second forecast was tried first "
-        "(before issue 14) and lost to Ekya on W1 and W5; the shipped forecaster was chosen "
+        "(before the scenarios were recalibrated to Eq. 10) and lost to Ekya on W1 and W5; the "
+        "shipped forecaster was chosen "
         "after that (`docs/design-notes.md`).",
         "- **Pre-initialisation for everyone**: the main table gives the baselines MIGRator's "
         "runtime, pre-initialisation included; without it MIGRator's gains are "
@@ -967,7 +969,8 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         "Not tuned to the claims: the inputs come from the sources in the scenario files; the "
         "trace level and `retrain_scale` were fitted to Fig. 2 (a characterisation, not an "
         "evaluation result), and no input was changed after the held-out results were seen. "
-        "Two baseline fixes followed the first runs (before issue 14), both toward the papers: "
+        "Two baseline fixes followed the first runs (before that recalibration), both toward "
+        "the papers: "
         "Ekya-on-MIG first could skip retraining (the paper's Ekya always retrains), and PARIS / "
         "static-half could give a tenant only instances that miss its SLO at batch 4.",
         "",
