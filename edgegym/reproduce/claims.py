@@ -23,11 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from edgegym.outputs import check_output_folder, write_json, write_text
 
@@ -139,6 +140,72 @@ def add_output_arguments(
 def rendered_outputs(outputs: Mapping[str, str]) -> dict[str, str]:
     """What ``--render-only`` writes of ``outputs``: all but the saved runs it reads."""
     return {name: kind for name, kind in outputs.items() if not name.endswith("-runs.json")}
+
+
+def run_parser(
+    prog: str, doc: str, seeds: int, seeds_help: str, quick_help: str, runs_file: str
+) -> argparse.ArgumentParser:
+    """The command line of a reproduction that saves its runs (``runs_file``): ``--seeds``,
+    ``--quick``, ``--out``, ``--force``, ``--render-only`` (rewrite the report from the saved
+    runs) and the parallel options; :func:`open_run` checks them."""
+    from edgegym.parallel import add_parallel_arguments
+
+    ap = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=seeds, help=seeds_help)
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    add_output_arguments(ap, quick=True)
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help=f"rewrite the report from the saved {runs_file} without running anything",
+    )
+    add_parallel_arguments(ap, "episode", workers=2)
+    return ap
+
+
+def open_run(
+    prog: str,
+    args: argparse.Namespace,
+    outputs: Mapping[str, str],
+    load_runs: Callable[[Path], Any],
+) -> tuple[Path, Any] | None:
+    """The ``--out`` folder of a :func:`run_parser` command, checked with its other arguments
+    before any work (:func:`check_out`; a quick run is a smoke run), and with
+    ``--render-only`` the saved runs (``load_runs(folder)``, which raises ``ValueError``).
+
+    Returns:
+        ``(folder, saved runs or None)``, or ``None`` after printing ``prog: error: ...``.
+    """
+    from edgegym.parallel import ray_problem
+
+    try:
+        for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
+            if value < 1:
+                raise ValueError(f"{flag} must be >= 1, got {value}")
+        if not args.render_only and (problem := ray_problem(args.ray)):
+            raise ValueError(problem)
+        written = rendered_outputs(outputs) if args.render_only else outputs
+        out = check_out(out_folder(args), written, args.force, smoke=args.quick)
+        return out, (load_runs(out) if args.render_only else None)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return None
+
+
+def read_runs(path: Path, pick: Callable[[Any], Any]) -> Any:
+    """``pick(runs)`` of a saved runs file, for ``--render-only``.
+
+    Raises:
+        ValueError: The file is missing, or not a saved run (``pick`` fails on it), with the
+            message to print.
+    """
+    if not path.is_file():
+        raise ValueError(f"--render-only: {path} does not exist; run without it first")
+    try:
+        return pick(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"--render-only: cannot read the saved runs in {path} ({why})") from exc
 
 
 def out_folder(args: argparse.Namespace) -> str:

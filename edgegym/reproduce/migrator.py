@@ -14,9 +14,7 @@ decided by the rule in its ``test``.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import platform
 import sys
 import time
@@ -26,16 +24,15 @@ from typing import Any
 import numpy as np
 
 from edgegym.outputs import run_command, save_figure, write_json, write_text
-from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
+from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
     Claim,
-    add_output_arguments,
-    check_out,
     count_sentence,
     holds_cell,
-    out_folder,
+    open_run,
+    read_runs,
     record,
-    rendered_outputs,
+    run_parser,
     smoke_run,
     update,
 )
@@ -182,41 +179,11 @@ def _plot(tab, policies, workloads, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=1, help="episodes per (workload, policy) (>= 1)")
-    ap.add_argument("--quick", action="store_true", help="W1, W5, W9 only (a smoke run)")
-    add_output_arguments(ap, quick=True)
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite the report from the saved migrator-runs.json without running anything",
-    )
-    add_parallel_arguments(ap, "episode", workers=2)
-    return ap
+def _load_runs(out: Path) -> dict[str, Any]:
+    """The saved ``migrator-runs.json`` in ``out``, for ``--render-only``: what ran (seeds,
+    workers, workloads, elapsed) and its rows (:func:`edgegym.reproduce.claims.read_runs`)."""
 
-
-def _argument_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the arguments (before the output folder is looked at), if anything."""
-    for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
-        if value < 1:
-            return f"{flag} must be >= 1, got {value}"
-    if not args.render_only and (problem := ray_problem(args.ray)):
-        return problem
-    return None
-
-
-def _load_runs(runs_path: Path) -> dict[str, Any]:
-    """A saved ``migrator-runs.json``, for ``--render-only``: what ran (seeds, workers,
-    workloads, elapsed) and its rows.
-
-    Raises:
-        ValueError: The file is missing or not a saved run, with the message to print.
-    """
-    if not runs_path.is_file():
-        raise ValueError(f"--render-only: {runs_path} does not exist; run without it first")
-    try:
-        saved = json.loads(runs_path.read_text())
+    def pick(saved: dict[str, Any]) -> dict[str, Any]:
         return {
             "seeds": saved["seeds"],
             "workers": saved["workers"],
@@ -227,11 +194,8 @@ def _load_runs(runs_path: Path) -> dict[str, Any]:
             "quick": bool(saved.get("quick", False)),
             "rows": saved["rows"],
         }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        raise ValueError(
-            f"--render-only: cannot read the saved runs in {runs_path} ({why})"
-        ) from exc
+
+    return read_runs(out / "migrator-runs.json", pick)
 
 
 def _experiments(workloads, basis_w, oracle_w, seeds: int) -> dict[str, list]:
@@ -302,28 +266,18 @@ def main(argv: list[str] | None = None) -> int:
         The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
         before any work starts).
     """
-    args = _parser().parse_args(argv)
-
-    def fail(message: str) -> int:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    args = run_parser(
+        PROG, __doc__, 1, "episodes per (workload, policy) (>= 1)",
+        "W1, W5, W9 only (a smoke run)", "migrator-runs.json",
+    ).parse_args(argv)  # fmt: skip
+    opened = open_run(PROG, args, OUTPUTS, _load_runs)
+    if opened is None:
         return 2
-
-    if problem := _argument_problem(args):
-        return fail(problem)
-    outputs = rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS
-    try:
-        out = check_out(out_folder(args), outputs, args.force, smoke=args.quick)
-    except ValueError as exc:
-        return fail(str(exc))
+    out, saved = opened
     workloads = ["w1", "w5", "w9"] if args.quick else list(WORKLOADS)
     basis_w = [w for w in BASIS_WORKLOADS if w in workloads] or workloads[:1]
     oracle_w = [w for w in ORACLE_WORKLOADS if w in workloads] or workloads[:1]
-    runs_path = out / "migrator-runs.json"
-    if args.render_only:
-        try:
-            saved = _load_runs(runs_path)
-        except ValueError as exc:
-            return fail(str(exc))
+    if saved is not None:
         args.seeds, args.workers = saved["seeds"], saved["workers"]
         workloads, basis_w = saved["workloads"], saved["basis_workloads"]
         oracle_w, rows, elapsed = saved["oracle_workloads"], saved["rows"], saved["elapsed"]
@@ -331,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with smoke_run(args.quick):  # a quick run's claims are smoke checks, not results
         if not args.render_only:
+            runs_path = out / "migrator-runs.json"
             rows, elapsed = _run_and_save(args, workloads, basis_w, oracle_w, runs_path)
         report = _report(args, workloads, basis_w, oracle_w, rows, elapsed)
         _plots(rows, workloads, out)

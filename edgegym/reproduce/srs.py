@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime as dt
-import json
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,15 +24,14 @@ from typing import Any
 import numpy as np
 
 from edgegym.outputs import run_command, save_figure, write_json, write_text
-from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
+from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
     Claim,
-    add_output_arguments,
-    check_out,
     count_sentence,
     holds_cell,
-    out_folder,
-    rendered_outputs,
+    open_run,
+    read_runs,
+    run_parser,
     smoke_run,
     update,
 )
@@ -237,46 +234,10 @@ def _plot_theta(rows, path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- main
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy (>= 1)")
-    ap.add_argument("--quick", action="store_true", help="300 requests per run (a smoke run)")
-    add_output_arguments(ap, quick=True)
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite the report from the saved srs-runs.json without running anything",
-    )
-    add_parallel_arguments(ap, "episode", workers=2)
-    return ap
-
-
-def _argument_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the arguments (before the output folder is looked at), if anything."""
-    for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
-        if value < 1:
-            return f"{flag} must be >= 1, got {value}"
-    if not args.render_only and (problem := ray_problem(args.ray)):
-        return problem
-    return None
-
-
-def _load_runs(runs_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The rows and meta of a saved ``srs-runs.json``, for ``--render-only``.
-
-    Raises:
-        ValueError: The file is missing or not a saved run, with the message to print.
-    """
-    if not runs_path.is_file():
-        raise ValueError(f"--render-only: {runs_path} does not exist; run without it first")
-    try:
-        saved = json.loads(runs_path.read_text())
-        return saved["rows"], saved["meta"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        raise ValueError(
-            f"--render-only: cannot read the saved runs in {runs_path} ({why})"
-        ) from exc
+def _load_runs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rows and meta of the saved ``srs-runs.json`` in ``out``, for ``--render-only``
+    (:func:`edgegym.reproduce.claims.read_runs`)."""
+    return read_runs(out / "srs-runs.json", lambda saved: (saved["rows"], saved["meta"]))
 
 
 def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -334,29 +295,20 @@ def main(argv: list[str] | None = None) -> int:
         The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
         before any work starts).
     """
-    args = _parser().parse_args(argv)
-
-    def fail(message: str) -> int:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    args = run_parser(
+        PROG, __doc__, 3, "episodes per setting and policy (>= 1)",
+        "300 requests per run (a smoke run)", "srs-runs.json",
+    ).parse_args(argv)  # fmt: skip
+    opened = open_run(PROG, args, OUTPUTS, _load_runs)
+    if opened is None:
         return 2
-
-    if problem := _argument_problem(args):
-        return fail(problem)
-    outputs = rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS
-    try:
-        out = check_out(out_folder(args), outputs, args.force, smoke=args.quick)
-    except ValueError as exc:
-        return fail(str(exc))
-    runs_path = out / "srs-runs.json"
-    if args.render_only:
-        try:
-            rows, meta = _load_runs(runs_path)
-        except ValueError as exc:
-            return fail(str(exc))
+    out, saved = opened
+    if saved is not None:
+        rows, meta = saved
     out.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
         rows, meta = _run_all(args)
-        write_json(runs_path, {"meta": meta, "rows": rows}, "srs-runs", indent=0)
+        write_json(out / "srs-runs.json", {"meta": meta, "rows": rows}, "srs-runs", indent=0)
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")
