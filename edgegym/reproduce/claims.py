@@ -314,17 +314,23 @@ def summary(claims: Sequence[Claim]) -> str:
     return f"{sum(c.holds for c in held)}/{len(held)} held-out claims hold"
 
 
-def count_sentence(claims: Sequence[Claim], rest: str = "") -> str:
-    """A report's count, in a sentence: ``"H of N held-out claims hold, by the rule each
-    states; " + rest``, or for a smoke run ``"Smoke run: N claims checked on a reduced sample;
-    not counted. " + Rest``."""
+def held_count(claims: Sequence[Claim]) -> str:
+    """A report's count: ``"H of N held-out claims hold"``, or for a smoke run
+    ``"Smoke run: N claims checked on a reduced sample; not counted"``."""
     if any(c.smoke for c in claims):
         line = smoke_line(claims)
-        return " ".join(x[0].upper() + x[1:] for x in (line + ".", rest) if x)
+        return line[0].upper() + line[1:]
     held = [c for c in claims if c.role == "held-out"]
-    lead = (
-        f"{sum(c.holds for c in held)} of {len(held)} held-out claims hold, by the rule each states"
-    )
+    return f"{sum(c.holds for c in held)} of {len(held)} held-out claims hold"
+
+
+def count_sentence(claims: Sequence[Claim], rest: str = "") -> str:
+    """A report's count in a sentence: ``"H of N held-out claims hold, by the rule each
+    states; " + rest``, or for a smoke run ``"Smoke run: ...; not counted. " + Rest``."""
+    count = held_count(claims)
+    if any(c.smoke for c in claims):
+        return f"{count}. {rest[0].upper()}{rest[1:]}" if rest else f"{count}."
+    lead = f"{count}, by the rule each states"
     return f"{lead}; {rest}" if rest else lead
 
 
