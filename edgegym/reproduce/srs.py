@@ -1,7 +1,8 @@
 """Reproduce the SRS/MRS evaluation (INFOCOM'25, Fig. 8-15) and write ``docs/reproduction/srs.md``.
 
 Run ``python -m edgegym.reproduce.srs [--seeds 3] [--workers 2] [--out DIR]`` (about 5 minutes
-on two cores; ``--quick`` for a smoke run, ``--render-only`` to rewrite the report from the
+on two cores; ``--quick`` for a smoke run, written to ``runs/reproduction-quick`` with its
+claims marked ``smoke`` and not counted; ``--render-only`` to rewrite the report from the
 saved ``srs-runs.json``). Every number in the report comes from the run; the slides' claims
 stand beside them. Sections: MRS against the baselines, with Algorithm 2 as written and
 edgegym's variant (headline), accuracy and normalised completion time over time (Fig. 8-9),
