@@ -71,7 +71,7 @@ included.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +203,22 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
     def bad(key: str, what: str) -> ConfigError:
         return ConfigError(f"{source}: {key} {what}")
 
+    _check_policy(cfg, bad)
+    _check_wrappers(cfg, bad, family)
+    _check_numbers(cfg, bad)
+    _check_scenarios(cfg["train"]["scenarios"], bad)
+    _check_bc(cfg["bc"], cfg["wrappers"], bad)
+    ev = cfg["eval"]
+    if ev["baseline"] is not None and not isinstance(ev["baseline"], str):
+        raise bad("eval.baseline", f"must be a policy name or null, got {ev['baseline']!r}")
+
+
+#: ``bad(key, what)``: the error naming the file, the key and what is wrong.
+Bad = Callable[[str, str], ConfigError]
+
+
+def _check_policy(cfg: dict[str, Any], bad: Bad) -> None:
+    """``algo``, ``policy`` and ``policy_kwargs``."""
     if cfg["algo"] not in ALGOS:
         raise bad("algo", f"must be one of {', '.join(ALGOS)}, got {cfg['algo']!r}")
     if cfg["policy"] not in POLICIES:
@@ -214,6 +230,10 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
     widths = list(arch.get("pi", [])) + list(arch.get("vf", [])) if isinstance(arch, dict) else arch
     if not isinstance(widths, list) or not all(isinstance(w, int) and w > 0 for w in widths):
         raise bad("policy_kwargs.net_arch", f"must list positive layer widths, got {arch!r}")
+
+
+def _check_wrappers(cfg: dict[str, Any], bad: Bad, family: str | None) -> None:
+    """``wrappers``, and the wrappers a structured policy needs."""
     w = cfg["wrappers"]
     for key in ("flatten_obs", "discrete_actions"):
         if not isinstance(w[key], bool):
@@ -234,7 +254,17 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
                 f"{cfg['policy']} reads {what}: it needs algo maskable_ppo and "
                 + " and ".join(f"wrappers.{k} {str(v).lower()}" for k, v in flags.items()),
             )
-    ppo, train, ev, ck = cfg["ppo"], cfg["train"], cfg["eval"], cfg["checkpoint"]
+
+
+def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
+    """The counts, frequencies and PPO coefficients, and the named choices among them."""
+    w, ppo, train, ev, ck = (
+        cfg["wrappers"],
+        cfg["ppo"],
+        cfg["train"],
+        cfg["eval"],
+        cfg["checkpoint"],
+    )
     positive_ints = {
         "wrappers.max_actions": w["max_actions"],
         "ppo.n_steps": ppo["n_steps"],
@@ -265,7 +295,10 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
         raise bad("ppo.lr_schedule", f"must be one of {', '.join(LR_SCHEDULES)}")
     if train["vec_env"] not in VEC_ENVS:
         raise bad("train.vec_env", f"must be one of {', '.join(VEC_ENVS)}")
-    scenarios = train["scenarios"]
+
+
+def _check_scenarios(scenarios: Any, bad: Bad) -> None:
+    """``train.scenarios``: names, or ``{scenario, overrides}`` mappings."""
     if not isinstance(scenarios, list):
         raise bad("train.scenarios", f"must be a list, got {scenarios!r}")
     for i, item in enumerate(scenarios):
@@ -280,7 +313,10 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
                 f"train.scenarios[{i}]",
                 f"must be a scenario name or {{scenario: NAME, overrides: {{...}}}}, got {item!r}",
             )
-    bc = cfg["bc"]
+
+
+def _check_bc(bc: dict[str, Any], w: dict[str, Any], bad: Bad) -> None:
+    """``bc``: the teacher (and how it fits the wrappers) and the cloning settings."""
     if bc["teacher"] is not None:
         if not isinstance(bc["teacher"], str):
             raise bad("bc.teacher", f"must be a policy name or null, got {bc['teacher']!r}")
@@ -300,8 +336,6 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
         value = bc[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise bad(f"bc.{key}", f"must be a number >= 0, got {value!r}")
-    if ev["baseline"] is not None and not isinstance(ev["baseline"], str):
-        raise bad("eval.baseline", f"must be a policy name or null, got {ev['baseline']!r}")
 
 
 def dotted(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gymnasium as gym
@@ -245,6 +246,59 @@ def solve(
     m = p.shape[0]
     served = p.served()  # (M, U, T)
     loss = p.loss()  # (M, T, U, U)
+    tab = _option_tables(p, served, loss)
+    stride, start, size, end = _retraining_plans(p, max_combos)
+    ub = _upper_bounds(p, start, end, size, tab.best, tab.occ_index)
+    gain_cum = np.concatenate(
+        [np.zeros((*tab.gain.shape[:2], 1)), np.cumsum(tab.gain, axis=2)], axis=2
+    )
+    breaks = _table_breaks(p, served, loss)
+    # Transition cost tables per tenant over joint options.
+    trans = _TransitionCache(loss, tab.joint)
+
+    def viterbi(k: int) -> tuple[float, list[int]]:
+        return _viterbi(p, start[:, k], end[:, k], size[:, k], gain_cum, trans, loss,
+                        tab.sig_at, tab.occ_index, tab.joint, breaks)  # fmt: skip
+
+    best_val, best_seq, best_plan, solved, bound = _branch_and_bound(ub, viterbi, gap, max_plans)
+    starts = {
+        i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
+    }
+    return Plan(
+        signatures=best_seq,
+        value=float(best_val),
+        upper_bound=max(bound, float(best_val)),
+        plans_total=start.shape[1],
+        plans_solved=solved,
+        seconds=time.perf_counter() - t0,
+        starts=starts,
+        start_stride=stride,
+    )
+
+
+@dataclass(frozen=True)
+class _OptionTables:
+    """The window's joint inference options and the bound tables over them.
+
+    Attributes:
+        joint: (J, M) the distinct joint inference options of the signatures.
+        sig_at: (O, J) the signature of retraining occupancy o and joint option j (-1: none).
+        occ_index: Retraining occupancy (a tuple per tenant) -> its row o.
+        gain: (F, J, T) accuracy-weighted served requests per accuracy flag vector f (bit i:
+            tenant i at post accuracy), joint option and step.
+        best: (O, F, T) the upper bound of a step's gain over the options allowed under each
+            occupancy (step 0 less the switch from the option held before the window).
+    """
+
+    joint: np.ndarray
+    sig_at: np.ndarray
+    occ_index: dict[tuple[int, ...], int]
+    gain: np.ndarray
+    best: np.ndarray
+
+
+def _option_tables(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> _OptionTables:
+    m = p.shape[0]
     n_sig = p.sig_u.shape[0]
     # Joint inference options and the retraining occupancy of each signature.
     joint, j_of = np.unique(p.sig_u, axis=0, return_inverse=True)
@@ -272,7 +326,21 @@ def solve(
     bound_gain = gain.copy()
     bound_gain[:, :, 0] -= entry
     best = np.where(allowed[:, None, :, None], bound_gain[None], NEG).max(axis=2)  # (O, F, T)
-    # Retraining plans.
+    occ_index = {tuple(int(x) for x in r): k for k, r in enumerate(occ)}
+    return _OptionTables(joint=joint, sig_at=sig_at, occ_index=occ_index, gain=gain, best=best)
+
+
+def _retraining_plans(
+    p: PlanProblem, max_combos: int
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Every combination of the tenants' retraining plans, on the finest grid of start steps
+    that keeps their number under ``max_combos``.
+
+    Returns:
+        The start stride, and per tenant and plan (M, P): the start step, the instance size
+        and the first step after the job (-1: no job).
+    """
+    m = p.shape[0]
     stride = 1
     while True:
         per = [_tenant_plans(p, i, stride) for i in range(m)]
@@ -280,22 +348,33 @@ def solve(
             break
         stride *= 2
     combos = np.array(np.meshgrid(*[np.arange(len(x)) for x in per], indexing="ij")).reshape(m, -1)
-    n_plans = combos.shape[1]
     start = np.stack([np.array([per[i][c][0] for c in combos[i]]) for i in range(m)])  # (M, P)
     size = np.stack([np.array([per[i][c][1] for c in combos[i]]) for i in range(m)])
     dur = np.where(size >= 0, p.dur[np.arange(m)[:, None], np.maximum(size, 0)], 0)
     end = np.where(start >= 0, start + dur, -1)  # first step after the job
-    occ_index = {tuple(int(x) for x in r): k for k, r in enumerate(occ)}
-    ub = _upper_bounds(p, start, end, size, best, occ_index)
-    order = np.argsort(-ub, kind="stable")
-    gain_cum = np.concatenate([np.zeros((*gain.shape[:2], 1)), np.cumsum(gain, axis=2)], axis=2)
-    breaks = _table_breaks(p, served, loss)
-    # Transition cost tables per tenant over joint options.
-    trans = _TransitionCache(loss, joint)
+    return stride, start, size, end
+
+
+def _branch_and_bound(
+    ub: np.ndarray,
+    viterbi: Callable[[int], tuple[float, list[int]]],
+    gap: float,
+    max_plans: int,
+) -> tuple[float, list[int], int, int, float]:
+    """Solve plans exactly in the order of their upper bounds until the best is within
+    ``gap`` of every remaining bound (or ``max_plans`` are solved).
+
+    Returns:
+        The best value, its signature sequence, its plan, the plans solved and the bound of
+        the plans left unsolved.
+
+    Raises:
+        ValueError: No plan is feasible.
+    """
     best_val, best_seq, best_plan = NEG, None, -1
     solved = 0
     bound = NEG
-    for k in order:
+    for k in np.argsort(-ub, kind="stable"):
         if ub[k] <= NEG / 2:  # this and every later plan is infeasible
             break
         if best_seq is not None and ub[k] <= best_val + gap * abs(ub[k]):
@@ -304,37 +383,13 @@ def solve(
         if solved >= max_plans:
             bound = float(ub[k])
             break
-        val, seq = _viterbi(
-            p,
-            start[:, k],
-            end[:, k],
-            size[:, k],
-            gain_cum,
-            trans,
-            loss,
-            sig_at,
-            occ_index,
-            joint,
-            breaks,
-        )
+        val, seq = viterbi(k)
         solved += 1
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
     if best_seq is None:
         raise ValueError("no feasible allocation sequence for this window")
-    starts = {
-        i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
-    }
-    return Plan(
-        signatures=best_seq,
-        value=float(best_val),
-        upper_bound=max(bound, float(best_val)),
-        plans_total=n_plans,
-        plans_solved=solved,
-        seconds=time.perf_counter() - t0,
-        starts=starts,
-        start_stride=stride,
-    )
+    return best_val, best_seq, best_plan, solved, bound
 
 
 def _upper_bounds(
@@ -587,14 +642,8 @@ def build_problem(
     cat = spec.catalogue
     m = spec.n_tenants
     t_n = spec.steps_per_window
-    basis = spec.basis_s
-    edges = np.minimum(np.arange(t_n + 1) * basis, spec.window_s)
+    edges = np.minimum(np.arange(t_n + 1) * spec.basis_s, spec.window_s)
     dt = np.diff(edges)
-    # Arrivals per step from arrivals per second (uniform inside each second).
-    cum = np.concatenate([np.zeros((m, 1)), np.cumsum(arrivals_per_s, axis=1)], axis=1)
-    sec = np.arange(cum.shape[1])
-    per_step = np.stack([np.diff(np.interp(edges, sec, cum[i])) for i in range(m)])
-    per_step = np.round(per_step, 9)  # no float noise: equal seconds give equal steps
     pending = snap.status == 0
     ok = spec.valid_static.copy()
     for i in range(m):
@@ -603,8 +652,67 @@ def build_problem(
     sigs = np.flatnonzero(ok)
     options = [sorted({cat.signatures[n][i] for n in sigs}) for i in range(m)]
     u_index = [{u: k for k, u in enumerate(opts)} for opts in options]
-    n_u = max(len(o) for o in options)
+    cap, added = _capacity_tables(spec, options)
     sizes = list(cat.sizes)
+    sig_u = np.array([[u_index[i][cat.signatures[n][i]] for i in range(m)] for n in sigs])
+    sig_r = np.array(
+        [
+            [
+                sizes.index(cat.signatures[n][m + i][0]) if cat.signatures[n][m + i] else -1
+                for i in range(m)
+            ]
+            for n in sigs
+        ]
+    )
+    prev = np.full(m, -1)
+    if snap.signature >= 0:
+        for i in range(m):
+            prev[i] = u_index[i].get(cat.signatures[snap.signature][i], -1)
+    expected = None
+    if samples is not None:
+        a = samples.astype(float)[:, None, :, None] * dt[None, None, None, :]  # (M,1,K,T)
+        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
+        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
+    prob = PlanProblem(
+        expected_served=expected,
+        arrivals=_arrivals_per_step(arrivals_per_s, edges),
+        dt=dt,
+        sig_u=sig_u,
+        sig_r=sig_r,
+        cap=cap,
+        added=added,
+        psi=np.array(snap.overhead_s[:m], dtype=float),
+        pre=snap.model_acc.copy(),
+        post=np.where(pending, snap.post_acc, snap.model_acc),
+        dur=_retrain_steps(snap),
+        pending=pending,
+        prev_u=prev,
+        must_launch=must_launch,
+    )
+    prob.signatures = sigs  # type: ignore[attr-defined]
+    return prob
+
+
+def _arrivals_per_step(arrivals_per_s: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(M, T) arrivals per step from arrivals per second (uniform inside each second)."""
+    m = arrivals_per_s.shape[0]
+    cum = np.concatenate([np.zeros((m, 1)), np.cumsum(arrivals_per_s, axis=1)], axis=1)
+    sec = np.arange(cum.shape[1])
+    per_step = np.stack([np.diff(np.interp(edges, sec, cum[i])) for i in range(m)])
+    return np.round(per_step, 9)  # no float noise: equal seconds give equal steps
+
+
+def _capacity_tables(spec, options: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per tenant and inference option: the capacity (requests per second), and per pair of
+    options the capacity a switch from the first to the second takes down (Eq. 10 or the
+    per-instance rule).
+
+    Returns:
+        ``cap`` (M, U) and ``added`` (M, U, U).
+    """
+    m = len(options)
+    n_u = max(len(o) for o in options)
+    sizes = list(spec.catalogue.sizes)
     cap = np.zeros((m, n_u))
     added = np.zeros((m, n_u, n_u))
     eq10 = spec.overhead_rule == "eq10"
@@ -626,48 +734,18 @@ def build_problem(
                     else:
                         new.append(z)
                 added[i, a, b] = sum(rate[z] for z in new)
-    sig_u = np.array([[u_index[i][cat.signatures[n][i]] for i in range(m)] for n in sigs])
-    sig_r = np.array(
-        [
-            [
-                sizes.index(cat.signatures[n][m + i][0]) if cat.signatures[n][m + i] else -1
-                for i in range(m)
-            ]
-            for n in sigs
-        ]
-    )
-    # inf where the size cannot hold the job; a start costs what the environment charges now
+    return cap, added
+
+
+def _retrain_steps(snap) -> np.ndarray:
+    """(M, Z) steps a pending job takes per instance size (beyond the window where the size
+    cannot hold it); a start costs what the environment charges now."""
+    spec = snap.spec
+    m, t_n = spec.n_tenants, spec.steps_per_window
     secs = spec.retrain_seconds(snap.job_left, snap.overhead_s[m:])
     with np.errstate(invalid="ignore"):
-        dur = np.ceil(secs / basis - 1e-9)
-    dur = np.where(~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
-    prev = np.full(m, -1)
-    if snap.signature >= 0:
-        for i in range(m):
-            prev[i] = u_index[i].get(cat.signatures[snap.signature][i], -1)
-    expected = None
-    if samples is not None:
-        a = samples.astype(float)[:, None, :, None] * dt[None, None, None, :]  # (M,1,K,T)
-        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
-        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
-    prob = PlanProblem(
-        expected_served=expected,
-        arrivals=per_step,
-        dt=dt,
-        sig_u=sig_u,
-        sig_r=sig_r,
-        cap=cap,
-        added=added,
-        psi=np.array(snap.overhead_s[:m], dtype=float),
-        pre=snap.model_acc.copy(),
-        post=np.where(pending, snap.post_acc, snap.model_acc),
-        dur=dur,
-        pending=pending,
-        prev_u=prev,
-        must_launch=must_launch,
-    )
-    prob.signatures = sigs  # type: ignore[attr-defined]
-    return prob
+        dur = np.ceil(secs / spec.basis_s - 1e-9)
+    return np.where(~np.isfinite(dur) | (dur > t_n), t_n + 1, dur).astype(np.int64)
 
 
 class MIGRatorPolicy(Policy):

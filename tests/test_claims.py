@@ -1,4 +1,5 @@
-"""The claims table: records, merging per paper, rendering, and the held-out counts."""
+"""The claims table: records, merging per paper, rendering, the held-out counts, and smoke
+runs (``--quick``), whose claims are marked and never counted."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from edgegym.reproduce import __main__ as reproduce_main
-from edgegym.reproduce.claims import Claim, load, update
+from edgegym.reproduce import migrator, srs
+from edgegym.reproduce.claims import (
+    Claim,
+    holds_cell,
+    load,
+    record,
+    smoke_run,
+    summary,
+    update,
+)
 
 
 def _claim(paper: str, holds: bool, value: float = 1.0, role: str = "held-out") -> Claim:
@@ -67,13 +77,13 @@ def test_a_broken_table_is_named_not_overwritten(tmp_path: Path) -> None:
     assert (tmp_path / "claims.json").read_text() == "{not json"
 
 
-def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, capsys) -> None:
-    ran: list[str] = []
+def _fake_papers(monkeypatch, ran: list[str], fail: str | None = None) -> None:
+    """``all`` runs stand-ins: each records one held-out claim that holds (``fail`` raises)."""
 
     def fake(paper: str):
         def main(argv: list[str]) -> int:
             ran.append(paper)
-            if paper == "ekya":
+            if paper == fail:
                 raise RuntimeError("boom")
             update(paper, [_claim(paper, True)], argv[argv.index("--out") + 1])
             return 0
@@ -84,8 +94,82 @@ def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, caps
         return fake(name.rsplit(".", 1)[1])
 
     monkeypatch.setattr(reproduce_main.importlib, "import_module", import_module)
-    code = reproduce_main.main(["all", "--out", str(tmp_path), "--quick"])
+
+
+def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, capsys) -> None:
+    ran: list[str] = []
+    _fake_papers(monkeypatch, ran, fail="ekya")
+    code = reproduce_main.main(["all", "--out", str(tmp_path)])
     assert code == 1 and ran == ["etf", "ekya", "srs", "migrator"]
     err = capsys.readouterr()
-    assert "ekya failed: RuntimeError: boom" in err.err and "migrator: 1/1" in err.out
+    assert "ekya failed: RuntimeError: boom" in err.err
+    assert "migrator: 1/1 held-out claims hold" in err.out
     assert {c.paper for c in load(tmp_path)} == {"etf", "srs", "migrator"}
+    assert not any(c.smoke for c in load(tmp_path))
+
+
+def test_a_quick_runs_claims_are_smoke_checks_not_counted(tmp_path, monkeypatch, capsys) -> None:
+    ran: list[str] = []
+    _fake_papers(monkeypatch, ran)
+    assert reproduce_main.main(["all", "--out", str(tmp_path), "--quick"]) == 0
+    out = capsys.readouterr().out
+    for paper in ("etf", "ekya", "srs", "migrator"):
+        assert f"{paper}: smoke run: 1 claim checked on a reduced sample; not counted" in out
+    assert "held-out claims hold" not in out
+    claims = load(tmp_path)
+    assert len(claims) == 4 and all(c.smoke for c in claims)
+    assert all(
+        r["smoke"] is True for r in json.loads((tmp_path / "claims.json").read_text())["claims"]
+    )
+    readme = (tmp_path / "README.md").read_text()
+    assert "**Smoke run: 4 claims checked on a reduced sample; not counted.**" in readme
+    assert "| [Energy-Time Fairness (SEC'23)](etf.md) | 1 | smoke | 0 | smoke |" in readme
+    assert "| yes |" not in readme  # no row reads as a result
+
+
+def test_a_quick_run_does_not_write_the_committed_claims_table(tmp_path, monkeypatch) -> None:
+    """By default it writes to runs/reproduction-quick; pointed at a full run's table it
+    refuses before any work, and the table stays as it was."""
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs" / "reproduction"
+    update("etf", [_claim("etf", True)], docs)  # a full run's table, as committed
+    before = (docs / "claims.json").read_text()
+    ran: list[str] = []
+    _fake_papers(monkeypatch, ran)
+    assert reproduce_main.main(["all", "--quick"]) == 0
+    assert (docs / "claims.json").read_text() == before
+    quick = load(tmp_path / "runs" / "reproduction-quick")
+    assert len(quick) == 4 and all(c.smoke for c in quick)
+    ran.clear()
+    assert reproduce_main.main(["all", "--quick", "--out", str(docs), "--force"]) == 2
+    assert ran == [] and (docs / "claims.json").read_text() == before
+    with smoke_run(), pytest.raises(ValueError, match="holds the claims of a full run"):
+        update("srs", [_claim("srs", True)], docs)
+    assert (docs / "claims.json").read_text() == before
+
+
+@pytest.mark.parametrize(("module", "runs"), [(srs, "_run_all"), (migrator, "_run_and_save")])
+def test_a_quick_reproduction_refuses_a_full_runs_folder(
+    tmp_path, module, runs, monkeypatch, capsys
+) -> None:
+    update("etf", [_claim("etf", True)], tmp_path)
+
+    def run(*args, **kwargs):
+        raise AssertionError("refused before any work")
+
+    monkeypatch.setattr(module, runs, run)
+    assert module.main(["--quick", "--out", str(tmp_path)]) == 2
+    assert "a quick (smoke) run does not overwrite them" in capsys.readouterr().err
+
+
+def test_smoke_marks_claims_made_inside_it_only() -> None:
+    assert not _claim("etf", True).smoke
+    with smoke_run(False):
+        assert not _claim("etf", True).smoke
+    with smoke_run():
+        c = _claim("etf", False)
+        assert c.smoke and record(c)["smoke"] is True
+        assert summary([c]) == "smoke run: 1 claim checked on a reduced sample; not counted"
+        assert holds_cell(c) == "smoke"
+    full = _claim("etf", True)
+    assert "smoke" not in record(full) and summary([full]) == "1/1 held-out claims hold"

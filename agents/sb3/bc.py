@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -77,14 +77,7 @@ def collect(
         ValueError: The teacher is unknown for the family, or took an action its environment
             masks out (cloning it would teach an action the model can never take).
     """
-    from edgegym.baselines import make_policy
-
-    observations: list[Any] = []
-    masks: list[np.ndarray] = []
-    actions: list[np.ndarray] = []
-    returns: list[float] = []
-    changes: list[bool] = []
-    episode_returns: list[float] = []
+    rec = _Recorder()
     bar = tqdm(
         total=len(make_env) * episodes,
         desc=f"bc: {teacher} plays",
@@ -94,53 +87,92 @@ def collect(
     for build in make_env:
         env = build()
         try:
-            if hint:
-                hinted = env.get_wrapper_attr("hint")
-                if hinted is None or hinted.spec != teacher:
-                    raise ValueError(f"bc: the environment has no {teacher!r} hint action")
-                policy: Any = _HintPolicy(int(env.action_space.n) - 1)
-            else:
-                policy = make_policy(teacher, env)
+            policy = _teacher_policy(env, teacher, hint)
             masked = hasattr(env.unwrapped, "action_masks")
             for k in range(episodes):
-                obs, _ = env.reset(seed=seed + k)
-                policy.reset(seed + k)
-                rewards: list[float] = []
-                done = False
-                last = None
-                while not done:
-                    action, _ = policy.predict(obs, deterministic=True)
-                    action = np.asarray(action, dtype=np.int64)
-                    changes.append(last is None or not np.array_equal(action, last))
-                    last = action
-                    if masked:
-                        mask = np.asarray(env.get_wrapper_attr("action_masks")(), dtype=bool)
-                        _check_in_mask(action, mask, env.action_space, teacher)
-                        masks.append(mask)
-                    observations.append(observe(obs) if observe is not None else obs)
-                    actions.append(action)
-                    obs, reward, terminated, truncated, _ = env.step(action)
-                    rewards.append(float(reward))
-                    done = terminated or truncated
-                togo = np.zeros(len(rewards))
-                acc = 0.0
-                for i in range(len(rewards) - 1, -1, -1):
-                    acc = rewards[i] + gamma * acc
-                    togo[i] = acc
-                returns.extend(togo.tolist())
-                episode_returns.append(float(sum(rewards)))
+                rewards = _play(env, policy, seed + k, masked, observe, teacher, rec)
+                rec.returns.extend(_returns_to_go(rewards, gamma).tolist())
+                rec.episode_returns.append(float(sum(rewards)))
                 bar.update()
         finally:
             env.close()
     bar.close()
     return Demonstrations(
-        observations=observations,
-        masks=np.stack(masks) if masks else None,
-        actions=np.stack(actions),
-        returns=np.asarray(returns, dtype=np.float32),
-        episode_returns=episode_returns,
-        changes=np.asarray(changes, dtype=bool),
+        observations=rec.observations,
+        masks=np.stack(rec.masks) if rec.masks else None,
+        actions=np.stack(rec.actions),
+        returns=np.asarray(rec.returns, dtype=np.float32),
+        episode_returns=rec.episode_returns,
+        changes=np.asarray(rec.changes, dtype=bool),
     )
+
+
+@dataclass
+class _Recorder:
+    """The demonstrations as they are collected, one entry per decision (per episode for
+    ``episode_returns``)."""
+
+    observations: list[Any] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    actions: list[np.ndarray] = field(default_factory=list)
+    returns: list[float] = field(default_factory=list)
+    changes: list[bool] = field(default_factory=list)
+    episode_returns: list[float] = field(default_factory=list)
+
+
+def _teacher_policy(env: gym.Env, teacher: str, hint: bool) -> Any:
+    """The teacher on ``env``: the baseline itself, or (``hint``) the hint action that plays
+    it through :class:`DiscreteActions`."""
+    from edgegym.baselines import make_policy
+
+    if hint:
+        hinted = env.get_wrapper_attr("hint")
+        if hinted is None or hinted.spec != teacher:
+            raise ValueError(f"bc: the environment has no {teacher!r} hint action")
+        return _HintPolicy(int(env.action_space.n) - 1)
+    return make_policy(teacher, env)
+
+
+def _play(
+    env: gym.Env,
+    policy: Any,
+    seed: int,
+    masked: bool,
+    observe: Callable[[Any], Any] | None,
+    teacher: str,
+    rec: _Recorder,
+) -> list[float]:
+    """One episode of the teacher, each decision recorded in ``rec``; its rewards."""
+    obs, _ = env.reset(seed=seed)
+    policy.reset(seed)
+    rewards: list[float] = []
+    done = False
+    last = None
+    while not done:
+        action, _ = policy.predict(obs, deterministic=True)
+        action = np.asarray(action, dtype=np.int64)
+        rec.changes.append(last is None or not np.array_equal(action, last))
+        last = action
+        if masked:
+            mask = np.asarray(env.get_wrapper_attr("action_masks")(), dtype=bool)
+            _check_in_mask(action, mask, env.action_space, teacher)
+            rec.masks.append(mask)
+        rec.observations.append(observe(obs) if observe is not None else obs)
+        rec.actions.append(action)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        rewards.append(float(reward))
+        done = terminated or truncated
+    return rewards
+
+
+def _returns_to_go(rewards: list[float], gamma: float) -> np.ndarray:
+    """The discounted return from each decision of an episode on."""
+    togo = np.zeros(len(rewards))
+    acc = 0.0
+    for i in range(len(rewards) - 1, -1, -1):
+        acc = rewards[i] + gamma * acc
+        togo[i] = acc
+    return togo
 
 
 class _HintPolicy:
@@ -198,62 +230,22 @@ def clone(
     policy.set_training_mode(True)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     rng = np.random.default_rng(seed)
-    obs_all = _stack(demos.observations)
     n = len(demos)
+    batch = _batcher(policy, demos)
     t0 = time.perf_counter()
-
-    def batch(idx: np.ndarray) -> tuple[Any, Any, Any, Any]:
-        obs = {k: v[idx] for k, v in obs_all.items()} if isinstance(obs_all, dict) else obs_all[idx]
-        obs_t, _ = policy.obs_to_tensor(obs)
-        act = torch.as_tensor(demos.actions[idx], device=policy.device)
-        ret = torch.as_tensor(demos.returns[idx], device=policy.device)
-        masks = None if demos.masks is None else demos.masks[idx]
-        return obs_t, act, ret, masks
-
     changed = demos.changes if demos.changes is not None else np.ones(n, dtype=bool)
-    weight = np.ones(n, dtype=np.float32)
-    if balance and 0 < changed.sum() < n:
-        # Changes and repeats carry half the loss each (a scheduler that keeps its allocation
-        # for most decisions would otherwise be cloned as one that never changes it).
-        frac = changed.mean()
-        weight = np.where(changed, 0.5 / frac, 0.5 / (1.0 - frac)).astype(np.float32)
-    weights = torch.as_tensor(weight, device=policy.device)
+    weights = torch.as_tensor(_weights(changed, balance), device=policy.device)
 
     bar = tqdm(total=epochs, desc="bc: fit", unit="epoch", disable=None if progress else True)
     nll = value_mse = float("nan")
     for _ in range(epochs):
-        order = rng.permutation(n)
-        losses, errors = [], []
-        for start in range(0, n, batch_size):
-            idx = order[start : start + batch_size]
-            obs_t, act, ret, masks = batch(idx)
-            kwargs = {} if masks is None else {"action_masks": masks}
-            values, log_prob, _ = policy.evaluate_actions(obs_t, act, **kwargs)
-            policy_loss = -(weights[idx] * log_prob).mean()
-            value_loss = torch.nn.functional.mse_loss(values.flatten(), ret)
-            loss = policy_loss + vf_coef * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-            optimizer.step()
-            losses.append(policy_loss.item())
-            errors.append(value_loss.item())
-        nll, value_mse = float(np.mean(losses)), float(np.mean(errors))
+        nll, value_mse = _epoch(policy, optimizer, batch, rng.permutation(n), batch_size,
+                                weights, vf_coef)  # fmt: skip
         bar.update()
         bar.set_postfix_str(f"nll {nll:.3f}", refresh=False)
     bar.close()
     policy.set_training_mode(False)
-    agree = agree_changes = 0
-    with torch.no_grad():
-        for start in range(0, n, batch_size):
-            idx = np.arange(start, min(n, start + batch_size))
-            obs_t, act, _, masks = batch(idx)
-            kwargs = {} if masks is None else {"action_masks": masks}
-            dist = policy.get_distribution(obs_t, **kwargs)
-            greedy = dist.get_actions(deterministic=True).reshape(act.shape)
-            same = (greedy == act).reshape(len(idx), -1).all(dim=1).numpy()
-            agree += int(same.sum())
-            agree_changes += int(same[changed[idx]].sum())
+    agree, agree_changes = _agreement(policy, batch, n, batch_size, changed)
     return {
         "decisions": n,
         "epochs": epochs,
@@ -265,6 +257,90 @@ def clone(
         "value_rmse": round(float(np.sqrt(value_mse)), 4),
         "wall_s": round(time.perf_counter() - t0, 1),
     }
+
+
+Batch = Callable[[np.ndarray], tuple[Any, Any, Any, Any]]
+
+
+def _batcher(policy: Any, demos: Demonstrations) -> Batch:
+    """``batch(idx)``: the demonstrations at ``idx`` as the policy's tensors (observations,
+    actions, returns) and their masks."""
+    import torch
+
+    obs_all = _stack(demos.observations)
+
+    def batch(idx: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        obs = {k: v[idx] for k, v in obs_all.items()} if isinstance(obs_all, dict) else obs_all[idx]
+        obs_t, _ = policy.obs_to_tensor(obs)
+        act = torch.as_tensor(demos.actions[idx], device=policy.device)
+        ret = torch.as_tensor(demos.returns[idx], device=policy.device)
+        masks = None if demos.masks is None else demos.masks[idx]
+        return obs_t, act, ret, masks
+
+    return batch
+
+
+def _weights(changed: np.ndarray, balance: bool) -> np.ndarray:
+    """Each decision's weight in the log-likelihood (all 1 unless ``balance``)."""
+    n = len(changed)
+    weight = np.ones(n, dtype=np.float32)
+    if balance and 0 < changed.sum() < n:
+        # Changes and repeats carry half the loss each (a scheduler that keeps its allocation
+        # for most decisions would otherwise be cloned as one that never changes it).
+        frac = changed.mean()
+        weight = np.where(changed, 0.5 / frac, 0.5 / (1.0 - frac)).astype(np.float32)
+    return weight
+
+
+def _epoch(
+    policy: Any,
+    optimizer: Any,
+    batch: Batch,
+    order: np.ndarray,
+    batch_size: int,
+    weights: Any,
+    vf_coef: float,
+) -> tuple[float, float]:
+    """One pass over the demonstrations in ``order``; the mean log-likelihood loss and value
+    error of its minibatches."""
+    import torch
+
+    losses, errors = [], []
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        obs_t, act, ret, masks = batch(idx)
+        kwargs = {} if masks is None else {"action_masks": masks}
+        values, log_prob, _ = policy.evaluate_actions(obs_t, act, **kwargs)
+        policy_loss = -(weights[idx] * log_prob).mean()
+        value_loss = torch.nn.functional.mse_loss(values.flatten(), ret)
+        loss = policy_loss + vf_coef * value_loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+        optimizer.step()
+        losses.append(policy_loss.item())
+        errors.append(value_loss.item())
+    return float(np.mean(losses)), float(np.mean(errors))
+
+
+def _agreement(
+    policy: Any, batch: Batch, n: int, batch_size: int, changed: np.ndarray
+) -> tuple[int, int]:
+    """Decisions whose greedy (masked) action is the teacher's, in all and among changes."""
+    import torch
+
+    agree = agree_changes = 0
+    with torch.no_grad():
+        for start in range(0, n, batch_size):
+            idx = np.arange(start, min(n, start + batch_size))
+            obs_t, act, _, masks = batch(idx)
+            kwargs = {} if masks is None else {"action_masks": masks}
+            dist = policy.get_distribution(obs_t, **kwargs)
+            greedy = dist.get_actions(deterministic=True).reshape(act.shape)
+            same = (greedy == act).reshape(len(idx), -1).all(dim=1).numpy()
+            agree += int(same.sum())
+            agree_changes += int(same[changed[idx]].sum())
+    return agree, agree_changes
 
 
 def check_teacher(cfg: Mapping[str, Any]) -> None:

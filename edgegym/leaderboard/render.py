@@ -311,6 +311,19 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     known = families()
+    cells_by_fam = _cells_by_family(data, known)
+    fams = list(cells_by_fam)
+    lines = [*_intro(data, cells_by_fam), *_summary(data, fams), "", *_SUMMARY_NOTE]
+    for fam in fams:
+        lines += _family_section(fam, known[fam], cells_by_fam[fam], out)
+    return write_text(out / MD_NAME, "\n".join(lines).rstrip() + "\n", "report")
+
+
+def _cells_by_family(
+    data: Mapping[str, Any], known: Mapping[str, str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The evaluated cells per known family (in the families' order), the default scenario
+    first, then by name."""
     cells_by_fam: dict[str, list[dict[str, Any]]] = {}
     for key, cell in data["cells"].items():
         fam = cell.get("family") or key.split("/", 1)[0]
@@ -323,11 +336,16 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
                 natural_key(c["scenario"]),
             )
         )
+    return {fam: cells_by_fam[fam] for fam in fams}
+
+
+def _intro(data: Mapping[str, Any], cells_by_fam: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    """The title, what the tables show, how long the evaluation took and on what."""
     runs = [r for r in data.get("runs", []) if isinstance(r, dict)]
     last = runs[-1] if runs else {}
     total = sum(float(c.get("wall_s") or 0.0) for cs in cells_by_fam.values() for c in cs)
     machine = last.get("machine") or {}
-    lines = [
+    return [
         "# Leaderboard",
         "",
         "Every registered policy of each family — the published schedulers, `random`, and the "
@@ -346,50 +364,54 @@ def render(data: Mapping[str, Any], out: str | Path = "docs") -> Path:
         "",
         "## Shipped PPO on each family's default scenario",
         "",
-        *_summary(data, fams),
-        "",
-        "*PPO − best* is the PPO's mean return minus the best baseline's (best registered "
-        "policy other than `random` and `ppo`), relative to the latter in brackets; "
-        "negative means the baseline wins; *PPO − published* the same against the family's "
-        "published scheduler (thief, migrator, etf, mrs). *Policy*: `MLP` (flat, one "
-        "scenario's spaces), `PerTenantPolicy` (shared per-tenant encoder and action heads on "
-        "the full `MultiDiscrete`), `PooledPolicy` (shared per-tenant encoder, pooled, over "
-        "the joint-action catalogue) or `GraphPolicy` (message passing over the DAG, a server "
-        "scorer and per-task retraining heads); these play any number of tenants, GPUs or "
-        "servers "
-        "([agents.md](agents.md#agents-of-any-size)); the strong start is behaviour cloning "
-        "from a baseline before PPO, where used. Training budget and wall time are those "
-        "recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
-        "beside other jobs). An MLP agent plays the scenarios whose spaces match its training "
-        "scenario (a transfer test); a per-tenant one every scenario whose configurations "
-        "match, a pooled one any number of configurations too (missing ones read as pruned); "
-        "elsewhere it is listed as not evaluated, with the reason. Scenarios named "
-        "`SCENARIO@KEY=VALUE` are held-out variants (`HELD_OUT` in "
-        "`edgegym/leaderboard/selection.py`): sizes no shipped agent was trained on.",
     ]
-    for fam in fams:
-        env_id = known[fam]
-        cells = cells_by_fam[fam]
-        lines += ["", f"## {fam} — `{env_id}`", "", *_family_header(fam, cells), ""]
-        figure = plot_family(fam, cells, out / f"leaderboard-{fam}.png")
-        if figure is not None:
-            lines += [f"![{fam}: mean return per policy and scenario]({figure.name})", ""]
-        for cell in cells:
-            scen = cell["scenario"]
-            tag = " (default)" if scen == default_scenario_of(fam) else ""
-            lines += [f"### {scen}{tag}", ""]
-            seeds = cell.get("seeds") or []
-            lines += [
-                f"{len(seeds)} episode(s), seeds {_seeds_text(seeds)}; overrides: "
-                f"{_overrides_text(cell.get('overrides'))}; evaluated {cell.get('finished', '?')}"
-                f" in {duration_text(cell.get('wall_s'))}.",
-                "",
-            ]
-            if "error" in cell:
-                lines += [f"Evaluation failed: {cell['error']}", ""]
-                continue
-            lines += [*_cell_table(cell, fam), ""]
-    return write_text(out / MD_NAME, "\n".join(lines).rstrip() + "\n", "report")
+
+
+#: What the summary table's columns mean.
+_SUMMARY_NOTE = [
+    "*PPO − best* is the PPO's mean return minus the best baseline's (best registered "
+    "policy other than `random` and `ppo`), relative to the latter in brackets; "
+    "negative means the baseline wins; *PPO − published* the same against the family's "
+    "published scheduler (thief, migrator, etf, mrs). *Policy*: `MLP` (flat, one "
+    "scenario's spaces), `PerTenantPolicy` (shared per-tenant encoder and action heads on "
+    "the full `MultiDiscrete`), `PooledPolicy` (shared per-tenant encoder, pooled, over "
+    "the joint-action catalogue) or `GraphPolicy` (message passing over the DAG, a server "
+    "scorer and per-task retraining heads); these play any number of tenants, GPUs or "
+    "servers "
+    "([agents.md](agents.md#agents-of-any-size)); the strong start is behaviour cloning "
+    "from a baseline before PPO, where used. Training budget and wall time are those "
+    "recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
+    "beside other jobs). An MLP agent plays the scenarios whose spaces match its training "
+    "scenario (a transfer test); a per-tenant one every scenario whose configurations "
+    "match, a pooled one any number of configurations too (missing ones read as pruned); "
+    "elsewhere it is listed as not evaluated, with the reason. Scenarios named "
+    "`SCENARIO@KEY=VALUE` are held-out variants (`HELD_OUT` in "
+    "`edgegym/leaderboard/selection.py`): sizes no shipped agent was trained on.",
+]
+
+
+def _family_section(fam: str, env_id: str, cells: list[dict[str, Any]], out: Path) -> list[str]:
+    """One family: its header, its figure (written here) and a table per scenario."""
+    lines = ["", f"## {fam} — `{env_id}`", "", *_family_header(fam, cells), ""]
+    figure = plot_family(fam, cells, out / f"leaderboard-{fam}.png")
+    if figure is not None:
+        lines += [f"![{fam}: mean return per policy and scenario]({figure.name})", ""]
+    for cell in cells:
+        scen = cell["scenario"]
+        tag = " (default)" if scen == default_scenario_of(fam) else ""
+        lines += [f"### {scen}{tag}", ""]
+        seeds = cell.get("seeds") or []
+        lines += [
+            f"{len(seeds)} episode(s), seeds {_seeds_text(seeds)}; overrides: "
+            f"{_overrides_text(cell.get('overrides'))}; evaluated {cell.get('finished', '?')}"
+            f" in {duration_text(cell.get('wall_s'))}.",
+            "",
+        ]
+        if "error" in cell:
+            lines += [f"Evaluation failed: {cell['error']}", ""]
+            continue
+        lines += [*_cell_table(cell, fam), ""]
+    return lines
 
 
 def _zoom(means: np.ndarray, stds: np.ndarray, names: Sequence[str]) -> tuple[float, float]:

@@ -9,7 +9,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -349,12 +349,7 @@ def run(
     Returns:
         The leaderboard data (as in ``leaderboard.json``).
     """
-    from tqdm.auto import tqdm
-
-    if isinstance(episodes, bool) or int(episodes) < 1:
-        raise LeaderboardError(f"episodes must be >= 1, got {episodes}")
-    if isinstance(seed, bool) or int(seed) < 0:
-        raise LeaderboardError(f"seed must be >= 0, got {seed}")
+    _check_settings(episodes, seed)
     out = Path(out)
     path = out / JSON_NAME
     data = load_results(path)
@@ -366,14 +361,7 @@ def run(
     data["runs"].append(record)
     t_run = time.perf_counter()
     failed: list[str] = []
-    bar = tqdm(
-        total=len(cells),
-        desc="leaderboard",
-        unit="scenario",
-        disable=None if progress else True,
-        file=sys.stderr,
-        position=0,
-    )
+    bar = _bar(len(cells), progress)
     todo, refresh, kept = _sort_cells(cells, data, overrides, episodes, seed, ppo, resume)
     bar.update(kept)
 
@@ -388,40 +376,9 @@ def run(
         bar.update(1)
 
     try:
-        for family, scenario in refresh:
-            bar.set_postfix_str(f"{family}/{scenario} (ppo)", refresh=True)
-            key, fam_over = f"{family}/{scenario}", overrides.get(family, {})
-            try:
-                new = run_cell(
-                    family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family],
-                    only=["ppo"],
-                )  # fmt: skip
-            except Exception as exc:  # keep going: the other cells are still worth having
-                cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
-            else:
-                cell = _with_agent(data["cells"][key], new)
-            finish(family, scenario, cell)
-        if ray is not None or workers != 1:
-            from edgegym.parallel import Runner
-
-            runner = Runner(workers=workers, ray=ray)
-            record["runner"] = runner.describe()
-            bar.set_postfix_str(record["runner"], refresh=True)
-            for family, scenario, cell in run_cells_parallel(
-                todo, runner, int(episodes), int(seed), overrides, ppo
-            ):
-                finish(family, scenario, cell)
-        else:
-            for family, scenario in todo:
-                bar.set_postfix_str(f"{family}/{scenario}", refresh=True)
-                fam_over = overrides.get(family, {})
-                try:
-                    cell = run_cell(
-                        family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family]
-                    )
-                except Exception as exc:  # keep going: the other cells are still worth having
-                    cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
-                finish(family, scenario, cell)
+        _refresh_agents(refresh, data, episodes, seed, overrides, progress, ppo, finish, bar)
+        _run_todo(todo, episodes, seed, overrides, progress, ppo, workers, ray, record, finish,
+                  bar)  # fmt: skip
         record["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
     finally:
         bar.close()
@@ -431,6 +388,95 @@ def run(
         save_results(path, data)
         render(data, out)
     return data
+
+
+def _check_settings(episodes: int, seed: int) -> None:
+    if isinstance(episodes, bool) or int(episodes) < 1:
+        raise LeaderboardError(f"episodes must be >= 1, got {episodes}")
+    if isinstance(seed, bool) or int(seed) < 0:
+        raise LeaderboardError(f"seed must be >= 0, got {seed}")
+
+
+def _bar(total: int, progress: bool) -> Any:
+    """The run's progress bar over scenarios (on stderr; hidden when not on a terminal)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        desc="leaderboard",
+        unit="scenario",
+        disable=None if progress else True,
+        file=sys.stderr,
+        position=0,
+    )
+
+
+Finish = Callable[[str, str, dict[str, Any]], None]
+
+
+def _refresh_agents(
+    refresh: Sequence[tuple[str, str]],
+    data: Mapping[str, Any],
+    episodes: int,
+    seed: int,
+    overrides: Mapping[str, dict[str, Any]],
+    progress: bool,
+    ppo: Mapping[str, Any],
+    finish: Finish,
+    bar: Any,
+) -> None:
+    """Rerun only the shipped agent's rows of the cells whose agent changed (``--resume``)."""
+    for family, scenario in refresh:
+        bar.set_postfix_str(f"{family}/{scenario} (ppo)", refresh=True)
+        key, fam_over = f"{family}/{scenario}", overrides.get(family, {})
+        try:
+            new = run_cell(
+                family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family],
+                only=["ppo"],
+            )  # fmt: skip
+        except Exception as exc:  # keep going: the other cells are still worth having
+            cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
+        else:
+            cell = _with_agent(data["cells"][key], new)
+        finish(family, scenario, cell)
+
+
+def _run_todo(
+    todo: Sequence[tuple[str, str]],
+    episodes: int,
+    seed: int,
+    overrides: Mapping[str, dict[str, Any]],
+    progress: bool,
+    ppo: Mapping[str, Any],
+    workers: int,
+    ray: str | None,
+    record: dict[str, Any],
+    finish: Finish,
+    bar: Any,
+) -> None:
+    """Evaluate the cells to run: one at a time here, or every episode as a job of a
+    :class:`~edgegym.parallel.Runner` (more than one worker, or Ray)."""
+    if ray is not None or workers != 1:
+        from edgegym.parallel import Runner
+
+        runner = Runner(workers=workers, ray=ray)
+        record["runner"] = runner.describe()
+        bar.set_postfix_str(record["runner"], refresh=True)
+        for family, scenario, cell in run_cells_parallel(
+            todo, runner, int(episodes), int(seed), overrides, ppo
+        ):
+            finish(family, scenario, cell)
+        return
+    for family, scenario in todo:
+        bar.set_postfix_str(f"{family}/{scenario}", refresh=True)
+        fam_over = overrides.get(family, {})
+        try:
+            cell = run_cell(
+                family, scenario, int(episodes), int(seed), fam_over, progress, ppo[family]
+            )
+        except Exception as exc:  # keep going: the other cells are still worth having
+            cell = _error_cell(family, scenario, fam_over, episodes, seed, exc)
+        finish(family, scenario, cell)
 
 
 def _run_record(

@@ -32,6 +32,7 @@ import platform
 import re
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -148,72 +149,170 @@ def profile(
     """
     check_device(device)
     opts = {**DEFAULT_OPTIONS, **(options or {})}
+    base = _read_base(base_scenario)
+    arch = architecture_for(base["model"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(opts["threads"]))
+    try:
+        latency, m = _measure(base, arch, device, seed, batches, opts, repeats)
+    finally:
+        torch.set_num_threads(threads)
+    scenario = copy.deepcopy(base)
+    hardware = _hardware(base, device)
+    if hardware.gpu is not None:
+        scenario["hardware"] = {**(base.get("hardware") or {}), "gpu": hardware.gpu}
+    scenario["name"] = f"measured-{Path(out).stem}"
+    scenario["description"] = (
+        f"Measured by 'edgegym profile' on {device} from {base.get('name', base_scenario)}."
+    )
+    per_frame_s = latency[max(batches)] / 1000.0 / max(batches)
+    for cfg in scenario["inference_configs"]:
+        needed = fps * cfg.get("frame_sampling", 1.0) * per_frame_s
+        cfg["share"] = float(round(max(needed, 1e-3), 6))
+    max_job = float(np.max(m.secs))
+    scenario["window_s"] = float(max(float(base["window_s"]), round(4 * max_job, 3)))
+    scenario["drift"] = {
+        "kind": "table",
+        "start_accuracy": [round(a, 4) for a in m.start_acc],
+        "post_accuracy": np.round(m.post, 4).tolist(),
+        "gpu_seconds": np.round(m.secs, 5).tolist(),
+        "drift": np.round(m.drift, 4).tolist(),
+        "floor": 0.0,
+    }
+    scenario["provenance"] = {
+        "measured": _measured_provenance(
+            device, hardware, arch, opts, seed, latency, shares, fps, m.curves
+        ),
+        "base": base.get("provenance", {}),
+    }
+    from edgegym.outputs import write_text
+
+    write_text(out, yaml.safe_dump(scenario, sort_keys=False, width=100), "scenario")
+    return scenario
+
+
+def _read_base(base_scenario: str | Path) -> dict[str, Any]:
+    """The base scenario's mapping, checked to be a loadable continual scenario before any
+    measuring."""
     base_path = resolve(base_scenario)  # a bundled name or a path; ScenarioError if neither
     base = yaml.safe_load(base_path.read_text())
     load(base_path)  # a clear message for a bad file before any measuring
     if base.get("family") != "continual":
         raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")
+    return base
+
+
+@dataclass
+class _Measured:
+    """Retraining measured per stream, window and configuration (the scenario's drift table)
+    and every job's accuracy curve."""
+
+    start_acc: list[float] = field(default_factory=list)
+    post: list[list[list[float]]] = field(default_factory=list)
+    secs: list[list[list[float]]] = field(default_factory=list)
+    drift: list[list[float]] = field(default_factory=list)
+    curves: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _measure(
+    base: dict[str, Any],
+    arch: str,
+    device: str,
+    seed: int,
+    batches: tuple[int, ...],
+    opts: dict[str, Any],
+    repeats: int,
+) -> tuple[dict[int, float], _Measured]:
+    """Inference latency per batch size (ms), then every stream's retraining."""
     configs = [RetrainConfig(**c) for c in base["retrain_configs"]]
     n_streams, n_windows = int(base["streams"]), int(base["windows"])
-    arch = architecture_for(base["model"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(int(opts["threads"]))
-    try:
-        streams = [
-            DigitStream(
-                windows=n_windows,
-                kind=opts["kind"],
-                n_train=int(opts["n_train"]),
-                n_test=int(opts["n_test"]),
-                severity=float(opts["severity"]),
-                stream=v,
-                seed=seed,
+    streams = [
+        DigitStream(
+            windows=n_windows,
+            kind=opts["kind"],
+            n_train=int(opts["n_train"]),
+            n_test=int(opts["n_test"]),
+            severity=float(opts["severity"]),
+            stream=v,
+            seed=seed,
+        )
+        for v in range(n_streams)
+    ]
+    model = pretrained(arch, streams[0], int(opts["width"]), device)
+    latency = {b: _latency_ms(model, b, device, repeats) for b in batches}
+    m = _Measured()
+    for v, stream in enumerate(streams):
+        deployed = pretrained(arch, stream, int(opts["width"]), device)
+        post_v, secs_v, drift_v = [], [], []
+        for k in range(n_windows):
+            w = stream.window(k)
+            a0 = evaluate(deployed, w.x_test, w.y_test, device)[0]
+            if k == 0:
+                m.start_acc.append(a0)
+            else:
+                drift_v.append(max(0.0, post_v[-1][0] - a0))
+            row_acc, row_s, deployed = _retrain_window(
+                deployed, w, a0, configs, v, k, seed, device, m.curves
             )
-            for v in range(n_streams)
-        ]
-        model = pretrained(arch, streams[0], int(opts["width"]), device)
-        latency = {b: _latency_ms(model, b, device, repeats) for b in batches}
-        start_acc, post, secs, drift, curves = [], [], [], [], []
-        for v, stream in enumerate(streams):
-            deployed = pretrained(arch, stream, int(opts["width"]), device)
-            post_v, secs_v, drift_v = [], [], []
-            for k in range(n_windows):
-                w = stream.window(k)
-                a0 = evaluate(deployed, w.x_test, w.y_test, device)[0]
-                if k == 0:
-                    start_acc.append(a0)
-                else:
-                    drift_v.append(max(0.0, post_v[-1][0] - a0))
-                row_acc, row_s, first = [], [], None
-                for c, cfg in enumerate(configs):
-                    job = RetrainJob(copy.deepcopy(deployed), w, cfg, seed=seed + k, device=device)
-                    job.run_epochs(cfg.epochs)
-                    acc = np.array([a0, *job.curve])
-                    curves.append(
-                        {
-                            "stream": v,
-                            "window": k,
-                            "config": cfg.name,
-                            "seconds": round(job.seconds, 5),
-                            "accuracy_vs_epoch": [round(float(a), 4) for a in acc],
-                            "fit": fit_curve(np.arange(len(acc), dtype=float), acc),
-                        }
-                    )
-                    row_acc.append(float(job.curve[-1]))
-                    row_s.append(max(job.seconds, 1e-3))
-                    if c == 0:
-                        first = job.model
-                post_v.append(row_acc)
-                secs_v.append(row_s)
-                deployed = first
-            post.append(post_v)
-            secs.append(secs_v)
-            drift.append([0.0, *drift_v])
-    finally:
-        torch.set_num_threads(threads)
+            post_v.append(row_acc)
+            secs_v.append(row_s)
+        m.post.append(post_v)
+        m.secs.append(secs_v)
+        m.drift.append([0.0, *drift_v])
+    return latency, m
 
-    per_frame_s = latency[max(batches)] / 1000.0 / max(batches)
-    scenario = copy.deepcopy(base)
+
+def _retrain_window(
+    deployed: torch.nn.Module,
+    w: Any,
+    a0: float,
+    configs: list[RetrainConfig],
+    v: int,
+    k: int,
+    seed: int,
+    device: str,
+    curves: list[dict[str, Any]],
+) -> tuple[list[float], list[float], torch.nn.Module]:
+    """Retrain a copy of the deployed model with every configuration on window ``k`` of
+    stream ``v``; appends each job's curve to ``curves``.
+
+    Returns:
+        The accuracy after retraining and the device seconds per configuration, and the
+        model the first configuration retrained (deployed in the next window).
+    """
+    row_acc, row_s, first = [], [], None
+    for c, cfg in enumerate(configs):
+        job = RetrainJob(copy.deepcopy(deployed), w, cfg, seed=seed + k, device=device)
+        job.run_epochs(cfg.epochs)
+        acc = np.array([a0, *job.curve])
+        curves.append(
+            {
+                "stream": v,
+                "window": k,
+                "config": cfg.name,
+                "seconds": round(job.seconds, 5),
+                "accuracy_vs_epoch": [round(float(a), 4) for a in acc],
+                "fit": fit_curve(np.arange(len(acc), dtype=float), acc),
+            }
+        )
+        row_acc.append(float(job.curve[-1]))
+        row_s.append(max(job.seconds, 1e-3))
+        if c == 0:
+            first = job.model
+    return row_acc, row_s, first
+
+
+@dataclass(frozen=True)
+class _Hardware:
+    """The measured device: its name, the catalogue GPU it is (if any) and what the scenario
+    says about it."""
+
+    device_name: str
+    gpu: str | None
+    note: str
+
+
+def _hardware(base: dict[str, Any], device: str) -> _Hardware:
     base_gpu = (base.get("hardware") or {}).get("gpu")
     if device.startswith("cuda"):
         device_name = torch.cuda.get_device_name(device)
@@ -223,54 +322,43 @@ def profile(
         device_name = platform.processor() or platform.machine()
         gpu = None
     if gpu is not None:
-        scenario["hardware"] = {**(base.get("hardware") or {}), "gpu": gpu}
-        hardware_note = f"hardware.gpu {gpu}: the measured GPU (base scenario: {base_gpu})"
+        note = f"hardware.gpu {gpu}: the measured GPU (base scenario: {base_gpu})"
     else:
-        hardware_note = (
+        note = (
             f"hardware.gpu {base_gpu} kept from the base scenario: the catalogue has no entry "
             f"for {device_name}"
         )
-    name = f"measured-{Path(out).stem}"
-    scenario["name"] = name
-    scenario["description"] = (
-        f"Measured by 'edgegym profile' on {device} from {base.get('name', base_scenario)}."
-    )
-    for cfg in scenario["inference_configs"]:
-        needed = fps * cfg.get("frame_sampling", 1.0) * per_frame_s
-        cfg["share"] = float(round(max(needed, 1e-3), 6))
-    max_job = float(np.max(secs))
-    scenario["window_s"] = float(max(float(base["window_s"]), round(4 * max_job, 3)))
-    scenario["drift"] = {
-        "kind": "table",
-        "start_accuracy": [round(a, 4) for a in start_acc],
-        "post_accuracy": np.round(post, 4).tolist(),
-        "gpu_seconds": np.round(secs, 5).tolist(),
-        "drift": np.round(drift, 4).tolist(),
-        "floor": 0.0,
-    }
-    scenario["provenance"] = {
-        "measured": {
-            "tool": "edgegym profile",
-            "device": device,
-            "device_name": device_name,
-            "hardware": hardware_note,
-            "torch": str(torch.__version__),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "architecture": arch,
-            "data": {k: opts[k] for k in ("kind", "n_train", "n_test", "severity")},
-            "seed": seed,
-            "latency_ms_vs_batch": {int(b): round(t, 5) for b, t in latency.items()},
-            "latency_ms_vs_share": {
-                float(s): {int(b): round(t / s, 5) for b, t in latency.items()} for s in shares
-            },
-            "latency_vs_share_note": "time-slicing: latency at share s = latency at 1 / s "
-            "(derived; MIG/MPS shares were not applied)",
-            "fps": fps,
-            "retraining": curves,
-        },
-        "base": base.get("provenance", {}),
-    }
-    from edgegym.outputs import write_text
+    return _Hardware(device_name=device_name, gpu=gpu, note=note)
 
-    write_text(out, yaml.safe_dump(scenario, sort_keys=False, width=100), "scenario")
-    return scenario
+
+def _measured_provenance(
+    device: str,
+    hardware: _Hardware,
+    arch: str,
+    opts: dict[str, Any],
+    seed: int,
+    latency: dict[int, float],
+    shares: tuple[float, ...],
+    fps: float,
+    curves: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """``provenance.measured``: the device, software, data and every measurement."""
+    return {
+        "tool": "edgegym profile",
+        "device": device,
+        "device_name": hardware.device_name,
+        "hardware": hardware.note,
+        "torch": str(torch.__version__),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "architecture": arch,
+        "data": {k: opts[k] for k in ("kind", "n_train", "n_test", "severity")},
+        "seed": seed,
+        "latency_ms_vs_batch": {int(b): round(t, 5) for b, t in latency.items()},
+        "latency_ms_vs_share": {
+            float(s): {int(b): round(t / s, 5) for b, t in latency.items()} for s in shares
+        },
+        "latency_vs_share_note": "time-slicing: latency at share s = latency at 1 / s "
+        "(derived; MIG/MPS shares were not applied)",
+        "fps": fps,
+        "retraining": curves,
+    }

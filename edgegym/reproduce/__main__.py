@@ -2,9 +2,12 @@
 
 Runs the four reproductions in turn (etf, ekya, srs, migrator); each writes its report under
 ``--out`` and its records into ``<out>/claims.json``, and ``<out>/README.md`` renders them as one
-table. A reproduction that fails does not stop the others, and what they wrote is kept; the
-exit code is then 1 and the failing ones are named. ``python -m edgegym.reproduce PAPER ...``
-runs one (the same as ``python -m edgegym.reproduce.PAPER ...``).
+table. ``--quick`` is a smoke run on a reduced sample: it writes to ``runs/reproduction-quick``
+unless ``--out`` says otherwise (never over a full run's claims table), marks every claim
+``smoke`` and counts none. A reproduction that fails does not stop the others, and what they
+wrote is kept; the exit code is then 1 and the failing ones are named.
+``python -m edgegym.reproduce PAPER ...`` runs one (the same as
+``python -m edgegym.reproduce.PAPER ...``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,15 @@ from collections.abc import Sequence
 
 from edgegym.outputs import run_command
 from edgegym.parallel import add_parallel_arguments, ray_problem
-from edgegym.reproduce.claims import PAPERS, add_output_arguments, check_out, load
+from edgegym.reproduce.claims import (
+    PAPERS,
+    add_output_arguments,
+    check_out,
+    load,
+    out_folder,
+    smoke_run,
+    summary,
+)
 
 PROG = "python -m edgegym.reproduce"
 #: Cheapest first, so a quick failure shows early.
@@ -46,16 +57,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.main(argv[1:]))
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["all", *PAPERS], help="'all', or one paper")
-    add_output_arguments(ap)
+    add_output_arguments(ap, quick=True)
     add_parallel_arguments(ap, "episode", workers=2)
-    ap.add_argument("--quick", action="store_true", help="a smoke run of every reproduction")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run of every reproduction: a reduced sample, every claim marked smoke "
+        "and none counted",
+    )
     args = ap.parse_args(argv)
+    args.out = out_folder(args)
     if args.workers < 1:
         print(f"{PROG}: error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
         return 2
     if problem := ray_problem(args.ray):
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         return 2
+    with smoke_run(args.quick):  # every claim of a quick run is a smoke check
+        return _all(args)
+
+
+def _all(args: argparse.Namespace) -> int:
+    """Every reproduction into ``args.out``, then each paper's count."""
     outputs = {}
     for paper in ORDER:
         outputs.update(importlib.import_module(f"edgegym.reproduce.{paper}").OUTPUTS)
@@ -79,8 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed.append(paper)
     claims = load(args.out)
     for paper in PAPERS:
-        held = [c for c in claims if c.paper == paper and c.role == "held-out"]
-        print(f"{paper}: {sum(c.holds for c in held)}/{len(held)} held-out claims hold")
+        print(f"{paper}: {summary([c for c in claims if c.paper == paper])}")
     if failed:
         print(f"{PROG}: error: failed: {', '.join(failed)}", file=sys.stderr)
         return 1

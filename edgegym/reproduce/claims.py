@@ -9,6 +9,13 @@ four reproductions and so regenerates both.
 agree by construction: the record shows that they do) and ``held-out`` for an evaluation result
 of the paper, compared only after the fact. A held-out claim that does not hold says ``why``,
 from a measurement in the report (a sweep or an ablation).
+
+A quick run (``--quick``) is a smoke run: it checks that every reproduction runs to its end on
+a reduced sample, not what the papers' claims come to. Every claim made inside
+:func:`smoke_run` is marked ``smoke``; the reports, the table and ``all``'s summary say
+"smoke run: N claims checked on a reduced sample; not counted" instead of counting them. A
+smoke run writes to :data:`QUICK_OUT` unless told otherwise and refuses a folder whose
+``claims.json`` holds a full run's claims (the committed ``docs/reproduction`` one).
 """
 
 from __future__ import annotations
@@ -16,10 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from edgegym.outputs import check_output_folder, write_json, write_text
 
@@ -32,6 +41,30 @@ TITLES = {
 }
 REPORTS = {"ekya": "ekya.md", "migrator": "migrator.md", "etf": "etf.md", "srs": "srs.md"}
 Value = float | int | str | bool | None
+#: Where the reproductions write by default: the committed reports and claims table.
+DEFAULT_OUT = "docs/reproduction"
+#: Where a smoke run (``--quick``) writes by default: outside the committed docs.
+QUICK_OUT = "runs/reproduction-quick"
+
+_SMOKE = [False]  # whether claims made now belong to a smoke run (see smoke_run)
+
+
+@contextmanager
+def smoke_run(on: bool = True) -> Iterator[None]:
+    """Inside, every :class:`Claim` made is a smoke check (``smoke=True``), and
+    :func:`check_out` refuses a folder holding a full run's claims. ``on=False`` changes
+    nothing (a full run), so callers can pass their ``--quick`` flag."""
+    before = _SMOKE[0]
+    _SMOKE[0] = before or on
+    try:
+        yield
+    finally:
+        _SMOKE[0] = before
+
+
+def in_smoke_run() -> bool:
+    """Whether the code runs inside :func:`smoke_run`."""
+    return _SMOKE[0]
 
 
 @dataclass(frozen=True)
@@ -49,6 +82,8 @@ class Claim:
         holds: Whether edgegym's value bears the claim out, by the rule in ``test``.
         test: The rule ``holds`` was decided by ("same sign", "within 0.8 points", ...).
         why: Where it does not hold: the measured reason (a sweep or an ablation in the report).
+        smoke: Judged in a smoke run (a reduced sample): shown, never counted as holding. By
+            default, whether the claim is made inside :func:`smoke_run`.
     """
 
     paper: str
@@ -61,6 +96,7 @@ class Claim:
     holds: bool
     test: str = ""
     why: str = ""
+    smoke: bool = field(default_factory=in_smoke_run)
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
@@ -81,9 +117,18 @@ class Claim:
 CLAIMS_OUTPUTS = {"claims.json": "claims", "README.md": "report"}
 
 
-def add_output_arguments(ap: argparse.ArgumentParser, help: str = "report directory") -> None:
-    """A reproduction's ``--out`` and ``--force``."""
-    ap.add_argument("--out", default="docs/reproduction", help=help)
+def add_output_arguments(
+    ap: argparse.ArgumentParser, help: str = "report directory", quick: bool = False
+) -> None:
+    """A reproduction's ``--out`` and ``--force``.
+
+    With ``quick`` (the command has ``--quick``), ``--out`` defaults to ``None``:
+    :func:`out_folder` then picks :data:`QUICK_OUT` for a quick run and :data:`DEFAULT_OUT`
+    otherwise.
+    """
+    if quick:
+        help += f" (default {DEFAULT_OUT}; with --quick {QUICK_OUT})"
+    ap.add_argument("--out", default=None if quick else DEFAULT_OUT, help=help)
     ap.add_argument(
         "--force",
         action="store_true",
@@ -97,15 +142,105 @@ def rendered_outputs(outputs: Mapping[str, str]) -> dict[str, str]:
     return {name: kind for name, kind in outputs.items() if not name.endswith("-runs.json")}
 
 
-def check_out(path: str | Path, outputs: Mapping[str, str], force: bool = False) -> Path:
+def run_parser(
+    prog: str, doc: str, seeds: int, seeds_help: str, quick_help: str, runs_file: str
+) -> argparse.ArgumentParser:
+    """The command line of a reproduction that saves its runs (``runs_file``): ``--seeds``,
+    ``--quick``, ``--out``, ``--force``, ``--render-only`` (rewrite the report from the saved
+    runs) and the parallel options; :func:`open_run` checks them."""
+    from edgegym.parallel import add_parallel_arguments
+
+    ap = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=seeds, help=seeds_help)
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    add_output_arguments(ap, quick=True)
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help=f"rewrite the report from the saved {runs_file} without running anything",
+    )
+    add_parallel_arguments(ap, "episode", workers=2)
+    return ap
+
+
+def open_run(
+    prog: str,
+    args: argparse.Namespace,
+    outputs: Mapping[str, str],
+    load_runs: Callable[[Path], Any],
+) -> tuple[Path, Any] | None:
+    """The ``--out`` folder of a :func:`run_parser` command, checked with its other arguments
+    before any work (:func:`check_out`; a quick run is a smoke run), and with
+    ``--render-only`` the saved runs (``load_runs(folder)``, which raises ``ValueError``).
+
+    Returns:
+        ``(folder, saved runs or None)``, or ``None`` after printing ``prog: error: ...``.
+    """
+    from edgegym.parallel import ray_problem
+
+    try:
+        for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
+            if value < 1:
+                raise ValueError(f"{flag} must be >= 1, got {value}")
+        if not args.render_only and (problem := ray_problem(args.ray)):
+            raise ValueError(problem)
+        written = rendered_outputs(outputs) if args.render_only else outputs
+        out = check_out(out_folder(args), written, args.force, smoke=args.quick)
+        return out, (load_runs(out) if args.render_only else None)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return None
+
+
+def read_runs(path: Path, pick: Callable[[Any], Any]) -> Any:
+    """``pick(runs)`` of a saved runs file, for ``--render-only``.
+
+    Raises:
+        ValueError: The file is missing, or not a saved run (``pick`` fails on it), with the
+            message to print.
+    """
+    if not path.is_file():
+        raise ValueError(f"--render-only: {path} does not exist; run without it first")
+    try:
+        return pick(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"--render-only: cannot read the saved runs in {path} ({why})") from exc
+
+
+def out_folder(args: argparse.Namespace) -> str:
+    """``--out`` as given, else :data:`QUICK_OUT` for a quick run, else :data:`DEFAULT_OUT`."""
+    if args.out is not None:
+        return args.out
+    return QUICK_OUT if getattr(args, "quick", False) else DEFAULT_OUT
+
+
+def check_out(
+    path: str | Path, outputs: Mapping[str, str], force: bool = False, smoke: bool = False
+) -> Path:
     """The reproduction's ``--out`` folder, checked before any work: a folder can be made
     there, and each file it will write (``outputs``, name -> kind, plus the claims table) is
-    new or an edgegym output of that kind (or ``force``).
+    new or an edgegym output of that kind (or ``force``). A smoke run (``smoke``, or inside
+    :func:`smoke_run`) may not write where a full run's claims are (``force`` or not).
 
     Raises:
         ValueError: Naming the folder or file.
     """
-    return check_output_folder(path, {**outputs, **CLAIMS_OUTPUTS}, force=force)
+    folder = check_output_folder(path, {**outputs, **CLAIMS_OUTPUTS}, force=force)
+    if smoke or in_smoke_run():
+        _refuse_full_table(folder)
+    return folder
+
+
+def _refuse_full_table(out: Path) -> None:
+    """A smoke run may not replace records of a full run (the committed table)."""
+    full = [c for c in load(out) if not c.smoke]
+    if full:
+        raise ValueError(
+            f"{out / 'claims.json'} holds the claims of a full run ({len(full)} records); a "
+            "quick (smoke) run does not overwrite them: pass another --out (--quick writes to "
+            f"{QUICK_OUT} by default)"
+        )
 
 
 def load(out: str | Path) -> list[Claim]:
@@ -116,9 +251,21 @@ def load(out: str | Path) -> list[Claim]:
     try:
         data = json.loads(path.read_text())
         names = {f.name for f in fields(Claim)}
-        return [Claim(**{k: v for k, v in rec.items() if k in names}) for rec in data["claims"]]
+        return [
+            Claim(**{"smoke": False, **{k: v for k, v in rec.items() if k in names}})
+            for rec in data["claims"]
+        ]
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a claims table ({exc}); delete it to start afresh") from exc
+
+
+def record(claim: Claim) -> dict[str, Value]:
+    """``claim`` as a JSON record; ``smoke`` only where it is set (a full run's records stay
+    as they were before smoke runs were marked)."""
+    rec = asdict(claim)
+    if not rec["smoke"]:
+        del rec["smoke"]
+    return rec
 
 
 def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
@@ -129,10 +276,12 @@ def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
     if wrong:
         raise ValueError(f"claims of another paper passed as {paper!r}: {wrong}")
     out = Path(out)
+    if any(c.smoke for c in claims):
+        _refuse_full_table(out)
     kept = [c for c in load(out) if c.paper != paper] + list(claims)
     kept.sort(key=lambda c: PAPERS.index(c.paper))
     path = out / "claims.json"
-    write_json(path, {"claims": [asdict(c) for c in kept]}, "claims", indent=1)
+    write_json(path, {"claims": [record(c) for c in kept]}, "claims", indent=1)
     write_text(out / "README.md", render(kept), "report")
     return path
 
@@ -149,6 +298,50 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def smoke_line(claims: Sequence[Claim]) -> str:
+    """What a smoke run's claims come to: ``"smoke run: N claims checked on a reduced sample;
+    not counted"``."""
+    n = len(claims)
+    return f"smoke run: {n} claim{'s' if n != 1 else ''} checked on a reduced sample; not counted"
+
+
+def summary(claims: Sequence[Claim]) -> str:
+    """One paper's count: ``"H/N held-out claims hold"``, or :func:`smoke_line` when its
+    claims come from a smoke run."""
+    if any(c.smoke for c in claims):
+        return smoke_line(claims)
+    held = [c for c in claims if c.role == "held-out"]
+    return f"{sum(c.holds for c in held)}/{len(held)} held-out claims hold"
+
+
+def held_count(claims: Sequence[Claim]) -> str:
+    """A report's count: ``"H of N held-out claims hold"``, or for a smoke run
+    ``"Smoke run: N claims checked on a reduced sample; not counted"``."""
+    if any(c.smoke for c in claims):
+        line = smoke_line(claims)
+        return line[0].upper() + line[1:]
+    held = [c for c in claims if c.role == "held-out"]
+    return f"{sum(c.holds for c in held)} of {len(held)} held-out claims hold"
+
+
+def count_sentence(claims: Sequence[Claim], rest: str = "") -> str:
+    """A report's count in a sentence: ``"H of N held-out claims hold, by the rule each
+    states; " + rest``, or for a smoke run ``"Smoke run: ...; not counted. " + Rest``."""
+    count = held_count(claims)
+    if any(c.smoke for c in claims):
+        return f"{count}. {rest[0].upper()}{rest[1:]}" if rest else f"{count}."
+    lead = f"{count}, by the rule each states"
+    return f"{lead}; {rest}" if rest else lead
+
+
+def holds_cell(claim: Claim) -> str:
+    """A report's ``holds`` cell: ``yes``, ``**no**``, or ``smoke`` (judged on a reduced
+    sample, not counted)."""
+    if claim.smoke:
+        return "smoke"
+    return "yes" if claim.holds else "**no**"
+
+
 def render(claims: Sequence[Claim]) -> str:
     """The Markdown of docs/reproduction/README.md: counts per paper, then one table."""
     lines = [
@@ -158,7 +351,14 @@ def render(claims: Sequence[Claim]) -> str:
         "edit by hand. `held-out` rows are the papers' evaluation results, compared after the",
         "fact and never used to set an input; `calibration` rows are inputs set from a",
         "measurement of the paper, shown to agree. Each paper's report explains its rows.",
+        "`python -m edgegym.reproduce all --quick` is a smoke run: it writes to",
+        f"`{QUICK_OUT}`, never here, marks every row `smoke` and counts none.",
         "",
+    ]
+    smoke = [c for c in claims if c.smoke]
+    if smoke:
+        lines += [f"**{count_sentence(smoke)}**", ""]
+    lines += [
         "| paper | held-out claims | hold | calibration rows | agree |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -168,9 +368,13 @@ def render(claims: Sequence[Claim]) -> str:
             continue
         held = [c for c in mine if c.role == "held-out"]
         cal = [c for c in mine if c.role == "calibration"]
+        hold, agree = (
+            ("smoke", "smoke")
+            if any(c.smoke for c in mine)
+            else (sum(c.holds for c in held), sum(c.holds for c in cal))
+        )
         lines.append(
-            f"| [{TITLES[paper]}]({REPORTS[paper]}) | {len(held)} | "
-            f"{sum(c.holds for c in held)} | {len(cal)} | {sum(c.holds for c in cal)} |"
+            f"| [{TITLES[paper]}]({REPORTS[paper]}) | {len(held)} | {hold} | {len(cal)} | {agree} |"
         )
     lines += [
         "",
@@ -191,7 +395,7 @@ def render(claims: Sequence[Claim]) -> str:
                     _fmt(c.paper_value),
                     _fmt(c.edgegym_value),
                     c.role,
-                    "yes" if c.holds else "**no**",
+                    holds_cell(c),
                     note,
                 )
             )

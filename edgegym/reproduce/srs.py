@@ -1,7 +1,8 @@
 """Reproduce the SRS/MRS evaluation (INFOCOM'25, Fig. 8-15) and write ``docs/reproduction/srs.md``.
 
 Run ``python -m edgegym.reproduce.srs [--seeds 3] [--workers 2] [--out DIR]`` (about 5 minutes
-on two cores; ``--quick`` for a smoke run, ``--render-only`` to rewrite the report from the
+on two cores; ``--quick`` for a smoke run, written to ``runs/reproduction-quick`` with its
+claims marked ``smoke`` and not counted; ``--render-only`` to rewrite the report from the
 saved ``srs-runs.json``). Every number in the report comes from the run; the slides' claims
 stand beside them. Sections: MRS against the baselines, with Algorithm 2 as written and
 edgegym's variant (headline), accuracy and normalised completion time over time (Fig. 8-9),
@@ -16,9 +17,7 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime as dt
-import json
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,15 @@ from typing import Any
 import numpy as np
 
 from edgegym.outputs import run_command, save_figure, write_json, write_text
-from edgegym.parallel import Runner, add_parallel_arguments, ray_problem
+from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
     Claim,
-    add_output_arguments,
-    check_out,
-    rendered_outputs,
+    count_sentence,
+    holds_cell,
+    open_run,
+    read_runs,
+    run_parser,
+    smoke_run,
     update,
 )
 
@@ -233,6 +235,60 @@ def _plot_theta(rows, path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- main
+def _load_runs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rows and meta of the saved ``srs-runs.json`` in ``out``, for ``--render-only``
+    (:func:`edgegym.reproduce.claims.read_runs`)."""
+    return read_runs(out / "srs-runs.json", lambda saved: (saved["rows"], saved["meta"]))
+
+
+def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every experiment's episodes (rows per experiment) and what the run was (meta)."""
+    base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
+    sweep_seeds = max(1, args.seeds - 1)
+    t0 = time.time()
+    runner = Runner(workers=args.workers, ray=args.ray)
+
+    def runs(
+        name: str, changes: list[dict[str, Any]], policies: list[str], seeds: int, label: str
+    ) -> list[dict[str, Any]]:
+        return runner.map(run_one, _jobs(name, changes, policies, seeds), label=label)
+
+    five, eight = "srs-edge-5apps", "srs-edge-8apps"
+    rows = {
+        "main": runs(five, [base], POLICIES, args.seeds, "default"),
+        "apps": runs(
+            eight, [{**base, "apps": n} for n in APPS], SWEEP_POLICIES, sweep_seeds, "applications"
+        ),
+        "servers": runs(
+            five, [{**base, "count": n} for n in SERVERS], SWEEP_POLICIES, sweep_seeds, "servers"
+        ),
+        "theta": runs(
+            five, [{**base, "theta": t} for t in THETAS], THETA_POLICIES, sweep_seeds, "theta"
+        ),
+        "light": runs(
+            five,
+            [{"requests": 200, "duration_s": 600.0}],
+            SWEEP_POLICIES,
+            args.seeds,
+            "light load",
+        ),
+        "fixed": runs(
+            five, [{**base, "pool_from_inputs": False}], SWEEP_POLICIES, args.seeds, "fixed configs"
+        ),
+    }
+    meta = {
+        "seeds": args.seeds,
+        "sweep_seeds": sweep_seeds,
+        "workers": args.workers,
+        "runner": runner.describe(),
+        "quick": args.quick,
+        "elapsed": time.time() - t0,
+        "date": dt.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {platform.python_version()}",
+    }
+    return rows, meta
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every experiment and write the report.
 
@@ -240,120 +296,26 @@ def main(argv: list[str] | None = None) -> int:
         The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
         before any work starts).
     """
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3, help="episodes per setting and policy (>= 1)")
-    ap.add_argument("--quick", action="store_true", help="300 requests per run (a smoke run)")
-    add_output_arguments(ap)
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite the report from the saved srs-runs.json without running anything",
-    )
-    add_parallel_arguments(ap, "episode", workers=2)
-    args = ap.parse_args(argv)
-
-    def fail(message: str) -> int:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    args = run_parser(
+        PROG, __doc__, 3, "episodes per setting and policy (>= 1)",
+        "300 requests per run (a smoke run)", "srs-runs.json",
+    ).parse_args(argv)  # fmt: skip
+    opened = open_run(PROG, args, OUTPUTS, _load_runs)
+    if opened is None:
         return 2
-
-    for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
-        if value < 1:
-            return fail(f"{flag} must be >= 1, got {value}")
-    if not args.render_only and (problem := ray_problem(args.ray)):
-        return fail(problem)
-    try:
-        out = check_out(
-            args.out, rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS, args.force
-        )
-    except ValueError as exc:
-        return fail(str(exc))
-    runs_path = out / "srs-runs.json"
-    if args.render_only:
-        if not runs_path.is_file():
-            return fail(f"--render-only: {runs_path} does not exist; run without it first")
-        try:
-            saved = json.loads(runs_path.read_text())
-            rows, meta = saved["rows"], saved["meta"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            why = f"{type(exc).__name__}: {exc}"
-            return fail(f"--render-only: cannot read the saved runs in {runs_path} ({why})")
+    out, saved = opened
+    if saved is not None:
+        rows, meta = saved
     out.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
-        base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
-        sweep_seeds = max(1, args.seeds - 1)
-        t0 = time.time()
-        runner = Runner(workers=args.workers, ray=args.ray)
-        rows = {
-            "main": runner.map(
-                run_one, _jobs("srs-edge-5apps", [base], POLICIES, args.seeds), label="default"
-            ),
-            "apps": runner.map(
-                run_one,
-                _jobs(
-                    "srs-edge-8apps",
-                    [{**base, "apps": n} for n in APPS],
-                    SWEEP_POLICIES,
-                    sweep_seeds,
-                ),
-                label="applications",
-            ),
-            "servers": runner.map(
-                run_one,
-                _jobs(
-                    "srs-edge-5apps",
-                    [{**base, "count": n} for n in SERVERS],
-                    SWEEP_POLICIES,
-                    sweep_seeds,
-                ),
-                label="servers",
-            ),
-            "theta": runner.map(
-                run_one,
-                _jobs(
-                    "srs-edge-5apps",
-                    [{**base, "theta": t} for t in THETAS],
-                    THETA_POLICIES,
-                    sweep_seeds,
-                ),
-                label="theta",
-            ),
-            "light": runner.map(
-                run_one,
-                _jobs(
-                    "srs-edge-5apps",
-                    [{"requests": 200, "duration_s": 600.0}],
-                    SWEEP_POLICIES,
-                    args.seeds,
-                ),
-                label="light load",
-            ),
-            "fixed": runner.map(
-                run_one,
-                _jobs(
-                    "srs-edge-5apps",
-                    [{**base, "pool_from_inputs": False}],
-                    SWEEP_POLICIES,
-                    args.seeds,
-                ),
-                label="fixed configs",
-            ),
-        }
-        meta = {
-            "seeds": args.seeds,
-            "sweep_seeds": sweep_seeds,
-            "workers": args.workers,
-            "runner": runner.describe(),
-            "quick": args.quick,
-            "elapsed": time.time() - t0,
-            "date": dt.date.today().isoformat(),
-            "machine": f"{platform.machine()}, {platform.python_version()}",
-        }
-        write_json(runs_path, {"meta": meta, "rows": rows}, "srs-runs", indent=0)
+        rows, meta = _run_all(args)
+        write_json(out / "srs-runs.json", {"meta": meta, "rows": rows}, "srs-runs", indent=0)
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")
-    write_text(out / "srs.md", _report(rows, meta), "report")
-    update("srs", _claims(rows), out)
+    with smoke_run(meta["quick"]):  # a quick run's claims are smoke checks, not results
+        write_text(out / "srs.md", _report(rows, meta), "report")
+        update("srs", _claims(rows), out)
     print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
     return 0
 
@@ -455,20 +417,19 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
     slides' ranges, held-out rows for their evaluation results (each with its rule, and where
     it does not hold the measured reason from this report)."""
     h = _headline(rows)
-    m = h["m"]
     facts = scenario_facts()
-    bound = facts["ceiling"] / h["base_acc"] - 1.0
-    apps, srv, th = rows["apps"], rows["servers"], rows["theta"]
-    a_acc = [_mean(apps, "mrs", "accuracy", apps=v) for v in (APPS[0], APPS[-1])]
-    a_comp = [_mean(apps, "mrs", "completion_s", apps=v) for v in (APPS[0], APPS[-1])]
-    s_comp = [_mean(srv, "mrs", "completion_s", count=v) for v in SERVERS]
-    t_acc = [_mean(th, "mrs", "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
-    t_comp = [_mean(th, "mrs", "completion_s", theta=t) for t in (THETAS[0], THETAS[-1])]
-    v_acc = [_mean(th, VARIANT, "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
-    wins_a = _sweep_wins(apps, "apps", APPS)
-    wins_s = _sweep_wins(srv, "count", SERVERS)
-    best_acc = max(BASELINES, key=lambda p: m[p]["accuracy"])
-    claims = [
+    return [
+        *_calibration_claims(facts),
+        *_headline_claims(h, facts),
+        *_sweep_claims(rows, h["m"]),
+        *_trend_claims(rows),
+        _decision_time_claim(h["m"]),
+    ]
+
+
+def _calibration_claims(facts: dict[str, float]) -> list[Claim]:
+    """The scenario's data sizes and workloads against the slides' ranges."""
+    return [
         Claim(
             paper="srs",
             figure="实验设置 (setup)",
@@ -492,7 +453,13 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             test="every value in the slides' range",
         ),
     ]
-    claims.append(
+
+
+def _headline_claims(h: dict[str, Any], facts: dict[str, float]) -> list[Claim]:
+    """The abstract's +25% accuracy and -45% completion time against the baselines."""
+    m = h["m"]
+    bound = facts["ceiling"] / h["base_acc"] - 1.0
+    return [
         Claim(
             paper="srs",
             figure="abstract, Fig. 8",
@@ -508,9 +475,7 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             f"{h['base_acc']:.3f}; with no retraining at all (List) it is "
             f"{m['list']['accuracy']:.3f}. The baselines retrain from the same pools "
             "(headline table), so +25% is out of reach of any policy in this scenario",
-        )
-    )
-    claims.append(
+        ),
         Claim(
             paper="srs",
             figure="abstract, Fig. 9",
@@ -523,8 +488,16 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             test="at least two thirds of the slides' cut (30%)",
             why=f"MRS completes in {m['mrs']['completion_s']:.2f} s against the baselines' "
             f"{h['base_comp']:.2f} s (headline table)",
-        )
-    )
+        ),
+    ]
+
+
+def _sweep_claims(rows: dict[str, list[dict[str, Any]]], m: dict[str, Any]) -> list[Claim]:
+    """Fig. 10-13: MRS best at every point of the applications and servers sweeps."""
+    wins_a = _sweep_wins(rows["apps"], "apps", APPS)
+    wins_s = _sweep_wins(rows["servers"], "count", SERVERS)
+    best_acc = max(BASELINES, key=lambda p: m[p]["accuracy"])
+    claims = []
     for fig, what, wins, n, why in (
         ("Fig. 10-11", "number of applications", wins_a, len(APPS), "applications sweep"),
         ("Fig. 12-13", "number of edge servers", wins_s, len(SERVERS), "servers sweep"),
@@ -547,7 +520,19 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
                 f"{m[best_acc]['accuracy']:.3f} against MRS's {m['mrs']['accuracy']:.3f}",
             )
         )
-    claims.append(
+    return claims
+
+
+def _trend_claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
+    """Fig. 10-14: which way MRS moves with applications, servers and theta."""
+    apps, srv, th = rows["apps"], rows["servers"], rows["theta"]
+    a_acc = [_mean(apps, "mrs", "accuracy", apps=v) for v in (APPS[0], APPS[-1])]
+    a_comp = [_mean(apps, "mrs", "completion_s", apps=v) for v in (APPS[0], APPS[-1])]
+    s_comp = [_mean(srv, "mrs", "completion_s", count=v) for v in SERVERS]
+    t_acc = [_mean(th, "mrs", "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
+    t_comp = [_mean(th, "mrs", "completion_s", theta=t) for t in (THETAS[0], THETAS[-1])]
+    v_acc = [_mean(th, VARIANT, "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
+    return [
         Claim(
             paper="srs",
             figure="Fig. 10-11",
@@ -563,9 +548,7 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             f"is {work_per_request(APPS[0]):.2f} GPU time units with {APPS[0]} applications "
             f"and {work_per_request(APPS[-1]):.2f} with {APPS[-1]} (the slides' extra "
             "applications from AdaInf are not published as DAGs; applications sweep)",
-        )
-    )
-    claims.append(
+        ),
         Claim(
             paper="srs",
             figure="Fig. 12-13",
@@ -577,9 +560,7 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             holds=bool(np.all(np.diff(s_comp) < 0)),
             test="falls at every step",
             why="servers sweep: completion per server count as given",
-        )
-    )
-    claims.append(
+        ),
         Claim(
             paper="srs",
             figure="Fig. 14",
@@ -596,34 +577,46 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             "configuration wins at every theta of the sweep (theta sweep: MRS's accuracy "
             f"{t_acc[0]:.3f} -> {t_acc[1]:.3f}); edgegym's variant, which adds a node only "
             f"where Delta P < 0, goes {v_acc[0]:.3f} -> {v_acc[1]:.3f}",
-        )
+        ),
+    ]
+
+
+def _decision_time_claim(m: dict[str, Any]) -> Claim:
+    """Fig. 15: MRS's decision time per request."""
+    return Claim(
+        paper="srs",
+        figure="Fig. 15",
+        claim="MRS decides in milliseconds",
+        metric="MRS decision time per request (all its epochs), ms",
+        paper_value="ms",
+        edgegym_value=_num(m["mrs"]["decide_ms"], 2),
+        role="held-out",
+        holds=bool(m["mrs"]["decide_ms"] < 10.0),
+        test="under 10 ms per request",
+        why="execution-time table: MRS's decision time per request",
     )
-    claims.append(
-        Claim(
-            paper="srs",
-            figure="Fig. 15",
-            claim="MRS decides in milliseconds",
-            metric="MRS decision time per request (all its epochs), ms",
-            paper_value="ms",
-            edgegym_value=_num(m["mrs"]["decide_ms"], 2),
-            role="held-out",
-            holds=bool(m["mrs"]["decide_ms"] < 10.0),
-            test="under 10 ms per request",
-            why="execution-time table: MRS's decision time per request",
-        )
-    )
-    return claims
 
 
 def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
-    main_rows = rows["main"]
+    """The report's Markdown: one section per figure group, then the claims."""
     h = _headline(rows)
-    m, base_acc, base_comp = h["m"], h["base_acc"], h["base_comp"]
-    facts = scenario_facts()
-    best = min(BASELINES, key=lambda p: m[p]["objective"])
-    beats = all(m["mrs"]["objective"] < m[p]["objective"] for p in BASELINES)
     lines = [
         *_header(meta),
+        *_intro(),
+        *_headline_section(rows["main"], h, scenario_facts()),
+        *_over_time_section(rows["main"]),
+        *_sweeps_section(rows),
+        *_theta_section(rows["theta"]),
+        *_execution_time_section(h["m"]),
+        *_first_settings_section(rows),
+        *_claims_section(_claims(rows)),
+    ]
+    return "\n".join(lines)
+
+
+def _intro() -> list[str]:
+    """Where the scenario's inputs come from, and how Algorithm 2 is read."""
+    return [
         "Scenario `srs-edge-5apps` (`scenarios/srs-edge-5apps.yaml` names the source of every "
         "input: the slides' testbed (5 servers of 2 A100 80 GB, 9.7-19.5 TFLOPS, server and "
         "controller links 3-5 Gbps, storage links 7-10 Gbps, data 0.8-1.6 MB and workloads "
@@ -641,6 +634,17 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "with these nodes (the other reading, scheduling the chain itself, is "
         "`srs_schedule(..., schedule_chain=True)`).",
         "",
+    ]
+
+
+def _headline_section(
+    main_rows: list[dict[str, Any]], h: dict[str, Any], facts: dict[str, float]
+) -> list[str]:
+    """MRS against the baselines on the default scenario, and the ablations of Algorithm 2."""
+    m, base_acc, base_comp = h["m"], h["base_acc"], h["base_comp"]
+    best = min(BASELINES, key=lambda p: m[p]["objective"])
+    beats = all(m["mrs"]["objective"] < m[p]["objective"] for p in BASELINES)
+    lines = [
         "## Headline: MRS against PASS, Ekya and AdaInf (default scenario)",
         "",
         "| policy | objective / request | completion (s) | accuracy | retrainings | "
@@ -685,17 +689,22 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "server when it is next (Algorithm 3). SRS (the same retraining choices, planned per "
         "request) shows how much of MRS's gain is placement.",
         "",
+        *_ablations_paragraph(m),
+    ]
+    return lines
+
+
+def _ablations_paragraph(m: dict[str, Any]) -> list[str]:
+    """What the ablations of Algorithm 2's rule (the headline table's last rows) show."""
+    same = all(
+        abs(m["mrs:chain=false"][k] - m["mrs"][k]) < 1e-9
+        for k in ("objective", "accuracy", "retrainings")
+    )
+    return [
         "The last three rows are ablations of Algorithm 2's rule inside MRS. Pricing Delta P "
         "on the DAG instead of the chain of line 2 changes no choice of Algorithm 2 as "
         "written ("
-        + (
-            "same numbers"
-            if all(
-                abs(m["mrs:chain=false"][k] - m["mrs"][k]) < 1e-9
-                for k in ("objective", "accuracy", "retrainings")
-            )
-            else "**the numbers differ: check**"
-        )
+        + ("same numbers" if same else "**the numbers differ: check**")
         + "): the chain only changes Eq. 11's transfer term, which is the same for every "
         "configuration of a task, so the least-Delta-P configuration does not depend on it "
         "(`tests/sim/test_dag_srs.py` checks it against brute force). It matters only where a "
@@ -704,6 +713,12 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         f"{m[VARIANT]['retrainings']:.0f} on the DAG (edgegym's variant), against "
         f"{m['mrs']['retrainings']:.0f} for Algorithm 2 as written.",
         "",
+    ]
+
+
+def _over_time_section(main_rows: list[dict[str, Any]]) -> list[str]:
+    """Fig. 8 and 9: accuracy and completion time per bin of arrival time."""
+    lines = [
         "## Accuracy and normalised completion time over time (Fig. 8, 9)",
         "",
         "![over time](srs-time.png)",
@@ -722,8 +737,13 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         lines.append(
             f"| {LABEL[p]} completion (s) | " + " | ".join(f"{v:.2f}" for v in comp) + " |"
         )
-    lines += [
-        "",
+    lines.append("")
+    return lines
+
+
+def _sweeps_section(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Fig. 10-13: the applications and servers sweeps."""
+    lines = [
         "## Number of applications and edge resources (Fig. 10-13)",
         "",
         "![sweeps](srs-sweeps.png)",
@@ -734,37 +754,8 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "Edge resources: the number of servers (2 A100 each).",
         "",
     ]
-    for rows_k, key, xs, title in [
-        (rows["apps"], "apps", APPS, "applications"),
-        (rows["servers"], "count", SERVERS, "servers"),
-    ]:
-        lines += [
-            f"| {title} | "
-            + " | ".join(f"{LABEL[p]} obj / acc / compl" for p in SWEEP_POLICIES)
-            + " |",
-            "|---|" + "---:|" * len(SWEEP_POLICIES),
-        ]
-        for v in xs:
-            cells = []
-            for p in SWEEP_POLICIES:
-                cells.append(
-                    f"{_mean(rows_k, p, 'objective', **{key: v}):.2f} / "
-                    f"{_mean(rows_k, p, 'accuracy', **{key: v}):.3f} / "
-                    f"{_mean(rows_k, p, 'completion_s', **{key: v}):.2f}"
-                )
-            lines.append(f"| {v} | " + " | ".join(cells) + " |")
-        wins, fastest, both = _sweep_wins(rows_k, key, xs)
-        a0, a1 = (_mean(rows_k, "mrs", "accuracy", **{key: v}) for v in (xs[0], xs[-1]))
-        c0, c1 = (_mean(rows_k, "mrs", "completion_s", **{key: v}) for v in (xs[0], xs[-1]))
-        lines += [
-            "",
-            f"MRS has the best objective at {wins} of {len(xs)} points, the shortest "
-            f"completion time at {fastest} and both the shortest completion time and an "
-            f"accuracy within 0.005 of the best at {both}. From {xs[0]} to {xs[-1]} {title}, "
-            f"MRS's accuracy goes {a0:.3f} -> {a1:.3f} and its completion time "
-            f"{c0:.2f} -> {c1:.2f} s.",
-            "",
-        ]
+    lines += _sweep_table(rows["apps"], "apps", APPS, "applications")
+    lines += _sweep_table(rows["servers"], "count", SERVERS, "servers")
     lines += [
         "With more applications at the same request rate, more models share the requests, so "
         "each model's pool fills more slowly and accuracy falls, as in the paper; completion "
@@ -775,13 +766,50 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "the paper.",
         "",
     ]
-    th = rows["theta"]
+    return lines
+
+
+def _sweep_table(rows_k: list[dict[str, Any]], key: str, xs: list[Any], title: str) -> list[str]:
+    """One sweep's table (objective / accuracy / completion per point and policy) and how
+    often MRS wins."""
+    lines = [
+        f"| {title} | "
+        + " | ".join(f"{LABEL[p]} obj / acc / compl" for p in SWEEP_POLICIES)
+        + " |",
+        "|---|" + "---:|" * len(SWEEP_POLICIES),
+    ]
+    for v in xs:
+        cells = []
+        for p in SWEEP_POLICIES:
+            cells.append(
+                f"{_mean(rows_k, p, 'objective', **{key: v}):.2f} / "
+                f"{_mean(rows_k, p, 'accuracy', **{key: v}):.3f} / "
+                f"{_mean(rows_k, p, 'completion_s', **{key: v}):.2f}"
+            )
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    wins, fastest, both = _sweep_wins(rows_k, key, xs)
+    a0, a1 = (_mean(rows_k, "mrs", "accuracy", **{key: v}) for v in (xs[0], xs[-1]))
+    c0, c1 = (_mean(rows_k, "mrs", "completion_s", **{key: v}) for v in (xs[0], xs[-1]))
+    lines += [
+        "",
+        f"MRS has the best objective at {wins} of {len(xs)} points, the shortest "
+        f"completion time at {fastest} and both the shortest completion time and an "
+        f"accuracy within 0.005 of the best at {both}. From {xs[0]} to {xs[-1]} {title}, "
+        f"MRS's accuracy goes {a0:.3f} -> {a1:.3f} and its completion time "
+        f"{c0:.2f} -> {c1:.2f} s.",
+        "",
+    ]
+    return lines
+
+
+def _theta_section(th: list[dict[str, Any]]) -> list[str]:
+    """Fig. 14: the theta sweep, and why MRS's operating point hardly moves."""
     still = len({round(_mean(th, "mrs", "accuracy", theta=t), 3) for t in THETAS}) == 1
     v0, v1 = (
         (_mean(th, VARIANT, "accuracy", theta=t), _mean(th, VARIANT, "completion_s", theta=t))
         for t in (THETAS[0], THETAS[-1])
     )
-    lines += [
+    lines = [
         "## Theta (Fig. 14)",
         "",
         "![theta](srs-theta.png)",
@@ -815,8 +843,13 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
             for p in THETA_POLICIES
         ]
         lines.append(f"| {t:g} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
+    lines.append("")
+    return lines
+
+
+def _execution_time_section(m: dict[str, Any]) -> list[str]:
+    """Fig. 15: decision time per request."""
+    return [
         "## Execution time (Fig. 15)",
         "",
         "Decision time per request (all of a request's epochs), measured inside the runs "
@@ -826,10 +859,14 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "",
         "| policy | ms / request |",
         "|---|---:|",
-    ]
-    lines += [f"| {LABEL[p]} | {m[p]['decide_ms']:.2f} |" for p in POLICIES]
-    lines += [
+        *(f"| {LABEL[p]} | {m[p]['decide_ms']:.2f} |" for p in POLICIES),
         "",
+    ]
+
+
+def _first_settings_section(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The two settings changed after the first runs, and the results under them."""
+    lines = [
         "## The first runs' settings",
         "",
         "Two settings of `srs-edge-5apps` were changed after the first runs (the scenario "
@@ -858,14 +895,19 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "configuration's full data and cost at every request.",
         "",
     ]
-    claims = _claims(rows)
-    held = [c for c in claims if c.role == "held-out"]
-    lines += [
+    return lines
+
+
+def _claims_section(claims: list[Claim]) -> list[str]:
+    """The count that hold and every claim with its rule or its measured reason."""
+    lines = [
         "## Claims",
         "",
-        f"{sum(c.holds for c in held)} of {len(held)} held-out claims hold, by the rule each "
-        "states; the calibration rows show inputs set from the slides' ranges. All papers' "
-        "rows: [README.md](README.md) (`claims.json`).",
+        count_sentence(
+            claims,
+            "the calibration rows show inputs set from the slides' ranges. All papers' "
+            "rows: [README.md](README.md) (`claims.json`).",
+        ),
         "",
         "| where | claim | paper | edgegym | role | holds | rule / why not |",
         "|---|---|---|---|---|---|---|",
@@ -874,10 +916,10 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         note = c.why if not c.holds else c.test
         lines.append(
             f"| {c.figure} | {c.claim} | {c.paper_value} | {c.edgegym_value} | {c.role} | "
-            f"{'yes' if c.holds else '**no**'} | {note} |"
+            f"{holds_cell(c)} | {note} |"
         )
     lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 if __name__ == "__main__":

@@ -123,77 +123,92 @@ def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
     """
     p = Path(path)
     text = read_text(p, "arrival trace file", "trace")
-
-    interval: float | None = None
-    interval_line = 0
-    count_col: int | None = None  # None: plain layout (one integer per line)
-    interval_col: int | None = None
-    n_cols = 1
-    first_data = True
-    counts: list[int] = []
-
-    def set_interval(value: float, lineno: int) -> None:
-        nonlocal interval, interval_line
-        if interval is not None and not math.isclose(value, interval, rel_tol=1e-9):
-            raise ValueError(
-                f"{p}, line {lineno}: interval_s {value:g} differs from {interval:g} given on "
-                f"line {interval_line}; a trace has one interval length"
-            )
-        if interval is None:
-            interval, interval_line = value, lineno
-
+    parser = _CountsParser(p)
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+        parser.line(raw.strip(), lineno)
+    if not parser.counts:
+        raise ValueError(
+            f"{p}: no counts found (expected one integer per line, or a CSV with a header row "
+            "containing a 'count' column)"
+        )
+    return CountsTrace(np.asarray(parser.counts, dtype=np.int64), parser.interval)
+
+
+class _CountsParser:
+    """The state of :func:`load_counts_trace` line by line: the layout (plain, or a CSV's
+    columns from its header), the interval length and where it was given, the counts."""
+
+    def __init__(self, p: Path) -> None:
+        self.p = p
+        self.interval: float | None = None
+        self.interval_line = 0
+        self.count_col: int | None = None  # None: plain layout (one integer per line)
+        self.interval_col: int | None = None
+        self.n_cols = 1
+        self.first_data = True
+        self.counts: list[int] = []
+
+    def set_interval(self, value: float, lineno: int) -> None:
+        if self.interval is not None and not math.isclose(value, self.interval, rel_tol=1e-9):
+            raise ValueError(
+                f"{self.p}, line {lineno}: interval_s {value:g} differs from {self.interval:g} "
+                f"given on line {self.interval_line}; a trace has one interval length"
+            )
+        if self.interval is None:
+            self.interval, self.interval_line = value, lineno
+
+    def line(self, line: str, lineno: int) -> None:
+        """One stripped line: blank, a comment (maybe giving the interval), a header or a row."""
         if not line:
-            continue
+            return
         if line.startswith("#"):
             match = _INTERVAL_COMMENT.match(line)
             if match:
-                set_interval(_parse_interval(match.group(1), p, lineno), lineno)
-            continue
+                self.set_interval(_parse_interval(match.group(1), self.p, lineno), lineno)
+            return
         line = line.split("#", 1)[0].strip()
         fields = [f.strip() for f in line.split(",")]
-        if first_data:
-            first_data = False
+        if self.first_data:
+            self.first_data = False
             try:
                 float(fields[0])
-                is_header = False
             except ValueError:
-                is_header = True
-            if is_header:
-                names = [f.lower() for f in fields]
-                found = [c for c in _COUNT_COLUMNS if c in names]
-                if not found:
-                    raise ValueError(
-                        f"{p}, line {lineno}: the header has no 'count' column "
-                        "(expected one integer per line, or a CSV header with a 'count' column)"
-                    )
-                count_col = names.index(found[0])
-                interval_col = names.index("interval_s") if "interval_s" in names else None
-                n_cols = len(names)
-                continue
-        if count_col is None:
+                self.header(fields, lineno)
+                return
+        self.row(fields, lineno)
+
+    def header(self, fields: list[str], lineno: int) -> None:
+        """A CSV header: where the count (and the interval) columns are."""
+        names = [f.lower() for f in fields]
+        found = [c for c in _COUNT_COLUMNS if c in names]
+        if not found:
+            raise ValueError(
+                f"{self.p}, line {lineno}: the header has no 'count' column "
+                "(expected one integer per line, or a CSV header with a 'count' column)"
+            )
+        self.count_col = names.index(found[0])
+        self.interval_col = names.index("interval_s") if "interval_s" in names else None
+        self.n_cols = len(names)
+
+    def row(self, fields: list[str], lineno: int) -> None:
+        """A data row of the plain or the CSV layout."""
+        p = self.p
+        if self.count_col is None:
             if len(fields) != 1:
                 raise ValueError(
                     f"{p}, line {lineno}: expected one integer per line, got {len(fields)} fields "
                     "(a CSV needs a header row with a 'count' column)"
                 )
-            counts.append(_parse_count(fields[0], p, lineno))
-        else:
-            if len(fields) != n_cols:
-                raise ValueError(
-                    f"{p}, line {lineno}: expected {n_cols} comma-separated columns as in the "
-                    f"header, got {len(fields)}"
-                )
-            counts.append(_parse_count(fields[count_col], p, lineno))
-            if interval_col is not None:
-                set_interval(_parse_interval(fields[interval_col], p, lineno), lineno)
-    if not counts:
-        raise ValueError(
-            f"{p}: no counts found (expected one integer per line, or a CSV with a header row "
-            "containing a 'count' column)"
-        )
-    return CountsTrace(np.asarray(counts, dtype=np.int64), interval)
+            self.counts.append(_parse_count(fields[0], p, lineno))
+            return
+        if len(fields) != self.n_cols:
+            raise ValueError(
+                f"{p}, line {lineno}: expected {self.n_cols} comma-separated columns as in the "
+                f"header, got {len(fields)}"
+            )
+        self.counts.append(_parse_count(fields[self.count_col], p, lineno))
+        if self.interval_col is not None:
+            self.set_interval(_parse_interval(fields[self.interval_col], p, lineno), lineno)
 
 
 # --------------------------------------------------------------------------------------------

@@ -163,6 +163,39 @@ def _real_run(env_id: str, scenario: str, time_scale: float, seed: int = 0):
     t_real = time.perf_counter() - t0
     ex = env.executor
     segs = [r for r in log if r["event"] == "segment"]
+    per_window = _per_window(segs)
+    lat = [ms for r in segs for ms in r["infer_latency_ms"] if ms is not None]
+    finished = [j for r in segs for j in r["finished"]]
+    extra = _latency_vs_profile(segs)
+    return {
+        "env_id": env_id,
+        "policy": policy,
+        "time_scale": time_scale,
+        "seconds_sim": round(t_sim, 2),
+        "seconds_real": round(t_real, 2),
+        "energy_available": ex.meter.available,
+        "energy_method": ex.meter.method,
+        "energy_message": ex.meter.message,
+        "emulated": ex.emulated,
+        "sharing": dataclasses.asdict(ex.device_sharing),
+        "sim_windows": sim_windows,
+        "real_windows": real_windows,
+        "per_window": per_window,
+        "infer_latency_ms": {
+            "n": len(lat),
+            "median": float(np.median(lat)) if lat else None,
+            "min": float(np.min(lat)) if lat else None,
+            "max": float(np.max(lat)) if lat else None,
+        },
+        "finished_jobs": finished,
+        "window_starts": [r for r in log if r["event"] == "window"],
+        **extra,
+    }
+
+
+def _per_window(segs: list[dict]) -> dict:
+    """Per window of a real run: segments, measured energy, wall, work, busy, scenario and
+    overrun seconds, the energy methods used and the mean power."""
     per_window = {}
     for r in segs:
         w = per_window.setdefault(
@@ -192,8 +225,12 @@ def _real_run(env_id: str, scenario: str, time_scale: float, seed: int = 0):
         for k in ("measured_j", "wall_s", "work_s", "busy_s", "overrun_s", "mean_power_w"):
             if w[k] is not None:
                 w[k] = round(w[k], 4)
-    lat = [ms for r in segs for ms in r["infer_latency_ms"] if ms is not None]
-    finished = [j for r in segs for j in r["finished"]]
+    return per_window
+
+
+def _latency_vs_profile(segs: list[dict]) -> dict:
+    """Where the segments carry the profile's latencies (the MIG family): those latencies and
+    the share of measured latencies within the SLO."""
     extra = {}
     if segs and "profile_latency_ms" in segs[0]:
         extra["profile_latency_ms"] = sorted(
@@ -204,30 +241,7 @@ def _real_run(env_id: str, scenario: str, time_scale: float, seed: int = 0):
             float(np.mean(extra["within_slo"])) if extra["within_slo"] else None
         )
         del extra["within_slo"]
-    return {
-        "env_id": env_id,
-        "policy": policy,
-        "time_scale": time_scale,
-        "seconds_sim": round(t_sim, 2),
-        "seconds_real": round(t_real, 2),
-        "energy_available": ex.meter.available,
-        "energy_method": ex.meter.method,
-        "energy_message": ex.meter.message,
-        "emulated": ex.emulated,
-        "sharing": dataclasses.asdict(ex.device_sharing),
-        "sim_windows": sim_windows,
-        "real_windows": real_windows,
-        "per_window": per_window,
-        "infer_latency_ms": {
-            "n": len(lat),
-            "median": float(np.median(lat)) if lat else None,
-            "min": float(np.min(lat)) if lat else None,
-            "max": float(np.max(lat)) if lat else None,
-        },
-        "finished_jobs": finished,
-        "window_starts": [r for r in log if r["event"] == "window"],
-        **extra,
-    }
+    return extra
 
 
 @section("real_continual_tiny")

@@ -209,7 +209,6 @@ class EnergyDynamics:
         if (state.k >= params.quanta).any():
             raise RuntimeError("step() on an env whose episode has ended")
         k = state.k
-        rows = _rows(k)
         big_t = params.quantum_s
         units = self.project(params, state, actions)
         active = params.active_tab[k]
@@ -217,47 +216,15 @@ class EnergyDynamics:
         state.wanted_ever |= wanted
         power = params.power_tab[k]
         service = params.service_tab[k]
-        work = np.full(units.shape, np.inf)
+        work = self._queued_work(params, state, service, active)
+        ran, energy, requests, latency, idle = self._run_quantum(
+            params, state, units, power, service, work
+        )
         if params.arrival_slots:
             slots = np.asarray(params.arrival_slots)
-            state.queue[:, slots] += state.arrivals[rows, :, k][:, slots]
-            work[:, slots] = state.queue[:, slots] * service[:, slots]
-        work = np.where(active, work, 0.0)  # an absent tenant has nothing waiting
-        # Time-sliced execution (edgegym.families.energy.timeslice.TimeSliceExecutor.run, batched).
-        granted = units * params.unit_s
-        ran = np.minimum(granted, np.maximum(work, 0.0))
-        runs = granted > 0
-        # Latency from the CFS order: each slice begins after those run before it.
-        start = (k * big_t)[:, None]
-        begin = start + cfs_offsets(state.vruntime, granted, ran)
-        latency = slice_latency(service, ran, np.maximum(0.0, begin - state.served_until))
-        waiting = np.where(work > 0, state.served_until, start + big_t)
-        state.served_until = np.where(ran > 0, begin + ran, waiting)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            state.vruntime += np.where(runs, ran / np.where(runs, granted, 1.0), 0.0)
-            requests = np.where(service > 0, ran / service, 0.0)
-        idle = np.maximum(0.0, big_t - ran.sum(axis=1)) * params.idle_power_w
-        energy = ran * power
-        if params.make_executor is not None:  # the executor seam: each env runs on its own
-            for i, ex in enumerate(state.executors):
-                q = ex.run(units[i], power[i], service[i], work[i], big_t)
-                ran[i], energy[i], requests[i] = q.time_s, q.energy_j, q.requests
-                latency[i], idle[i] = q.latency_s, q.idle_j
-                state.vruntime[i] = ex.vruntime
-                state.served_until[i] = ex.served_until
-        if params.arrival_slots:
             state.queue[:, slots] = np.maximum(0.0, state.queue[:, slots] - requests[:, slots])
-        state.time_total += ran
-        state.energy_total += energy
-        state.requests_total += requests
         step_energy = energy.sum(axis=1) + idle
-        state.energy_j += step_energy
-        for hist, new in ((state.hist_t, ran), (state.hist_e, energy), (state.hist_w, wanted)):
-            hist[:, :-1] = hist[:, 1:]
-            hist[:, -1] = new
-        state.last_t = ran.copy()
-        state.last_e = energy.copy()
-        state.sum_t, state.sum_e, state.any_w = self._sum_horizon(params, state)
+        self._account(params, state, ran, energy, requests, step_energy, wanted)
         state.k = k + 1
         # Fairness over the horizon that ends with this quantum, its tenants present.
         f_t, f_e, f_s = self.fairness_of(params, state, active)
@@ -288,6 +255,82 @@ class EnergyDynamics:
             info=info,
         )
         return state, record
+
+    @staticmethod
+    def _queued_work(
+        params: EnergyParams, state: EnergyState, service: np.ndarray, active: np.ndarray
+    ) -> np.ndarray:
+        """(N, n) seconds of work waiting this quantum: this quantum's arrivals join the
+        queues (in place); a backlogged tenant has endless work, an absent one none."""
+        k = state.k
+        work = np.full(active.shape, np.inf)
+        if params.arrival_slots:
+            slots = np.asarray(params.arrival_slots)
+            state.queue[:, slots] += state.arrivals[_rows(k), :, k][:, slots]
+            work[:, slots] = state.queue[:, slots] * service[:, slots]
+        return np.where(active, work, 0.0)  # an absent tenant has nothing waiting
+
+    @staticmethod
+    def _run_quantum(
+        params: EnergyParams,
+        state: EnergyState,
+        units: np.ndarray,
+        power: np.ndarray,
+        service: np.ndarray,
+        work: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Time-sliced execution of one quantum (``TimeSliceExecutor.run``, batched; through
+        each env's executor where there is the executor seam); advances the CFS state.
+
+        Returns:
+            (N, n) seconds run, energy and requests served, and latency per slot; (N,) idle
+            energy.
+        """
+        big_t = params.quantum_s
+        granted = units * params.unit_s
+        ran = np.minimum(granted, np.maximum(work, 0.0))
+        runs = granted > 0
+        # Latency from the CFS order: each slice begins after those run before it.
+        start = (state.k * big_t)[:, None]
+        begin = start + cfs_offsets(state.vruntime, granted, ran)
+        latency = slice_latency(service, ran, np.maximum(0.0, begin - state.served_until))
+        waiting = np.where(work > 0, state.served_until, start + big_t)
+        state.served_until = np.where(ran > 0, begin + ran, waiting)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            state.vruntime += np.where(runs, ran / np.where(runs, granted, 1.0), 0.0)
+            requests = np.where(service > 0, ran / service, 0.0)
+        idle = np.maximum(0.0, big_t - ran.sum(axis=1)) * params.idle_power_w
+        energy = ran * power
+        if params.make_executor is not None:  # the executor seam: each env runs on its own
+            for i, ex in enumerate(state.executors):
+                q = ex.run(units[i], power[i], service[i], work[i], big_t)
+                ran[i], energy[i], requests[i] = q.time_s, q.energy_j, q.requests
+                latency[i], idle[i] = q.latency_s, q.idle_j
+                state.vruntime[i] = ex.vruntime
+                state.served_until[i] = ex.served_until
+        return ran, energy, requests, latency, idle
+
+    def _account(
+        self,
+        params: EnergyParams,
+        state: EnergyState,
+        ran: np.ndarray,
+        energy: np.ndarray,
+        requests: np.ndarray,
+        step_energy: np.ndarray,
+        wanted: np.ndarray,
+    ) -> None:
+        """Add the quantum to the totals and shift it into the fairness horizon."""
+        state.time_total += ran
+        state.energy_total += energy
+        state.requests_total += requests
+        state.energy_j += step_energy
+        for hist, new in ((state.hist_t, ran), (state.hist_e, energy), (state.hist_w, wanted)):
+            hist[:, :-1] = hist[:, 1:]
+            hist[:, -1] = new
+        state.last_t = ran.copy()
+        state.last_e = energy.copy()
+        state.sum_t, state.sum_e, state.any_w = self._sum_horizon(params, state)
 
     def observation(self, params: EnergyParams, state: EnergyState) -> np.ndarray:
         """(N, 9 n + 4) float32 (see the env's docstring for the table)."""

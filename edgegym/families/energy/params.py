@@ -126,37 +126,17 @@ def make_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> E
     tenants = sc["tenants"]
     nt = len(tenants)
     models = tuple(get_model(t["model"]) for t in tenants)
-    weights = np.zeros(n)
-    weights[:nt] = [t["weight"] for t in tenants]
-    arrive = np.full(n, np.inf)
-    leave = np.full(n, -np.inf)
-    arrive[:nt] = [t["arrive_s"] for t in tenants]
-    leave[:nt] = [t["leave_s"] for t in tenants]
-    resolve = gpu.resolve_clock
-    clocks = tuple(
-        tuple(sorted((float(a), resolve(f)) for a, f in t["clock_mhz"]))
-        if isinstance(t["clock_mhz"], list)
-        else ((0.0, resolve(t["clock_mhz"])),)
-        for t in tenants
-    )
+    weights, arrive, leave = _tenant_slots(tenants, n)
+    clocks = _tenant_clocks(tenants, gpu)
     batch = tuple(int(t["batch"]) for t in tenants)
     base = Path(sc.source).parent
     processes = tuple(
         None if t["demand"] == "backlogged" else make_arrival(t["demand"], base) for t in tenants
     )
     top = gpu.max_clock_mhz
-    # Profiles at every quantum start k * T (k = 0 .. quanta), one computation per clock set.
-    cache: dict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = {}
-    power_tab = np.zeros((quanta + 1, n))
-    service_tab = np.zeros((quanta + 1, n))
-    active_tab = np.zeros((quanta + 1, n), dtype=bool)
-    for k in range(quanta + 1):
-        t = k * quantum_s
-        key = tuple(clock_at(clocks[i], t) for i in range(nt))
-        if key not in cache:
-            cache[key] = _compute_profiles(n, clocks, models, batch, power_model, top, t)
-        power_tab[k], service_tab[k] = cache[key]
-        active_tab[k] = (arrive <= t + 1e-9) & (leave > t + 1e-9)
+    power_tab, service_tab, active_tab = _quantum_tables(
+        n, quanta, quantum_s, clocks, models, batch, power_model, top, arrive, leave
+    )
     top_service = np.zeros(n)
     for i, md in enumerate(models):
         top_service[i] = float(md.latency_s(1.0, 1.0, batch[i])) / batch[i]
@@ -195,6 +175,59 @@ def make_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> E
         max_clock_mhz=float(top),
         make_executor=make_executor,
     )
+
+
+def _tenant_slots(tenants: list[dict], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n,) weight, arrival and leaving time per slot (empty slots: weight 0, never present)."""
+    nt = len(tenants)
+    weights = np.zeros(n)
+    weights[:nt] = [t["weight"] for t in tenants]
+    arrive = np.full(n, np.inf)
+    leave = np.full(n, -np.inf)
+    arrive[:nt] = [t["arrive_s"] for t in tenants]
+    leave[:nt] = [t["leave_s"] for t in tenants]
+    return weights, arrive, leave
+
+
+def _tenant_clocks(tenants: list[dict], gpu: Any) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """Each tenant's clock schedule: ``(from_s, MHz)`` pairs in time order, at the GPU's
+    supported clocks."""
+    resolve = gpu.resolve_clock
+    return tuple(
+        tuple(sorted((float(a), resolve(f)) for a, f in t["clock_mhz"]))
+        if isinstance(t["clock_mhz"], list)
+        else ((0.0, resolve(t["clock_mhz"])),)
+        for t in tenants
+    )
+
+
+def _quantum_tables(
+    n: int,
+    quanta: int,
+    quantum_s: float,
+    clocks: tuple[tuple[tuple[float, float], ...], ...],
+    models: tuple[Any, ...],
+    batch: tuple[int, ...],
+    power_model: PowerModel,
+    top: float,
+    arrive: np.ndarray,
+    leave: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(quanta + 1, n) power, seconds per request and presence of every slot at every quantum
+    start k * T (k = 0 .. quanta), one profile computation per clock set."""
+    nt = len(clocks)
+    cache: dict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = {}
+    power_tab = np.zeros((quanta + 1, n))
+    service_tab = np.zeros((quanta + 1, n))
+    active_tab = np.zeros((quanta + 1, n), dtype=bool)
+    for k in range(quanta + 1):
+        t = k * quantum_s
+        key = tuple(clock_at(clocks[i], t) for i in range(nt))
+        if key not in cache:
+            cache[key] = _compute_profiles(n, clocks, models, batch, power_model, top, t)
+        power_tab[k], service_tab[k] = cache[key]
+        active_tab[k] = (arrive <= t + 1e-9) & (leave > t + 1e-9)
+    return power_tab, service_tab, active_tab
 
 
 __all__ = ["EnergyParams", "ExecutorFactory", "clock_at", "make_params", "profiles_at"]

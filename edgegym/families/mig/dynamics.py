@@ -221,20 +221,35 @@ def reconfigure(
     got = np.where(own_new & changed[:, :, None], wait[:, :, None], 0.0).max(axis=1)
     gave = (own_old & ~own_new).any(axis=1)
     measured = np.where(flagged, np.maximum(got, np.where(gave, destroy_s, 0.0)), 0.0)
-    if rule == "eq10":
-        x = np.where(new >= 0, new, 0)
-        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
-        psi_p = np.take_along_axis(psi, x, axis=1)
-        base = np.where(kept, ready_old, t)
-        ready = np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
-    else:
-        ready = np.where(changed, ready_instance, ready_old)
+    ready = _ready_times(rule, new, ready_old, t, ready_instance, psi, flagged, changed, kept)
     ready = np.where(first[:, None] & changed, t, ready)
     before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
     after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
     # Summed in placement order, as one instance after another.
     downtime = np.cumsum(after - before, axis=1)[:, -1]
     return Reconfiguration(ready=ready, flagged=flagged, measured=measured, downtime=downtime)
+
+
+def _ready_times(
+    rule: str,
+    new: np.ndarray,
+    ready_old: np.ndarray,
+    t: np.ndarray,
+    ready_instance: np.ndarray,
+    psi: np.ndarray,
+    flagged: np.ndarray,
+    changed: np.ndarray,
+    kept: np.ndarray,
+) -> np.ndarray:
+    """(N, P) when each instance serves after the switch, by the cost ``rule`` of
+    :func:`reconfigure` (before its warm start of the first allocation)."""
+    if rule == "eq10":
+        x = np.where(new >= 0, new, 0)
+        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
+        psi_p = np.take_along_axis(psi, x, axis=1)
+        base = np.where(kept, ready_old, t)
+        return np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
+    return np.where(changed, ready_instance, ready_old)
 
 
 class MIGDynamics:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -102,26 +103,12 @@ class MIGSpec:
         zlat = np.stack([md.latency_s(zshare, cf, batch) for md in models])
         size_rate = np.where(zlat <= slo[:, None] + 1e-9, batch / zlat, 0.0)
         size_train = np.stack([zshare**md.train_alpha for md in models]) * clock_speed[:, None]
-        prof = {p.gpcs: p for p in get_mig_profiles(gpu.name).values()}
-
-        def smallest(mem: float) -> int:
-            fit = [g for g in sorted(prof) if prof[g].memory_gb >= mem]
-            return fit[0] if fit else 99
-
-        min_inf = np.array([smallest(md.memory_gb) for md in models])
-        min_train = np.array([smallest(md.train_memory_gb) for md in models])
+        min_inf, min_train = _memory_minimums(gpu.name, models)
         ov = sc["overhead"]
         load_s = np.array([md.model_load_s for md in models])
         new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
         reload_s = ov["library_s"] + load_s
-        # Static validity: every inference task holds an instance big enough for its model;
-        # every retraining instance is big enough for the job.
-        ok = np.ones(len(cat), dtype=bool)
-        for i in range(m):
-            big = sizes >= min_inf[i]
-            ok &= np.any(cat.counts[:, i, :][:, big] > 0, axis=1)
-            small_train = sizes < min_train[i]
-            ok &= ~np.any(cat.counts[:, m + i, :][:, small_train] > 0, axis=1)
+        ok = _valid_static(cat, sizes, min_inf, min_train)
         window_s = float(sc["window_s"])
         basis = float(sc["basis_s"])
         return cls(
@@ -367,6 +354,35 @@ def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list
 def make_params(sc: Scenario) -> MIGParams:
     """The :class:`MIGParams` of a loaded scenario (``Family.params``)."""
     return MIGParams.from_spec(MIGSpec.from_scenario(sc))
+
+
+def _memory_minimums(gpu_name: str, models: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) GPCs of the smallest MIG instance whose memory holds each model for inference, and
+    a retraining job of it (99 where none does)."""
+    prof = {p.gpcs: p for p in get_mig_profiles(gpu_name).values()}
+
+    def smallest(mem: float) -> int:
+        fit = [g for g in sorted(prof) if prof[g].memory_gb >= mem]
+        return fit[0] if fit else 99
+
+    min_inf = np.array([smallest(md.memory_gb) for md in models])
+    min_train = np.array([smallest(md.train_memory_gb) for md in models])
+    return min_inf, min_train
+
+
+def _valid_static(
+    cat: Any, sizes: np.ndarray, min_inf: np.ndarray, min_train: np.ndarray
+) -> np.ndarray:
+    """(N,) the signatures valid whatever the state: every inference task holds an instance
+    big enough for its model; every retraining instance is big enough for the job."""
+    m = len(min_inf)
+    ok = np.ones(len(cat), dtype=bool)
+    for i in range(m):
+        big = sizes >= min_inf[i]
+        ok &= np.any(cat.counts[:, i, :][:, big] > 0, axis=1)
+        small_train = sizes < min_train[i]
+        ok &= ~np.any(cat.counts[:, m + i, :][:, small_train] > 0, axis=1)
+    return ok
 
 
 __all__ = [
