@@ -339,6 +339,33 @@ def folder_lock(folder: str | Path, command: str) -> Iterator[Path]:
                 out.rmdir()
 
 
+_HELD: dict[Path, contextlib.AbstractContextManager[Path]] = {}
+
+
+def hold_folder(folder: str | Path, command: str) -> Path:
+    """Take ``folder``'s lock (:func:`folder_lock`) until :func:`release_folders` or the end of
+    the process, for a command whose writing into the folder is spread over several functions
+    (a reproduction checks its folder, runs, then renders; ``reproduce all`` runs several in
+    one process, so a folder this process holds already is fine).
+
+    Raises:
+        FolderLocked: Another process holds the lock.
+    """
+    key = Path(folder).absolute()
+    if key not in _HELD:
+        lock = folder_lock(key, command)
+        lock.__enter__()
+        _HELD[key] = lock
+    return Path(folder)
+
+
+def release_folders() -> None:
+    """Release every lock :func:`hold_folder` took in this process."""
+    while _HELD:
+        _, lock = _HELD.popitem()
+        lock.__exit__(None, None, None)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, a batch scheduler's stop or time limit, ``docker stop``), raised in
     the main thread as Ctrl-C is, so every command's Ctrl-C path runs for it too: training
@@ -389,3 +416,5 @@ def run_command(main: Callable[[], Any], prog: str) -> int:
             word, code = stopped()
             print(f"{prog}: {word}", file=sys.stderr)
             return code
+        finally:
+            release_folders()

@@ -69,3 +69,19 @@ def test_the_lock_is_per_folder_and_reentrant_after_release(tmp_path):
                 pass
     with folder_lock(tmp_path / "a", "x"):
         pass
+
+
+def test_a_reproduction_holds_its_folder_until_it_ends(holder, capsys):
+    from edgegym.outputs import release_folders
+    from edgegym.reproduce import etf
+
+    folder, proc = holder
+    assert etf.main(["--out", str(folder)]) == 2
+    assert f"PID {proc.pid}" in capsys.readouterr().err
+    proc.kill()
+    proc.wait()
+    try:
+        assert etf.main(["--out", str(folder)]) == 0  # the killed holder's lock went with it
+        assert (folder / "etf.md").is_file()
+    finally:
+        release_folders()

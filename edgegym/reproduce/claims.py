@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from edgegym.outputs import check_output_folder, write_json, write_text
+from edgegym.outputs import check_output_folder, hold_folder, write_json, write_text
 
 PAPERS = ("ekya", "migrator", "etf", "srs")
 TITLES = {
@@ -221,7 +221,8 @@ def check_out(
     """The reproduction's ``--out`` folder, checked before any work: a folder can be made
     there, and each file it will write (``outputs``, name -> kind, plus the claims table) is
     new or an edgegym output of that kind (or ``force``). A smoke run (``smoke``, or inside
-    :func:`smoke_run`) may not write where a full run's claims are (``force`` or not).
+    :func:`smoke_run`) may not write where a full run's claims are (``force`` or not). The
+    folder's lock is held from here to the end of the command (:func:`hold_folder`).
 
     Raises:
         ValueError: Naming the folder or file.
@@ -229,7 +230,7 @@ def check_out(
     folder = check_output_folder(path, {**outputs, **CLAIMS_OUTPUTS}, force=force)
     if smoke or in_smoke_run():
         _refuse_full_table(folder)
-    return folder
+    return hold_folder(folder, "reproduce")  # one writer per folder until the command ends
 
 
 def _refuse_full_table(out: Path) -> None:
