@@ -162,7 +162,8 @@ def test_job_that_cannot_finish_is_let_go_and_one_that_can_is_carried():
     assert floors.let_go.tolist() == [True] + [False] * 9
     assert floors.train[1] == 5 and floors.train[0] == 0
     alloc, _ = thief_schedule(snap)
-    assert alloc.share_retrain[0] == 0.0 and alloc.retrain_cfg[0] == -1
+    # Let go: no share; its configuration is kept (the only encoding inside the mask).
+    assert alloc.share_retrain[0] == 0.0 and alloc.retrain_cfg[0] == 0
     assert alloc.retrain_cfg[1] == 0 and alloc.share_retrain[1] >= 0.05 - 1e-9
 
 
