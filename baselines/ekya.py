@@ -50,6 +50,7 @@ from edgegym.baselines.base import Policy
 from edgegym.core.state import Allocation
 from edgegym.families.continual.snapshot import ContinualSnapshot
 from edgegym.hardware.mps import share_speedup
+from edgegym.workload.continual import keep_up_config
 
 
 def best_inference(
@@ -152,19 +153,20 @@ class StreamEstimator:
             ok = dur <= t_left
             if ok.any():
                 dur = np.where(ok, dur, t_left)
+                # The retrained model is served only where it beats the deployed one.
+                post = np.maximum(self.post[v], s.model_acc[v])
                 _, f_after, _ = best_inference(
-                    self.post[v],
+                    post,
                     np.broadcast_to(needed, (self.post.shape[1], needed.shape[1])),
                     s.infer_factor,
                     share_i + share_r,
                     s.a_min,
                 )
-                est = (dur * acc_now + (t_left - dur) * self.post[v] * f_after) / t_left
+                est = (dur * acc_now + (t_left - dur) * post * f_after) / t_left
                 est = np.where(ok, est, -np.inf)
                 c = int(np.argmax(est))
                 # A job in flight is carried whenever it has a share (the engine keeps its
-                # configuration; dropping it from the allocation would only stall it), and
-                # its model replaces the deployed one when it finishes, better or not.
+                # configuration; dropping it from the allocation would only stall it).
                 if est[c] > acc_now or self.running[v]:
                     result = (float(est[c]) - penalty, c, int(icfg[0]))
             elif self.running[v]:
@@ -361,6 +363,10 @@ def thief_schedule(
         alloc.infer_cfg[v] = icfg
         alloc.share_retrain[v] = rq * snap.quantum if rcfg >= 0 else 0.0
         alloc.share_infer[v] = iq * snap.quantum
+        if rcfg < 0 and snap.job_cfg[v] >= 0:
+            # A job let go keeps its configuration at no share (what the environment does
+            # with it anyway): "none" is outside the mask of a stream with a job in flight.
+            alloc.retrain_cfg[v] = snap.job_cfg[v]
     return alloc, best_total / n
 
 
@@ -369,20 +375,24 @@ def _grid(share: np.ndarray, quantum: float) -> np.ndarray:
 
 
 def uniform_allocation(snap: ContinualSnapshot, config: int, infer_fraction: float) -> Allocation:
-    """Uniform scheduler: equal GPUs per stream, a fixed split, a fixed configuration.
+    """Uniform scheduler: equal GPUs per stream, a static split, a fixed configuration.
 
+    Ekya §5: a fixed retraining configuration and a static retraining/inference allocation.
     A stream that is not retraining (already retrained this window, or its labels do not
-    exist yet) gives its whole share to inference. The inference configuration follows
-    PickConfigs' rule for the share. The GPUs split are those the micro-profiler leaves.
+    exist yet) gives its whole share to inference (the authors' simulator hands a finished
+    job's GPUs back to the inference jobs, ``fair_reallocator`` in
+    ``ekya/simulation/schedulers.py``). The inference configuration is the frame rate the
+    share sustains at nominal demand (:func:`~edgegym.workload.continual.keep_up_config`,
+    the authors' simulator's rule), blind to the window's demand, the model's accuracy and
+    a_MIN, which only Ekya's PickConfigs weighs. The GPUs split are those the micro-profiler
+    leaves.
     """
     n = snap.streams
     per_stream = snap.capacity / n
     training = (snap.job_cfg >= 0) | snap.can_retrain
     share_i = _grid(np.where(training, per_stream * infer_fraction, per_stream), snap.quantum)
     share_r = _grid(np.where(training, per_stream - share_i, 0.0), snap.quantum)
-    icfg, _, _ = best_inference(
-        snap.model_acc, snap.infer_share, snap.infer_factor, share_i, snap.a_min
-    )
+    icfg = keep_up_config(snap.nominal_infer_share, snap.infer_factor, share_i)
     return Allocation(
         retrain_cfg=np.where(training, np.where(snap.job_cfg >= 0, snap.job_cfg, config), -1),
         infer_cfg=icfg,
@@ -527,11 +537,9 @@ class NoRetrainPolicy(_SnapshotPolicy):
     name = "no-retrain"
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
-        """Even inference shares, best inference configuration for each."""
+        """Even inference shares, each at the frame rate its share sustains (as uniform)."""
         share = _grid(np.full(snap.streams, snap.capacity / snap.streams), snap.quantum)
-        icfg, _, _ = best_inference(
-            snap.model_acc, snap.infer_share, snap.infer_factor, share, snap.a_min
-        )
+        icfg = keep_up_config(snap.nominal_infer_share, snap.infer_factor, share)
         alloc = Allocation.idle(snap.streams)
         alloc.infer_cfg = icfg
         alloc.share_infer = share

@@ -113,7 +113,7 @@ def _format_thief(res: dict[str, Any]) -> str:
     verdict = "meets" if res["meets_target"] else "MISSES"
     lines = [
         f"Thief decision time ({head['streams']} streams, {head['retrain_configs']} retraining "
-        f"configurations, window start, seeds {head['seeds']})",
+        f"configurations, window 0 once labelled, seeds {head['seeds']})",
         f"  headline {head['gpus']} GPUs, Delta {head['delta']:g}: median "
         f"{1e3 * head['median_s']:.1f} ms, max {1e3 * head['max_s']:.1f} ms "
         f"(paper {res['paper_s']} s: {res['speedup_vs_paper']:.0f}x faster; "

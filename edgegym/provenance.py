@@ -13,6 +13,7 @@ A path is dotted; list items are addressed without an index (``tenants.slo_ms`` 
 tenant's ``slo_ms``). An entry covers its field and everything under it, so a whole block can
 have one source. Each source starts with its kind, then a colon:
 
+``code``         the authors' released code or data, named by repository, path and commit;
 ``paper``        a measurement of the paper named by figure, table or section;
 ``hardware``     a public hardware fact (a datasheet, a published benchmark);
 ``measured``     an edgegym measurement on real hardware (docs/real-gpu.md);
@@ -28,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-KINDS = ("paper", "hardware", "measured", "synthesised", "choice")
+KINDS = ("code", "paper", "hardware", "measured", "synthesised", "choice")
 
 #: Fields that are not inputs: names, free text and the provenance itself.
 NOT_INPUTS = frozenset({"name", "family", "description", "provenance", "notes", "paper"})

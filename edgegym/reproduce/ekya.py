@@ -6,7 +6,8 @@ number in the report comes from this run; the paper's numbers stand beside them.
 (b) 10 streams on 1-16 GPUs (Fig. 8) and the GPU-saving factor; (c) FixedRes / FixedConfig
 (Fig. 10a); (d) Delta sensitivity: accuracy and decision time (§6.2); (e) micro-profiler
 noise sensitivity (Fig. 11b); (f) the micro-profiler's mechanics, one at a time; (g) the
-regime: the headline gain under other inputs (why held-out claims do not hold). It ends by
+main synthesised inputs swept (x0.5, x2): a held-out claim of the thief beating the uniform
+baselines holds only if it holds across the sweep. It ends by
 writing the paper's records of ``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
 
 Each scheduler runs in the setup the paper evaluates it in (:func:`paper_setup`): the uniform
@@ -47,7 +48,7 @@ OUTPUTS = {
     "ekya.md": "report",
     **{
         f"ekya-{f}.png": "figure"
-        for f in ("fig6-1gpu", "fig6-2gpu", "fig7", "fig8", "fig10", "fig11b")
+        for f in ("fig6-1gpu", "fig6-2gpu", "fig7", "fig8", "fig10", "fig11b", "sweep")
     },
 }
 ENV_ID = "edgegym/ContinualLearning-v0"
@@ -57,9 +58,8 @@ SWEEP_GPUS = (1, 2)  # (a) at 1 and 2 GPUs
 GPU_COUNTS = (1, 2, 4, 8, 16)  # (b, c)
 DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)  # (d), at 4 GPUs
 NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation, at 4 GPUs
-ABLATION_GPUS = (1, 4)  # (f)
+ABLATION_GPUS = (1, 4, 8)  # (f)
 REGIME_GPUS = (1, 2)  # (g)
-ARTIFACT_INFER = 0.25  # GPU per full-quality ResNet18 stream in Ekya's released simulator
 CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
 FIXEDCONFIG = "ekya-fixedconfig:config=2"  # Fig. 10a: the thief with the fixed Cfg 2
 UNIFORMS = ["uniform-c1-50", "uniform-c2-90", "uniform-c2-50", "uniform-c2-30"]
@@ -420,40 +420,61 @@ def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict
     return _table(header, rows), {"acc": acc}
 
 
-def _scaled_inference(sc: Scenario, factor: float) -> list[dict[str, Any]]:
-    """The scenario's inference configurations with every share scaled by ``factor``."""
-    return [{**c, "share": c["share"] * factor} for c in sc["inference_configs"]]
+#: (g): the synthesised inputs swept, each scaled by these factors (the scenario's is 1).
+SWEEP_FACTORS = (0.5, 2.0)
 
 
-def regime_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
-    """(g) The thief's gain over the best uniform variant at 10 streams under other inputs:
-    the inference demand of Ekya's released simulator (0.25 GPU per full-quality stream
-    instead of the hardware-derived figure), with and without estimation error."""
-    sc = load(scenario)
-    factor = ARTIFACT_INFER / max(c["share"] for c in sc["inference_configs"])
-    variants: dict[str, dict[str, Any]] = {
-        "as in the scenario": {},
-        f"inference x{factor:g} (0.25 GPU per stream)": {
-            "inference_configs": _scaled_inference(sc, factor)
-        },
-        f"inference x{factor:g}, exact estimates": {
-            "inference_configs": _scaled_inference(sc, factor),
-            "profiler.error": 0.0,
-        },
+def _scaled_costs(sc: Scenario, factor: float) -> dict[str, Any]:
+    return {
+        "retrain_configs": [
+            {**c, "gpu_seconds": c["gpu_seconds"] * factor} for c in sc["retrain_configs"]
+        ]
     }
+
+
+def _scaled_drift(sc: Scenario, factor: float) -> dict[str, Any]:
+    return {"drift.drift": [min(1.0, x * factor) for x in sc["drift"]["drift"]]}
+
+
+def _scaled_shared(sc: Scenario, factor: float) -> dict[str, Any]:
+    return {"profiler.shared": min(1.0, sc["profiler"]["shared"] * factor)}
+
+
+#: (g): the synthesised inputs that matter most to the thief's gain, and how each is scaled:
+#: every retraining configuration's GPU-seconds (Fig. 3b and Table 1 give a range, not the
+#: table), the accuracy a model loses at each window start (no published number), and the
+#: share of the micro-profiler's error common to a stream's configurations (set after seeing
+#: a result). The rest stay as they are; the report lists them.
+SYNTHESISED = {
+    "retraining cost (retrain_configs.gpu_seconds)": _scaled_costs,
+    "drift at window starts (drift.drift)": _scaled_drift,
+    "shared estimate error (profiler.shared)": _scaled_shared,
+}
+
+
+def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+    """(g) The thief against the best uniform variant and no retraining at 10 streams on 1 and
+    2 GPUs, with each main synthesised input scaled by x0.5 and x2 (one at a time)."""
+    sc = load(scenario)
+    variants: dict[str, tuple[str, float, dict[str, Any]]] = {"as in the scenario": ("", 1.0, {})}
+    for label, scale in SYNTHESISED.items():
+        for factor in SWEEP_FACTORS:
+            variants[f"{label} x{factor:g}"] = (label, factor, scale(sc, factor))
     gain: dict[str, dict[int, float]] = {}
+    worth: dict[str, dict[int, float]] = {}
     rows = []
-    for name, ov in variants.items():
-        gain[name] = {}
+    for name, (_, _, ov) in variants.items():
+        gain[name], worth[name] = {}, {}
         row = [name]
         for g in REGIME_GPUS:
-            res = _run(["thief", *UNIFORMS], scenario, episodes, gpus=g, **ov)
+            res = _run(["thief", *UNIFORMS, "no-retrain"], scenario, episodes, gpus=g, **ov)
             u, best = _best_uniform({p: _acc(res, p) for p in UNIFORMS})
-            thief = _acc(res, "thief")[0]
-            gain[name][g] = thief - best
+            thief, none = _acc(res, "thief")[0], _acc(res, "no-retrain")[0]
+            gain[name][g], worth[name][g] = thief - best, thief - none
             row += [
                 _pct(thief),
                 f"{_pct(best)} ({u.removeprefix('uniform-')})",
+                _pct(none),
                 f"{100 * (thief - best):+.1f}",
             ]
             log(f"  (g) {name}, {g} GPU(s): thief {thief:.3f}, best uniform {best:.3f}")
@@ -461,19 +482,33 @@ def regime_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     header = ["inputs"]
     for g in REGIME_GPUS:
         s = "s" if g > 1 else ""
-        header += [f"thief {g} GPU{s}", f"best uniform {g} GPU{s}", f"gain {g} GPU{s} (points)"]
-    # Delta (section d's setting) under the released simulator's inference demand.
-    names = list(variants)
-    ov = variants[names[1]]
-    coarse, fine = "thief:delta=1.0", "thief:delta=0.1"
-    res = _run([coarse, fine], scenario, episodes, gpus=4, **ov)
-    delta_gain = _acc(res, fine)[0] - _acc(res, coarse)[0]
-    log(f"  (g) {names[1]}, 4 GPUs: Delta 1.0 -> 0.1 {100 * delta_gain:+.1f} points")
-    text = _table(header, rows) + (
-        f"\n\nWith {names[1]}, 10 streams on 4 GPUs (section d's setting), Delta 1.0 -> 0.1 "
-        f"changes the thief's accuracy by {100 * delta_gain:+.1f} points."
+        header += [
+            f"thief {g} GPU{s}",
+            f"best uniform {g} GPU{s}",
+            f"no retraining {g} GPU{s}",
+            f"gain {g} GPU{s} (points)",
+        ]
+    series = {}
+    for label in SYNTHESISED:
+        names = [f"{label} x{SWEEP_FACTORS[0]:g}", "as in the scenario"]
+        names.append(f"{label} x{SWEEP_FACTORS[1]:g}")
+        for g in REGIME_GPUS:
+            short = label.partition(" (")[0]
+            series[f"{short}, {g} GPU{'s' if g > 1 else ''}"] = (
+                [SWEEP_FACTORS[0], 1.0, SWEEP_FACTORS[1]],
+                [100 * gain[n][g] for n in names],
+                None,
+            )
+    plot_lines(
+        series,
+        "input scaled by",
+        "thief minus best uniform (points)",
+        f"Synthesised inputs swept, 10 streams ({scenario})",
+        out / "ekya-sweep.png",
     )
-    return text, {"gain": gain, "names": names, "delta_gain": delta_gain}
+    lo = {g: min(v[g] for v in gain.values()) for g in REGIME_GPUS}
+    hi = {g: max(v[g] for v in gain.values()) for g in REGIME_GPUS}
+    return _table(header, rows), {"gain": gain, "worth": worth, "min": lo, "max": hi}
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -481,8 +516,8 @@ def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, floa
     """The inputs set from the paper's measurements, measured back from the environment:
     the micro-profiler's median absolute error (sampled estimator, ``seeds`` episodes), the
     accuracy lost without retraining (best post-retraining accuracy minus the never-retrained
-    model's, per stream and window), the spread of retraining costs and the profiling cost per
-    stream in the first window."""
+    model's, per stream and window), the spread of retraining costs and the profiling cost of
+    all streams in the first window."""
     sc = load(scenario)
     spec = ContinualSpec.from_scenario(sc)
     errors, gaps = [], []
@@ -501,7 +536,8 @@ def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, floa
         "gap_max": float(gap.max()),
         "gap_mean": float(gap.mean()),
         "cost_spread": float(cost.max() / cost.min()),
-        "profile_s": snap.reserved * spec.window_s / spec.streams,
+        "profile_s": snap.reserved * spec.window_s,
+        "quantum_s": spec.quantum * spec.window_s,
     }
 
 
@@ -581,20 +617,24 @@ def _claims(
     t1: dict,
 ) -> list[Claim]:
     """The paper's records of the claims table from this run's measurements. ``why`` quotes
-    the ablation (f) and regime (g) sections' numbers."""
+    the ablation (f) and sweep (g) sections' numbers. A claim that the thief beats the uniform
+    baselines at 10 streams on 1 or 2 GPUs holds only if it also holds at every point of the
+    synthesised-input sweep (g)."""
     fa, ga = f["acc"], g["gain"]
-    names = g["names"]
-    base, infer, infer_exact = names
     seeds = _seeds_text(ep)
 
     def regime(gpus: int) -> str:
         return (
-            f"measured (g, {gpus} GPU{'s' if gpus > 1 else ''}, 10 streams): gain "
-            f"{100 * ga[base][gpus]:+.1f} points as calibrated, {100 * ga[infer][gpus]:+.1f} "
-            f"with the inference demand of Ekya's released simulator (0.25 GPU per stream, "
-            f"not a hardware figure), {100 * ga[infer_exact][gpus]:+.1f} with that and exact "
-            f"estimates"
+            f"measured (g, {gpus} GPU{'s' if gpus > 1 else ''}, 10 streams): gain over the best "
+            f"uniform {100 * ga['as in the scenario'][gpus]:+.1f} points with the scenario's "
+            f"inputs, {100 * g['min'][gpus]:+.1f} to {100 * g['max'][gpus]:+.1f} across the "
+            f"synthesised inputs x0.5 and x2; retraining is worth "
+            f"{100 * g['worth']['as in the scenario'][gpus]:+.1f} points over no retraining"
         )
+
+    def swept(gpus: int, bound: float) -> bool:
+        """The thief's gain over the best uniform exceeds ``bound`` at every sweep point."""
+        return g["min"][gpus] > bound
 
     no_retrain = b["acc"]["no-retrain"]
     oracle = (
@@ -652,18 +692,19 @@ def _claims(
     add(
         figure="§6.3",
         claim="Micro-profiling takes 4.4 s for a 200 s window",
-        metric="GPU-seconds held for profiling per stream in the first window (δ-grid)",
+        metric="GPU-seconds held for profiling all 10 streams in the first window (δ-grid)",
         paper_value=4.4,
         edgegym_value=round(c["profile_s"], 2),
         role="calibration",
-        holds=abs(c["profile_s"] / 4.4 - 1) <= 0.1,
-        test="within 10% (the share is rounded up to whole quanta)",
-        why="" if abs(c["profile_s"] / 4.4 - 1) <= 0.1 else "profiler.cost_s does not set it",
+        holds=0 <= c["profile_s"] - 4.4 < c["quantum_s"],
+        test="rounded up to whole quanta of δ held for the window (less than "
+        f"{c['quantum_s']:g} GPU-s above)",
+        why="" if 0 <= c["profile_s"] - 4.4 < c["quantum_s"] else "profiler.cost_s does not set it",
     )
     # ---- held-out: the paper's evaluation results
     for gpus, paper, key in ((1, 29.0, "gain_1gpu"), (2, 23.0, "gain_2gpu")):
         gain = 100 * a[key]
-        ok = gain >= paper / 2
+        ok = gain >= paper / 2 and swept(gpus, paper / 200)
         add(
             figure="Fig. 6, §6.1",
             claim=f"Ekya's accuracy advantage over the uniform baselines grows to {paper:g} "
@@ -674,7 +715,7 @@ def _claims(
             edgegym_value=round(gain, 1),
             role="held-out",
             holds=ok,
-            test="at least half the paper's gain",
+            test="at least half the paper's gain, here and at 10 streams across the sweep (g)",
             why="" if ok else f"{regime(gpus)}; {oracle}",
         )
     cap = a["capacity"]
@@ -697,7 +738,19 @@ def _claims(
         f"{oracle}",
     )
     margin = min(b["margin"].values())
-    ok = margin > 0
+    ok = margin > 0 and all(swept(gpus, 0.0) for gpus in REGIME_GPUS)
+    worst = min(b["margin"], key=b["margin"].get)
+    at_worst = (
+        f"measured (b): the smallest margin is at {worst} GPUs, thief "
+        f"{_pct(b['acc']['thief'][worst][0])}% vs the best uniform "
+        f"{_pct(b['acc']['thief'][worst][0] - b['margin'][worst])}%"
+    )
+    if worst in fa:
+        at_worst += (
+            f"; (f, {worst} GPUs): the thief with exact estimates "
+            f"{_pct(fa[worst]['exact estimates (error 0)'])}%, the oracle thief "
+            f"{_pct(fa[worst]['oracle'])}%"
+        )
     add(
         figure="Fig. 8, §6.1 (arXiv Fig. 7)",
         claim="With 10 streams Ekya beats the best uniform baseline at every GPU count",
@@ -706,8 +759,8 @@ def _claims(
         edgegym_value=round(100 * margin, 1),
         role="held-out",
         holds=ok,
-        test="positive at every GPU count",
-        why="" if ok else f"{regime(1)}; {oracle}",
+        test="positive at every GPU count, and at 1 and 2 GPUs across the sweep (g)",
+        why="" if ok else f"{at_worst}; {regime(1)}; {regime(2)}",
     )
     saving = b["saving"]
     ok = saving is not None and saving >= 4
@@ -757,8 +810,7 @@ def _claims(
         why=""
         if ok
         else f"measured (d): {100 * d['gain_literal']:+.1f} points with the literal "
-        f"Algorithm 1; (g): {100 * g['delta_gain']:+.1f} points with the released "
-        f"simulator's inference demand (0.25 GPU per stream); (b): on 4 GPUs the thief is "
+        f"Algorithm 1; (b): on 4 GPUs the thief is "
         f"{100 * (acc4['thief'][4][0] - no_retrain[4][0]):.1f} points above no retraining "
         f"in all ({100 * (fa[4]['oracle'] - no_retrain[4][0]):.1f} for the oracle thief, f), "
         "less than the 8 points the paper attributes to Delta alone",
@@ -859,8 +911,8 @@ def main(argv: list[str] | None = None) -> int:
     e_text, e = noise_sweep(sc, ep, out, log)
     log("(f) micro-profiler mechanics")
     f_text, f = profiler_ablation(sc, ep, log)
-    log("(g) regime")
-    g_text, g = regime_sweep(sc, ep, log)
+    log("(g) synthesised inputs swept")
+    g_text, g = synthesised_sweep(sc, ep, out, log)
     t1 = table1_example(log)
     claims = _claims(sc, ep, a, b, c, d, e, f, g, t1)
     minutes = (time.time() - t0) / 60

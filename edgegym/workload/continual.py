@@ -5,12 +5,20 @@ Per stream ``v`` and retraining window ``k`` a :class:`ContinualProfile` holds:
 * ``floor[v, k]``: accuracy of the off-the-shelf (never retrained) model on the window's data;
 * ``drift[v, k]``: accuracy points the deployed model loses when window ``k`` starts;
 * ``post_acc[v, k, c]``: accuracy of the model after retraining with configuration ``c`` on the
-  window's data, and ``gpu_seconds[v, k, c]`` its cost at a full GPU;
+  window's data, starting from the never-retrained model, and ``gpu_seconds[v, k, c]`` its
+  cost at a full GPU;
+* ``ceiling[v, k]`` and ``quality[v, k, c]`` (generated profiles): the accuracy the best
+  retraining reaches on the window's data and the fraction of the way there configuration
+  ``c`` goes. Retraining is incremental (Ekya §2.2: the edge DNNs are incrementally retrained
+  from the deployed model): a job that starts from a model of accuracy ``a`` ends at
+  :func:`retrained_accuracy` ``a + (ceiling - a) * quality``; ``post_acc`` is that from the
+  never-retrained model;
 * ``demand[v, k]``: inference demand relative to the nominal frame rate.
 
 The deployed model's accuracy at the start of window ``k`` is
-``max(floor[v, k], acc_end[v, k-1] - drift[v, k])``. Inference accuracy is the model's accuracy
-times the inference configuration's accuracy factor, times the fraction of frames processed
+``max(floor[v, k], acc_end[v, k-1] - drift[v, k])``. A retrained model replaces the deployed
+one only when it is more accurate (:func:`swap_if_better`). Inference accuracy is the model's
+accuracy times the inference configuration's accuracy factor, times the fraction of frames processed
 when the stream holds less GPU share than the configuration needs to keep up (frames are
 dropped, Ekya §3.1; a dropped frame counts as a miss).
 """
@@ -82,14 +90,76 @@ class ContinualProfile:
     start_acc: np.ndarray  # (V,) accuracy of the deployed model when the episode starts
     floor: np.ndarray  # (V, K) accuracy of the never-retrained model
     drift: np.ndarray  # (V, K) accuracy lost by the deployed model at each window start
-    post_acc: np.ndarray  # (V, K, C) accuracy after retraining with each configuration
+    post_acc: np.ndarray  # (V, K, C) accuracy after retraining from the never-retrained model
     gpu_seconds: np.ndarray  # (V, K, C) retraining cost at a full GPU
     demand: np.ndarray  # (V, K) inference demand multiplier
+    # Incremental retraining (generated profiles; None: post_acc is absolute, Table 1's tables).
+    ceiling: np.ndarray | None = None  # (V, K) accuracy of the best retraining on the window
+    quality: np.ndarray | None = None  # (V, K, C) fraction of the way to it each config goes
+
+    def window_post(self, k: int, start: np.ndarray) -> np.ndarray:
+        """(V, C) accuracy after retraining in window ``k`` from deployed models of accuracy
+        ``start`` ((V,)): :func:`retrained_accuracy` for generated profiles, the table's
+        ``post_acc`` otherwise."""
+        if self.ceiling is None or self.quality is None:
+            return self.post_acc[:, k]
+        return retrained_accuracy(start[:, None], self.ceiling[:, k, None], self.quality[:, k])
 
     @property
     def shape(self) -> tuple[int, int, int]:
         """(streams, windows, retraining configurations)."""
         return self.post_acc.shape  # type: ignore[return-value]
+
+
+def retrained_accuracy(start: np.ndarray, ceiling: np.ndarray, quality: np.ndarray) -> np.ndarray:
+    """Accuracy after incremental retraining: ``start + (ceiling - start) * quality``.
+
+    Ekya retrains the deployed edge model on the window's data (NSDI'22 §2.2, arXiv §1:
+    "incrementally retrained on the new video samples even as some knowledge from before is
+    retained"), so what a job reaches depends on the model it starts from: a configuration
+    goes the fraction ``quality`` of the way from the deployed model's accuracy on the
+    window's data (``start``) to the best the window's data allows (``ceiling``). A model
+    already above the ceiling is pulled towards it (retraining on this window's sample only);
+    :func:`swap_if_better` then keeps the deployed one. Broadcasts.
+    """
+    return start + (ceiling - start) * quality
+
+
+def swap_if_better(deployed: np.ndarray, retrained: np.ndarray) -> np.ndarray:
+    """Accuracy of the model served after a retraining job's model is ready: the retrained
+    one only where it is more accurate than the deployed one.
+
+    Ekya checkpoints during retraining and loads a checkpoint as the inference model when it
+    helps (arXiv §5, "Model checkpointing and reloading"); the authors' simulator offers a
+    stream no configuration whose predicted end accuracy is below its current one
+    (``ekya/simulation/camera.py``, ``generate_training_configurations``). Broadcasts.
+    """
+    return np.maximum(deployed, retrained)
+
+
+def keep_up_config(need: np.ndarray, factor: np.ndarray, share: float | np.ndarray) -> np.ndarray:
+    """The most accurate inference configuration whose nominal share fits ``share`` (the
+    cheapest where none does): the frame rate a static share sustains.
+
+    In Ekya's released simulator an inference job's accuracy is set by its GPU share alone,
+    through the subsampling profile (``ekya/simulation/jobs.py``, ``get_infer_profile``:
+    ``interp(max_resources / share, subsampling, profile)``); this is the same rule on the
+    scenario's discrete configurations, with no regard to the model's accuracy or a_MIN
+    (PickConfigs' rule, which only Ekya's schedulers use).
+
+    Args:
+        need: (L,) share each configuration needs at nominal demand.
+        factor: (L,) accuracy factor of each configuration.
+        share: Scalar or (V,) inference share.
+
+    Returns:
+        (V,) or scalar int64 configuration index.
+    """
+    need = np.asarray(need, dtype=float)
+    share = np.asarray(share, dtype=float)
+    fits = need <= share[..., None] + 1e-9
+    best = np.argmax(np.where(fits, np.asarray(factor, dtype=float), -np.inf), axis=-1)
+    return np.where(fits.any(axis=-1), best, int(np.argmin(need))).astype(np.int64)
 
 
 def inference_accuracy(
@@ -133,6 +203,53 @@ def pareto_front(cost: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
     better_or_equal = (cost[None, :] <= cost[:, None]) & (accuracy[None, :] >= accuracy[:, None])
     strictly = (cost[None, :] < cost[:, None]) | (accuracy[None, :] > accuracy[:, None])
     return ~np.any(better_or_equal & strictly, axis=1)
+
+
+def uniform_points(cost: np.ndarray, accuracy: np.ndarray) -> tuple[int, int]:
+    """The uniform baseline's two retraining configurations on a Pareto frontier.
+
+    Ekya §5 ("Baselines"): all retraining configurations are tested on a hold-out dataset to
+    produce the Pareto frontier of accuracy vs resources, and two points on it are the fixed
+    configurations of "high" (Config 1) and "low" (Config 2) resource usage. Which two is not
+    said; here Config 1 is the frontier's most accurate point (what the authors' simulator's
+    uniform baselines retrain with: ``fair_dumb_scheduler`` picks the configuration of the
+    highest end accuracy, ``ekya/simulation/schedulers.py``) and Config 2 the frontier's
+    middle point by cost (the lower median of its points ordered by cost).
+
+    Args:
+        cost: (C,) mean GPU-seconds of each configuration on the hold-out data.
+        accuracy: (C,) mean accuracy after retraining with it.
+
+    Returns:
+        ``(config1, config2)`` indices.
+    """
+    cost = np.asarray(cost, dtype=float)
+    accuracy = np.asarray(accuracy, dtype=float)
+    front = np.flatnonzero(pareto_front(cost, accuracy))
+    front = front[np.lexsort((-accuracy[front], cost[front]))]  # by cost, then accuracy
+    high = front[np.argmax(accuracy[front])]  # the first (cheapest) of the most accurate
+    return int(high), int(front[(front.size - 1) // 2])
+
+
+def holdout_profile(
+    drift: Mapping[str, object],
+    configs: Sequence[RetrainConfig],
+    streams: int,
+    windows: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean cost and accuracy of every retraining configuration on hold-out streams.
+
+    The hold-out streams are drawn from the scenario's ``drift`` section with a generator of
+    their own (``seed``, outside the seeds episodes are evaluated on), and each configuration
+    retrains the never-retrained model in every window (Ekya §5: every configuration tested
+    on two hold-out video streams never used in later tests).
+
+    Returns:
+        ``(cost, accuracy)``, each (C,): means over the hold-out streams and windows.
+    """
+    prof = sample_profile(drift, configs, streams, windows, np.random.default_rng(seed))
+    return prof.gpu_seconds.mean(axis=(0, 1)), prof.post_acc.mean(axis=(0, 1))
 
 
 def _uniform(
@@ -207,7 +324,8 @@ def sample_profile(
     else:
         quality = np.broadcast_to(np.array([c.quality for c in configs]), shape3)
     jitter = rng.normal(0.0, float(drift.get("config_jitter", 0.0)), size=shape3)
-    post = floor[..., None] + gap[..., None] * np.clip(quality + jitter, 0.0, 1.0)
+    reach = np.clip(quality + jitter, 0.0, 1.0)
+    post = retrained_accuracy(floor[..., None], ceiling[..., None], reach)
     volume = _uniform(rng, drift.get("data_volume", (1.0, 1.0)), shape2)
     return ContinualProfile(
         start_acc=floor[:, 0].copy(),
@@ -216,6 +334,8 @@ def sample_profile(
         post_acc=post,
         gpu_seconds=cost[None, None, :] * volume[..., None],
         demand=_uniform(rng, drift.get("demand", (1.0, 1.0)), shape2),
+        ceiling=ceiling,
+        quality=reach,
     )
 
 

@@ -18,7 +18,9 @@ Rules, in one place:
   configuration is then fixed until it finishes (Ekya leaves running configurations alone).
 * A tenant retrains at most once per window (its data has been used); a job that has not
   finished when its window ends is dropped.
-* When a job finishes, the retrained model replaces the deployed one at once.
+* Retraining is incremental: a job's result is the profile's ``window_post`` of the deployed
+  model it starts from; when it finishes, the retrained model replaces the deployed one at
+  once where it is more accurate (:func:`edgegym.workload.continual.swap_if_better`).
 * Drift: at a window start the deployed model's accuracy becomes
   ``max(floor, accuracy - drift)``.
 * Labels: no job starts in the first ``annotation_s`` seconds of a window (the golden model
@@ -42,7 +44,7 @@ from edgegym.core.executor import Executor
 from edgegym.core.metrics import Metrics
 from edgegym.core.state import Allocation, ClusterState, Segment, TenantState
 from edgegym.families.continual.dynamics import checkpoint_update, checkpoint_work
-from edgegym.workload.continual import ContinualProfile
+from edgegym.workload.continual import ContinualProfile, swap_if_better
 
 _EPS = 1e-9
 
@@ -150,7 +152,7 @@ class Engine:
             t.job_cfg[idx] = cfg
             t.job_total[idx] = self.profile.gpu_seconds[idx, k, cfg]
             t.job_left[idx] = t.job_total[idx]
-            t.job_target[idx] = self.profile.post_acc[idx, k, cfg]
+            t.job_target[idx] = self.profile.window_post(k, t.model_acc)[idx, cfg]
             self.start_acc[idx] = t.model_acc[idx]
             self.checkpoints[idx] = 0
         # A configuration chosen with no share does not start a job: report it as none.
@@ -199,7 +201,7 @@ class Engine:
                 self.curve_rate[cfg],
             )
         if np.any(done):
-            t.model_acc = np.where(done, t.job_target, t.model_acc)
+            t.model_acc = np.where(done, swap_if_better(t.model_acc, t.job_target), t.model_acc)
             t.job_cfg[done] = -1
             t.job_left[done] = 0.0
             t.job_total[done] = 0.0

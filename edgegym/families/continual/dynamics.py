@@ -16,8 +16,10 @@ streams, and give its numbers bit for bit:
   length is ``min(time left in the window, min over running jobs of work left / speed)``.
 * A retraining job starts when its stream is given a configuration and a positive share; its
   configuration is then fixed until it finishes. A stream retrains at most once per window; a
-  job that has not finished when its window ends is dropped. A finished job's model replaces
-  the deployed one at once.
+  job that has not finished when its window ends is dropped. Retraining is incremental: the
+  job's result is :meth:`~edgegym.workload.continual.ContinualProfile.window_post` of the
+  deployed model it starts from, and a finished job's model replaces the deployed one at once
+  where it is more accurate (:func:`~edgegym.workload.continual.swap_if_better`).
 * At a window start the deployed accuracy drifts to ``max(floor, accuracy - drift)`` and the
   micro-profiler's estimates of the window are drawn (from the env's own generator, at the
   moment the window is entered, so the random stream is that of the engine-based env).
@@ -71,6 +73,7 @@ from edgegym.workload.continual import (
     progress_accuracy,
     prune,
     sample_profile,
+    swap_if_better,
 )
 
 #: Observation columns per stream before the per-configuration estimates, and globals.
@@ -369,6 +372,12 @@ class ContinualDynamics:
                 ex = state.episode[i].executor
                 if ex is not None:
                     state.model_acc[i] = ex.deployed_accuracy()
+        # Retraining is incremental: what a job reaches depends on the deployed model it
+        # starts from, which cannot change before the window's one job starts.
+        for j, (i, kk) in enumerate(zip(idx.tolist(), k.tolist(), strict=True)):
+            prof = state.episode[i].profile
+            if prof.ceiling is not None:
+                post[j] = prof.window_post(kk, state.model_acc[i])
         state.post_acc[idx] = post
         state.gpu_seconds[idx] = cost
         est = profiler_estimates(post, shared, own, spec.profiler_noise, spec.profiler_noise_shared)
@@ -605,7 +614,8 @@ class ContinualDynamics:
             )
         epoch = ckpt.any(axis=1) | (waiting & _ready(state))
         if done.any():
-            state.model_acc = np.where(done, state.job_target, state.model_acc)
+            swapped = swap_if_better(state.model_acc, state.job_target)
+            state.model_acc = np.where(done, swapped, state.model_acc)
             state.job_cfg[done] = -1
             state.job_left[done] = 0.0
             state.job_total[done] = 0.0

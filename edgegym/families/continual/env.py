@@ -322,6 +322,7 @@ class ContinualLearningEnv(EdgeEnv):
             profiled=st.profiled[0].copy(),
             reserved=float(st.reserved_q[0]) * spec.quantum,
             retrain_wait_s=wait if wait > 1e-9 and window < spec.windows else 0.0,
+            infer_base_share=np.asarray(self.params.base_share, dtype=float).copy(),
         )
 
     def _state_info(self) -> dict[str, Any]:

@@ -21,7 +21,9 @@ from edgegym.workload.continual import (
     InferenceConfig,
     RetrainConfig,
     error_std,
+    holdout_profile,
     sample_profile,
+    uniform_points,
 )
 from edgegym.workload.models import ModelProfile, get_model
 
@@ -73,7 +75,6 @@ class ContinualSpec:
         hw = sc["hardware"]
         retrain = tuple(RetrainConfig(**c) for c in sc["retrain_configs"])
         infer = tuple(InferenceConfig(**c) for c in sc["inference_configs"])
-        names = [c.name for c in retrain]
         gpu = get_gpu(hw["gpu"])
         model = get_model(sc["model"])
         clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
@@ -110,10 +111,7 @@ class ContinualSpec:
             inference_configs=infer,
             infer_share=np.array([c.share for c in infer]),
             infer_factor=np.array([c.accuracy_factor for c in infer]),
-            uniform_configs=(
-                names.index(sc["uniform"]["config1"]),
-                names.index(sc["uniform"]["config2"]),
-            ),
+            uniform_configs=_uniform_configs(sc, retrain, windows),
             objective={k: float(v) for k, v in sc["objective"].items()},
             clock_mhz=clock,
             speed=float(speed_factor(clock, gpu.max_clock_mhz, model.memory_bound)),
@@ -129,6 +127,21 @@ class ContinualSpec:
     def levels(self) -> int:
         """Share levels per job: 0, delta, ..., G (inclusive)."""
         return int(round(self.gpus / self.quantum)) + 1
+
+
+def _uniform_configs(
+    sc: Scenario, retrain: tuple[RetrainConfig, ...], windows: int
+) -> tuple[int, int]:
+    """Indices of the uniform baseline's Config 1 and Config 2: named in the scenario, or
+    chosen on its hold-out streams (:class:`edgegym.families.continual.schema.Uniform`)."""
+    uni = sc["uniform"]
+    if uni.get("holdout_streams") is None:
+        names = [c.name for c in retrain]
+        return names.index(uni["config1"]), names.index(uni["config2"])
+    cost, acc = holdout_profile(
+        sc["drift"], retrain, int(uni["holdout_streams"]), windows, int(uni["holdout_seed"])
+    )
+    return uniform_points(cost, acc)
 
 
 @dataclass(frozen=True, eq=False)

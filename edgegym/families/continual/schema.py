@@ -231,10 +231,38 @@ class Objective(Record):
 
 
 class Uniform(Record):
-    """``uniform``: the two retraining configurations of the Uniform baseline."""
+    """``uniform``: the two retraining configurations of the Uniform baseline.
 
-    config1: Text
-    config2: Text
+    Either named (``config1``, ``config2``: Table 1's example names them) or chosen by Ekya's
+    procedure (§5): ``holdout_streams`` hold-out streams drawn from the scenario's ``drift``
+    with seed ``holdout_seed`` (outside the evaluation's seeds), the Pareto frontier of their
+    mean cost and accuracy, its most accurate point as Config 1 and its middle point as
+    Config 2 (:func:`edgegym.workload.continual.uniform_points`). Generated drift only.
+    """
+
+    config1: Text | None = None
+    config2: Text | None = None
+    holdout_streams: Annotated[int, Range(1, 64)] | None = None
+    holdout_seed: Annotated[int, Range(0, 2**63 - 1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Uniform:
+        named = self.config1 is not None or self.config2 is not None
+        holdout = self.holdout_streams is not None or self.holdout_seed is not None
+        if named == holdout:
+            raise rule(
+                "give config1 and config2 (named configurations) or holdout_streams and "
+                "holdout_seed (Ekya's hold-out Pareto procedure), one of the two"
+            )
+        if named and (self.config1 is None or self.config2 is None):
+            raise rule("give both config1 and config2")
+        if holdout and (self.holdout_streams is None or self.holdout_seed is None):
+            raise rule("give both holdout_streams and holdout_seed")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class ContinualScenario(ScenarioModel):
@@ -280,9 +308,15 @@ class ContinualScenario(ScenarioModel):
         names = [c.name for c in self.retrain_configs]
         if self.uniform is None:
             self.uniform = Uniform(config1=names[-1], config2=names[0])
+        if self.uniform.holdout_streams is not None and not isinstance(self.drift, GeneratedDrift):
+            raise rule(
+                "the hold-out procedure draws streams from generated drift; name config1 "
+                "and config2 for table drift",
+                field="uniform",
+            )
         for key in ("config1", "config2"):
             value = getattr(self.uniform, key)
-            if value not in names:
+            if value is not None and value not in names:
                 raise rule(
                     f"must be one of {', '.join(names)}, got {value!r}", field=f"uniform.{key}"
                 )

@@ -50,6 +50,15 @@ class ContinualSnapshot:
     profiled: np.ndarray | None = None  # (V, C) bool, configurations still profiled (None: all)
     reserved: float = 0.0  # GPUs the micro-profiler holds in this window
     retrain_wait_s: float = 0.0  # seconds until the window's labels exist (jobs may start)
+    infer_base_share: np.ndarray | None = None  # (L,) share each configuration needs at demand 1
+
+    @property
+    def nominal_infer_share(self) -> np.ndarray:
+        """(L,) share each inference configuration needs at nominal demand (the stream-wise
+        mean of ``infer_share`` where the snapshot does not carry it)."""
+        if self.infer_base_share is not None:
+            return self.infer_base_share
+        return np.atleast_2d(self.infer_share).mean(axis=0)
 
     @property
     def capacity(self) -> float:
