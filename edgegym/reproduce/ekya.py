@@ -918,7 +918,6 @@ def main(argv: list[str] | None = None) -> int:
     minutes = (time.time() - t0) / 60
     saving = f"{b['saving']:.0f}x" if b["saving"] else "not reached within 16 GPUs"
     beats_all = all(b["beats"].values())
-    held = [x for x in claims if x.role == "held-out"]
     report = REPORT.format(
         date=dt.date.today().isoformat(),
         machine=f"{platform.machine()}, {platform.system()}",
@@ -929,8 +928,7 @@ def main(argv: list[str] | None = None) -> int:
         gap_max=100 * c["gap_max"],
         gap_mean=100 * c["gap_mean"],
         profile_s=c["profile_s"],
-        n_held=len(held),
-        n_hold=sum(x.holds for x in held),
+        held_count=claims_table.held_count(claims),
         claims_text=_table(
             ["where", "claim", "paper", "edgegym", "role", "holds", "rule / why not"],
             [
@@ -940,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(x.paper_value),
                     str(x.edgegym_value),
                     x.role,
-                    "yes" if x.holds else "**no**",
+                    claims_table.holds_cell(x),
                     (x.test if x.holds else x.why).replace("|", "/"),
                 ]
                 for x in claims

@@ -48,7 +48,7 @@ variants of each scheduler), share of stream-time spent below a_MIN:
 
 ## Claims
 
-{n_hold} of {n_held} held-out claims hold. Calibration rows check that the inputs set from
+{held_count}. Calibration rows check that the inputs set from
 the paper's measurements come back out of the environment: the micro-profiler's median
 absolute error is {mae:.2f} points (paper 5.8); the largest accuracy gap between the best
 retrained model and the never-retrained one is {gap_max:.1f} points (paper: up to 22; mean
