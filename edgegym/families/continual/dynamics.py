@@ -525,63 +525,107 @@ class ContinualDynamics:
         finished, the (N,) end of the window it ran in and the (N,) envs whose stretch ended
         at another decision epoch (a checkpoint, the labels); envs not in ``go`` get zeros and
         are left as they are."""
-        spec = params.spec
-        ws = spec.window_s
-        # Work rates: hardware.mps.share_speedup at the clock's speed.
-        share = state.share_retrain
-        retraining = state.retrain_cfg >= 0
-        speedup = np.minimum(share, 1.0) ** spec.share_alpha
-        speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
-        speed = np.where(retraining, speedup * spec.speed, 0.0)
-        ex_rows: list[int] = []
-        views = {}
-        if params.make_executor is not None:
-            ex_rows = [
-                i
-                for i, ep in enumerate(state.episode)
-                if ep.executor is not None and (go is None or go[i])
-            ]
-            for i in ex_rows:
-                views[i] = self.engine_views(params, state, i)
-                speed[i] = state.episode[i].executor.retrain_speed(views[i][2])
+        speed, views = self._speeds(params, state, go)
         active = (state.job_cfg >= 0) & (speed > 0)
         rate = np.where(active, speed, 1.0)
         finish = np.where(active, state.job_left / rate, np.inf)
-        step = spec.checkpoint_step[np.maximum(state.job_cfg, 0)]
+        step = params.spec.checkpoint_step[np.maximum(state.job_cfg, 0)]
         ck_work = checkpoint_work(state.job_total, state.job_left, state.job_ckpt, step)
         ck_time = np.where(active, ck_work / rate, np.inf)
+        ws = params.spec.window_s
         window_end = state.window * ws + ws
         waiting = ~_ready(state)
         horizon = np.where(waiting, np.minimum(window_end, state.ready_s), window_end)
         first = np.minimum(finish.min(axis=1, initial=np.inf), ck_time.min(axis=1, initial=np.inf))
         dt = np.minimum(horizon - state.time_s, first)
         dt = np.maximum(0.0, dt) if go is None else np.where(go, np.maximum(0.0, dt), 0.0)
+        acc_int, energy = self._run_stretch(params, state, speed, views, dt)
+        done = (finish <= dt[:, None] + _EPS) | (
+            state.job_left <= _EPS * np.maximum(state.job_total, 1)
+        )
+        done &= active
+        if go is not None:
+            done &= go[:, None]
+        acc, every, pos = self._account(params, state, acc_int, energy, dt)
+        ckpt = active & ~done & (ck_time <= dt[:, None] + _EPS)
+        if go is not None:
+            ckpt &= go[:, None]
+        self._reach_checkpoints(params, state, ckpt, step)
+        epoch = ckpt.any(axis=1) | (waiting & _ready(state))
+        if done.any():
+            _finish_jobs(state, done)
+        terms = _stretch_terms(params, acc_int, acc, energy, dt)
+        if not every:
+            terms = {name: np.where(pos, value, 0.0) for name, value in terms.items()}
+        return dt, terms, energy, done, window_end, epoch
+
+    def _speeds(
+        self, params: ContinualParams, state: ContinualState, go: np.ndarray | None
+    ) -> tuple[np.ndarray, dict[int, Any]]:
+        """Retraining work rates (N, V) (``hardware.mps.share_speedup`` at the clock's
+        speed; a real executor's own where one runs), and the engine views of those envs."""
+        spec = params.spec
+        share = state.share_retrain
+        speedup = np.minimum(share, 1.0) ** spec.share_alpha
+        speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
+        speed = np.where(state.retrain_cfg >= 0, speedup * spec.speed, 0.0)
+        views = {}
+        if params.make_executor is not None:
+            for i, ep in enumerate(state.episode):
+                if ep.executor is not None and (go is None or go[i]):
+                    views[i] = self.engine_views(params, state, i)
+                    speed[i] = ep.executor.retrain_speed(views[i][2])
+        return speed, views
+
+    def _run_stretch(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        speed: np.ndarray,
+        views: dict[int, Any],
+        dt: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``dt`` (core.executor.SimulatedExecutor.run, batched; a real executor's run
+        where one runs): the work done leaves the jobs; returns the (N, V) accuracy integral
+        and the (N,) energy."""
+        spec = params.spec
         dt2 = dt[:, None]
-        # The stretch (core.executor.SimulatedExecutor.run, batched).
+        retraining = state.retrain_cfg >= 0
         needed = _needed(state)
         factor = spec.infer_factor[state.infer_cfg]
         acc_int = inference_accuracy(state.model_acc, factor, needed, state.share_infer) * dt2
         work = speed * dt2
-        busy = np.minimum(state.share_infer, needed) + np.where(retraining, share, 0.0)
+        busy = np.minimum(state.share_infer, needed) + np.where(
+            retraining, state.share_retrain, 0.0
+        )
         util = np.minimum(1.0, busy.sum(axis=1) / spec.gpus)
         energy, _ = params.power_model.gpu_energy(params.clock_mhz, util, dt)
-        for i in ex_rows:
-            cluster, tenants, alloc = views[i]
+        for i, (cluster, tenants, alloc) in views.items():
             seg = state.episode[i].executor.run(cluster, tenants, alloc, float(dt[i]))
             work[i] = seg.work_done
             acc_int[i] = seg.acc_integral
             energy[i] = seg.energy_j
-        state.job_left = job_left = np.maximum(0.0, state.job_left - work)
-        done = (finish <= dt2 + _EPS) | (job_left <= _EPS * np.maximum(state.job_total, 1))
-        done &= active
-        if go is not None:
-            done &= go[:, None]
-        # Metrics of the stretch (as the reference engine records them), envs of positive length.
+        state.job_left = np.maximum(0.0, state.job_left - work)
+        return acc_int, energy
+
+    def _account(
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        acc_int: np.ndarray,
+        energy: np.ndarray,
+        dt: np.ndarray,
+    ) -> tuple[np.ndarray, bool, np.ndarray]:
+        """The stretch's metrics (as the reference engine records them) for the envs of
+        positive length, and the clocks; returns the (N, V) mean accuracy, whether every env
+        ran, and which did."""
+        spec = params.spec
+        dt2 = dt[:, None]
         pos = dt > 0
         every = bool(pos.all())
         acc = acc_int / (dt2 if every else np.where(pos, dt, 1.0)[:, None])
         below = np.where(acc < spec.a_min - 1e-9, dt2, 0.0)
-        gpu_s = np.where(retraining, share, 0.0) * dt2
+        gpu_s = np.where(state.retrain_cfg >= 0, state.share_retrain, 0.0) * dt2
         if every:
             k = state.window
             state.acc_integral[_rows(k), :, k] += acc_int
@@ -597,42 +641,26 @@ class ContinualDynamics:
             state.below_min_s[sel] += below[sel]
         state.time_s = state.time_s + dt
         state.energy_j = state.energy_j + energy
-        ckpt = active & ~done & (ck_time <= dt2 + _EPS)
-        if go is not None:
-            ckpt &= go[:, None]
-        if ckpt.any():
-            e, s = np.nonzero(ckpt)
-            state.job_ckpt[e, s] += 1
-            cfg = state.job_cfg[e, s]
-            state.model_acc[e, s], state.job_est[e, s] = checkpoint_update(
-                state.model_acc[e, s],
-                state.job_start_acc[e, s],
-                state.job_target[e, s],
-                state.job_est0[e, s],
-                state.job_ckpt[e, s] * step[e, s],
-                params.curve_rate[cfg],
-            )
-        epoch = ckpt.any(axis=1) | (waiting & _ready(state))
-        if done.any():
-            swapped = swap_if_better(state.model_acc, state.job_target)
-            state.model_acc = np.where(done, swapped, state.model_acc)
-            state.job_cfg[done] = -1
-            state.job_left[done] = 0.0
-            state.job_total[done] = 0.0
-            state.retrained |= done
-            state.retrainings += done
-            state.retrain_cfg[done] = -1
-        # Reward terms of the stretch (envs.continual.reward); 0 for an empty stretch.
-        n_ws = spec.streams * ws
-        shortfall = np.maximum(0.0, spec.a_min - acc) * dt2
-        terms = {
-            "accuracy": acc_int.sum(axis=1) / n_ws,
-            "a_min_shortfall": -shortfall.sum(axis=1) / n_ws,
-            "energy": -energy / (params.full_power_w * ws),
-        }
-        if not every:
-            terms = {name: np.where(pos, value, 0.0) for name, value in terms.items()}
-        return dt, terms, energy, done, window_end, epoch
+        return acc, every, pos
+
+    def _reach_checkpoints(
+        self, params: ContinualParams, state: ContinualState, ckpt: np.ndarray, step: np.ndarray
+    ) -> None:
+        """Jobs ``ckpt`` (N, V) reached a checkpoint: the deployed model and the job's
+        estimate are updated from it."""
+        if not ckpt.any():
+            return
+        e, s = np.nonzero(ckpt)
+        state.job_ckpt[e, s] += 1
+        cfg = state.job_cfg[e, s]
+        state.model_acc[e, s], state.job_est[e, s] = checkpoint_update(
+            state.model_acc[e, s],
+            state.job_start_acc[e, s],
+            state.job_target[e, s],
+            state.job_est0[e, s],
+            state.job_ckpt[e, s] * step[e, s],
+            params.curve_rate[cfg],
+        )
 
     # ------------------------------------------------------------------ contract
     def base_mask(self, params: ContinualParams, m: int) -> np.ndarray:
@@ -790,6 +818,36 @@ class ContinualDynamics:
     def metrics(self, params: ContinualParams, state: ContinualState, i: int) -> dict[str, float]:
         """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``)."""
         return self.episode_metrics(params, state, i).summary()
+
+
+def _finish_jobs(state: ContinualState, done: np.ndarray) -> None:
+    """Jobs ``done`` (N, V) finished: their model replaces the deployed one if better."""
+    swapped = swap_if_better(state.model_acc, state.job_target)
+    state.model_acc = np.where(done, swapped, state.model_acc)
+    state.job_cfg[done] = -1
+    state.job_left[done] = 0.0
+    state.job_total[done] = 0.0
+    state.retrained |= done
+    state.retrainings += done
+    state.retrain_cfg[done] = -1
+
+
+def _stretch_terms(
+    params: ContinualParams,
+    acc_int: np.ndarray,
+    acc: np.ndarray,
+    energy: np.ndarray,
+    dt: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """The stretch's reward terms (``families.continual.reward``)."""
+    spec = params.spec
+    n_ws = spec.streams * spec.window_s
+    shortfall = np.maximum(0.0, spec.a_min - acc) * dt[:, None]
+    return {
+        "accuracy": acc_int.sum(axis=1) / n_ws,
+        "a_min_shortfall": -shortfall.sum(axis=1) / n_ws,
+        "energy": -energy / (params.full_power_w * spec.window_s),
+    }
 
 
 __all__ = [

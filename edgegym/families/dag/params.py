@@ -84,18 +84,9 @@ class DAGParams:
     power: PowerModel
 
 
-def make_params(sc: Scenario) -> DAGParams:
-    """Precompute the :class:`DAGParams` of a loaded (and validated) scenario."""
-    sv = sc["servers"]
-    power = PowerModel.from_spec(get_gpu(sv["gpu"]))
-    units = float(sv["gpus_per_server"] * sv["units_per_gpu"])
-    theta = float(sc["theta"])
-    obj = sc["objective"]
-    options = tuple(RetrainOption(**c) for c in sc["retrain_configs"])
-    names = tuple(sorted(sc["models"]))
+def _apps(sc: Scenario) -> list[DAGApp]:
+    """The scenario's applications as :class:`DAGApp` graphs."""
     mp = sc["models"]
-    pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in names])
-    pool_from_inputs = bool(sc["pool_from_inputs"])
     apps = []
     for a in sc["applications"]:
         t = a["tasks"]
@@ -112,54 +103,116 @@ def make_params(sc: Scenario) -> DAGParams:
                 model_mb=np.array([mp[x["model"]]["size_mb"] for x in t]),
             )
         )
-    index = {m: k for k, m in enumerate(names)}
-    weights = np.array([a["weight"] for a in sc["applications"]])
-    n, n_edges, n_apps = int(sc["max_nodes"]), int(sc["max_edges"]), len(apps)
-    n_pred = max(len(app.preds(i)) for app in apps for i in range(app.n))
-    n_succ = max(len(app.succs(i)) for app in apps for i in range(app.n))
-    pred = np.full((n_apps, n, max(n_pred, 1)), -1, dtype=np.int64)
-    pred_mb = np.zeros((n_apps, n, max(n_pred, 1)))
-    succ = np.full((n_apps, n, max(n_succ, 1)), -1, dtype=np.int64)
-    succ_mb = np.zeros((n_apps, n, max(n_succ, 1)))
-    retrain_mb = np.zeros((n_apps, n))
-    inflow = np.zeros((n_apps, n))
-    height = np.zeros(n_apps, dtype=np.int64)
-    later_same = np.zeros((n_apps, n, n), dtype=bool)
-    valid = np.zeros((n_apps, n), dtype=bool)
-    static = np.zeros((n_apps, n, 4))
-    exe = np.zeros((n_apps, n))
-    ceiling = np.zeros((n_apps, n))
-    model = np.zeros((n_apps, n), dtype=np.int64)
-    edges = np.full((n_apps, n_edges, 2), -1.0, dtype=np.float32)
-    edge_mask = np.zeros((n_apps, n_edges), dtype=np.float32)
-    ceilings = np.array([mp[m]["ceiling"] for m in names])
+    return apps
+
+
+def _app_tables(
+    apps: list[DAGApp], index: dict[str, int], ceilings: np.ndarray, n: int, n_edges: int
+) -> dict[str, np.ndarray]:
+    """Every application's nodes padded to ``n`` (and its edges to ``n_edges``): the
+    ``app_*`` arrays of :class:`DAGParams`, by their names there."""
+    n_apps = len(apps)
+    n_pred = max(max(len(app.preds(i)) for app in apps for i in range(app.n)), 1)
+    n_succ = max(max(len(app.succs(i)) for app in apps for i in range(app.n)), 1)
+    t = {
+        "app_pred": np.full((n_apps, n, n_pred), -1, dtype=np.int64),
+        "app_pred_mb": np.zeros((n_apps, n, n_pred)),
+        "app_succ": np.full((n_apps, n, n_succ), -1, dtype=np.int64),
+        "app_succ_mb": np.zeros((n_apps, n, n_succ)),
+        "app_retrain_mb": np.zeros((n_apps, n)),
+        "app_inflow": np.zeros((n_apps, n)),
+        "app_height": np.zeros(n_apps, dtype=np.int64),
+        "app_later_same": np.zeros((n_apps, n, n), dtype=bool),
+        "app_valid": np.zeros((n_apps, n), dtype=bool),
+        "app_static": np.zeros((n_apps, n, 4)),
+        "app_exe": np.zeros((n_apps, n)),
+        "app_ceiling": np.zeros((n_apps, n)),
+        "app_model": np.zeros((n_apps, n), dtype=np.int64),
+        "app_edges": np.full((n_apps, n_edges, 2), -1.0, dtype=np.float32),
+        "app_edge_mask": np.zeros((n_apps, n_edges), dtype=np.float32),
+    }
     for a, app in enumerate(apps):
-        v, idx = app.n, np.array([index[m] for m in app.models])
-        valid[a, :v] = True
-        static[a, :v, 0] = 1.0
-        static[a, :v, 1] = app.workload
-        static[a, :v, 2] = app.demand
-        static[a, :v, 3] = app.input_mb
-        exe[a, :v] = app.workload / app.demand
-        ceiling[a, :v] = ceilings[idx]
-        model[a, :v] = idx
-        k = min(len(app.edges), n_edges)
-        edges[a, :k] = app.edges[:k]
-        edge_mask[a, :k] = 1.0
-        depth = [0] * v  # edges on the longest path from each task to an exit
-        for i in reversed(app.order):
-            depth[i] = max((depth[u] + 1 for u, _ in app.succs(i)), default=0)
-        height[a] = max(depth)
-        for i in range(v):
-            into = app.preds(i)
-            for s, (u, d) in enumerate(into):
-                pred[a, i, s], pred_mb[a, i, s] = u, d
-            for s, (u, d) in enumerate(app.succs(i)):
-                succ[a, i, s], succ_mb[a, i, s] = u, d
-            # As extend_with_retraining and the pools sum them:
-            retrain_mb[a, i] = sum(d for _, d in into) + float(app.model_mb[i])
-            inflow[a, i] = app.input_mb[i] + sum(d for _, d in into)
-        later_same[a, :v, :v] = (idx[:, None] == idx[None, :]) & np.triu(np.ones((v, v), bool), 1)
+        _fill_app(t, a, app, np.array([index[m] for m in app.models]), ceilings, n_edges)
+    return t
+
+
+def _fill_app(
+    t: dict[str, np.ndarray],
+    a: int,
+    app: DAGApp,
+    idx: np.ndarray,
+    ceilings: np.ndarray,
+    n_edges: int,
+) -> None:
+    """Row ``a`` of the tables of :func:`_app_tables`: application ``app``, its tasks'
+    models ``idx``."""
+    v = app.n
+    t["app_valid"][a, :v] = True
+    t["app_static"][a, :v, 0] = 1.0
+    t["app_static"][a, :v, 1] = app.workload
+    t["app_static"][a, :v, 2] = app.demand
+    t["app_static"][a, :v, 3] = app.input_mb
+    t["app_exe"][a, :v] = app.workload / app.demand
+    t["app_ceiling"][a, :v] = ceilings[idx]
+    t["app_model"][a, :v] = idx
+    k = min(len(app.edges), n_edges)
+    t["app_edges"][a, :k] = app.edges[:k]
+    t["app_edge_mask"][a, :k] = 1.0
+    depth = [0] * v  # edges on the longest path from each task to an exit
+    for i in reversed(app.order):
+        depth[i] = max((depth[u] + 1 for u, _ in app.succs(i)), default=0)
+    t["app_height"][a] = max(depth)
+    for i in range(v):
+        into = app.preds(i)
+        for s, (u, d) in enumerate(into):
+            t["app_pred"][a, i, s], t["app_pred_mb"][a, i, s] = u, d
+        for s, (u, d) in enumerate(app.succs(i)):
+            t["app_succ"][a, i, s], t["app_succ_mb"][a, i, s] = u, d
+        # As extend_with_retraining and the pools sum them:
+        t["app_retrain_mb"][a, i] = sum(d for _, d in into) + float(app.model_mb[i])
+        t["app_inflow"][a, i] = app.input_mb[i] + sum(d for _, d in into)
+    same = (idx[:, None] == idx[None, :]) & np.triu(np.ones((v, v), bool), 1)
+    t["app_later_same"][a, :v, :v] = same
+
+
+def _option_tables(options: tuple[RetrainOption, ...], units: float) -> dict[str, np.ndarray]:
+    """The ``opt_*`` arrays of :class:`DAGParams`: one entry per retraining option."""
+    return {
+        "opt_gain": np.array([o.gain for o in options]),
+        "opt_data": np.array([o.data_mb for o in options]),
+        "opt_work": np.array([o.workload for o in options], dtype=float),
+        "opt_demand": np.array([o.demand for o in options], dtype=float),
+        "opt_fits": np.array([units >= o.demand for o in options]),
+    }
+
+
+def _model_tables(mp: dict[str, Any], names: tuple[str, ...], from_inputs: bool) -> dict:
+    """The ``m_*`` arrays of :class:`DAGParams`: one entry per model, in ``names`` order."""
+    pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in names])
+    return {
+        "m_start": np.array([mp[m]["start_accuracy"] for m in names]),
+        "m_ceiling": np.array([mp[m]["ceiling"] for m in names]),
+        "m_drift": np.array([mp[m]["drift_per_s"] for m in names]),
+        "m_floor": np.array([mp[m]["floor"] for m in names]),
+        "m_pool_rate": pool_rate,
+        "m_pooled": (pool_rate > 0) | from_inputs,
+    }
+
+
+def make_params(sc: Scenario) -> DAGParams:
+    """Precompute the :class:`DAGParams` of a loaded (and validated) scenario."""
+    sv = sc["servers"]
+    power = PowerModel.from_spec(get_gpu(sv["gpu"]))
+    units = float(sv["gpus_per_server"] * sv["units_per_gpu"])
+    theta = float(sc["theta"])
+    options = tuple(RetrainOption(**c) for c in sc["retrain_configs"])
+    names = tuple(sorted(sc["models"]))
+    index = {m: k for k, m in enumerate(names)}
+    pool_from_inputs = bool(sc["pool_from_inputs"])
+    models = _model_tables(sc["models"], names, pool_from_inputs)
+    apps = _apps(sc)
+    weights = np.array([a["weight"] for a in sc["applications"]])
+    n, n_edges = int(sc["max_nodes"]), int(sc["max_edges"])
     return DAGParams(
         e=int(sv["count"]),
         units=units,
@@ -171,40 +224,17 @@ def make_params(sc: Scenario) -> DAGParams:
         a_min=float(sc["a_min"]),
         n_requests=int(sc["requests"]),
         duration=float(sc["duration_s"]),
-        term_weights=term_weights(obj, theta),
+        term_weights=term_weights(sc["objective"], theta),
         options=options,
-        opt_gain=np.array([o.gain for o in options]),
-        opt_data=np.array([o.data_mb for o in options]),
-        opt_work=np.array([o.workload for o in options], dtype=float),
-        opt_demand=np.array([o.demand for o in options], dtype=float),
-        opt_fits=np.array([units >= o.demand for o in options]),
+        **_option_tables(options, units),
         model_names=names,
         model_index=index,
-        m_start=np.array([mp[m]["start_accuracy"] for m in names]),
-        m_ceiling=ceilings,
-        m_drift=np.array([mp[m]["drift_per_s"] for m in names]),
-        m_floor=np.array([mp[m]["floor"] for m in names]),
-        m_pool_rate=pool_rate,
-        m_pooled=(pool_rate > 0) | pool_from_inputs,
+        **models,
         pool_from_inputs=pool_from_inputs,
         apps=tuple(apps),
         app_models=tuple(np.array([index[m] for m in app.models]) for app in apps),
         app_n=np.array([app.n for app in apps], dtype=np.int64),
-        app_inflow=inflow,
-        app_pred=pred,
-        app_pred_mb=pred_mb,
-        app_succ=succ,
-        app_succ_mb=succ_mb,
-        app_retrain_mb=retrain_mb,
-        app_height=height,
-        app_later_same=later_same,
-        app_valid=valid,
-        app_static=static,
-        app_exe=exe,
-        app_ceiling=ceiling,
-        app_model=model,
-        app_edges=edges,
-        app_edge_mask=edge_mask,
+        **_app_tables(apps, index, models["m_ceiling"], n, n_edges),
         app_weights=weights / weights.sum(),
         arrival=make_arrival(sc["arrival"], Path(sc.source).parent),
         speed_tflops=tuple(map(float, sv["speed_tflops"])),
