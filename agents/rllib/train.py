@@ -135,6 +135,7 @@ def _train(request: TrainRequest, num_env_runners: int, address: str | None) -> 
     cfg["versions"] = {**versions(), "ray": ray.__version__}
     cfg["rllib"] = {k: v for k, v in settings.items() if k != "num_env_runners"}
     run = Run.start(request.out, cfg)
+    store.bind(run.cfg, run.save)  # each saved model's digest in config.yaml
     run.record["num_env_runners"] = int(num_env_runners)
     run.record["ray_address"] = address or "local"
 

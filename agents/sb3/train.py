@@ -122,6 +122,7 @@ def _train(request: TrainRequest) -> TrainResult:
     plan = _plan(cfg, init_from)
     cfg["versions"] = versions()
     run = Run.start(request.out, cfg)
+    store.bind(run.cfg, run.save)  # each saved model's digest in config.yaml
 
     hp = cfg["hyperparams"]
     torch.set_num_threads(int(hp["train"]["torch_threads"]))

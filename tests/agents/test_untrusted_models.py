@@ -129,16 +129,42 @@ def test_init_from_never_unpickles_the_source(tmp_path):
     assert rc == 0 and not canary.exists()
 
 
-def test_resume_never_unpickles_a_checkpoint(tmp_path):
+def test_resume_never_unpickles_a_checkpoint(tmp_path, capsys):
+    """Every saved model of the run replaced by a booby-trapped one: their digests are not the
+    ones config.yaml records, so --resume refuses them all, unpickling nothing."""
     canary = tmp_path / "canary"
     run = tmp_path / "run"
     argv = ["train", ENV, "--set", "quanta=10", "--n-envs", "1", "--out", str(run), "--no-progress"]
     assert main([*argv, *HP, "--hp", "checkpoint.freq=64", "--timesteps", "128"]) == 0
     models = [run / "model.zip", *sorted((run / "checkpoints").glob("*.zip"))]
     assert len(models) >= 2
-    for model in models:  # whichever the resumed run continues from
+    for model in models:  # whichever the resumed run would continue from
         data = zip_data(model)
         data["lr_schedule"] = _blob(canary)
         _rewrite(model, data=json.dumps(data).encode())
-    assert main([*argv, "--timesteps", "192", "--resume"]) == 0
+    assert main([*argv, "--timesteps", "192", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a model this run saved" in err and "no intact checkpoint" in err
     assert not canary.exists()
+
+
+def test_resume_skips_a_checkpoint_another_run_saved(tmp_path, capsys):
+    """A checkpoint copied in from another run (newer by its name) is skipped for the run's
+    own; the run's own models are recorded by digest in config.yaml."""
+    import yaml
+
+    argv = ["train", ENV, "--set", "quanta=10", "--n-envs", "1", "--no-progress"]
+    hp = [*HP, "--hp", "checkpoint.freq=64", "--hp", "checkpoint.keep=5"]
+    for name in ("run", "other"):
+        assert main([*argv, *hp, "--timesteps", "128", "--out", str(tmp_path / name)]) == 0
+    run = tmp_path / "run"
+    digests = yaml.safe_load((run / "config.yaml").read_text())["checkpoint_digests"]
+    assert "model.zip" in digests and "checkpoints/ckpt_0000000128.zip" in digests
+    foreign = run / "checkpoints" / "ckpt_0000000999.zip"
+    shutil.copy(tmp_path / "other" / "checkpoints" / "ckpt_0000000128.zip", foreign)
+    (run / "model.zip").unlink()  # so the newest checkpoint decides
+    assert main([*argv, "--timesteps", "192", "--resume", "--out", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"{foreign} is not a model this run saved" in err
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    assert cfg["runs"][-1]["resumed_from"].endswith("ckpt_0000000128.zip")
