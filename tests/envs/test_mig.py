@@ -376,3 +376,13 @@ def test_busy_gpcs_counts_served_load_and_running_retraining() -> None:
         np.array([[False, True], [False, True]]),
     )  # fmt: skip
     np.testing.assert_array_equal(batched, [[2.0, 2.0], [1.0, 2.0]])
+
+
+def test_an_action_outside_the_space_says_how_to_read_a_signature():
+    env = MIGReconfigEnv(window_s=12, windows=2)
+    env.reset(seed=0)
+    cat = env.spec_.catalogue
+    with pytest.raises(ValueError, match=r"catalogue\.describe\(a\)") as err:
+        env.step(cat.signatures.__len__() + 5)
+    assert "outside Discrete" in str(err.value)
+    assert cat.describe(5).startswith("I0=")  # the reading the message names exists

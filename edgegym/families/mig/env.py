@@ -207,6 +207,11 @@ class MIGReconfigEnv(EdgeEnv):
 
     env_id = "edgegym/MIGReconfig-v0"
     metadata = {**EdgeEnv.metadata, "render_fps": 10}  # noqa: RUF012
+    action_help = (
+        " (one allocation signature: env.unwrapped.spec_.catalogue.describe(a) reads it, e.g. "
+        "'I0=1 I1=1 R0=1 R1=-' for the GPCs of each tenant's inference and retraining "
+        "instances; .signatures[a] gives them as tuples)"
+    )
 
     def __init__(
         self,
