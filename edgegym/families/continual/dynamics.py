@@ -525,7 +525,8 @@ class ContinualDynamics:
         finished, the (N,) end of the window it ran in and the (N,) envs whose stretch ended
         at another decision epoch (a checkpoint, the labels); envs not in ``go`` get zeros and
         are left as they are."""
-        speed, views = self._speeds(params, state, go)
+        retraining = state.retrain_cfg >= 0  # before this stretch's finished jobs leave
+        speed, views = self._speeds(params, state, go, retraining)
         active = (state.job_cfg >= 0) & (speed > 0)
         rate = np.where(active, speed, 1.0)
         finish = np.where(active, state.job_left / rate, np.inf)
@@ -539,14 +540,14 @@ class ContinualDynamics:
         first = np.minimum(finish.min(axis=1, initial=np.inf), ck_time.min(axis=1, initial=np.inf))
         dt = np.minimum(horizon - state.time_s, first)
         dt = np.maximum(0.0, dt) if go is None else np.where(go, np.maximum(0.0, dt), 0.0)
-        acc_int, energy = self._run_stretch(params, state, speed, views, dt)
+        acc_int, energy = self._run_stretch(params, state, retraining, speed, views, dt)
         done = (finish <= dt[:, None] + _EPS) | (
             state.job_left <= _EPS * np.maximum(state.job_total, 1)
         )
         done &= active
         if go is not None:
             done &= go[:, None]
-        acc, every, pos = self._account(params, state, acc_int, energy, dt)
+        acc, every, pos = self._account(params, state, retraining, acc_int, energy, dt)
         ckpt = active & ~done & (ck_time <= dt[:, None] + _EPS)
         if go is not None:
             ckpt &= go[:, None]
@@ -560,7 +561,11 @@ class ContinualDynamics:
         return dt, terms, energy, done, window_end, epoch
 
     def _speeds(
-        self, params: ContinualParams, state: ContinualState, go: np.ndarray | None
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        go: np.ndarray | None,
+        retraining: np.ndarray,
     ) -> tuple[np.ndarray, dict[int, Any]]:
         """Retraining work rates (N, V) (``hardware.mps.share_speedup`` at the clock's
         speed; a real executor's own where one runs), and the engine views of those envs."""
@@ -568,7 +573,7 @@ class ContinualDynamics:
         share = state.share_retrain
         speedup = np.minimum(share, 1.0) ** spec.share_alpha
         speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
-        speed = np.where(state.retrain_cfg >= 0, speedup * spec.speed, 0.0)
+        speed = np.where(retraining, speedup * spec.speed, 0.0)
         views = {}
         if params.make_executor is not None:
             for i, ep in enumerate(state.episode):
@@ -581,6 +586,7 @@ class ContinualDynamics:
         self,
         params: ContinualParams,
         state: ContinualState,
+        retraining: np.ndarray,
         speed: np.ndarray,
         views: dict[int, Any],
         dt: np.ndarray,
@@ -590,7 +596,6 @@ class ContinualDynamics:
         and the (N,) energy."""
         spec = params.spec
         dt2 = dt[:, None]
-        retraining = state.retrain_cfg >= 0
         needed = _needed(state)
         factor = spec.infer_factor[state.infer_cfg]
         acc_int = inference_accuracy(state.model_acc, factor, needed, state.share_infer) * dt2
@@ -612,6 +617,7 @@ class ContinualDynamics:
         self,
         params: ContinualParams,
         state: ContinualState,
+        retraining: np.ndarray,
         acc_int: np.ndarray,
         energy: np.ndarray,
         dt: np.ndarray,
@@ -625,7 +631,7 @@ class ContinualDynamics:
         every = bool(pos.all())
         acc = acc_int / (dt2 if every else np.where(pos, dt, 1.0)[:, None])
         below = np.where(acc < spec.a_min - 1e-9, dt2, 0.0)
-        gpu_s = np.where(state.retrain_cfg >= 0, state.share_retrain, 0.0) * dt2
+        gpu_s = np.where(retraining, state.share_retrain, 0.0) * dt2
         if every:
             k = state.window
             state.acc_integral[_rows(k), :, k] += acc_int
