@@ -16,7 +16,8 @@ A100-40GB      GPCs  slices   SMs     starts
 =============  ====  =======  ======  ================
 
 H100-80GB has the same geometry with 1g.10gb / 2g.20gb / 3g.40gb / 4g.40gb / 7g.80gb and 16 / 32
-/ 60 / 64 / 132 SMs. Memory sizes are the nominal ones in the profile names (the usable amount
+/ 60 / 64 / 132 SMs, and H200-141GB (same GH100 die; NVIDIA's MIG user guide, H200 table) with
+1g.18gb / 2g.35gb / 3g.71gb / 4g.71gb / 7g.141gb. Memory sizes are the nominal ones in the profile names (the usable amount
 is slightly lower, e.g. 4.75 GB for 1g.5gb). The 1g.10gb (A100) and 1g.20gb (H100) double-memory
 1-GPC variants and the ``+me`` media-extension profiles are left out.
 
@@ -115,6 +116,16 @@ MIG_PROFILES: dict[str, dict[str, MIGProfile]] = {
             ("3g.40gb", 3, 40.0, 4, 60, (0, 4)),
             ("4g.40gb", 4, 40.0, 4, 64, (0,)),
             ("7g.80gb", 7, 80.0, 8, 132, (0,)),
+        ],
+    ),
+    "H200-141GB": _profiles(
+        "H200-141GB",
+        [
+            ("1g.18gb", 1, 18.0, 1, 16, (0, 1, 2, 3, 4, 5, 6)),
+            ("2g.35gb", 2, 35.0, 2, 32, (0, 2, 4)),
+            ("3g.71gb", 3, 71.0, 4, 60, (0, 4)),
+            ("4g.71gb", 4, 71.0, 4, 64, (0,)),
+            ("7g.141gb", 7, 141.0, 8, 132, (0,)),
         ],
     ),
 }

@@ -82,8 +82,8 @@ def catalogue_gpu(device_name: str, memory_gb: float | None = None) -> str | Non
         memory_gb: The device's memory, where the name does not give it.
 
     Returns:
-        ``"H100-80GB"``, ``"A100-40GB"``, ``"A100-80GB"``, ``"V100-16GB"``, ``"A10G"``, or
-        ``None`` for a GPU the catalogue lacks (an H200, a V100 32 GB, ...).
+        ``"H100-80GB"``, ``"H200-141GB"``, ``"A100-40GB"``, ``"A100-80GB"``, ``"V100-16GB"``,
+        ``"A10G"``, or ``None`` for a GPU the catalogue lacks (a V100 32 GB, an L4, ...).
     """
     name = device_name.upper()
     found = re.search(r"(\d+)\s*GB", name)
@@ -96,6 +96,8 @@ def catalogue_gpu(device_name: str, memory_gb: float | None = None) -> str | Non
         return "A10G"
     if "H100" in name and near(80):
         return "H100-80GB"
+    if "H200" in name and near(141):
+        return "H200-141GB"
     if "A100" in name:
         if mem is not None and near(80):
             return "A100-80GB"

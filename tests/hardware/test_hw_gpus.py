@@ -32,7 +32,13 @@ def test_tx2_clock_levels_exact():
 
 
 def test_mig_capability_and_clock_grids():
-    assert {n for n, g in GPUS.items() if g.mig_capable} == {"A100-40GB", "H100-80GB"}
+    assert {n for n, g in GPUS.items() if g.mig_capable} == {"A100-40GB", "H100-80GB", "H200-141GB"}
+    # every MIG-capable GPU has its profiles; its full instance has 7 GPCs and at most its SMs
+    from edgegym.hardware.mig import MIG_PROFILES
+
+    for name in ("A100-40GB", "H100-80GB", "H200-141GB"):
+        full = max(MIG_PROFILES[name].values(), key=lambda p: p.gpcs)
+        assert full.gpcs == GPUS[name].mig_gpcs == 7 and full.sms <= GPUS[name].sms
     for g in GPUS.values():
         clocks = g.clock_array()
         assert np.all(np.diff(clocks) > 0)

@@ -33,7 +33,8 @@ def test_fit_curve_recovers_parameters():
         ("Tesla V100-SXM2-16GB", 17.0, "V100-16GB"),
         ("Tesla V100-SXM2-32GB", 34.0, None),
         ("NVIDIA A10G", 23.8, "A10G"),
-        ("NVIDIA H200", 150.0, None),
+        ("NVIDIA H200", 150.75, "H200-141GB"),  # torch: 143,771 MiB on the H200 measured 2026-11-27
+        ("NVIDIA GH200 480GB", 102.0, None),  # not the catalogue's part
     ],
 )
 def test_catalogue_gpu_names_the_measured_gpu(name, memory_gb, expected):
