@@ -12,6 +12,8 @@ from typing import Any
 import gymnasium as gym
 
 from edgegym.baselines.base import Policy
+from edgegym.baselines.custom import build as build_user_policy
+from edgegym.baselines.custom import is_user_spec, load_object
 from edgegym.baselines.dag import (
     AdaInfPolicy,
     EkyaDAGPolicy,
@@ -191,7 +193,8 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     ``ppo`` (the trained policy shipped for the env's family) and ``ppo:PATH`` (a model file
     or folder) load a learned agent (:mod:`edgegym.agents.policy`) behind the same protocol;
     ``rllib:PATH`` one trained with ``edgegym train --backend rllib``
-    (:mod:`edgegym.agents.rllib`, needs Ray).
+    (:mod:`edgegym.agents.rllib`, needs Ray). ``path/to/file.py:Name`` and
+    ``package.module:Name`` build the user's own scheduler (:mod:`edgegym.baselines.custom`).
     """
     if not isinstance(spec, str):
         raise ValueError(
@@ -205,6 +208,9 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
         from edgegym.agents.rllib import make_rllib_policy
 
         return make_rllib_policy(spec.strip(), env)
+    if is_user_spec(spec):
+        obj, kwargs = load_object(spec)
+        return build_user_policy(obj, env, kwargs, spec.strip())
     name, kwargs = parse_policy(spec)
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
@@ -227,6 +233,19 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
             f"{env.unwrapped.spec.id if env.unwrapped.spec else type(env.unwrapped).__name__} "
             f"is {family}: use one of {', '.join(mine)} or ppo"
         )
+    return call_factory(spec, factory, env, kwargs)
+
+
+def call_factory(
+    spec: str, factory: Callable[..., Any], env: gym.Env, kwargs: dict[str, Any]
+) -> Any:
+    """``factory(env, **kwargs)`` after checking the parameters against its signature (the
+    built-ins' and a user's class or factory alike).
+
+    Raises:
+        ValueError: A parameter the factory does not take, a flag that is not true/false, or
+            the factory's own ``TypeError``/``ValueError`` on a bad value.
+    """
     sig = inspect.signature(factory)
     takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
     known = [p.name for p in list(sig.parameters.values())[1:] if p.kind is not p.VAR_KEYWORD]
@@ -234,7 +253,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     if unknown and not takes_any:
         raise ValueError(
             f"policy {spec!r}: unknown parameter {unknown[0]!r} "
-            f"(parameters of {name}: {', '.join(known) or 'none'})"
+            f"(parameters of {getattr(factory, '__name__', spec)}: {', '.join(known) or 'none'})"
         )
     _check_flags(spec, factory, kwargs)
     try:
@@ -264,6 +283,7 @@ __all__ = [
     "StaticHalfPolicy",
     "ThiefPolicy",
     "UniformPolicy",
+    "call_factory",
     "env_family",
     "make_policy",
     "parse_policy",

@@ -179,12 +179,15 @@ def _check_outputs(
 
 
 def _input_files(scenario: str | None, policies: Sequence[str]) -> list[str]:
-    """Files a command reads: a scenario path, the paths of ``ppo:``/``rllib:`` policies."""
+    """Files a command reads: a scenario path, the paths of ``ppo:``/``rllib:`` policies and
+    of ``file.py:Name`` schedulers."""
     out = [scenario] if scenario else []
     for spec in policies:
         head, _, rest = spec.partition(":")
         if head in ("ppo", "rllib") and rest:
             out.append(rest)
+        elif head.endswith(".py"):
+            out.append(head)
     return out
 
 
@@ -443,6 +446,16 @@ def cmd_policies(args: argparse.Namespace) -> int:
             ("ppo:PATH", fams, "a run of 'edgegym train' (its folder or model.zip)"),
         ]
     rows.append(("rllib:PATH", fams, "a run of 'edgegym train --backend rllib' (needs Ray)"))
+    rows.append(
+        (
+            "FILE.py:NAME",
+            fams,
+            "your own scheduler: a class, factory or object (docs/own-scheduler.md)",
+        )
+    )
+    rows.append(
+        ("MODULE:NAME", fams, "the same from an importable module, e.g. mypkg.sched:Greedy")
+    )
     print(_table(["policy", "families", "description"], rows))
     return 0
 
@@ -485,7 +498,8 @@ def _add_evaluate(sub: Any) -> None:
         action="append",
         metavar="P",
         help="policy spec, e.g. thief or 'thief:delta=0.2,oracle=true'; ppo (the shipped "
-        "trained policy) or ppo:PATH (a model.zip); repeat for more; 'all' for every "
+        "trained policy) or ppo:PATH (a model.zip); FILE.py:NAME or MODULE:NAME for your own "
+        "scheduler (docs/own-scheduler.md); repeat for more; 'all' for every "
         "applicable baseline (default: the family's published scheduler: thief, migrator, "
         "etf or mrs)",
     )

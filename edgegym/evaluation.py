@@ -347,20 +347,21 @@ def _policy_name(policy: Any, spec: Any) -> str:
 
 
 def _build_policy(spec: PolicyLike, env: gym.Env) -> Any:
+    """A policy from a spec string, a class, a factory ``env -> policy`` or a policy object."""
     from edgegym.baselines import make_policy
+    from edgegym.baselines.custom import build
 
     if isinstance(spec, str):
         return make_policy(spec, env)
-    if hasattr(spec, "predict"):
-        return spec
-    if callable(spec):
-        policy = spec(env)
-        if not hasattr(policy, "predict"):
-            raise ValueError(f"policy factory {spec!r} returned {policy!r}, which has no predict()")
-        return policy
-    raise ValueError(
-        f"policy {spec!r} is neither a policy name, an object with predict(), nor a factory"
-    )
+    return build(spec, env, {}, getattr(spec, "__name__", repr(spec)))
+
+
+def _masks(env: gym.Env) -> np.ndarray | None:
+    """The current action mask (``action_masks()`` anywhere in the wrapper stack), or None."""
+    try:
+        return np.asarray(env.get_wrapper_attr("action_masks")())
+    except AttributeError:
+        return None
 
 
 def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
@@ -393,19 +394,23 @@ def _summarise(name: str, per_episode: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run_episode(env: gym.Env, policy: Any, seed: int) -> dict[str, Any]:
+    from edgegym.baselines.custom import takes_masks
+
     obs, _info = env.reset(seed=seed)
     env.action_space.seed(seed)
     if hasattr(policy, "reset"):
         policy.reset(seed)
     state = None
     episode_start = np.array([True])
+    masks = takes_masks(policy)
     total, steps, spent = 0.0, 0, 0.0
     info: dict[str, Any] = {}
     done = False
     while not done:
+        extra = {"action_masks": _masks(env)} if masks else {}  # the env's work, not timed
         t0 = time.perf_counter()
         action, state = policy.predict(
-            obs, state=state, episode_start=episode_start, deterministic=True
+            obs, state=state, episode_start=episode_start, deterministic=True, **extra
         )
         spent += time.perf_counter() - t0
         episode_start = np.array([False])
@@ -611,8 +616,10 @@ def evaluate(
         env_id: A registered environment id (see ``edgegym.core.registry.ENV_IDS``).
         policies: Policy specs: names with optional parameters for
             :func:`edgegym.baselines.make_policy` (``"thief:delta=0.2,oracle=true"``),
-            objects with SB3's ``predict``, or factories ``env -> policy``. A mapping gives
-            the names to report them under.
+            ``FILE.py:NAME`` / ``MODULE:NAME`` (your own scheduler, docs/own-scheduler.md),
+            objects with SB3's ``predict``, classes or factories ``env -> policy``. A mapping
+            gives the names to report them under. A ``predict`` that declares
+            ``action_masks`` receives the current mask.
         scenario: Scenario name or path; ``None`` for the environment's default.
         episodes: Episodes per policy (>= 1).
         seed: Seed of the first episode.
