@@ -4,9 +4,9 @@ Where the numbers come from:
 
 * SM counts, memory, memory bandwidth, peak FP32 and dense FP16 tensor throughput, boost clock
   and TDP are NVIDIA's public datasheet figures for V100 SXM2 16 GB, A100 SXM4 40 GB, A100
-  SXM4 80 GB, H100 SXM5 80 GB and H200 SXM 141 GB. The A10G (AWS G5) has no NVIDIA datasheet; its figures are
-  the ones AWS and public comparisons report (80 SMs, 24 GB GDDR6, 600 GB/s, ~35 TFLOPS FP32,
-  ~70 TFLOPS FP16 tensor, 1710 MHz, 300 W power limit).
+  SXM4 80 GB, H100 SXM5 80 GB and H200 SXM 141 GB. The A10G (AWS G5) has no NVIDIA datasheet;
+  its figures are the ones AWS and public comparisons report (80 SMs, 24 GB GDDR6, 600 GB/s,
+  ~35 TFLOPS FP32, ~70 TFLOPS FP16 tensor, 1710 MHz, 300 W power limit).
 * Jetson TX2: 256-core Pascal GPU (2 SMs), 8 GB memory shared with the CPU, 59.7 GB/s, the 13
   GPU clock levels the board exposes (114.75 ... 1300.5 MHz) and a 15 W module maximum, as in
   the ETF paper (SEC'23, section 5). Pascal on TX2 has no tensor cores; ``peak_fp16_tflops`` is
@@ -15,10 +15,10 @@ Where the numbers come from:
   MHz) but a coarse ascending grid, roughly every 150 MHz from ~500 MHz up to the boost clock.
 * Idle power and the voltage range are modelling assumptions, not datasheet values: idle is a
   typical ``nvidia-smi`` reading of an idle board (the H200's 79 W was read by NVML on an idle
-  H200 SXM without a CUDA context, 2026-11-27, docs/real-gpu.md); core voltage ramps from ~0.70 V to ~1.05 V
-  on the data-center parts and from 0.60 V to 1.10 V on TX2 (with these constants the TX2 model
-  gives a ~8x power ratio between the top and bottom clock at full load, the order of the
-  "1-to-7.9" disparity ETF measures).
+  H200 SXM without a CUDA context, 2026-11-27, docs/real-gpu.md); core voltage ramps from
+  ~0.70 V to ~1.05 V on the data-center parts and from 0.60 V to 1.10 V on TX2 (with these
+  constants the TX2 model gives a ~8x power ratio between the top and bottom clock at full
+  load, the order of the "1-to-7.9" disparity ETF measures).
 
 Power model (:class:`PowerModel`)::
 

@@ -17,9 +17,10 @@ A100-40GB      GPCs  slices   SMs     starts
 
 H100-80GB has the same geometry with 1g.10gb / 2g.20gb / 3g.40gb / 4g.40gb / 7g.80gb and 16 / 32
 / 60 / 64 / 132 SMs, and H200-141GB (same GH100 die; NVIDIA's MIG user guide, H200 table) with
-1g.18gb / 2g.35gb / 3g.71gb / 4g.71gb / 7g.141gb. Memory sizes are the nominal ones in the profile names (the usable amount
-is slightly lower, e.g. 4.75 GB for 1g.5gb). The 1g.10gb (A100) and 1g.20gb (H100) double-memory
-1-GPC variants and the ``+me`` media-extension profiles are left out.
+1g.18gb / 2g.35gb / 3g.71gb / 4g.71gb / 7g.141gb. Memory sizes are the nominal ones in the
+profile names (the usable amount is slightly lower, e.g. 4.75 GB for 1g.5gb). The 1g.10gb
+(A100) and 1g.20gb (H100) double-memory 1-GPC variants and the ``+me`` media-extension
+profiles are left out.
 
 Slice 7 can only be covered by a 3g instance at start 4 or by 7g: a 3g instance takes 4 memory
 slices but only 3 GPCs, which is why e.g. 3g@0 + 3g@4 leaves one GPC idle. Layouts are not
