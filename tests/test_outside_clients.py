@@ -142,3 +142,30 @@ def test_record_video_writes_a_video(tmp_path):
     env.close()
     videos = list(folder.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+@pytest.mark.parametrize("env_id", [*sorted(FLAT_IDS), "edgegym/MIGReconfig-v0"])
+def test_cleanrl_style_ids_and_episode_statistics(env_id):
+    """As CleanRL's ppo.py builds its envs (``gym.make(env_id)``, ``RecordEpisodeStatistics``,
+    ``SyncVectorEnv``) with the documented ``edgegym:`` prefix, and its returns read the way
+    docs/agents.md says (``infos["episode"]["r"][infos["_episode"]]``)."""
+    kwargs = small(env_id)
+
+    def make_env():
+        return gym.wrappers.RecordEpisodeStatistics(gym.make(f"edgegym:{env_id}", **kwargs))
+
+    envs = gym.vector.SyncVectorEnv([make_env for _ in range(2)])
+    envs.action_space.seed(0)
+    envs.reset(seed=0)
+    totals, returns = np.zeros(2), []
+    for _ in range(2000):
+        _, reward, _, _, infos = envs.step(envs.action_space.sample())
+        totals += reward
+        if "episode" in infos:
+            done = infos["_episode"]
+            returns += list(infos["episode"]["r"][done])
+            np.testing.assert_allclose(infos["episode"]["r"][done], totals[done], rtol=1e-5)
+            totals[done] = 0.0
+            break
+    assert returns, "no episode finished"
+    assert "final_info" not in infos  # the Gymnasium 0.29 key CleanRL's logging reads
