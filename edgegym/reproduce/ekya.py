@@ -210,40 +210,51 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
             for p in policies:
                 acc[gpus][p][n] = _acc(res, p)
             log(f"  (a) {gpus} GPU(s), {n} streams: thief {acc[gpus]['thief'][n][0]:.3f}")
-        plot_lines(
-            {
-                LABELS[p]: (
-                    list(acc[gpus][p]),
-                    [v[0] for v in acc[gpus][p].values()],
-                    [v[1] for v in acc[gpus][p].values()],
-                )
-                for p in policies
-            },
-            "video streams",
-            "inference accuracy (window average)",
-            f"Fig. 6: accuracy vs streams, {gpus} GPU(s) ({scenario})",
-            out / f"ekya-fig6-{gpus}gpu.png",
-        )
+        _plot_fig6(acc[gpus], gpus, scenario, out)
     gains = {
         g: max(
             acc[g]["thief"][n][0] - max(acc[g][u][n][0] for u in UNIFORMS) for n in STREAM_COUNTS
         )
         for g in SWEEP_GPUS
     }
+    capacity, cap_text = _capacity(acc, policies)
+    return _streams_table(acc) + "\n\nCapacity (streams with accuracy >= 0.75):\n\n" + cap_text, {
+        "gain_1gpu": gains[1],
+        "gain_2gpu": gains[2],
+        "capacity": capacity,
+        "acc": acc,
+    }
+
+
+def _plot_fig6(
+    acc: dict[str, dict[int, tuple[float, float]]], gpus: int, scenario: str, out: Path
+) -> None:
+    """Fig. 6's panel for ``gpus`` GPUs: accuracy against the number of streams."""
+    plot_lines(
+        {
+            LABELS[p]: (list(by_n), [v[0] for v in by_n.values()], [v[1] for v in by_n.values()])
+            for p, by_n in acc.items()
+        },
+        "video streams",
+        "inference accuracy (window average)",
+        f"Fig. 6: accuracy vs streams, {gpus} GPU(s) ({scenario})",
+        out / f"ekya-fig6-{gpus}gpu.png",
+    )
+
+
+def _streams_table(acc: dict[int, dict[str, dict[int, tuple[float, float]]]]) -> str:
+    """Per stream count: the thief and the best uniform variant on 1 and 2 GPUs."""
+
+    def best(g: int, n: int) -> str:
+        return max(UNIFORMS, key=lambda u: acc[g][u][n][0])
+
     rows = [
         [str(n)]
-        + [
-            _pct(*acc[g][p][n])
-            for g in SWEEP_GPUS
-            for p in ("thief", max(UNIFORMS, key=lambda u: acc[g][u][n][0]))
-        ]
-        + [
-            max(UNIFORMS, key=lambda u: acc[g][u][n][0]).removeprefix("uniform-")
-            for g in SWEEP_GPUS
-        ]
+        + [_pct(*acc[g][p][n]) for g in SWEEP_GPUS for p in ("thief", best(g, n))]
+        + [best(g, n).removeprefix("uniform-") for g in SWEEP_GPUS]
         for n in STREAM_COUNTS
     ]
-    text = _table(
+    return _table(
         [
             "streams",
             "thief 1 GPU",
@@ -255,6 +266,12 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
         ],
         rows,
     )
+
+
+def _capacity(
+    acc: dict[int, dict[str, dict[int, tuple[float, float]]]], policies: list[str]
+) -> tuple[dict[str, tuple[int, int]], str]:
+    """Table 2: the most streams each scheduler keeps at accuracy >= 0.75, on 1 and 2 GPUs."""
     capacity: dict[str, tuple[int, int]] = {}
     cap_rows = []
     for p in policies:
@@ -273,13 +290,8 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
                 f"{cap[0]} / {cap[1]} ({factor})",
             ]
         )
-    cap_text = _table(["scheduler", "paper: 1 / 2 GPUs (scaling)", "edgegym: 1 / 2 GPUs"], cap_rows)
-    return text + "\n\nCapacity (streams with accuracy >= 0.75):\n\n" + cap_text, {
-        "gain_1gpu": gains[1],
-        "gain_2gpu": gains[2],
-        "capacity": capacity,
-        "acc": acc,
-    }
+    header = ["scheduler", "paper: 1 / 2 GPUs (scaling)", "edgegym: 1 / 2 GPUs"]
+    return capacity, _table(header, cap_rows)
 
 
 def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
@@ -604,26 +616,26 @@ def _seeds_text(episodes: int) -> str:
     return f"{episodes} seeded episodes per point, seeds 0..{episodes - 1}"
 
 
-def _claims(
-    sc: str,
-    ep: int,
-    a: dict,
-    b: dict,
-    c: dict,
-    d: dict,
-    e: dict,
-    f: dict,
-    g: dict,
-    t1: dict,
-) -> list[Claim]:
-    """The paper's records of the claims table from this run's measurements. ``why`` quotes
-    the ablation (f) and sweep (g) sections' numbers. A claim that the thief beats the uniform
-    baselines at 10 streams on 1 or 2 GPUs holds only if it also holds at every point of the
-    synthesised-input sweep (g)."""
-    fa, ga = f["acc"], g["gain"]
-    seeds = _seeds_text(ep)
+class _Context:
+    """What several claims quote: the sweep (g) and ablation (f) numbers, as sentences."""
 
-    def regime(gpus: int) -> str:
+    def __init__(self, b: dict, f: dict, g: dict) -> None:
+        self.b, self.fa, self.g = b, f["acc"], g
+        self.no_retrain = b["acc"]["no-retrain"]
+        fa, no_retrain = self.fa, self.no_retrain
+        self.oracle = (
+            f"measured (f, b; 1 GPU, 10 streams): oracle thief {_pct(fa[1]['oracle'])}%, thief "
+            f"with exact estimates {_pct(fa[1]['exact estimates (error 0)'])}%, best uniform "
+            f"{_pct(fa[1]['best uniform'])}%, no retraining {_pct(no_retrain[1][0])}%: all of "
+            f"retraining is worth {100 * (fa[1]['oracle'] - no_retrain[1][0]):.1f} points over "
+            f"the window here (at 16 GPUs the thief is "
+            f"{100 * (b['acc']['thief'][16][0] - no_retrain[16][0]):.1f} above no retraining), "
+            "less than the paper's gain over the uniform baselines"
+        )
+
+    def regime(self, gpus: int) -> str:
+        """The sweep's reading at 10 streams on ``gpus`` GPUs."""
+        g, ga = self.g, self.g["gain"]
         return (
             f"measured (g, {gpus} GPU{'s' if gpus > 1 else ''}, 10 streams): gain over the best "
             f"uniform {100 * ga['as in the scenario'][gpus]:+.1f} points with the scenario's "
@@ -632,96 +644,104 @@ def _claims(
             f"{100 * g['worth']['as in the scenario'][gpus]:+.1f} points over no retraining"
         )
 
-    def swept(gpus: int, bound: float) -> bool:
+    def swept(self, gpus: int, bound: float) -> bool:
         """The thief's gain over the best uniform exceeds ``bound`` at every sweep point."""
-        return g["min"][gpus] > bound
+        return self.g["min"][gpus] > bound
 
-    no_retrain = b["acc"]["no-retrain"]
-    oracle = (
-        f"measured (f, b; 1 GPU, 10 streams): oracle thief {_pct(fa[1]['oracle'])}%, thief "
-        f"with exact estimates {_pct(fa[1]['exact estimates (error 0)'])}%, best uniform "
-        f"{_pct(fa[1]['best uniform'])}%, no retraining {_pct(no_retrain[1][0])}%: all of "
-        f"retraining is worth {100 * (fa[1]['oracle'] - no_retrain[1][0]):.1f} points over "
-        f"the window here (at 16 GPUs the thief is "
-        f"{100 * (b['acc']['thief'][16][0] - no_retrain[16][0]):.1f} above no retraining), "
-        "less than the paper's gain over the uniform baselines"
-    )
-    err4 = fa[4]["exact estimates (error 0)"] - fa[4]["as in the scenario"]
-    out: list[Claim] = []
 
-    def add(**kw: Any) -> None:
-        out.append(Claim(paper="ekya", **kw))
+def _claim(**kw: Any) -> Claim:
+    return Claim(paper="ekya", **kw)
 
-    # ---- calibration rows: inputs set from the paper's measurements
-    add(
-        figure="§6.3, Fig. 11a",
-        claim="The micro-profiler's accuracy estimates have a median absolute error of 5.8 points",
-        metric=f"median absolute error of the estimates, points ({int(c['mae_estimates']):,} "
-        f"estimates, {CALIBRATION_SEEDS} episodes of {sc})",
-        paper_value=5.8,
-        edgegym_value=round(100 * c["mae"], 2),
-        role="calibration",
-        holds=abs(100 * c["mae"] - 5.8) <= 0.8,
-        test="within 0.8 points",
-        why="" if abs(100 * c["mae"] - 5.8) <= 0.8 else "profiler.error does not set it",
-    )
-    add(
-        figure="Fig. 2b, §1",
-        claim="Continuous retraining beats a model not retrained on recent data by up to 22 "
-        "accuracy points",
-        metric="largest gap between the best retrained model and the never-retrained one, "
-        f"points (over streams, windows and {CALIBRATION_SEEDS} episodes)",
-        paper_value=22.0,
-        edgegym_value=round(100 * c["gap_max"], 2),
-        role="calibration",
-        holds=abs(100 * c["gap_max"] - 22) <= 1.0,
-        test="within 1 point",
-        why="" if abs(100 * c["gap_max"] - 22) <= 1.0 else "drift.floor_gap does not set it",
-    )
-    add(
-        figure="Fig. 3b, §3.1",
-        claim="Retraining configurations differ by up to 200x in GPU-seconds",
-        metric="largest / smallest GPU-seconds of the retraining configurations",
-        paper_value=200.0,
-        edgegym_value=round(c["cost_spread"], 1),
-        role="calibration",
-        holds=abs(c["cost_spread"] / 200 - 1) <= 0.05,
-        test="within 5%",
-        why="" if abs(c["cost_spread"] / 200 - 1) <= 0.05 else "the configuration table does not",
-    )
-    add(
-        figure="§6.3",
-        claim="Micro-profiling takes 4.4 s for a 200 s window",
-        metric="GPU-seconds held for profiling all 10 streams in the first window (δ-grid)",
-        paper_value=4.4,
-        edgegym_value=round(c["profile_s"], 2),
-        role="calibration",
-        holds=0 <= c["profile_s"] - 4.4 < c["quantum_s"],
-        test="rounded up to whole quanta of δ held for the window (less than "
-        f"{c['quantum_s']:g} GPU-s above)",
-        why="" if 0 <= c["profile_s"] - 4.4 < c["quantum_s"] else "profiler.cost_s does not set it",
-    )
-    # ---- held-out: the paper's evaluation results
+
+def _calibration_claims(sc: str, c: dict) -> list[Claim]:
+    """Inputs set from the paper's measurements, shown to agree."""
+    return [
+        _claim(
+            figure="§6.3, Fig. 11a",
+            claim="The micro-profiler's accuracy estimates have a median absolute error of 5.8 "
+            "points",
+            metric=f"median absolute error of the estimates, points ({int(c['mae_estimates']):,} "
+            f"estimates, {CALIBRATION_SEEDS} episodes of {sc})",
+            paper_value=5.8,
+            edgegym_value=round(100 * c["mae"], 2),
+            role="calibration",
+            holds=abs(100 * c["mae"] - 5.8) <= 0.8,
+            test="within 0.8 points",
+            why="" if abs(100 * c["mae"] - 5.8) <= 0.8 else "profiler.error does not set it",
+        ),
+        _claim(
+            figure="Fig. 2b, §1",
+            claim="Continuous retraining beats a model not retrained on recent data by up to 22 "
+            "accuracy points",
+            metric="largest gap between the best retrained model and the never-retrained one, "
+            f"points (over streams, windows and {CALIBRATION_SEEDS} episodes)",
+            paper_value=22.0,
+            edgegym_value=round(100 * c["gap_max"], 2),
+            role="calibration",
+            holds=abs(100 * c["gap_max"] - 22) <= 1.0,
+            test="within 1 point",
+            why="" if abs(100 * c["gap_max"] - 22) <= 1.0 else "drift.floor_gap does not set it",
+        ),
+        _claim(
+            figure="Fig. 3b, §3.1",
+            claim="Retraining configurations differ by up to 200x in GPU-seconds",
+            metric="largest / smallest GPU-seconds of the retraining configurations",
+            paper_value=200.0,
+            edgegym_value=round(c["cost_spread"], 1),
+            role="calibration",
+            holds=abs(c["cost_spread"] / 200 - 1) <= 0.05,
+            test="within 5%",
+            why=""
+            if abs(c["cost_spread"] / 200 - 1) <= 0.05
+            else "the configuration table does not",
+        ),
+        _claim(
+            figure="§6.3",
+            claim="Micro-profiling takes 4.4 s for a 200 s window",
+            metric="GPU-seconds held for profiling all 10 streams in the first window (δ-grid)",
+            paper_value=4.4,
+            edgegym_value=round(c["profile_s"], 2),
+            role="calibration",
+            holds=0 <= c["profile_s"] - 4.4 < c["quantum_s"],
+            test="rounded up to whole quanta of δ held for the window (less than "
+            f"{c['quantum_s']:g} GPU-s above)",
+            why=""
+            if 0 <= c["profile_s"] - 4.4 < c["quantum_s"]
+            else "profiler.cost_s does not set it",
+        ),
+    ]
+
+
+def _gain_claims(ctx: _Context, sc: str, ep: int, a: dict) -> list[Claim]:
+    """Fig. 6: the thief's advantage over the uniform baselines as streams grow."""
+    out = []
     for gpus, paper, key in ((1, 29.0, "gain_1gpu"), (2, 23.0, "gain_2gpu")):
         gain = 100 * a[key]
-        ok = gain >= paper / 2 and swept(gpus, paper / 200)
-        add(
-            figure="Fig. 6, §6.1",
-            claim=f"Ekya's accuracy advantage over the uniform baselines grows to {paper:g} "
-            f"points with more streams on {gpus} GPU{'s' if gpus > 1 else ''}",
-            metric=f"largest gain of the thief over the best uniform variant, 1-10 streams, "
-            f"points ({sc}, {seeds})",
-            paper_value=paper,
-            edgegym_value=round(gain, 1),
-            role="held-out",
-            holds=ok,
-            test="at least half the paper's gain, here and at 10 streams across the sweep (g)",
-            why="" if ok else f"{regime(gpus)}; {oracle}",
+        ok = gain >= paper / 2 and ctx.swept(gpus, paper / 200)
+        out.append(
+            _claim(
+                figure="Fig. 6, §6.1",
+                claim=f"Ekya's accuracy advantage over the uniform baselines grows to {paper:g} "
+                f"points with more streams on {gpus} GPU{'s' if gpus > 1 else ''}",
+                metric=f"largest gain of the thief over the best uniform variant, 1-10 streams, "
+                f"points ({sc}, {_seeds_text(ep)})",
+                paper_value=paper,
+                edgegym_value=round(gain, 1),
+                role="held-out",
+                holds=ok,
+                test="at least half the paper's gain, here and at 10 streams across the sweep (g)",
+                why="" if ok else f"{ctx.regime(gpus)}; {ctx.oracle}",
+            )
         )
+    return out
+
+
+def _capacity_claim(ctx: _Context, a: dict) -> Claim:
+    """Table 2: streams supported at accuracy 0.75."""
     cap = a["capacity"]
     best_u2 = max(cap[u][1] for u in UNIFORMS)
     ok = cap["thief"][1] >= max(1, 2 * best_u2)
-    add(
+    return _claim(
         figure="Table 2 (arXiv Table 3)",
         claim="At accuracy 0.75 Ekya supports 2 streams on 1 GPU and 8 on 2 GPUs, twice the "
         "best uniform baseline's 4",
@@ -734,11 +754,16 @@ def _claims(
         why=""
         if ok
         else f"measured (a): the best uniform variant keeps accuracy >= 0.75 with up to "
-        f"{max(cap[u][0] for u in UNIFORMS)} / {best_u2} streams on 1 / 2 GPUs; {regime(2)}; "
-        f"{oracle}",
+        f"{max(cap[u][0] for u in UNIFORMS)} / {best_u2} streams on 1 / 2 GPUs; "
+        f"{ctx.regime(2)}; {ctx.oracle}",
     )
+
+
+def _margin_claim(ctx: _Context, b: dict) -> Claim:
+    """Fig. 8: 10 streams, the thief above the best uniform at every GPU count."""
+    fa = ctx.fa
     margin = min(b["margin"].values())
-    ok = margin > 0 and all(swept(gpus, 0.0) for gpus in REGIME_GPUS)
+    ok = margin > 0 and all(ctx.swept(gpus, 0.0) for gpus in REGIME_GPUS)
     worst = min(b["margin"], key=b["margin"].get)
     at_worst = (
         f"measured (b): the smallest margin is at {worst} GPUs, thief "
@@ -751,7 +776,7 @@ def _claims(
             f"{_pct(fa[worst]['exact estimates (error 0)'])}%, the oracle thief "
             f"{_pct(fa[worst]['oracle'])}%"
         )
-    add(
+    return _claim(
         figure="Fig. 8, §6.1 (arXiv Fig. 7)",
         claim="With 10 streams Ekya beats the best uniform baseline at every GPU count",
         metric="smallest margin of the thief over the best uniform variant, 1-16 GPUs, points",
@@ -760,11 +785,15 @@ def _claims(
         role="held-out",
         holds=ok,
         test="positive at every GPU count, and at 1 and 2 GPUs across the sweep (g)",
-        why="" if ok else f"{at_worst}; {regime(1)}; {regime(2)}",
+        why="" if ok else f"{at_worst}; {ctx.regime(1)}; {ctx.regime(2)}",
     )
+
+
+def _saving_claim(ctx: _Context, b: dict) -> Claim:
+    """Fig. 8: the GPU saving."""
     saving = b["saving"]
     ok = saving is not None and saving >= 4
-    add(
+    return _claim(
         figure="Fig. 8, §6.1",
         claim="Ekya on 4 GPUs reaches the uniform baselines' accuracy on 16 GPUs (4x GPU saving)",
         metric="16 / fewest GPUs on which the thief reaches the best uniform at 16 GPUs",
@@ -775,13 +804,18 @@ def _claims(
         test="at least 4x",
         why=""
         if ok
-        else f"{oracle}; measured (b): the best uniform at 16 GPUs is "
+        else f"{ctx.oracle}; measured (b): the best uniform at 16 GPUs is "
         f"{_pct(b['best_uniform_16'])}%, the thief {_pct(b['acc']['thief'][4][0])}% at 4 GPUs",
     )
+
+
+def _ablation_claim(ctx: _Context, b: dict) -> Claim:
+    """Fig. 10a: adaptive allocation and configuration selection both contribute."""
     acc4 = b["acc"]
+    err4 = ctx.fa[4]["exact estimates (error 0)"] - ctx.fa[4]["as in the scenario"]
     factor = acc4["thief"][4][0] - max(acc4["ekya-fixedres"][4][0], acc4[FIXEDCONFIG][4][0])
     ok = factor > 0
-    add(
+    return _claim(
         figure="Fig. 10a, §6.2 (arXiv Fig. 8)",
         claim="Both adaptive allocation and configuration selection contribute: Ekya beats "
         "Ekya-FixedRes and Ekya-FixedConfig on 4 GPUs",
@@ -797,8 +831,13 @@ def _claims(
         else f"measured (f, 4 GPUs): exact estimates raise the thief by {100 * err4:+.1f} "
         "points; configuration choice over noisy estimates picks inflated ones",
     )
+
+
+def _delta_claim(ctx: _Context, b: dict, d: dict) -> Claim:
+    """§6.2: the stealing increment Delta."""
+    acc4, fa, no_retrain = b["acc"], ctx.fa, ctx.no_retrain
     ok = 100 * d["gain"] >= 4
-    add(
+    return _claim(
         figure="§6.2 (arXiv Fig. 10)",
         claim="Refining Delta from 1.0 to 0.1 GPU raises accuracy by about 8 points",
         metric="accuracy gain of the thief from Delta 1.0 to 0.1, 10 streams, 4 GPUs, points",
@@ -815,9 +854,14 @@ def _claims(
         f"in all ({100 * (fa[4]['oracle'] - no_retrain[4][0]):.1f} for the oracle thief, f), "
         "less than the 8 points the paper attributes to Delta alone",
     )
+
+
+def _noise_claim(ctx: _Context, e: dict) -> Claim:
+    """Fig. 11b: robustness to errors in the micro-profiler's estimates."""
+    fa = ctx.fa
     drop = 100 * e["drop20"]
     ok = drop <= 3.0
-    add(
+    return _claim(
         figure="Fig. 11b, §6.3",
         claim="With up to 20% error in the accuracy estimates Ekya's accuracy drops by at "
         "most 3 points",
@@ -836,33 +880,65 @@ def _claims(
         f"{_pct(fa[4]['best uniform'])}%: the thief's gain is all configuration choice from "
         "the estimates, and noise of that size removes it",
     )
+
+
+def _table1_claims(t1: dict) -> list[Claim]:
+    """Fig. 4 / Table 1: the 3-GPU worked example."""
+    out = []
     for who, paper, rule in (("thief", 73.0, 4.0), ("uniform", 56.0, 1.0)):
         got = 100 * t1[who]
         ok = abs(got - paper) <= rule
-        add(
-            figure="Fig. 4, §3.2",
-            claim=f"On Table 1's 3-GPU example the "
-            f"{'accuracy-optimised' if who == 'thief' else 'uniform'} scheduler averages "
-            f"{paper:g}%",
-            metric=f"{'thief (Delta 0.05)' if who == 'thief' else 'uniform (Cfg 1, 50%)'}: "
-            "window-averaged accuracy on ekya-table1, %",
-            paper_value=paper,
-            edgegym_value=round(got, 1),
-            role="held-out",
-            holds=ok,
-            test=f"within {rule:g} points",
-            why="" if ok else "see tests/envs/test_ekya_table1.py's hand computation",
+        out.append(
+            _claim(
+                figure="Fig. 4, §3.2",
+                claim=f"On Table 1's 3-GPU example the "
+                f"{'accuracy-optimised' if who == 'thief' else 'uniform'} scheduler averages "
+                f"{paper:g}%",
+                metric=f"{'thief (Delta 0.05)' if who == 'thief' else 'uniform (Cfg 1, 50%)'}: "
+                "window-averaged accuracy on ekya-table1, %",
+                paper_value=paper,
+                edgegym_value=round(got, 1),
+                role="held-out",
+                holds=ok,
+                test=f"within {rule:g} points",
+                why="" if ok else "see tests/envs/test_ekya_table1.py's hand computation",
+            )
         )
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run every section, write the report and the paper's claims records.
+def _claims(
+    sc: str,
+    ep: int,
+    a: dict,
+    b: dict,
+    c: dict,
+    d: dict,
+    e: dict,
+    f: dict,
+    g: dict,
+    t1: dict,
+) -> list[Claim]:
+    """The paper's records of the claims table from this run's measurements. ``why`` quotes
+    the ablation (f) and sweep (g) sections' numbers. A claim that the thief beats the uniform
+    baselines at 10 streams on 1 or 2 GPUs holds only if it also holds at every point of the
+    synthesised-input sweep (g)."""
+    ctx = _Context(b, f, g)
+    return [
+        *_calibration_claims(sc, c),
+        *_gain_claims(ctx, sc, ep, a),
+        _capacity_claim(ctx, a),
+        _margin_claim(ctx, b),
+        _saving_claim(ctx, b),
+        _ablation_claim(ctx, b),
+        _delta_claim(ctx, b, d),
+        _noise_claim(ctx, e),
+        *_table1_claims(t1),
+    ]
 
-    Returns:
-        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
-        before any work starts).
-    """
+
+def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
+    """The parsed arguments and the checked output folder, or the problem with them."""
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__)
     ap.add_argument(
         "--scenario",
@@ -874,51 +950,65 @@ def main(argv: list[str] | None = None) -> int:
     claims_table.add_output_arguments(ap, "report and figure folder")
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
-
-    def fail(message: str) -> int:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 2
-
     if args.episodes < 1:
-        return fail(f"--episodes must be >= 1, got {args.episodes}")
+        return f"--episodes must be >= 1, got {args.episodes}"
     if problem := ray_problem(args.ray):
-        return fail(problem)
-    PARALLEL["ray"] = args.ray
+        return problem
     try:
         out = claims_table.check_out(args.out, OUTPUTS, args.force)
     except ValueError as exc:
-        return fail(str(exc))
+        return str(exc)
     problem = scenario_problem(args.scenario)
     if problem is not None:
-        return fail(_scenario_error(args.scenario, problem))
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
+        return _scenario_error(args.scenario, problem)
+    return args, out
 
-    def log(msg: str) -> None:
-        print(msg, file=sys.stderr, flush=True)
 
-    sc, ep = args.scenario, args.episodes
-    BELOW_A_MIN.clear()
+def _sections(sc: str, ep: int, out: Path, log: Any) -> dict[str, Any]:
+    """Every section's text and measurements, in the report's order."""
+    r: dict[str, Any] = {}
     log("calibration")
-    c = calibration(sc)
+    r["c"] = calibration(sc)
     log("(a) streams sweep")
-    a_text, a = streams_sweep(sc, ep, out, log)
+    r["a_text"], r["a"] = streams_sweep(sc, ep, out, log)
     log("(b, c) GPU sweep")
-    b_text, b = gpus_sweep(sc, ep, out, log)
+    r["b_text"], r["b"] = gpus_sweep(sc, ep, out, log)
     log("(d) Delta sweep")
-    d_text, d = delta_sweep(sc, ep, out, log)
+    r["d_text"], r["d"] = delta_sweep(sc, ep, out, log)
     log("(e) noise sweep")
-    e_text, e = noise_sweep(sc, ep, out, log)
+    r["e_text"], r["e"] = noise_sweep(sc, ep, out, log)
     log("(f) micro-profiler mechanics")
-    f_text, f = profiler_ablation(sc, ep, log)
+    r["f_text"], r["f"] = profiler_ablation(sc, ep, log)
     log("(g) synthesised inputs swept")
-    g_text, g = synthesised_sweep(sc, ep, out, log)
-    t1 = table1_example(log)
-    claims = _claims(sc, ep, a, b, c, d, e, f, g, t1)
-    minutes = (time.time() - t0) / 60
+    r["g_text"], r["g"] = synthesised_sweep(sc, ep, out, log)
+    r["t1"] = table1_example(log)
+    return r
+
+
+def _claims_text(claims: list[Claim]) -> str:
+    return _table(
+        ["where", "claim", "paper", "edgegym", "role", "holds", "rule / why not"],
+        [
+            [
+                x.figure,
+                x.claim,
+                str(x.paper_value),
+                str(x.edgegym_value),
+                x.role,
+                claims_table.holds_cell(x),
+                (x.test if x.holds else x.why).replace("|", "/"),
+            ]
+            for x in claims
+        ],
+    )
+
+
+def _report(sc: str, ep: int, r: dict[str, Any], claims: list[Claim], minutes: float) -> str:
+    """The report: :data:`REPORT` filled from the sections' results and the claims."""
+    a, b, c, d, e = r["a"], r["b"], r["c"], r["d"], r["e"]
     saving = f"{b['saving']:.0f}x" if b["saving"] else "not reached within 16 GPUs"
     beats_all = all(b["beats"].values())
-    report = REPORT.format(
+    return REPORT.format(
         date=dt.date.today().isoformat(),
         machine=f"{platform.machine()}, {platform.system()}",
         minutes=minutes,
@@ -929,37 +1019,23 @@ def main(argv: list[str] | None = None) -> int:
         gap_mean=100 * c["gap_mean"],
         profile_s=c["profile_s"],
         held_count=claims_table.held_count(claims),
-        claims_text=_table(
-            ["where", "claim", "paper", "edgegym", "role", "holds", "rule / why not"],
-            [
-                [
-                    x.figure,
-                    x.claim,
-                    str(x.paper_value),
-                    str(x.edgegym_value),
-                    x.role,
-                    claims_table.holds_cell(x),
-                    (x.test if x.holds else x.why).replace("|", "/"),
-                ]
-                for x in claims
-            ],
-        ),
-        a_text=a_text,
+        claims_text=_claims_text(claims),
+        a_text=r["a_text"],
         gain1=100 * a["gain_1gpu"],
         gain2=100 * a["gain_2gpu"],
-        b_text=b_text,
+        b_text=r["b_text"],
         saving=saving,
         beats=", ".join(
             f"{k} GPU{'s' if k > 1 else ''}: {'yes' if v else 'NO'}" for k, v in b["beats"].items()
         ),
         beats_all="holds" if beats_all else "DOES NOT hold",
-        d_text=d_text,
+        d_text=r["d_text"],
         dgain=100 * d["gain"],
         dgain_literal=100 * d["gain_literal"],
-        e_text=e_text,
+        e_text=r["e_text"],
         drop20=100 * e["drop20"],
-        f_text=f_text,
-        g_text=g_text,
+        f_text=r["f_text"],
+        g_text=r["g_text"],
         below_a_min=_table(
             ["scheduler", "worst episode: stream-time below a_MIN (%)"],
             [
@@ -968,7 +1044,33 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ),
     )
-    write_text(out / "ekya.md", report, "report")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every section, write the report and the paper's claims records.
+
+    Returns:
+        The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
+        before any work starts).
+    """
+    parsed = _arguments(argv)
+    if isinstance(parsed, str):
+        print(f"{PROG}: error: {parsed}", file=sys.stderr)
+        return 2
+    args, out = parsed
+    PARALLEL["ray"] = args.ray
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    sc, ep = args.scenario, args.episodes
+    BELOW_A_MIN.clear()
+    r = _sections(sc, ep, out, log)
+    claims = _claims(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
+    minutes = (time.time() - t0) / 60
+    write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes), "report")
     claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0
