@@ -1,0 +1,85 @@
+"""MIGRator's planning model as one MILP on HiGHS (``baselines/migrator_milp.py``): equal to
+brute force on tiny problems and to the decomposition on real windows; refuses what it cannot
+linearise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgegym.baselines.migrator import PlanProblem, brute_force, build_problem, solve
+from edgegym.baselines.migrator_milp import change_classes, solve_milp
+from edgegym.families.mig import MIGReconfigEnv
+
+
+def _eq11_problem(seed: int) -> PlanProblem:
+    """A random tiny problem whose switch costs have Eq. 11's shape: options fall into classes
+    and entering an option from another class costs that option's capacity."""
+    rng = np.random.default_rng(seed)
+    m, t_n, n_u, n_z = 2, int(rng.integers(3, 6)), 4, 2
+    cap = rng.uniform(5, 30, (m, n_u))
+    cls = rng.integers(0, 2, (m, n_u))
+    added = np.where(cls[:, :, None] != cls[:, None, :], cap[:, None, :], 0.0)
+    n = int(rng.integers(4, 9))
+    return PlanProblem(
+        arrivals=rng.uniform(0, 40, (m, t_n)),
+        dt=np.ones(t_n),
+        sig_u=rng.integers(0, n_u, (n, m)),
+        sig_r=rng.integers(-1, n_z, (n, m)),
+        cap=cap,
+        added=added,
+        psi=rng.uniform(0.5, 3.0, m),
+        pre=rng.uniform(0.3, 0.6, m),
+        post=rng.uniform(0.7, 0.95, m),
+        dur=rng.integers(1, t_n + 1, (m, n_z)),
+        pending=rng.random(m) < 0.8,
+        prev_u=rng.integers(-1, n_u, m),
+        must_launch=bool(rng.random() < 0.5),
+    )
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_milp_equals_brute_force_on_tiny_problems(seed):
+    p = _eq11_problem(seed)
+    try:
+        best, _ = brute_force(p)
+    except ValueError:
+        with pytest.raises(ValueError, match="no feasible"):
+            solve_milp(p)
+        return
+    plan = solve_milp(p, gap=0.0)
+    assert p.feasible(plan.signatures)
+    assert plan.value == pytest.approx(best, abs=1e-6)
+    assert plan.upper_bound >= best - 1e-6
+
+
+def test_milp_equals_the_decomposition_on_a_real_window():
+    """A 20-second window of W5 with every allowed signature (361): both prove the optimum."""
+    env = MIGReconfigEnv("migrator-w5", window_s=20, windows=1, data_fraction=0.05)
+    env.reset(seed=3)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    exact = solve(p, gap=0.0, max_plans=10**6)
+    plan = solve_milp(p, gap=1e-9)
+    assert p.feasible(plan.signatures)
+    assert plan.value == pytest.approx(exact.value, rel=1e-9)
+    assert plan.gap < 1e-6
+
+
+def test_classes_follow_eq11_and_other_rules_are_refused():
+    p = _eq11_problem(1)
+    cls, enter = change_classes(p, p.loss())
+    for i in range(2):  # two options are in one class exactly when switching is free
+        free = (p.added[i] == 0) & (p.added[i].T == 0)
+        assert np.array_equal(cls[i][:, None] == cls[i][None, :], free | np.eye(4, dtype=bool))
+    assert enter.shape == (2, p.shape[1], 4) and np.all(enter >= 0)
+    rng = np.random.default_rng(0)
+    per_instance = rng.uniform(1, 20, p.added.shape)  # the cost depends on the option left
+    with pytest.raises(ValueError, match="per-instance"):
+        solve_milp(PlanProblem(**{**p.__dict__, "added": per_instance}))
+
+
+def test_a_problem_where_retraining_lowers_accuracy_is_refused():
+    p = _eq11_problem(2)
+    with pytest.raises(ValueError, match="post >= pre"):
+        solve_milp(PlanProblem(**{**p.__dict__, "post": p.pre - 0.1}))
