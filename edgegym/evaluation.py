@@ -23,7 +23,6 @@ import inspect
 import itertools
 import json
 import math
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -544,15 +543,9 @@ def _evaluate_serial(
 ) -> EvalResult:
     """Every policy's episodes here, one after the other, with a progress bar; results in
     ``result``; the environments are closed at the end."""
-    from tqdm.auto import tqdm
+    from edgegym.progress import progress_bar
 
-    bar = tqdm(
-        total=len(built) * len(seeds),
-        desc="evaluate",
-        unit="ep",
-        disable=None if progress else True,
-        file=sys.stderr,
-    )
+    bar = progress_bar(len(built) * len(seeds), "evaluate", "ep", progress)
     try:
         for name, env, policy in built:
             per_episode: list[dict[str, Any]] = []

@@ -26,7 +26,6 @@ import argparse
 import multiprocessing as mp
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -204,16 +203,11 @@ class Runner:
         Raises:
             MapInterrupted: Ctrl-C; it carries the results finished so far.
         """
-        from tqdm.auto import tqdm
+        from edgegym.progress import progress_bar
 
         jobs = list(jobs)
         out: list[Any] = [None] * len(jobs)
-        with tqdm(
-            total=len(jobs),
-            desc=label,
-            disable=None if progress else True,
-            file=sys.stderr,
-        ) as bar:
+        with progress_bar(len(jobs), label, "job", progress) as bar:
             try:
                 for i, result in self.imap_unordered(fn, jobs):
                     out[i] = result

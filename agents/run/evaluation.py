@@ -173,19 +173,12 @@ def open_logger(folder: Path) -> Any:
 
 
 def progress_bar(target: int, start: int, progress: bool) -> Any:
-    """The training progress bar on stderr, from ``start`` to ``target`` timesteps (hidden
-    without ``progress``, and when stderr is not a terminal)."""
-    from tqdm.auto import tqdm
+    """The training progress on stderr, from ``start`` to ``target`` timesteps: a bar on a
+    terminal, a line every 30 s elsewhere (:mod:`edgegym.progress`), none without
+    ``progress``."""
+    from edgegym.progress import progress_bar as bar
 
-    return tqdm(
-        total=target,
-        initial=start,
-        desc="train",
-        unit="step",
-        disable=None if progress else True,
-        file=sys.stderr,
-        dynamic_ncols=True,
-    )
+    return bar(target, "train", "step", progress, initial=start, dynamic_ncols=True)
 
 
 __all__ = ["Evaluations", "Every", "evaluate_policy", "open_logger", "progress_bar"]

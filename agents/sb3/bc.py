@@ -23,7 +23,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from tqdm.auto import tqdm
+
+from edgegym.progress import progress_bar
 
 
 @dataclass
@@ -78,12 +79,7 @@ def collect(
             masks out (cloning it would teach an action the model can never take).
     """
     rec = _Recorder()
-    bar = tqdm(
-        total=len(make_env) * episodes,
-        desc=f"bc: {teacher} plays",
-        unit="episode",
-        disable=None if progress else True,
-    )
+    bar = progress_bar(len(make_env) * episodes, f"bc: {teacher} plays", "episode", progress)
     for build in make_env:
         env = build()
         try:
@@ -236,7 +232,7 @@ def clone(
     changed = demos.changes if demos.changes is not None else np.ones(n, dtype=bool)
     weights = torch.as_tensor(_weights(changed, balance), device=policy.device)
 
-    bar = tqdm(total=epochs, desc="bc: fit", unit="epoch", disable=None if progress else True)
+    bar = progress_bar(epochs, "bc: fit", "epoch", progress)
     nll = value_mse = float("nan")
     for _ in range(epochs):
         nll, value_mse = _epoch(policy, optimizer, batch, rng.permutation(n), batch_size,
