@@ -24,7 +24,7 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -159,27 +159,31 @@ class EvalResult:
         return res
 
     def table(self) -> str:
-        """Aligned text table: return, accuracy, energy, retrainings and decision time."""
-        # Family-specific headline metrics, shown when any policy reports them.
+        """Aligned text table: return, the family's headline metrics, and accuracy, energy and
+        retrainings where a policy reports them, and decision time."""
         present = set().union(*(r.get("metrics", {}).keys() for r in self.results))
-        extra_keys = [k for k, _ in headline_metrics() if k in present]
-        extra = [label for k, label in headline_metrics() if k in present]
-        header = [
-            "policy",
-            "return",
-            *extra,
-            "accuracy",
-            "energy (kJ)",
-            "retrainings",
-            "decision ms",
+        # Family-specific headline metrics, then the common ones, each shown when reported.
+        columns: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+            (label, lambda m, k=k: _pm(m.get(k, {}).get("mean"), m.get(k, {}).get("std"), 3))
+            for k, label in headline_metrics()
+            if k in present
         ]
+        common = [
+            ("accuracy", "accuracy", lambda m: _pm(m["accuracy"].get("mean"),
+                                                   m["accuracy"].get("std"), 3)),
+            ("energy_j", "energy (kJ)", lambda m: _num(_scale(m["energy_j"].get("mean"), 1e-3), 1)),
+            ("retrainings", "retrainings", lambda m: _num(m["retrainings"].get("mean"), 1)),
+        ]  # fmt: skip
+        columns += [
+            (label, lambda m, k=k, get=get: get(m) if k in m else "-")
+            for k, label, get in common
+            if k in present
+        ]
+        header = ["policy", "return", *(label for label, _ in columns), "decision ms"]
         rows = []
         notes = []
         for r in self.results:
             m = r.get("metrics", {})
-            acc = m.get("accuracy", {})
-            energy = m.get("energy_j", {})
-            retr = m.get("retrainings", {})
             name = r["policy"]
             if "error" in r:
                 name += " (!)"
@@ -188,15 +192,15 @@ class EvalResult:
                 [
                     name,
                     _pm(r.get("mean_return"), r.get("std_return"), 3),
-                    *[
-                        _pm(m.get(k, {}).get("mean"), m.get(k, {}).get("std"), 3)
-                        for k in extra_keys
-                    ],
-                    _pm(acc.get("mean"), acc.get("std"), 3),
-                    _num(_scale(energy.get("mean"), 1e-3), 1),
-                    _num(retr.get("mean"), 1),
+                    *(get(m) for _, get in columns),
                     _num(_scale(r.get("decision_time_s"), 1e3), 3),
                 ]
+            )
+        if _same_episode_every_seed(self.results, len(self.seeds)):
+            notes.append(
+                f"Every one of the {len(self.seeds)} seeds gave each policy the same episode: "
+                "nothing random in this scenario is seeded (for example backlogged tenants), "
+                "so the ± is 0; a scenario with random arrivals differs per seed."
             )
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
         align = ["<"] + [">"] * (len(header) - 1)
@@ -247,6 +251,14 @@ def _pm(mean: float | None, std: float | None, digits: int) -> str:
     if mean is None:
         return "-"
     return f"{_num(mean, digits)} ± {_num(std, digits)}"
+
+
+def _same_episode_every_seed(results: list[dict[str, Any]], seeds: int) -> bool:
+    """More than one seed, and each policy's episodes all returned exactly the same."""
+    episodes = [r.get("per_episode") or [] for r in results]
+    if seeds < 2 or not any(episodes):
+        return False
+    return all(len({e["return"] for e in eps}) <= 1 for eps in episodes)
 
 
 def _seed_span(seeds: list[int]) -> str:

@@ -330,3 +330,18 @@ def test_import_edgegym_stays_light():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_table_shows_only_reported_columns_and_says_when_seeds_change_nothing():
+    backlogged = evaluate("edgegym/EnergyFairShare-v0", ["etf"], episodes=2,
+                          overrides={"quanta": 4}, progress=False)  # fmt: skip
+    text = backlogged.table()
+    header = text.splitlines()[1]
+    assert "F_S" in header and "accuracy" not in header and "retrainings" not in header
+    assert "same episode" in text  # backlogged tenants: every seed is the same episode
+    random_arrivals = evaluate("edgegym/EnergyFairShare-v0", ["etf"], scenario="etf-tx2-arrivals",
+                               episodes=2, overrides={"quanta": 4}, progress=False)  # fmt: skip
+    assert "same episode" not in random_arrivals.table()
+    one = evaluate("edgegym/EnergyFairShare-v0", ["etf"], episodes=1, overrides={"quanta": 4},
+                   progress=False)  # fmt: skip
+    assert "same episode" not in one.table()  # one seed says nothing about the others
