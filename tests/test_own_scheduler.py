@@ -128,3 +128,27 @@ def test_a_policy_without_action_masks_gets_none_passed():
         episodes=1, overrides={"quanta": 3}, progress=False,
     )  # fmt: skip
     assert res.ok and len(calls) == 3
+
+
+def test_describe_action_reads_an_action_in_words_and_numbers():
+    from edgegym.families.continual import ContinualLearningEnv
+    from edgegym.families.energy import EnergyFairShareEnv
+
+    env = ContinualLearningEnv(streams=2, windows=2)
+    env.reset(seed=0)
+    a = np.zeros(env.action_space.shape, dtype=np.int64)
+    a[0:4] = [3, 1, 20, 10]  # retrain with configuration 2 on 20 quanta, infer config 1 on 10
+    q = env.spec_.quantum
+    lines = env.describe_action(a).splitlines()
+    assert len(lines) == 2 and "no retraining" in lines[1]
+    assert f"configuration 2 ({env.spec_.retrain_configs[2].name}) on {20 * q:.2f} GPU" in lines[0]
+    assert (
+        f"configuration 1 ({env.spec_.inference_configs[1].name}) on {10 * q:.2f} GPU" in lines[0]
+    )
+    energy = EnergyFairShareEnv("etf-tx2-resnet50-mobilenetv2")
+    energy.reset(seed=0)
+    text = energy.describe_action(np.array([15, 45, 0, 0, 0, 0, 0, 0]))
+    assert text.splitlines() == [
+        "A1: 15 of 60 units (0.075 s, 25% of the quantum)",
+        "A2: 45 of 60 units (0.225 s, 75% of the quantum)",
+    ]

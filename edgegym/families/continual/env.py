@@ -165,7 +165,33 @@ class ContinualLearningEnv(EdgeEnv):
         self._use(params, ContinualDynamics(), *continual_spaces(params))
 
     # ------------------------------------------------------------------ episode
-    action_help = " (4 entries per stream slot: retrain, infer, retrain quanta, infer quanta)"
+    action_help = (
+        " (4 entries per stream slot: retrain (0 = none, 1 + configuration), inference "
+        "configuration, retraining GPU quanta, inference GPU quanta; env.unwrapped."
+        "describe_action(a) reads one)"
+    )
+
+    def describe_action(self, action: Any) -> str:
+        """The action in words and numbers, one line per live stream, as requested (the
+        environment then projects it onto a feasible one; ``info`` says what was applied)."""
+        spec = self.spec_
+        a = np.asarray(action, dtype=np.int64).reshape(self.max_streams, 4)
+        lines = []
+        for v in range(spec.streams):
+            r, i, rq, iq = (int(x) for x in a[v])
+            infer = spec.inference_configs[min(i, len(spec.inference_configs) - 1)].name
+            text = (
+                f"stream {v}: infer with configuration {i} ({infer}) on {iq * spec.quantum:.2f} GPU"
+            )
+            if r > 0:
+                cfg = spec.retrain_configs[min(r - 1, len(spec.retrain_configs) - 1)].name
+                text += (
+                    f"; retrain with configuration {r - 1} ({cfg}) on {rq * spec.quantum:.2f} GPU"
+                )
+            else:
+                text += "; no retraining"
+            lines.append(text)
+        return "\n".join(lines)
 
     def _reset_info(self) -> dict[str, Any]:
         return {"reward_terms": dict.fromkeys(TERMS, 0.0), "energy_j": 0.0}

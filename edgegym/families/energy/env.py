@@ -169,7 +169,22 @@ class EnergyFairShareEnv(EdgeEnv):
         """The units actually applied for ``action`` (see the class docstring)."""
         return self.dynamics.project(self.params, self.state, self._action_batch(action))[0]
 
-    action_help = " (time units per tenant slot)"
+    action_help = (
+        " (time units per tenant slot, 0 .. the quantum's units; env.unwrapped."
+        "describe_action(a) reads one)"
+    )
+
+    def describe_action(self, action: Any) -> str:
+        """The action in words and numbers: each tenant's time units, seconds and share
+        of the quantum, as requested (over-full actions are then scaled down)."""
+        p = self.params
+        a = np.asarray(action, dtype=np.int64).ravel()
+        units = int(round(p.quantum_s / p.unit_s))
+        return "\n".join(
+            f"{p.names[i]}: {int(a[i])} of {units} units ({a[i] * p.unit_s:.3f} s, "
+            f"{a[i] / units:.0%} of the quantum)"
+            for i in range(p.n_tenants)
+        )
 
     def _state_info(self) -> dict[str, Any]:
         return {"time_s": self.now_s}
