@@ -128,9 +128,11 @@ class StreamEstimator:
         self.work = work  # (V, C) GPU-seconds left; inf = not available
         self.can_train = np.isfinite(work).any(axis=1)  # (V,)
         self.cache: dict[tuple[int, int, int], tuple[float, int, int]] = {}
+        self.calls = 0  # scores asked for (the thief's work per decision, cached or not)
 
     def best(self, v: int, rq: int, iq: int) -> tuple[float, int, int]:
         """(estimated window accuracy, retraining config or -1, inference config)."""
+        self.calls += 1
         key = (v, rq, iq)
         hit = self.cache.get(key)
         if hit is not None:
@@ -296,6 +298,7 @@ def thief_schedule(
     oracle: bool = False,
     configs: Sequence[int] | None = None,
     partial: bool = True,
+    work: list[int] | None = None,
 ) -> tuple[Allocation, float]:
     """Algorithm 1 (thief scheduler) on a snapshot.
 
@@ -306,13 +309,13 @@ def thief_schedule(
         configs: Restrict the retraining configurations (Ekya-FixedConfig).
         partial: A victim holding less than Delta above its floor gives up what it holds
             above it (False: the literal Algorithm 1, which stops stealing from it).
+        work: If given, the number of scores the decision asked for is appended (at most
+            :func:`thief_work_bound`).
 
     Returns:
         The allocation (on the quantum grid) and its estimated mean accuracy.
     """
-    step = int(round(delta / snap.quantum))
-    if step < 1 or abs(step * snap.quantum - delta) > 1e-9:
-        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {snap.quantum}")
+    step = _steal_steps(delta, snap.quantum, snap.capacity)
     est = StreamEstimator(snap, oracle, configs)
     n = snap.streams
     INF, TRAIN = 0, 1
@@ -367,6 +370,8 @@ def thief_schedule(
             # A job let go keeps its configuration at no share (what the environment does
             # with it anyway): "none" is outside the mask of a stream with a job in flight.
             alloc.retrain_cfg[v] = snap.job_cfg[v]
+    if work is not None:
+        work.append(est.calls)
     return alloc, best_total / n
 
 
@@ -414,20 +419,49 @@ class _SnapshotPolicy(Policy):
 PAPER_DELTA = 0.1
 
 
+#: At most this many Delta steps over the GPUs (the paper's finest: 16 GPUs at Delta 0.05 is
+#: 320): the thief's work per decision grows with their number times the square of the jobs.
+MAX_STEPS = 2000
+
+
+def thief_work_bound(streams: int, n_quanta: int, step: int) -> int:
+    """Scores the thief asks for in one decision, at most: every stream once, then for each of
+    the at most ``J (J - 1)`` (thief, victim) pairs of the ``J <= 2 * streams`` jobs, two per
+    steal and at most ``ceil(n_quanta / step) + 1`` steals (each moves Delta, or what is left
+    above the victim's floor, and the loop stops at the first that does not improve), then
+    every stream once more."""
+    jobs = 2 * streams
+    return 2 * streams + 2 * jobs * (jobs - 1) * (-(-n_quanta // step) + 1)
+
+
 def steal_increment(env: gym.Env, delta: float | None) -> float:
     """The thief's Delta on ``env``: ``delta``, checked to be a positive multiple of the
     scenario's share quantum, or (``None``) the multiple nearest :data:`PAPER_DELTA`.
 
     Raises:
-        ValueError: ``delta`` is not a positive multiple of the quantum.
+        ValueError: ``delta`` is not a positive multiple of the quantum, or so small that the
+            GPUs hold more than :data:`MAX_STEPS` steps of it.
     """
-    quantum = float(env.unwrapped.spec_.quantum)
+    spec = env.unwrapped.spec_
+    quantum = float(spec.quantum)
     if delta is None:
         return max(1, round(PAPER_DELTA / quantum)) * quantum
-    step = round(float(delta) / quantum)
-    if step < 1 or abs(step * quantum - float(delta)) > 1e-9:
-        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {quantum}")
+    _steal_steps(float(delta), quantum, float(spec.gpus))
     return float(delta)
+
+
+def _steal_steps(delta: float, quantum: float, gpus: float) -> int:
+    """Delta in quanta, checked: a positive multiple of the quantum, and at most
+    :data:`MAX_STEPS` of it over the GPUs (refused before any work)."""
+    step = int(round(delta / quantum))
+    if step < 1 or abs(step * quantum - delta) > 1e-9:
+        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {quantum}")
+    if gpus / delta > MAX_STEPS + 1e-9:
+        raise ValueError(
+            f"delta={delta:g} gives {gpus / delta:,.0f} steps over {gpus:g} GPUs; at most "
+            f"{MAX_STEPS} (the thief's work grows with them): use delta >= {gpus / MAX_STEPS:g}"
+        )
+    return step
 
 
 class ThiefPolicy(_SnapshotPolicy):
