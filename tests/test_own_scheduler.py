@@ -152,3 +152,33 @@ def test_describe_action_reads_an_action_in_words_and_numbers():
         "A1: 15 of 60 units (0.075 s, 25% of the quantum)",
         "A2: 45 of 60 units (0.225 s, 75% of the quantum)",
     ]
+
+
+def test_describe_action_for_mig_and_dag():
+    from edgegym.families.dag import DAGOffloadEnv
+    from edgegym.families.mig import MIGReconfigEnv
+
+    mig = MIGReconfigEnv("migrator-w5", window_s=12, windows=1)
+    mig.reset(seed=0)
+    cat = mig.spec_.catalogue
+    n = next(k for k, sig in enumerate(cat.signatures) if sig[2] and not sig[3])
+    text = mig.describe_action(n).splitlines()
+    assert text[0] == (
+        f"tenant 0: inference on {' + '.join(f'{g}g' for g in cat.signatures[n][0])}, "
+        f"retraining on {' + '.join(f'{g}g' for g in cat.signatures[n][2])}"
+    )
+    assert text[1].endswith("retraining on none") and text[2] == f"({cat.describe(n)})"
+    dag = DAGOffloadEnv(requests=2)
+    dag.reset(seed=0)
+    snap = dag.sim_state()
+    assert snap.kind == "admit"
+    a = np.zeros(dag.action_space.shape, dtype=np.int64)
+    a[1] = 1  # task 0 retrains with configuration 0; the others do not
+    lines = dag.describe_action(a).splitlines()
+    assert lines[0].startswith(f"request 0 ({snap.app.name}) arrives")
+    assert f"configuration 0 ({snap.options[0][0].name}" in lines[1]
+    assert all(line.endswith("no retraining") for line in lines[2 : 1 + snap.app.n])
+    dag.step(a)
+    place = dag.sim_state()
+    assert place.kind == "place"
+    assert dag.describe_action(np.array([1, *[0] * (a.size - 1)])).endswith("on server 1")

@@ -324,8 +324,36 @@ class DAGOffloadEnv(EdgeEnv):
     #: What one action holds (appended to the message of a malformed action).
     action_help = (
         " (entry 0: server of the presented node; then per task: 0 = no retraining, "
-        "1 + configuration)"
+        "1 + configuration; env.unwrapped.describe_action(a) reads one at the current epoch)"
     )
+
+    def describe_action(self, action: Any) -> str:
+        """The action in words and numbers at the current epoch: the presented node's server
+        (a place epoch) or each task's retraining choice (an admit epoch); the entries the
+        epoch does not read are not described."""
+        snap = self.sim_state()
+        a = np.asarray(action, dtype=np.int64).ravel()
+        if snap.kind == "place":
+            node = snap.node
+            app = snap.app
+            what = (
+                f"task {node} ({app.models[node]})" if node < app.n else f"retraining node {node}"
+            )
+            return f"request {snap.k} ({app.name}): {what} on server {int(a[0])}"
+        lines = [f"request {snap.k} ({snap.app.name}) arrives:"]
+        for v in range(snap.app.n):
+            h = int(a[1 + v])
+            if h == 0:
+                choice = "no retraining"
+            else:
+                opt = snap.options[v][h - 1]
+                choice = (
+                    f"retrain with configuration {h - 1} ({opt.name}: {opt.data_mb:g} MB, "
+                    f"{opt.workload:g} units, accuracy {snap.acc_now[v]:.3f} -> "
+                    f"{snap.acc_after[v, h - 1]:.3f})"
+                )
+            lines.append(f"  task {v} ({snap.app.models[v]}): {choice}")
+        return "\n".join(lines)
 
     def action_masks(self) -> np.ndarray:
         """Flat mask over the ``MultiDiscrete`` entries (see the class docstring); before

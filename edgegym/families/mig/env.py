@@ -208,10 +208,24 @@ class MIGReconfigEnv(EdgeEnv):
     env_id = "edgegym/MIGReconfig-v0"
     metadata = {**EdgeEnv.metadata, "render_fps": 10}  # noqa: RUF012
     action_help = (
-        " (one allocation signature: env.unwrapped.spec_.catalogue.describe(a) reads it, e.g. "
+        " (one allocation signature: env.unwrapped.describe_action(a) reads it, e.g. "
         "'I0=1 I1=1 R0=1 R1=-' for the GPCs of each tenant's inference and retraining "
-        "instances; .signatures[a] gives them as tuples)"
+        "instances; spec_.catalogue.signatures[a] gives them as tuples)"
     )
+
+    def describe_action(self, action: Any) -> str:
+        """The allocation signature in words and numbers: each tenant's inference and
+        retraining instances (GPCs), and the catalogue's short form."""
+        spec = self.spec_
+        n = int(np.asarray(action).reshape(-1)[0])
+        sig = spec.catalogue.signatures[n]
+        m = spec.n_tenants
+        lines = []
+        for i in range(m):
+            infer = " + ".join(f"{g}g" for g in sig[i]) or "none"
+            retrain = " + ".join(f"{g}g" for g in sig[m + i]) or "none"
+            lines.append(f"tenant {i}: inference on {infer}, retraining on {retrain}")
+        return "\n".join([*lines, f"({spec.catalogue.describe(n)})"])
 
     def __init__(
         self,
