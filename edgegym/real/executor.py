@@ -28,8 +28,11 @@ its rules and its clock; the executor makes what happens in each stretch real:
   seconds of wall time: the executor sleeps for what its work leaves of that, and reports an
   overrun where the work took longer. ``time_scale=None`` runs as fast as the work allows.
 * **Energy** per stretch from :class:`edgegym.real.energy.EnergyMeter` (NVML); attributed to
-  streams by their measured busy device time. Where energy is unavailable (CPU, no NVML) the
-  segment keeps the simulator's modelled energy and the log says ``measured_j: None``.
+  streams by their measured busy device time. The segment's energy is on the simulator's time
+  base: the measured mean power times the stretch's scenario seconds (``scenario_j``; the
+  joules of the wall time are ``measured_j`` in the log). Where energy is unavailable (CPU, no
+  NVML) the segment keeps the simulator's modelled energy and the log says ``measured_j:
+  None``.
 """
 
 from __future__ import annotations
@@ -249,9 +252,14 @@ class RealWork:
             time.sleep(wall_target - work_s)
         m = self.meter.end("segment")
         per_tenant = attribute(m.energy_j, busy)
+        scenario_j = None
         if m.energy_j is not None:
-            seg.energy_j = m.energy_j
-            seg.tenant_energy_j = per_tenant
+            # The measured mean power over the stretch's scenario seconds: the simulator's
+            # time base (the raw joules of the wall time stay in the log).
+            to_scenario = duration_s / m.seconds if m.seconds > 0 else 0.0
+            scenario_j = m.energy_j * to_scenario
+            seg.energy_j = scenario_j
+            seg.tenant_energy_j = None if per_tenant is None else per_tenant * to_scenario
         self.log.append(
             {
                 "event": "segment",
@@ -263,6 +271,8 @@ class RealWork:
                 "busy_s": busy.round(4).tolist(),
                 "infer_latency_ms": latency_ms,
                 "measured_j": m.energy_j,
+                "mean_w": None if m.energy_j is None or m.seconds <= 0 else m.energy_j / m.seconds,
+                "scenario_j": scenario_j,
                 "energy_method": m.method,
                 "energy_message": m.message,
                 "tenant_energy_j": None if per_tenant is None else per_tenant.tolist(),

@@ -104,3 +104,25 @@ def test_no_gpu_and_attribution():
     assert attribute(None, np.ones(2)) is None
     np.testing.assert_allclose(attribute(90.0, np.array([1.0, 2.0])), [30.0, 60.0])
     np.testing.assert_allclose(attribute(10.0, np.zeros(2)), [5.0, 5.0])
+
+
+def test_real_segments_report_energy_on_the_scenario_time_base(monkeypatch):
+    """A stretch's energy is the measured mean power times its scenario seconds (what the
+    simulator models), whatever the wall time; the raw joules stay in the log."""
+    from edgegym.families.continual import ContinualLearningEnv
+    from edgegym.real import TINY_SCENARIO
+
+    FakeNVML(watts=100.0).install(monkeypatch)
+    env = ContinualLearningEnv(TINY_SCENARIO, backend="real", device="cpu", time_scale=None)
+    env.reset(seed=0)
+    env.executor.meter = EnergyMeter(0)  # the CPU run, metered by the patched NVML
+    action = np.zeros(env.action_space.shape, dtype=np.int64)
+    _, _, _, _, info = env.step(action)
+    segments = [r for r in info["real"]["log"] if r["event"] == "segment"]
+    assert segments
+    for r in segments:
+        assert r["measured_j"] == pytest.approx(100.0 * r["wall_s"], rel=0.05, abs=0.05)
+        assert r["mean_w"] == pytest.approx(100.0, rel=0.5)  # short stretches: mJ rounding
+        assert r["scenario_j"] == pytest.approx(r["mean_w"] * r["duration_s"], rel=1e-9)
+    assert info["energy_j"] == pytest.approx(sum(r["scenario_j"] for r in segments), rel=1e-6)
+    assert info["energy_j"] > 10 * sum(r["measured_j"] for r in segments)  # scenario >> wall
