@@ -27,6 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
         "edgegym.outputs",
         "edgegym.inputs",
         "edgegym.parallel",
+        "edgegym.progress",
     ),
     ("edgegym.core.registry",),
     ("edgegym.scenarios",),
