@@ -37,7 +37,7 @@ from edgegym.workload.processes import (
     _check_rng,
 )
 
-__all__ = ["TICK_S", "AlibabaLike", "AzureLike", "Recurring", "window_correlation", "trace_stats"]
+__all__ = ["TICK_S", "AlibabaLike", "AzureLike", "Recurring", "trace_stats", "window_correlation"]
 
 #: Log-std of a log-normal factor, in [0, 2].
 LogSigma = Annotated[float, Range(0, 2)]

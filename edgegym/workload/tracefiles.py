@@ -38,11 +38,11 @@ from edgegym.workload.checks import Range, check
 __all__ = [
     "AZURE_FUNCTIONS_ID_COLUMNS",
     "AZURE_FUNCTIONS_MINUTES",
+    "REQUEST_LOG_FORMATS",
     "AzureFunctionsTable",
     "CountsTrace",
     "load_azure_functions",
     "load_counts_trace",
-    "REQUEST_LOG_FORMATS",
     "read_azure_functions",
     "read_request_log",
     "request_counts",
@@ -555,9 +555,7 @@ REQUEST_LOG_FORMATS: dict[str, tuple[str, str]] = {
     ),
 }
 
-_DATETIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$"
-)
+_DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
 
 
 def _parse_datetime(text: str, path: Path, lineno: int) -> float:
@@ -660,8 +658,10 @@ def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
             times.append(ms / 1000.0)
             traces.append(fields[trace_col])
     if header is None:
-        raise ValueError(f"{p}: empty file (expected a header with {column!r} and one row per "
-                         f"request; the {fmt} format: {what})")
+        raise ValueError(
+            f"{p}: empty file (expected a header with {column!r} and one row per "
+            f"request; the {fmt} format: {what})"
+        )
     if not times:
         raise ValueError(f"{p}: no request rows after the header")
     t = np.asarray(times, dtype=np.float64)

@@ -34,7 +34,11 @@ def test_colocated_work_progresses_one_minus_s_as_fast(s_inf, s_ret):
     on = MIGReconfigEnv(
         "migrator-w7",
         **SMALL,
-        **{"mps.interference": True, "mps.inference_slowdown": s_inf, "mps.retrain_slowdown": s_ret},
+        **{
+            "mps.interference": True,
+            "mps.inference_slowdown": s_inf,
+            "mps.retrain_slowdown": s_ret,
+        },
     )
     st = _state_with_retraining(off)
     until = st.time_s + 0.01  # a short stretch: no job finishes
@@ -87,7 +91,7 @@ def test_off_leaves_trajectories_bitwise_and_spaces_unchanged():
     base, m0 = _episode({})
     off, m1 = _episode({"mps.interference": False, "mps.retrain_slowdown": 0.5})
     assert base == off and m0 == m1
-    on, m2 = _episode({"mps.interference": True})
+    _, m2 = _episode({"mps.interference": True})
     assert m2["goodput"] < m0["goodput"]
     env_on = MIGReconfigEnv("migrator-w5", **SMALL, **{"mps.interference": True})
     env_off = MIGReconfigEnv("migrator-w5", **SMALL)
@@ -96,5 +100,5 @@ def test_off_leaves_trajectories_bitwise_and_spaces_unchanged():
 
 
 def test_slowdown_out_of_range_is_a_clear_error():
-    with pytest.raises(ValueError, match="mps.retrain_slowdown"):
+    with pytest.raises(ValueError, match=r"mps\.retrain_slowdown"):
         MIGReconfigEnv("migrator-w7", **SMALL, **{"mps.retrain_slowdown": 1.0})

@@ -30,9 +30,7 @@ def test_recurring_profile_correlates_across_windows_as_stated(p):
     proc = make_arrival({"kind": "azure", "rate": 120, "recur_s": 200, "persistence": p})
     assert isinstance(proc, Recurring)
     want = proc.window_correlation()  # closed form from the base's count statistics
-    assert want == pytest.approx(
-        {0.5: 0.464, 1.0: 0.963}[p], abs=0.002
-    )
+    assert want == pytest.approx({0.5: 0.464, 1.0: 0.963}[p], abs=0.002)
     assert _pooled_corr(proc, 300) == pytest.approx(want, abs=0.05)
 
 
@@ -108,7 +106,7 @@ def test_alibaba_callgraph_counts_each_trace_once_at_its_first_call():
 
 def test_missing_request_log_names_the_path():
     missing = DATA / "AzureLLMInferenceTrace_code.csv"
-    with pytest.raises(FileNotFoundError, match="AzureLLMInferenceTrace_code.csv"):
+    with pytest.raises(FileNotFoundError, match=r"AzureLLMInferenceTrace_code\.csv"):
         make_arrival({"kind": "request-log", "path": str(missing), "format": "azure-llm"})
 
 
