@@ -1190,11 +1190,13 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         f"- **Forecast**: planning with the true arrivals adds {f['oracle_gain']:+.1f} Goodput "
         "points on average on "
         + ", ".join(w.upper() for w in oracle_w)
-        + " (oracle table): bursts that do not recur at the window period cannot be planned "
-        "for from the previous window. A seasonal-naive per-second forecast was tried first "
-        "(before the scenarios were recalibrated to Eq. 10) and lost to Ekya on W1 and W5; the "
-        "shipped forecaster was chosen "
-        "after that (`docs/design-notes.md`).",
+        + " (oracle table): the part of each second that does not recur cannot be planned "
+        "for from the past windows. Forecaster history: a seasonal-naive per-second forecast "
+        "was tried before issue 32, on the stationary traces, and lost to Ekya on W1 and W5 "
+        "(`docs/design-notes.md`); issue 32's seasonal forecaster learns the weight of the "
+        "shape from the past windows, so on stationary arrivals it falls back to the level "
+        "(`tests/baselines/test_migrator_forecast.py`), and the level forecaster's Goodput "
+        "stands beside it in the oracle table.",
         "- **Pre-initialisation for everyone**: the main table gives the baselines MIGRator's "
         "runtime, pre-initialisation included; without it MIGRator's gains are "
         + ", ".join(f"{_gain_vs(good, f['nopre'], p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
