@@ -40,3 +40,13 @@ def test_fig2_experiment_is_a_valid_scenario(tmp_path) -> None:
     assert [t["model"] for t in sc["tenants"]] == ["resnet50"]
     assert set(SPLITS) == set(FIG2_SLO) == set(FIG2_ACC)
     assert all(sum(i) + sum(r) == 7 for i, r in SPLITS.values())  # the 7 GPCs of an A100
+
+
+@pytest.mark.parametrize("key", ["w1", "w16"])
+def test_sweep_tenants_are_the_files_at_the_default_inputs(key: str) -> None:
+    raw = yaml.safe_load(scenarios.resolve(f"migrator-{key}").read_text())
+    assert raw["tenants"] == mw.tenants(key)
+    swept = mw.tenants(key, rate=mw.RATE * 2, persistence=1.0)
+    assert [t["arrival"]["rate"] for t in swept] == [240.0, 240.0]
+    assert all(t["arrival"]["persistence"] == 1.0 for t in swept)
+    assert "recur_s" not in mw.tenants(key, persistence=0.0)[0]["arrival"]
