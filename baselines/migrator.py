@@ -895,7 +895,8 @@ class MIGRatorPolicy(Policy):
         if self.max_plans < 1:
             raise ValueError(f"max_plans={max_plans} must be >= 1")
         self.plans: list[Plan] = []
-        self.weights: list[np.ndarray] = []  # the seasonal forecaster's learned weights
+        # the seasonal forecaster's weights of the shape, per window with a past window
+        self.weights: list[np.ndarray] = []
         self._seed = 0
         self._window = -1
         self._seq: np.ndarray | None = None
@@ -919,7 +920,8 @@ class MIGRatorPolicy(Policy):
             fc = None
             if self.forecaster == "seasonal":
                 fc = seasonal_forecast(snap.past_arrivals, s, mean)
-                self.weights.append(fc.weight)
+                if fc.windows:
+                    self.weights.append(fc.weight)
             if fc is not None and fc.samples is not None:
                 arr, samples = fc.mean, fc.samples
             else:  # the level forecaster, or no past window yet (the two agree then)
