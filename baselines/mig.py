@@ -3,9 +3,12 @@
 MIGRator (§5.1) compares against PARIS (static MIG partition by compute intensity), Ekya
 (retraining-aware, reallocates only when a retraining starts or ends) and Astraea (per-second
 SLO-driven partitioning that ignores retraining benefit). Ekya and Astraea are MPS systems in the
-paper; here they run on the same MIG environment as everyone else, so what is compared is their
-*allocation logic*, not MPS interference (which the paper blames for part of Astraea's SLO loss;
-edgegym does not model MPS memory-bandwidth contention). ``static-half`` gives each tenant a
+paper; here their allocation logic runs on the same MIG environment as everyone else (their SM
+shares mapped onto instances), and the MPS interference the paper blames for part of their SLO
+loss is the environment's: the reproduction runs them with the scenario's ``mps.interference``
+on (co-located work slowed by the measured ``mps.*_slowdown``, issue 32), MIGRator and PARIS
+with it off. The policies themselves do not model the interference (neither does the paper's
+Ekya or Astraea). ``static-half`` gives each tenant a
 fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a signature index.
 
 Shared rule for the retraining instance of the non-planning baselines: a pending job starts at

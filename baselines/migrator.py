@@ -58,7 +58,17 @@ import numpy as np
 
 from edgegym.baselines.base import Policy
 
-__all__ = ["MIGRatorPolicy", "Plan", "PlanProblem", "brute_force", "forecast", "solve"]
+__all__ = [
+    "FORECASTERS",
+    "MIGRatorPolicy",
+    "Plan",
+    "PlanProblem",
+    "SeasonalForecast",
+    "brute_force",
+    "forecast",
+    "seasonal_forecast",
+    "solve",
+]
 
 NEG = -1e18
 
@@ -622,6 +632,94 @@ def forecast(
     return (1.0 - seasonal) * last.mean(axis=1, keepdims=True) + seasonal * smooth
 
 
+@dataclass
+class SeasonalForecast:
+    """What :func:`seasonal_forecast` learned from the past windows."""
+
+    mean: np.ndarray
+    """(M, S) expected arrivals in each second of the next window."""
+    samples: np.ndarray | None
+    """(M, K, S) sampled arrivals per second (the forecast plus the last window's residuals),
+    whose spread scores the options by ``E[min(A, cap)]``; None without a past window."""
+    weight: np.ndarray
+    """(M,) the learned weight of the recurring shape (0: the level alone, 1: the shape)."""
+    windows: int
+    """Past windows it learned from."""
+
+
+def seasonal_forecast(
+    past: np.ndarray,
+    window_s: int,
+    mean_rate: np.ndarray,
+    smooth_s: int = 5,
+    prior_weight: float = 0.5,
+) -> SeasonalForecast:
+    """Per-second arrivals of the next window from the recurring shape of the past windows.
+
+    MIGRator predicts every second of a window from the previous windows' arrivals with an
+    Informer model (§4.1.3); this is a simple seasonal forecaster in its place, learned from the
+    past windows only (documented as such in the reproduction report):
+
+    * each past window's counts divided by that window's mean and smoothed over ``smooth_s``
+      seconds give its *shape*; the shape forecast ``P`` is their mean over all past windows;
+    * the weight ``beta`` of the shape is learned: with two or more past windows, the
+      least-squares weight (clipped to [0, 1]) with which the shape of the windows before the
+      last predicts the last window's shape (``beta = <x, y> / <x, x>`` on the deviations from
+      1); with one past window, ``prior_weight``;
+    * the forecast is the last window's level times ``1 + beta (P - 1)``, and its spread is the
+      last window's residuals around the same fit, added to every second.
+
+    On stationary arrivals (nothing recurs) ``beta`` is learned near 0 and the forecast is the
+    previous window's level, as in :func:`forecast`.
+
+    Args:
+        past: (M, t) per-second arrivals observed so far (from the episode start, so windows
+            are the whole ``window_s`` blocks counted back from the present).
+        window_s: Seconds in the window.
+        mean_rate: (M,) long-run mean rate of each tenant (the forecast with no history).
+        smooth_s: Moving-average width of the shapes (seconds, >= 1).
+        prior_weight: ``beta`` with a single past window, in [0, 1].
+
+    Returns:
+        The forecast (:class:`SeasonalForecast`).
+    """
+    m = past.shape[0]
+    n = past.shape[1] // window_s
+    if n == 0:
+        return SeasonalForecast(
+            mean=np.repeat(np.asarray(mean_rate, dtype=float)[:, None], window_s, axis=1),
+            samples=None,
+            weight=np.zeros(m),
+            windows=0,
+        )
+    w = past[:, past.shape[1] - n * window_s :].astype(float).reshape(m, n, window_s)
+    level = w.mean(axis=2)  # (M, n)
+    ratio = w / np.maximum(level, 1e-9)[:, :, None]
+    kernel = np.ones(int(smooth_s))
+    width = np.convolve(np.ones(window_s), kernel, mode="same")  # seconds inside the window
+    shape = np.apply_along_axis(lambda r: np.convolve(r, kernel, mode="same"), 2, ratio) / width
+    profile = shape.mean(axis=1)  # (M, S)
+    if n >= 2:
+        x = shape[:, :-1].mean(axis=1) - 1.0
+        y = shape[:, -1] - 1.0
+        num = np.sum(x * y, axis=1)
+        den = np.sum(x * x, axis=1)
+        beta = np.clip(np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0), 0.0, 1.0)
+    else:
+        beta = np.full(m, float(prior_weight))
+    last_level = level[:, -1:]
+    fit = last_level * (1.0 + beta[:, None] * (profile - 1.0))  # (M, S)
+    resid = w[:, -1] - fit  # (M, S): the last window around the same fit
+    samples = np.maximum(0.0, fit[:, None, :] + resid[:, :, None])  # (M, K=S, S)
+    return SeasonalForecast(mean=fit, samples=samples, weight=beta, windows=n)
+
+
+#: MIGRator's forecasters: ``seasonal`` (:func:`seasonal_forecast`, learns the recurring
+#: per-second shape of the past windows; the default) and ``level`` (:func:`forecast`, the
+#: previous window's level with its per-second distribution, the forecaster before issue 32).
+FORECASTERS = ("seasonal", "level")
+
+
 def build_problem(
     snap, arrivals_per_s: np.ndarray, must_launch: bool = True, samples: np.ndarray | None = None
 ) -> PlanProblem:
@@ -632,7 +730,8 @@ def build_problem(
         arrivals_per_s: (M, S) arrivals per second to plan for (forecast or oracle).
         must_launch: Formula 4.
         samples: optional (M, K) per-second arrival counts whose empirical distribution is the
-            forecast of every second: options are then scored by ``E[min(A, cap)]``.
+            forecast of every second, or (M, K, S) sampled arrivals of each second: options
+            are then scored by ``E[min(A, cap)]``.
 
     Returns:
         The problem over the signatures valid in this window; ``problem.signatures`` maps its
@@ -669,7 +768,13 @@ def build_problem(
         for i in range(m):
             prev[i] = u_index[i].get(cat.signatures[snap.signature][i], -1)
     expected = None
-    if samples is not None:
+    if samples is not None and samples.ndim == 3:
+        k_n = samples.shape[1]
+        flat = samples.astype(float).reshape(m * k_n, samples.shape[2])
+        a = _arrivals_per_step(flat, edges).reshape(m, 1, k_n, t_n)  # (M,1,K,T)
+        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
+        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
+    elif samples is not None:
         a = samples.astype(float)[:, None, :, None] * dt[None, None, None, :]  # (M,1,K,T)
         c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
         expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
@@ -754,6 +859,9 @@ class MIGRatorPolicy(Policy):
     Args:
         env: An ``edgegym/MIGReconfig-v0`` environment.
         oracle: Plan with the window's true arrivals instead of the forecast.
+        forecaster: ``seasonal`` (the default: :func:`seasonal_forecast`, learns the per-second
+            shape that recurs across windows) or ``level`` (:func:`forecast`, the forecaster
+            before issue 32: the previous window's level and per-second distribution).
         gap: Optimality gap the solver proves (0.01: within 1%).
         max_plans: Cap on exact plan solves per window.
 
@@ -766,10 +874,20 @@ class MIGRatorPolicy(Policy):
     name = "migrator"
 
     def __init__(
-        self, env: gym.Env, oracle: bool = False, gap: float = 0.01, max_plans: int = 2000
+        self,
+        env: gym.Env,
+        oracle: bool = False,
+        gap: float = 0.01,
+        max_plans: int = 2000,
+        forecaster: str = "seasonal",
     ) -> None:
         super().__init__(env)
         self.oracle = bool(oracle)
+        if forecaster not in FORECASTERS:
+            raise ValueError(
+                f"forecaster={forecaster!r} is unknown (allowed: {', '.join(FORECASTERS)})"
+            )
+        self.forecaster = forecaster
         self.gap = float(gap)
         self.max_plans = int(max_plans)
         if not 0.0 <= self.gap < 1.0:
@@ -777,6 +895,8 @@ class MIGRatorPolicy(Policy):
         if self.max_plans < 1:
             raise ValueError(f"max_plans={max_plans} must be >= 1")
         self.plans: list[Plan] = []
+        # the seasonal forecaster's weights of the shape, per window with a past window
+        self.weights: list[np.ndarray] = []
         self._seed = 0
         self._window = -1
         self._seq: np.ndarray | None = None
@@ -787,6 +907,7 @@ class MIGRatorPolicy(Policy):
         self._window = -1
         self._seq = None
         self.plans = []
+        self.weights = []
 
     def _plan(self, snap) -> None:
         spec = snap.spec
@@ -796,8 +917,16 @@ class MIGRatorPolicy(Policy):
             arr = snap.window_arrivals
         else:
             mean = np.array([proc.mean_rate for proc in spec.arrivals])
-            arr = forecast(snap.past_arrivals, s, mean)
-            samples = self._history(snap, s)
+            fc = None
+            if self.forecaster == "seasonal":
+                fc = seasonal_forecast(snap.past_arrivals, s, mean)
+                if fc.windows:
+                    self.weights.append(fc.weight)
+            if fc is not None and fc.samples is not None:
+                arr, samples = fc.mean, fc.samples
+            else:  # the level forecaster, or no past window yet (the two agree then)
+                arr = forecast(snap.past_arrivals, s, mean)
+                samples = self._history(snap, s)
         prob = build_problem(snap, arr, samples=samples)
         plan = solve(prob, gap=self.gap, max_plans=self.max_plans)
         self.plans.append(plan)

@@ -171,11 +171,10 @@ def test_a_trace_path_naming_any_file_never_echoes_its_content(tmp_path, content
     victim = tmp_path / "shadow"
     victim.write_text(content)
     text = resolve("migrator-w1").read_text()
-    assert "{kind: alibaba, rate: 260}" in text
+    arrival = "{kind: alibaba, rate: 120, recur_s: 200, persistence: 0.5}"
+    assert arrival in text
     scenario = tmp_path / "w1.yaml"
-    scenario.write_text(
-        text.replace("{kind: alibaba, rate: 260}", f"{{kind: trace, path: {victim}}}")
-    )
+    scenario.write_text(text.replace(arrival, f"{{kind: trace, path: {victim}}}"))
     with pytest.raises(ScenarioError) as err:
         load(scenario)
     message = str(err.value)

@@ -155,7 +155,7 @@ def calibration_claims(seeds: int = SEEDS) -> tuple[list[Claim], dict[str, np.nd
     Fig. 2 measurements (split -> (2, 4) %) for the report."""
     from edgegym.reproduce import migrator_workloads as mw
 
-    res = fig2(mw.RATE, mw.RETRAIN_SCALE, seeds)
+    res = fig2(mw.FIG2_RATE, mw.RETRAIN_SCALE, seeds)
     claims = [*_fig2_claims(res), *_overhead_claims(), *_new_class_claims()]
     return claims, res
 

@@ -11,9 +11,13 @@ Accepted specs (optional fields in brackets)::
      ["loop": true]}
     {"kind": "trace", "counts": [c0, c1, ...], "interval_s": S, ...}
     {"kind": "azure", "rate": R, ["sigma": 0.25], ["corr_s": 15], ["jitter": 0.15],
-     ["bursts_per_min": 2], ["burst_s": 2], ["burst_height": 2]}
+     ["bursts_per_min": 2], ["burst_s": 2], ["burst_height": 2],
+     ["recur_s": 200, "persistence": 0.5]}
     {"kind": "alibaba", "rate": R, ["level_sigma": 0.25], ["level_dwell_s": 30],
-     ["sigma": 0.12], ["corr_s": 3], ["amplitude": 0.2], ["period_s": 60], ["phase": 0]}
+     ["sigma": 0.12], ["corr_s": 3], ["amplitude": 0.2], ["period_s": 60], ["phase": 0],
+     ["recur_s": 200, "persistence": 0.5]}
+    {"kind": "request-log", "path": "x.csv", "format": "azure-llm" | "alibaba-callgraph",
+     ["scale": 1.0], ["start_s": 0], ["loop": true]}
     {"kind": "azure-functions", "path": "traces/azure-functions-2019-sample.csv",
      ["function": hash-or-row-index], ["scale": 1.0], ["start_minute": 0], ["loop": true]}
 
@@ -45,7 +49,15 @@ from edgegym.workload.checks import (
     error_lines,
     rule,
 )
-from edgegym.workload.generators import AlibabaLike, AzureLike, BurstSeconds, LogSigma, Multiplier
+from edgegym.workload.generators import (
+    AlibabaLike,
+    AzureLike,
+    BurstSeconds,
+    LogSigma,
+    Multiplier,
+    Persistence,
+    Recurring,
+)
 from edgegym.workload.processes import (
     MAX_RATE,
     MMPP,
@@ -61,8 +73,11 @@ from edgegym.workload.processes import (
 )
 from edgegym.workload.tracefiles import (
     AZURE_FUNCTIONS_MINUTES,
+    REQUEST_LOG_FORMATS,
     load_counts_trace,
     read_azure_functions,
+    read_request_log,
+    request_counts,
 )
 
 __all__ = [
@@ -75,6 +90,7 @@ __all__ = [
     "DiurnalSpec",
     "MMPPSpec",
     "PoissonSpec",
+    "RequestLogSpec",
     "TraceSpec",
     "make_arrival",
 ]
@@ -236,7 +252,35 @@ class TraceSpec(ArrivalSpec):
             raise ValueError(f"{where}.{exc}".replace("counts_per_interval", "path")) from None
 
 
-class AzureSpec(ArrivalSpec):
+class _RecurringFields(ArrivalSpec):
+    """``recur_s`` and ``persistence`` of the synthetic generators: with ``persistence`` > 0
+    the process is :class:`~edgegym.workload.generators.Recurring` (a share ``persistence`` of
+    the rate repeats every ``recur_s`` seconds); without them, the stationary generator."""
+
+    recur_s: Annotated[float, Range(1.0, 1e6)] | None = None
+    persistence: Persistence = 0.0
+
+    @model_validator(mode="after")
+    def _recurrence(self) -> _RecurringFields:
+        if self.persistence > 0 and self.recur_s is None:
+            raise rule(
+                "missing (persistence > 0 needs the recurrence period: seconds >= 1, usually "
+                "the retraining window)",
+                field="recur_s",
+            )
+        if self.recur_s is not None and self.recur_s != round(self.recur_s):
+            raise rule(
+                f"must be a whole number of seconds >= 1, got {self.recur_s!r}", field="recur_s"
+            )
+        return self
+
+    def _wrap(self, base: Any) -> ArrivalProcess:
+        if self.persistence > 0:
+            return Recurring(base, self.recur_s, self.persistence)  # type: ignore[arg-type]
+        return base
+
+
+class AzureSpec(_RecurringFields):
     """``{"kind": "azure", "rate", ...}``: :class:`~edgegym.workload.generators.AzureLike`
     (parameters and defaults there)."""
 
@@ -251,10 +295,10 @@ class AzureSpec(ArrivalSpec):
 
     def build(self, base_dir: Path | None, where: str) -> ArrivalProcess:
         """The generator (see :meth:`ArrivalSpec.build`)."""
-        return AzureLike(**self.model_dump(exclude={"kind"}))
+        return self._wrap(AzureLike(**self.model_dump(exclude={"kind", "recur_s", "persistence"})))
 
 
-class AlibabaSpec(ArrivalSpec):
+class AlibabaSpec(_RecurringFields):
     """``{"kind": "alibaba", "rate", ...}``: :class:`~edgegym.workload.generators.AlibabaLike`
     (parameters and defaults there)."""
 
@@ -270,7 +314,9 @@ class AlibabaSpec(ArrivalSpec):
 
     def build(self, base_dir: Path | None, where: str) -> ArrivalProcess:
         """The generator (see :meth:`ArrivalSpec.build`)."""
-        return AlibabaLike(**self.model_dump(exclude={"kind"}))
+        return self._wrap(
+            AlibabaLike(**self.model_dump(exclude={"kind", "recur_s", "persistence"}))
+        )
 
 
 class AzureFunctionsSpec(ArrivalSpec):
@@ -307,6 +353,40 @@ class AzureFunctionsSpec(ArrivalSpec):
             raise ValueError(f"{where}.{exc}".replace("counts_per_interval", "path")) from None
 
 
+class RequestLogSpec(ArrivalSpec):
+    """``{"kind": "request-log", "path", "format", ["scale"], ["start_s"], ["loop"]}``: a
+    :class:`~edgegym.workload.processes.TraceReplay` of the per-second counts of a per-request
+    log (:func:`~edgegym.workload.tracefiles.read_request_log`: ``azure-llm`` for the Azure LLM
+    inference trace 2023, ``alibaba-callgraph`` for an Alibaba microservices call-graph
+    table), from ``start_s`` seconds after its first request."""
+
+    kind: Literal["request-log"]
+    path: FilePath
+    format: Literal[tuple(REQUEST_LOG_FORMATS)]  # type: ignore[valid-type]
+    scale: NonNegative = 1.0
+    start_s: Annotated[int, Range(0)] = 0
+    loop: Flag = True
+
+    def build(self, base_dir: Path | None, where: str) -> ArrivalProcess:
+        """The replay (see :meth:`ArrivalSpec.build`)."""
+        path = _resolve(self.path, base_dir)
+        try:
+            counts = request_counts(read_request_log(path, self.format))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"{where}.path: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}.path: {exc}") from None
+        if self.start_s >= counts.size:
+            raise ValueError(
+                f"{where}.start_s: {self.start_s} s is past the end of {path} "
+                f"({counts.size} s of requests)"
+            )
+        try:
+            return TraceReplay(counts[self.start_s :], 1.0, loop=self.loop, scale=self.scale)
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}".replace("counts_per_interval", "path")) from None
+
+
 #: kind -> its spec model.
 SPECS: dict[str, type[ArrivalSpec]] = {
     "poisson": PoissonSpec,
@@ -316,6 +396,7 @@ SPECS: dict[str, type[ArrivalSpec]] = {
     "azure": AzureSpec,
     "alibaba": AlibabaSpec,
     "azure-functions": AzureFunctionsSpec,
+    "request-log": RequestLogSpec,
 }
 
 #: The ``kind`` values :func:`make_arrival` accepts.

@@ -37,7 +37,7 @@ from edgegym.workload.processes import (
     _check_rng,
 )
 
-__all__ = ["TICK_S", "AlibabaLike", "AzureLike", "trace_stats"]
+__all__ = ["TICK_S", "AlibabaLike", "AzureLike", "Recurring", "trace_stats", "window_correlation"]
 
 #: Log-std of a log-normal factor, in [0, 2].
 LogSigma = Annotated[float, Range(0, 2)]
@@ -509,3 +509,123 @@ class AlibabaLike(_TickModulated):
             f"corr_s={self.corr_s:g}, amplitude={self.amplitude:g}, "
             f"period_s={self.period_s:g}, phase={self.phase:g})"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# recurrence across windows (issue 32)
+# --------------------------------------------------------------------------------------------
+
+#: Share of a recurring process's rate that repeats every period, in [0, 1].
+Persistence = Annotated[float, Range(0, 1)]
+
+
+class Recurring(_TickModulated):
+    """A synthetic trace whose per-second structure recurs every ``period_s`` seconds.
+
+    MIGRator forecasts every second of the next retraining window from the previous windows'
+    arrivals (§4.1.3, an Informer model): the per-second shape of the real Azure and Alibaba
+    traces (Fig. 3) repeats from one window to the next closely enough to be learned. The
+    stationary generators (:class:`AzureLike`, :class:`AlibabaLike`) draw a fresh path every
+    second, so nothing recurs at the window period; this process adds the recurrence. The
+    rate factor of tick ``k`` is::
+
+        F_k = persistence * S_(k mod P) + (1 - persistence) * G_k
+
+    * ``S``: the *shape*, one path of the base generator over one period of ``P = period_s``
+      ticks (ticks ``0 .. P-1``), drawn once per call (once per episode): it repeats in every
+      period, so the same second of every window sees the same shape;
+    * ``G``: a fresh path of the same generator over the whole call (what changes from one
+      window to the next: level, bursts, jitter).
+
+    Both have mean 1, so the mean rate stays ``base.rate`` and the mean profile is the base's.
+    ``persistence`` 0 is the base generator's rate (a different random stream, though: use the
+    base itself for its exact paths); 1 repeats the shape exactly (only the Poisson noise of the
+    counts differs between windows). The correlation of the rate at the same second of two
+    windows is ``p^2 / (p^2 + (1 - p)^2)``; :meth:`window_correlation` gives it for 1 s counts
+    (Poisson noise included). *Synthesised*: the paper states no number for how strongly its
+    traces recur; reports sweep ``persistence``.
+
+    Args:
+        base: The generator whose paths give the shape and the fresh part
+            (:class:`AzureLike` or :class:`AlibabaLike`).
+        period_s: Recurrence period in seconds (the retraining window; a whole number of 1 s
+            ticks, >= 1).
+        persistence: Share of the rate that recurs, in [0, 1].
+
+    Raises:
+        ValueError: If a parameter is out of range; the message names it.
+    """
+
+    def __init__(self, base: _TickModulated, period_s: float, persistence: float) -> None:
+        if not isinstance(base, _TickModulated):
+            raise ValueError(
+                f"base: must be an AzureLike or AlibabaLike generator, got {type(base).__name__}"
+            )
+        period = float(check(period_s, Annotated[float, Range(1.0, 1e6)], "period_s"))
+        if period != round(period):
+            raise ValueError(f"period_s: must be a whole number of seconds >= 1, got {period_s!r}")
+        self.base = base
+        self.rate = base.rate
+        self.period_s = period
+        self.persistence = float(check(persistence, Persistence, "persistence"))
+
+    @property
+    def peak_rate(self) -> float:
+        """Nominal peak: the base's (a convex mix of two paths stays below the larger)."""
+        return self.base.peak_rate
+
+    def window_correlation(self) -> float:
+        """Expected correlation of 1 s counts at the same second of two different periods
+        (aligned 1 s intervals), from the base's exact count statistics."""
+        st = self.base.target_stats()
+        mean = st["mean"]
+        if mean <= 0:
+            return math.nan
+        v = (st["std"] ** 2 - mean) / mean**2  # variance of the rate factor
+        p = self.persistence
+        cov = mean * mean * p * p * v
+        var = mean + mean * mean * (p * p + (1.0 - p) ** 2) * v
+        return cov / var if var > 0 else math.nan
+
+    def _mean_factors(self, k0: int, nt: int) -> np.ndarray:
+        return self.base._mean_factors(k0, nt)
+
+    def _sample_factors(self, k0: int, nt: int, rng: np.random.Generator) -> np.ndarray:
+        period = int(self.period_s)
+        shape = self.base._sample_factors(0, period, rng)
+        fresh = self.base._sample_factors(k0, nt, rng)
+        idx = np.mod(k0 + np.arange(nt, dtype=np.int64), period)
+        p = self.persistence
+        return p * shape[idx] + (1.0 - p) * fresh
+
+    def __repr__(self) -> str:
+        return (
+            f"Recurring({self.base!r}, period_s={self.period_s:g}, "
+            f"persistence={self.persistence:g})"
+        )
+
+
+def window_correlation(counts: npt.ArrayLike, period: int) -> float:
+    """Mean correlation between the per-interval counts of consecutive periods.
+
+    The series is cut into whole periods of ``period`` intervals; for each pair of consecutive
+    periods the Pearson correlation of their counts is taken, and the mean over pairs returned
+    (NaN when fewer than two periods, or a period is constant).
+
+    Args:
+        counts: 1-d counts (or rates) per interval.
+        period: Intervals per period (>= 2).
+    """
+    x = np.asarray(counts, dtype=np.float64).ravel()
+    period = int(period)
+    if period < 2:
+        raise ValueError(f"period: must be an integer >= 2, got {period}")
+    n = x.size // period
+    if n < 2:
+        return math.nan
+    w = x[: n * period].reshape(n, period)
+    w = w - w.mean(axis=1, keepdims=True)
+    norm = np.sqrt((w * w).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (w[:-1] * w[1:]).sum(axis=1) / (norm[:-1] * norm[1:])
+    return float(np.mean(r))

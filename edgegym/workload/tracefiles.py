@@ -6,6 +6,9 @@ writing the bundled synthetic Azure Functions sample.
 * :func:`read_azure_functions` reads the public Azure Functions 2019 per-minute format
   (``invocations_per_function_md.anon.dNN.csv``) into an :class:`AzureFunctionsTable`, and
   :func:`load_azure_functions` selects and sums its rows;
+* :func:`read_request_log` reads a per-request log (the Azure LLM inference trace 2023 that
+  MIGRator cites as its Azure trace, or an Alibaba microservices call-graph table) into request
+  times, and :func:`request_counts` bins them into counts per second;
 * :func:`write_azure_functions_sample` writes the small synthetic file bundled as
   ``scenarios/traces/azure-functions-2019-sample.csv``.
 
@@ -35,11 +38,14 @@ from edgegym.workload.checks import Range, check
 __all__ = [
     "AZURE_FUNCTIONS_ID_COLUMNS",
     "AZURE_FUNCTIONS_MINUTES",
+    "REQUEST_LOG_FORMATS",
     "AzureFunctionsTable",
     "CountsTrace",
     "load_azure_functions",
     "load_counts_trace",
     "read_azure_functions",
+    "read_request_log",
+    "request_counts",
     "write_azure_functions_sample",
 ]
 
@@ -526,3 +532,161 @@ def write_azure_functions_sample(path: str | os.PathLike[str], seed: int = 0) ->
     from edgegym.outputs import write_atomic
 
     return write_atomic(path, "\n".join(out) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# per-request logs (issue 32: replay the real Azure and Alibaba traces when a user has them)
+# --------------------------------------------------------------------------------------------
+
+#: Per-request log formats :func:`read_request_log` reads -> (time column, what it holds).
+REQUEST_LOG_FORMATS: dict[str, tuple[str, str]] = {
+    "azure-llm": (
+        "TIMESTAMP",
+        "a date and time 'YYYY-MM-DD HH:MM:SS[.fraction]' per request (Azure LLM inference "
+        "trace 2023, AzurePublicDataset AzureLLMInferenceTrace_code.csv / _conv.csv: header "
+        "TIMESTAMP,ContextTokens,GeneratedTokens; MIGRator's Azure trace [88])",
+    ),
+    "alibaba-callgraph": (
+        "timestamp",
+        "milliseconds from the trace start per call, with a traceid column; a request is a "
+        "traceid, counted once at its earliest call (Alibaba clusterdata "
+        "cluster-trace-microservices-v2021 MSCallGraph: header "
+        "[,]traceid,timestamp,rpcid,um,rpctype,dm,interface,rt; MIGRator's Alibaba trace [87])",
+    ),
+}
+
+_DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+
+
+def _parse_datetime(text: str, path: Path, lineno: int) -> float:
+    """Seconds since the epoch (UTC, naive) of ``YYYY-MM-DD HH:MM:SS[.fraction]``."""
+    import datetime as _dt
+
+    m = _DATETIME.match(text.strip().strip('"'))
+    if m is None:
+        raise ValueError(
+            f"{path}, line {lineno}: TIMESTAMP {token(text)} is not a date and time "
+            "'YYYY-MM-DD HH:MM:SS[.fraction]'"
+        )
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    try:
+        base = _dt.datetime(y, mo, d, h, mi, sec, tzinfo=_dt.timezone.utc).timestamp()
+    except ValueError:
+        raise ValueError(
+            f"{path}, line {lineno}: TIMESTAMP {token(text)} is not a valid date and time"
+        ) from None
+    frac = m.group(7)
+    return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
+    """Request times of a per-request log, in seconds from its first request, sorted.
+
+    Formats (:data:`REQUEST_LOG_FORMATS`): ``azure-llm`` (a ``TIMESTAMP`` column of dates and
+    times; every row is a request) and ``alibaba-callgraph`` (a ``timestamp`` column in
+    milliseconds and a ``traceid`` column; every distinct traceid is a request, at its earliest
+    timestamp). Other columns are ignored; blank lines and ``#`` lines are skipped. Files are
+    read whole (up to 1 GiB): cut a large Alibaba table to the services and hours you replay
+    first.
+
+    Args:
+        path: The file.
+        fmt: ``"azure-llm"`` or ``"alibaba-callgraph"``.
+
+    Returns:
+        float64 seconds, shape (requests,), starting at 0.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (the message names the path).
+        ValueError: On an unknown format, an empty file, a header without the format's columns,
+            a row with too few columns, a time that does not parse, or no rows; the message
+            names the file and line.
+    """
+    if fmt not in REQUEST_LOG_FORMATS:
+        raise ValueError(
+            f"format: unknown request log format {fmt!r}; allowed: "
+            + ", ".join(REQUEST_LOG_FORMATS)
+        )
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: request log file not found ({fmt} format)")
+    text = read_text(p, "request log file", "trace")
+    column, what = REQUEST_LOG_FORMATS[fmt]
+    header: list[str] | None = None
+    col = trace_col = -1
+    times: list[float] = []
+    traces: list[str] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [f.strip().strip('"') for f in line.split(",")]
+        if header is None:
+            header = fields
+            if column not in fields:
+                raise ValueError(
+                    f"{p}, line {lineno}: the header has no {column!r} column (the {fmt} format: "
+                    f"{what})"
+                )
+            col = fields.index(column)
+            if fmt == "alibaba-callgraph":
+                if "traceid" not in fields:
+                    raise ValueError(
+                        f"{p}, line {lineno}: the header has no 'traceid' column (the {fmt} "
+                        f"format: {what})"
+                    )
+                trace_col = fields.index("traceid")
+            continue
+        need = max(col, trace_col) + 1
+        if len(fields) < need:
+            raise ValueError(
+                f"{p}, line {lineno}: expected at least {need} comma-separated columns (as in "
+                f"the header), got {len(fields)}"
+            )
+        if fmt == "azure-llm":
+            times.append(_parse_datetime(fields[col], p, lineno))
+        else:
+            try:
+                ms = float(fields[col])
+            except ValueError:
+                ms = math.nan
+            if not math.isfinite(ms):
+                raise ValueError(
+                    f"{p}, line {lineno}: timestamp {token(fields[col])} is not a number of "
+                    "milliseconds"
+                )
+            times.append(ms / 1000.0)
+            traces.append(fields[trace_col])
+    if header is None:
+        raise ValueError(
+            f"{p}: empty file (expected a header with {column!r} and one row per "
+            f"request; the {fmt} format: {what})"
+        )
+    if not times:
+        raise ValueError(f"{p}: no request rows after the header")
+    t = np.asarray(times, dtype=np.float64)
+    if fmt == "alibaba-callgraph":
+        ids = np.asarray(traces)
+        order = np.lexsort((t, ids))  # by traceid, then time
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = ids[order][1:] != ids[order][:-1]
+        t = t[order][first]
+    t = np.sort(t)
+    return t - t[0]
+
+
+def request_counts(times: np.ndarray, interval_s: float = 1.0) -> np.ndarray:
+    """Requests per interval of request times (seconds from 0), as int64 counts; the last
+    interval is the one that holds the last request.
+
+    Raises:
+        ValueError: If ``interval_s`` is not > 0 or a time is negative or not finite.
+    """
+    interval_s = float(check(interval_s, Annotated[float, Range(0, lo_open=True)], "interval_s"))
+    t = np.asarray(times, dtype=np.float64)
+    if t.size and (not np.all(np.isfinite(t)) or t.min() < 0):
+        raise ValueError("times: must be finite seconds >= 0")
+    if not t.size:
+        return np.zeros(0, dtype=np.int64)
+    bins = np.floor(t / interval_s).astype(np.int64)
+    return np.bincount(bins, minlength=int(bins.max()) + 1).astype(np.int64)

@@ -588,6 +588,16 @@ class MIGDynamics:
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
         lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
         mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
+        if spec.mps_inference_slowdown > 0 or spec.mps_retrain_slowdown > 0:
+            # MPS interference (scenario ``mps``): with two or more tasks on the GPU, each
+            # serves and retrains slower; the jobs' finish times follow the slower speed.
+            tasks = own_i.any(axis=2).sum(axis=1) + active.sum(axis=1)
+            shared = (tasks >= 2)[:, None]
+            mu = np.where(shared, mu * (1.0 - spec.mps_inference_slowdown), mu)
+            speed = np.where(shared, speed * (1.0 - spec.mps_retrain_slowdown), speed)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
+            dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
         bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)

@@ -73,6 +73,8 @@ class MIGSpec:
     destroy_s: float  # destroying an instance (MIGRator Fig. 5's first component)
     overhead_rule: str  # "eq10" (MIGRator Eq. 10-11, measured Psi) or "per-instance"
     valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
+    mps_inference_slowdown: float  # co-located inference loses this share (0: MIG, no loss)
+    mps_retrain_slowdown: float  # co-located retraining loses this share (issue 32)
     objective: dict[str, float]  # the scenario's objective weights
 
     @classmethod
@@ -111,6 +113,9 @@ class MIGSpec:
         ok = _valid_static(cat, sizes, min_inf, min_train)
         window_s = float(sc["window_s"])
         basis = float(sc["basis_s"])
+        mps = sc["mps"]
+        mps_inf = float(mps["inference_slowdown"]) if mps["interference"] else 0.0
+        mps_ret = float(mps["retrain_slowdown"]) if mps["interference"] else 0.0
         return cls(
             scenario=sc,
             gpu=gpu,
@@ -144,6 +149,8 @@ class MIGSpec:
             destroy_s=float(ov["destroy_s"]),
             overhead_rule=str(ov["rule"]),
             valid_static=ok,
+            mps_inference_slowdown=mps_inf,
+            mps_retrain_slowdown=mps_ret,
             objective=dict(sc["objective"]),
         )
 

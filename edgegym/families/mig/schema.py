@@ -63,6 +63,28 @@ class MIGOverhead(Record):
     library_s: Seconds60 = 2.0
 
 
+#: A slowdown: the share of its speed co-located work loses, in [0, 1).
+Slowdown = Annotated[float, Range(0.0, 1.0, hi_open=True)]
+
+
+class MIGMPS(Record):
+    """``mps``: interference between co-located work when the GPU is shared by MPS instead of
+    MIG (issue 32; MIGRator §1, §5.2: MPS leaves memory bandwidth shared, so the paper's Ekya and
+    Astraea suffer interference that MIG removes). With ``interference`` on, whenever two or
+    more tasks hold the GPU (inference instances that serve, running retraining jobs), every
+    inference task serves ``1 - inference_slowdown`` of its requests per second and every
+    retraining job progresses ``1 - retrain_slowdown`` as fast
+    (:meth:`edgegym.families.mig.dynamics.MIGDynamics.stretch`). Off by default: MIG isolates.
+    Only the dynamics change, never the observation or the action space. Defaults: the H200
+    measurement of 2026-11-27 (``tools/gpu/mps_regime.py``; ResNet18, fp32, 224x224):
+    inference at batch 8 lost 2.0% beside a retraining job, retraining at batch 32 lost 4.0%
+    (25% share) and 4.6% (50%), mean 4.3%."""
+
+    interference: Flag = False
+    inference_slowdown: Slowdown = 0.020
+    retrain_slowdown: Slowdown = 0.043
+
+
 class MIGObjective(Record):
     """``objective`` of a MIG scenario."""
 
@@ -84,7 +106,9 @@ class MIGTenant(Record):
 class MIGScenario(ScenarioModel):
     """A scenario of the MIG family (``edgegym/MIGReconfig-v0``, MIGRator)."""
 
-    SECTIONS: ClassVar[frozenset[str]] = frozenset({"hardware", "overhead", "objective", "tenants"})
+    SECTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"hardware", "overhead", "mps", "objective", "tenants"}
+    )
 
     family: Literal["mig"]
     window_s: Annotated[float, Range(1.0, 1e5)] = 200.0
@@ -96,6 +120,7 @@ class MIGScenario(ScenarioModel):
     retrain_scale: Annotated[float, Range(0.0, 10.0, lo_open=True)] = 1.0
     hardware: MIGHardware = Field(default_factory=MIGHardware)
     overhead: MIGOverhead = Field(default_factory=MIGOverhead)
+    mps: MIGMPS = Field(default_factory=MIGMPS)
     objective: MIGObjective = Field(default_factory=MIGObjective)
     tenants: Annotated[list[MIGTenant], Len(1, 4)]
 
