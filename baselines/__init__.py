@@ -91,7 +91,8 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "migrator": (
         MIGRatorPolicy,
         ("mig",),
-        "MIGRator: Goodput plan per window (B&B + Viterbi, proven within gap=0.01)",
+        "MIGRator: Goodput plan per window from a seasonal forecast (B&B + Viterbi, proven "
+        "within gap=0.01; forecaster=level, solver=milp)",
     ),
     "paris": (ParisPolicy, ("mig",), "PARIS: static MIG split by compute intensity"),
     "ekya-mig": (EkyaMIGPolicy, ("mig",), "Ekya on MIG: reallocate at retraining start/end"),

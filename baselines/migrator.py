@@ -71,6 +71,8 @@ __all__ = [
 ]
 
 NEG = -1e18
+#: The planners of ``migrator:solver=...``.
+SOLVERS = ("decomposition", "milp")
 
 
 @dataclass
@@ -863,7 +865,11 @@ class MIGRatorPolicy(Policy):
             shape that recurs across windows) or ``level`` (:func:`forecast`, the forecaster
             before issue 32: the previous window's level and per-second distribution).
         gap: Optimality gap the solver proves (0.01: within 1%).
-        max_plans: Cap on exact plan solves per window.
+        max_plans: Cap on exact plan solves per window (the decomposition).
+        solver: ``decomposition`` (the default: :func:`solve`) or ``milp`` (the same model as
+            one MILP on HiGHS, :func:`edgegym.baselines.migrator_milp.solve_milp`: the
+            cross-check, minutes per full window, docs/benchmarks.md).
+        time_limit: Seconds HiGHS may take per window (``milp`` only; default no limit).
 
     When the plan and the environment disagree (a job finishes a step earlier or later than
     planned because the real overhead differs from the model's), the planned signature is
@@ -880,8 +886,16 @@ class MIGRatorPolicy(Policy):
         gap: float = 0.01,
         max_plans: int = 2000,
         forecaster: str = "seasonal",
+        solver: str = "decomposition",
+        time_limit: float | None = None,
     ) -> None:
         super().__init__(env)
+        if solver not in SOLVERS:
+            raise ValueError(f"solver={solver!r} is unknown (allowed: {', '.join(SOLVERS)})")
+        if time_limit is not None and not float(time_limit) > 0:
+            raise ValueError(f"time_limit={time_limit} must be > 0 seconds")
+        self.solver = solver
+        self.time_limit = None if time_limit is None else float(time_limit)
         self.oracle = bool(oracle)
         if forecaster not in FORECASTERS:
             raise ValueError(
@@ -928,7 +942,12 @@ class MIGRatorPolicy(Policy):
                 arr = forecast(snap.past_arrivals, s, mean)
                 samples = self._history(snap, s)
         prob = build_problem(snap, arr, samples=samples)
-        plan = solve(prob, gap=self.gap, max_plans=self.max_plans)
+        if self.solver == "milp":
+            from edgegym.baselines.migrator_milp import solve_milp
+
+            plan = solve_milp(prob, gap=self.gap, time_limit=self.time_limit)
+        else:
+            plan = solve(prob, gap=self.gap, max_plans=self.max_plans)
         self.plans.append(plan)
         self._seq = prob.signatures[plan.signatures]  # type: ignore[attr-defined]
         self._window = snap.window

@@ -125,8 +125,9 @@ def test_bc_settings_are_checked(tmp_path):
 
 def test_balanced_cloning_learns_the_rare_changes():
     """ekya-mig changes its MIG allocation about once a window and keeps it otherwise: plain
-    cloning learns "keep" (high agreement, half the changes missed), balanced cloning (changes
-    and repeats weigh half each) gets the changes as well."""
+    cloning leans to "keep" and misses some of the changes (1 in 9 on the default W1 at 120
+    req/s; half of them at the earlier 260 req/s), balanced cloning (changes and repeats weigh
+    half each) gets more of them, and at least 90%."""
     from edgegym.agents.policies.signatures import SignaturePolicy
 
     torch.set_num_threads(1)
@@ -146,7 +147,8 @@ def test_balanced_cloning_learns_the_rare_changes():
         model = MaskablePPO(SignaturePolicy, env, policy_kwargs=kwargs, seed=0)
         fits[balance] = clone(model, demos, 30, 64, 3e-3, progress=False, balance=balance)
     assert fits[True]["balance"] and fits[True]["changes"] == int(demos.changes.sum())
-    assert fits[False]["agreement_on_changes"] <= 0.75
+    assert fits[False]["agreement_on_changes"] < 1.0  # plain cloning misses changes
+    assert fits[True]["agreement_on_changes"] > fits[False]["agreement_on_changes"]
     assert fits[True]["agreement_on_changes"] >= 0.9
 
 

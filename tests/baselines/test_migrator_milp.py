@@ -83,3 +83,22 @@ def test_a_problem_where_retraining_lowers_accuracy_is_refused():
     p = _eq11_problem(2)
     with pytest.raises(ValueError, match="post >= pre"):
         solve_milp(PlanProblem(**{**p.__dict__, "post": p.pre - 0.1}))
+
+
+def test_the_policy_plans_with_the_milp_when_asked():
+    """``migrator:solver=milp`` plans the window with HiGHS, to the decomposition's optimum."""
+    from edgegym.baselines import make_policy
+
+    values = {}
+    for spec in ("migrator:oracle=true,gap=0", "migrator:oracle=true,gap=0,solver=milp"):
+        env = MIGReconfigEnv("migrator-w5", window_s=16, windows=1, data_fraction=0.05)
+        env.reset(seed=3)
+        policy = make_policy(spec, env)
+        env.step(policy.predict(None)[0])
+        values[spec] = policy.plans[0].value
+    assert values["migrator:oracle=true,gap=0,solver=milp"] == pytest.approx(
+        values["migrator:oracle=true,gap=0"], rel=1e-9
+    )
+    env = MIGReconfigEnv("migrator-w5", window_s=16, windows=1)
+    with pytest.raises(ValueError, match="solver='gurobi' is unknown"):
+        make_policy("migrator:solver=gurobi", env)
