@@ -76,13 +76,14 @@ class MIGMPS(Record):
     retraining job progresses ``1 - retrain_slowdown`` as fast
     (:meth:`edgegym.families.mig.dynamics.MIGDynamics.stretch`). Off by default: MIG isolates.
     Only the dynamics change, never the observation or the action space. Defaults: the H200
-    measurement of 2026-11-27 (``tools/gpu/mps_regime.py``; ResNet18, fp32, 224x224):
-    inference at batch 8 lost 2.0% beside a retraining job, retraining at batch 32 lost 4.0%
-    (25% share) and 4.6% (50%), mean 4.3%."""
+    measurement of 2026-11-27 (``tools/gpu/mps_regime.py``; fp32, 224x224; docs/real-gpu.md)
+    over ResNet50 and ViT-B/16 co-located as inference (batch 8) and retraining (batch 32) at
+    25/50/75% shares: inference lost 15.3% on average (ResNet50 14-39%, ViT 4-5%), retraining
+    3.6% (ResNet50 2.5-8.7%, ViT 1.4-1.9%)."""
 
     interference: Flag = False
-    inference_slowdown: Slowdown = 0.020
-    retrain_slowdown: Slowdown = 0.043
+    inference_slowdown: Slowdown = 0.153
+    retrain_slowdown: Slowdown = 0.036
 
 
 class MIGObjective(Record):
