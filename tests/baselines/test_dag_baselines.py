@@ -162,9 +162,7 @@ def test_adainf_splits_the_slack_by_impact_degree():
     for i in range(3):
         fits = [h for h in (0, 1) if t_r(i, h) <= slack * share[i]]
         want.append(max(fits, key=lambda h: ACC_AFTER[i, h]) if fits else -1)
-    got = adainf_choices(
-        cluster, app, 0.0, ACC_NOW, ACC_AFTER, OPTS, base.completion + slack
-    )
+    got = adainf_choices(cluster, app, 0.0, ACC_NOW, ACC_AFTER, OPTS, base.completion + slack)
     assert got == want and got[1] == 1
     # Just below it, task 1 falls back to what fits its share.
     got = adainf_choices(
