@@ -360,90 +360,287 @@ class MRSPolicy(SRSPolicy):
         return _admit_action(snap, choice)
 
 
+def _baseline_arg(env, key: str, given: float | None) -> float:
+    """A published scheduler's parameter: ``given``, else the scenario's ``baselines.<key>``
+    (where its source is named), else the schema's default."""
+    if given is not None:
+        return float(given)
+    sc = getattr(env, "scenario", None)
+    section = sc.get("baselines") if sc is not None else None
+    if section and key in section:
+        return float(section[key])
+    from edgegym.families.dag.schema import DAGBaselines
+
+    return float(DAGBaselines.model_fields[key].default)
+
+
+def _first_of_model(app: DAGApp) -> list[bool]:
+    """(V,) whether task ``i`` is the first of the request's tasks to run its model (a model
+    is retrained at most once per request)."""
+    seen: set[str] = set()
+    out = []
+    for m in app.models:
+        out.append(m not in seen)
+        seen.add(m)
+    return out
+
+
+def _usable(options: Sequence[Any], acc_after: np.ndarray, i: int, a_min: float) -> list[int]:
+    """Configurations task ``i`` can retrain with: data in the pool, a result at A_min."""
+    return [
+        h
+        for h in range(acc_after.shape[1])
+        if option_for(options, i, h).workload > 0 and acc_after[i, h] >= a_min
+    ]
+
+
+def pass_due(time_s: float, period_s: float, last_retrain_s: float) -> bool:
+    """PASS as the SRS slides configure it: every model is retrained once per period. A
+    model is due at ``time_s`` when its last retraining is older than the latest period
+    boundary ``k period_s`` (k >= 1; the models are fresh at t = 0)."""
+    k = int(np.floor(time_s / period_s + 1e-12))
+    return k >= 1 and last_retrain_s < k * period_s
+
+
+def pass_choices(
+    app: DAGApp,
+    time_s: float,
+    acc_after: np.ndarray,
+    options: Sequence[Any],
+    last_retrain_s: Sequence[float],
+    period_s: float,
+    a_min: float = 0.0,
+) -> list[int]:
+    """PASS's retraining per task (-1: none): a due model (:func:`pass_due`) retrains with
+    its most accurate configuration (the slides: "to reach the highest accuracy")."""
+    out = []
+    for i, first in enumerate(_first_of_model(app)):
+        ok = _usable(options, acc_after, i, a_min)
+        if first and ok and pass_due(time_s, period_s, float(last_retrain_s[i])):
+            out.append(max(ok, key=lambda h: acc_after[i, h]))
+        else:
+            out.append(-1)
+    return out
+
+
 class PASSPolicy(PlannedDAGPolicy):
-    """PASS-style: priority list scheduling (no retraining logic of its own), configured as in
-    the SRS paper to retrain every model periodically with the most accurate configuration.
+    """PASS [23 in the SRS slides]: priority-based DAG scheduling (each task's priority, then
+    a server per task in priority order: Algorithm 1's rule, planned at the request's
+    arrival). PASS has no retraining of its own; the slides configure it "to retrain all
+    models periodically to reach the highest accuracy": every model is retrained once per
+    ``period_s`` (at its first request after each period boundary), with its most accurate
+    configuration (:func:`pass_choices`).
 
     Args:
         env: A ``DAGOffload-v0`` environment.
-        period_s: Retrain a model when its last retraining is at least this old.
+        period_s: The retraining period; ``None``: the scenario's ``baselines.pass_period_s``.
     """
 
     name = "pass"
 
-    def __init__(self, env, period_s: float = 120.0) -> None:
+    def __init__(self, env, period_s: float | None = None) -> None:
         super().__init__(env)
-        self.period_s = float(period_s)
+        self.period_s = _baseline_arg(self.unwrapped, "pass_period_s", period_s)
 
     def choose(self, snap) -> list[int]:
         """Periodic retraining with the most accurate configuration."""
         env = self.unwrapped
-        choice = []
-        for i, m in enumerate(snap.app.models):
-            age = snap.time_s - env.base_time[env.model_index[m]]
-            best = int(np.argmax(snap.acc_after[i]))
-            useful = snap.options[i][best].workload > 0
-            choice.append(best if age >= self.period_s and useful else -1)
-        return choice
+        last = [env.base_time[env.model_index[m]] for m in snap.app.models]
+        return pass_choices(
+            snap.app, snap.time_s, snap.acc_after, snap.options, last, self.period_s, snap.a_min
+        )
+
+
+def ekya_window_choices(
+    cluster: EdgeCluster,
+    app: DAGApp,
+    time_s: float,
+    acc_now: np.ndarray,
+    acc_after: np.ndarray,
+    options: Sequence[Any],
+    decided: Sequence[bool],
+    window_s: float,
+    a_min: float = 0.0,
+) -> list[int]:
+    """Ekya's retraining per task (-1: none), once per retraining window.
+
+    Ekya (NSDI'22, §4) decides every model's retraining at the start of each retraining
+    window: its thief scheduler picks, for each retraining job, the configuration and the
+    GPU share that maximise the inference accuracy averaged over the window, accuracy staying
+    at the old model's until the retraining ends. Here a model's decision falls at its first
+    request in the window (``decided[i]`` is False: the model has not been decided in this
+    window); the configurations are the slides' ``u_h = (b_h, n_h, o_h)``, each with its
+    resource ``o_h``, so picking one is picking the split. A configuration's retraining takes
+    ``n_h / (o_h S)`` on the cluster's mean speed plus its data from storage (mean link); its
+    window-averaged accuracy is ``(T a + (R - T) f(u_h)) / R`` over the ``R`` seconds left in
+    the window. The best one is chosen if it beats not retraining.
+    """
+    w = int(np.floor(time_s / window_s + 1e-12))
+    rest = (w + 1) * window_s - time_s
+    speed = float(np.mean(cluster.speed))
+    storage = float(np.mean(cluster.storage))
+    out = []
+    for i, first in enumerate(_first_of_model(app)):
+        best, best_h = float(acc_now[i]), -1
+        if first and not decided[i]:
+            for h in _usable(options, acc_after, i, a_min):
+                opt = option_for(options, i, h)
+                t_r = opt.workload / (opt.demand * speed) + opt.data_mb / storage
+                held = min(t_r, rest)
+                avg = (held * acc_now[i] + (rest - held) * acc_after[i, h]) / rest
+                if avg > best:
+                    best, best_h = avg, h
+        out.append(best_h)
+    return out
 
 
 class EkyaDAGPolicy(PlannedDAGPolicy):
-    """Ekya-style: greedily retrain with the configuration that maximises accuracy whenever it
-    raises the model's accuracy by at least ``min_gain``; list scheduling for placement."""
-
-    name = "ekya-dag"
-
-    def __init__(self, env, min_gain: float = 0.05) -> None:
-        super().__init__(env)
-        self.min_gain = float(min_gain)
-
-    def choose(self, snap) -> list[int]:
-        """Max-accuracy retraining."""
-        choice = []
-        for i in range(snap.app.n):
-            h = int(np.argmax(snap.acc_after[i]))
-            gain = snap.acc_after[i, h] - snap.acc_now[i]
-            useful = snap.options[i][h].workload > 0
-            choice.append(h if gain >= self.min_gain and useful else -1)
-        return choice
-
-
-class AdaInfPolicy(PlannedDAGPolicy):
-    """AdaInf-style: a fixed share of GPU time goes to (incremental) retraining; within that
-    budget the task whose retraining has the largest impact (accuracy gain x requests that use
-    it) is retrained with the cheapest configuration.
+    """Ekya [7 in the SRS slides] (NSDI'22): retraining decided per retraining window by the
+    thief scheduler's rule (:func:`ekya_window_choices`: each model once per window, the
+    configuration and resource of best window-averaged accuracy); Algorithm 1's placement,
+    planned at the request's arrival (Ekya schedules one server's GPUs; the slides pair it
+    with the same list placement as the other per-request baselines).
 
     Args:
         env: A ``DAGOffload-v0`` environment.
-        budget: Fraction of the cluster's GPU time retraining may use.
+        window_s: The retraining window; ``None``: the scenario's ``baselines.ekya_window_s``
+            (Ekya §5: 200 s).
+    """
+
+    name = "ekya-dag"
+
+    def __init__(self, env, window_s: float | None = None) -> None:
+        super().__init__(env)
+        self.window_s = _baseline_arg(self.unwrapped, "ekya_window_s", window_s)
+        self.decided: dict[str, int] = {}  # model -> the last window it was decided in
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the plans and the windows decided."""
+        super().reset(seed)
+        self.decided = {}
+
+    def choose(self, snap) -> list[int]:
+        """The window's decision for the models not decided yet in this window."""
+        w = int(np.floor(snap.time_s / self.window_s + 1e-12))
+        decided = [self.decided.get(m, -1) == w for m in snap.app.models]
+        choice = ekya_window_choices(
+            snap.cluster, snap.app, snap.time_s, snap.acc_now, snap.acc_after, snap.options,
+            decided, self.window_s, snap.a_min,
+        )  # fmt: skip
+        for m in snap.app.models:
+            self.decided[m] = w
+        return choice
+
+
+def _descendants(app: DAGApp) -> list[int]:
+    """(V,) number of tasks downstream of each task."""
+    below: list[set[int]] = [set() for _ in range(app.n)]
+    for i in reversed(app.order):
+        for u, _ in app.succs(i):
+            below[i] |= {u} | below[u]
+    return [len(b) for b in below]
+
+
+def adainf_choices(
+    cluster: EdgeCluster,
+    app: DAGApp,
+    time_s: float,
+    acc_now: np.ndarray,
+    acc_after: np.ndarray,
+    options: Sequence[Any],
+    slo_s: float,
+    a_min: float = 0.0,
+) -> list[int]:
+    """AdaInf's incremental retraining for one request (-1: none).
+
+    AdaInf (SIGCOMM'23; the SRS slides' summary): retraining runs before the request's
+    inference ("incremental retraining"); the GPU time is split between retraining and
+    inference to meet the request's SLO, and the retraining time among the retraining tasks
+    by their impact degree. Here: Algorithm 1 plans the inference DAG alone on the cluster as
+    it is; the slack ``slo_s`` minus that completion time is the retraining budget (none
+    when it is not positive). A task's impact degree is the accuracy its best configuration
+    gains times the tasks its output reaches (itself and its descendants); each task with
+    impact gets the budget's share in proportion, and retrains with the most accurate
+    configuration whose time fits its share: execution on the task's planned server, the
+    training data from storage and the inputs and model it sends the task.
+    """
+    base = list_schedule(cluster.copy(), app, time_s)
+    slack = slo_s - base.completion
+    if slack <= 0:
+        return [-1] * app.n
+    down = _descendants(app)
+    firsts = _first_of_model(app)
+    usable = [_usable(options, acc_after, i, a_min) if firsts[i] else [] for i in range(app.n)]
+    impact = np.zeros(app.n)
+    for i, ok in enumerate(usable):
+        if ok:
+            gain = max(acc_after[i, h] for h in ok) - acc_now[i]
+            impact[i] = max(0.0, gain) * (1 + down[i])
+    total = impact.sum()
+    if total <= 0:
+        return [-1] * app.n
+    off = ~np.eye(cluster.n, dtype=bool)
+    slowest = float(np.min(cluster.link[off])) if cluster.n > 1 else float(cluster.link[0, 0])
+    out = []
+    for i, ok in enumerate(usable):
+        share = slack * impact[i] / total
+        j = base.tasks[i].server
+        into = sum(d for _, d in app.preds(i)) + float(app.model_mb[i])
+        fits = []
+        for h in ok:
+            opt = option_for(options, i, h)
+            t_r = (
+                cluster.exec_time(opt.workload, opt.demand, j)
+                + opt.data_mb / cluster.storage[j]
+                + into / slowest
+            )
+            if impact[i] > 0 and t_r <= share:
+                fits.append(h)
+        out.append(max(fits, key=lambda h: acc_after[i, h]) if fits else -1)
+    return out
+
+
+def idle_makespan(cluster: EdgeCluster, app: DAGApp) -> float:
+    """Algorithm 1's completion time of ``app``'s inference DAG alone on idle servers."""
+    c = cluster
+    idle = EdgeCluster(c.speed, c.capacity, c.link, c.source, c.storage)
+    return list_schedule(idle, app, 0.0).completion
+
+
+class AdaInfPolicy(PlannedDAGPolicy):
+    """AdaInf [8 in the SRS slides] (SIGCOMM'23): incremental retraining before inference,
+    the GPU time split between retraining and inference to meet each request's SLO and the
+    retraining time among the tasks by impact degree (:func:`adainf_choices`); Algorithm 1's
+    placement, planned at the request's arrival.
+
+    Args:
+        env: A ``DAGOffload-v0`` environment.
+        slo_factor: A request's SLO as a multiple of its inference DAG's makespan on idle
+            servers (:func:`idle_makespan`); ``None``: the scenario's
+            ``baselines.adainf_slo_factor``.
     """
 
     name = "adainf"
 
-    def __init__(self, env, budget: float = 0.1) -> None:
+    def __init__(self, env, slo_factor: float | None = None) -> None:
         super().__init__(env)
-        self.budget = float(budget)
-        self.spent = 0.0
+        self.slo_factor = _baseline_arg(self.unwrapped, "adainf_slo_factor", slo_factor)
+        self._idle: dict[int, float] = {}  # application -> idle makespan (this episode)
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget the plans and the retraining time spent."""
+        """Forget the plans and the idle makespans (the servers are drawn per episode)."""
         super().reset(seed)
-        self.spent = 0.0
+        self._idle = {}
 
     def choose(self, snap) -> list[int]:
-        """Impact-ordered incremental retraining within the GPU-time budget."""
-        cheap = int(np.argmin([o.workload for o in snap.options[0]]))
-        allowed = self.budget * snap.time_s * float(snap.cluster.capacity.sum())
-        choice = [-1] * snap.app.n
-        gains = snap.acc_after[:, cheap] - snap.acc_now
-        uses = np.array([1 + len(snap.app.succs(i)) for i in range(snap.app.n)])
-        i = int(np.argmax(gains * uses))
-        opt = snap.options[i][cheap]
-        cost = opt.workload / opt.demand  # GPU-seconds at speed 1
-        if gains[i] > 0 and opt.workload > 0 and self.spent + cost <= allowed:
-            choice[i] = cheap
-            self.spent += cost
-        return choice
+        """Retraining within the request's SLO slack, split by impact degree."""
+        a = snap.app_index
+        if a not in self._idle:
+            self._idle[a] = idle_makespan(snap.cluster, snap.app)
+        return adainf_choices(
+            snap.cluster, snap.app, snap.time_s, snap.acc_now, snap.acc_after, snap.options,
+            self.slo_factor * self._idle[a], snap.a_min,
+        )  # fmt: skip
 
 
 def mrs_schedule(

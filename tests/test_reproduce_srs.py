@@ -67,3 +67,77 @@ def test_claims_have_held_out_rows_with_rules_and_reasons(rows):
     assert len(held) >= 3 and {c.paper for c in claims} == {"srs"}
     assert all(c.test for c in claims) and all(c.why for c in claims if not c.holds)
     assert any(c.role == "calibration" and c.holds for c in claims)
+
+
+# ------------------------------------------------------------------ issue 32: robustness
+def _data(name="srs-edge-5apps"):
+    import copy
+
+    from edgegym.scenarios import load
+
+    return copy.deepcopy(load(name).data)
+
+
+def test_every_robustness_sweep_builds_a_valid_environment():
+    from edgegym.families.dag import DAGOffloadEnv
+
+    for key, (_, _, factors) in srs.ROBUST.items():
+        for f in factors:
+            sc, left = srs._scenario("srs-edge-5apps", {"sweep": [key, f], "point": "p"})
+            assert left == {}
+            DAGOffloadEnv(sc, requests=5)
+
+
+def test_sweeps_scale_what_they_name_and_stay_in_range():
+    base = _data()
+    d = _data()
+    srs._sweep_scenario(d, "drift", 2.0)
+    m = next(iter(d["models"]))
+    assert d["models"][m]["drift_per_s"] == pytest.approx(2 * base["models"][m]["drift_per_s"])
+    d = _data()
+    srs._sweep_scenario(d, "headroom", 2.0)
+    for name, mod in d["models"].items():
+        gap = base["models"][name]["ceiling"] - base["models"][name]["start_accuracy"]
+        assert mod["ceiling"] == pytest.approx(min(0.99, mod["start_accuracy"] + 2 * gap))
+    d = _data()
+    srs._sweep_scenario(d, "cfg_gain", 2.0)
+    assert max(c["gain"] for c in d["retrain_configs"]) == 1.0
+    d = _data()
+    srs._sweep_scenario(d, "demand", 2.0)
+    units = d["servers"]["gpus_per_server"] * d["servers"]["units_per_gpu"]
+    assert max(t["demand"] for a in d["applications"] for t in a["tasks"]) == units
+    d = _data()
+    srs._sweep_scenario(d, "length", 0.5)
+    assert (d["requests"], d["duration_s"]) == (base["requests"] // 2, base["duration_s"] / 2)
+    d = _data()
+    srs._sweep_scenario(d, "adainf_slo", 0.5)
+    assert d["baselines"]["adainf_slo_factor"] == base["baselines"]["adainf_slo_factor"] / 2
+    with pytest.raises(ValueError):
+        srs._sweep_scenario(_data(), "nothing", 2.0)
+
+
+def test_applications_bring_their_own_requests():
+    sc, _ = srs._scenario("srs-edge-8apps", {"apps": 8, "per_app": True})
+    assert sc["requests"] == 1000 * 8 // srs.DEFAULT_APPS and len(sc["applications"]) == 8
+    sc, _ = srs._scenario("srs-edge-8apps", {"apps": 2})
+    assert sc["requests"] == 1000  # the same rate, as before issue 32
+
+
+def test_a_claim_holds_only_across_the_robustness_sweeps(monkeypatch):
+    from edgegym.reproduce.claims import Claim
+
+    def fake(rows):
+        ok = rows["ok"]
+        return [
+            Claim("srs", "f", "c", "m", 1, 1, "held-out", ok, "rule", "" if ok else "cause"),
+            Claim("srs", "f", "k", "m", 1, 1, "calibration", True, "rule"),
+        ]
+
+    monkeypatch.setattr(srs, "_claims", fake)
+    rows = {"ok": True, "robust": {"drift x2": {"ok": True}, "load x0.5": {"ok": False}}}
+    held, cal = srs._judged(rows)
+    assert not held.holds and "load x0.5" in held.why and "drift x2" not in held.why
+    assert cal.holds
+    rows["robust"]["load x0.5"]["ok"] = True
+    held, _ = srs._judged(rows)
+    assert held.holds and "2 robustness points" in held.test

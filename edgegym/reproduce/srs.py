@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import datetime as dt
 import platform
 import time
@@ -42,7 +43,7 @@ PROG = "python -m edgegym.reproduce.srs"
 OUTPUTS = {
     "srs.md": "report",
     "srs-runs.json": "srs-runs",
-    **{f"srs-{f}.png": "figure" for f in ("time", "sweeps", "theta")},
+    **{f"srs-{f}.png": "figure" for f in ("time", "sweeps", "theta", "robustness")},
 }
 
 #: The paper's comparison: MRS against AdaInf, Ekya and PASS (+ edgegym's SRS and list), then
@@ -65,30 +66,149 @@ LABEL = {
     VARIANT: "MRS, edgegym's variant",
 }
 THETA_POLICIES = ["mrs", VARIANT, "pass"]
+#: Applications of the default scenario (srs-edge-5apps): its requests are this many
+#: applications' streams.
+DEFAULT_APPS = 5
 APPS = [2, 4, 6, 8]
 SERVERS = [3, 4, 5, 6, 7]
 THETAS = [0.5, 1.0, 2.0, 5.0, 10.0]
 BINS = 10
 
+#: The robustness sweeps (issue 32, item 3): every input of ``scenarios/srs-*.yaml`` whose
+#: provenance says synthesised (or a choice), scaled by each factor. ``key -> (label, the
+#: provenance entries it scales, factors)``; :func:`_sweep_scenario` applies them.
+ROBUST: dict[str, tuple[str, str, tuple[float, ...]]] = {
+    "drift": ("models' drift per second", "models (drift_per_s)", (0.5, 2.0)),
+    "headroom": (
+        "models' headroom (ceiling - start accuracy; ceiling at most 0.99)",
+        "models (ceiling)",
+        (0.5, 2.0),
+    ),
+    "cfg_data": ("retraining data b_h", "retrain_configs (data_mb)", (0.5, 2.0)),
+    "cfg_work": ("retraining work n_h", "retrain_configs (workload)", (0.5, 2.0)),
+    "cfg_gain": ("retraining gain (at most 1)", "retrain_configs (gain)", (0.5, 2.0)),
+    "demand": (
+        "resource units of tasks and configurations o_h (at most a server's)",
+        "applications.tasks.demand, retrain_configs (demand)",
+        (0.5, 2.0),
+    ),
+    "task_work": ("inference workloads", "applications.tasks.workload", (0.5, 2.0)),
+    "data_mb": (
+        "inference data (inputs and edges)",
+        "applications.tasks.input_mb, applications.edges",
+        (0.5, 2.0),
+    ),
+    "load": ("requests in the run (the load)", "requests", (0.5, 2.0)),
+    "length": (
+        "the run's length (requests and duration together: the same load)",
+        "requests, duration_s",
+        (0.5, 2.0),
+    ),
+    "arrival": ("Poisson arrivals instead of the Alibaba-like shape", "arrival.kind", (1.0,)),
+    "a_min": ("A_min (x1.5 = 0.75; x2 = 1 is above every ceiling)", "a_min", (0.5, 1.5)),
+    "pass_period": ("PASS's retraining period", "baselines.pass_period_s", (0.5, 2.0)),
+    "adainf_slo": ("AdaInf's SLO factor", "baselines.adainf_slo_factor", (0.5, 2.0)),
+}
+#: At each robustness point: the default scenario with the four policies (the headline
+#: claims), and the ends of the applications, servers and theta sweeps (the other claims).
+ROBUST_APPS = [APPS[0], APPS[-1]]
+ROBUST_SERVERS = [SERVERS[0], SERVERS[-1]]
+ROBUST_THETAS = [THETAS[0], THETAS[-1]]
+
+
+def _point_id(key: str, factor: float) -> str:
+    """``"drift x0.5"``: a robustness point's name."""
+    return key if key == "arrival" else f"{key} x{factor:g}"
+
+
+def _sweep_scenario(data: dict[str, Any], key: str, f: float) -> None:
+    """Scale the inputs of robustness sweep ``key`` (:data:`ROBUST`) by ``f``, in place."""
+    units = data["servers"]["gpus_per_server"] * data["servers"]["units_per_gpu"]
+    models, cfgs, apps = data["models"].values(), data["retrain_configs"], data["applications"]
+    if key == "drift":
+        for m in models:
+            m["drift_per_s"] *= f
+    elif key == "headroom":
+        for m in models:
+            m["ceiling"] = min(0.99, m["start_accuracy"] + f * (m["ceiling"] - m["start_accuracy"]))
+    elif key in ("cfg_data", "cfg_work", "cfg_gain"):
+        field, top = {"cfg_data": ("data_mb", 1e6), "cfg_work": ("workload", 1e6)}.get(
+            key, ("gain", 1.0)
+        )
+        for c in cfgs:
+            c[field] = min(top, c[field] * f)
+    elif key == "demand":
+        for c in cfgs:
+            c["demand"] = min(units, c["demand"] * f)
+        for a in apps:
+            for t in a["tasks"]:
+                t["demand"] = min(units, t["demand"] * f)
+    elif key == "task_work":
+        for a in apps:
+            for t in a["tasks"]:
+                t["workload"] *= f
+    elif key == "data_mb":
+        for a in apps:
+            for t in a["tasks"]:
+                t["input_mb"] *= f
+            a["edges"] = [[u, v, mb * f] for u, v, mb in a["edges"]]
+    elif key == "load":
+        data["requests"] = max(1, round(data["requests"] * f))
+    elif key == "length":
+        data["requests"] = max(1, round(data["requests"] * f))
+        data["duration_s"] *= f
+    elif key == "arrival":
+        data["arrival"] = {"kind": "poisson", "rate": data["requests"] / data["duration_s"]}
+    elif key == "a_min":
+        data["a_min"] *= f
+    elif key == "pass_period":
+        data["baselines"]["pass_period_s"] *= f
+    elif key == "adainf_slo":
+        data["baselines"]["adainf_slo_factor"] *= f
+    else:
+        raise ValueError(f"unknown robustness sweep {key!r}")
+
+
+def _scenario(name: str, changes: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The scenario of a job and the environment overrides left: ``changes`` may hold
+    ``requests`` and ``duration_s`` (set before the rest), ``sweep: [key, factor]`` (a
+    robustness point, :func:`_sweep_scenario`), ``apps: n`` (the first n applications) with
+    ``per_app: True`` (the requests scale with the applications: the slides take each
+    application's requests from its own request type of the trace, so n applications bring
+    n / 5 times the default scenario's requests), and labels ``point`` and ``part``."""
+    from edgegym.scenarios import Scenario, load
+
+    changes = dict(changes)
+    for label in ("point", "part"):
+        changes.pop(label, None)
+    sc = load(name)
+    data = copy.deepcopy(sc.data)
+    for key in ("requests", "duration_s"):
+        if key in changes:
+            data[key] = changes.pop(key)
+    sweep = changes.pop("sweep", None)
+    if sweep is not None:
+        _sweep_scenario(data, sweep[0], float(sweep[1]))
+    n_apps = changes.pop("apps", None)
+    per_app = changes.pop("per_app", False)
+    if n_apps is not None:
+        if per_app:
+            data["requests"] = max(1, round(data["requests"] * n_apps / DEFAULT_APPS))
+        data["applications"] = data["applications"][:n_apps]
+    return Scenario(sc.name, data, sc.source), changes
+
 
 def run_one(job: tuple[str, dict[str, Any], str, int]) -> dict[str, Any]:
     """One episode: ``(scenario, changes, policy, seed)`` -> metrics, per-request values binned.
 
-    ``changes`` are scenario overrides, plus ``apps: n`` to keep the first n applications.
+    ``changes`` are scenario overrides, plus what :func:`_scenario` reads.
     """
     from edgegym.baselines import make_policy
     from edgegym.families.dag import DAGOffloadEnv
-    from edgegym.scenarios import Scenario, load
 
     name, changes, policy, seed = job
-    changes = dict(changes)
-    sc = load(name)
-    n_apps = changes.pop("apps", None)
-    if n_apps is not None:
-        data = copy.deepcopy(sc.data)
-        data["applications"] = data["applications"][:n_apps]
-        sc = Scenario(sc.name, data, sc.source)
-    env = DAGOffloadEnv(sc, record_timeline=True, **changes)  # per-request records
+    sc, overrides = _scenario(name, changes)
+    env = DAGOffloadEnv(sc, record_timeline=True, **overrides)  # per-request records
     pol = make_policy(policy, env)
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)
@@ -257,7 +377,14 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     rows = {
         "main": runs(five, [base], POLICIES, args.seeds, "default"),
         "apps": runs(
-            eight, [{**base, "apps": n} for n in APPS], SWEEP_POLICIES, sweep_seeds, "applications"
+            eight,
+            [{**base, "apps": n, "per_app": True} for n in APPS],
+            SWEEP_POLICIES,
+            sweep_seeds,
+            "applications",
+        ),
+        "apps_same": runs(
+            eight, [{**base, "apps": n} for n in ROBUST_APPS], ["mrs"], sweep_seeds, "same rate"
         ),
         "servers": runs(
             five, [{**base, "count": n} for n in SERVERS], SWEEP_POLICIES, sweep_seeds, "servers"
@@ -276,6 +403,8 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
             five, [{**base, "pool_from_inputs": False}], SWEEP_POLICIES, args.seeds, "fixed configs"
         ),
     }
+    keys = list(ROBUST)[:2] if args.quick else list(ROBUST)
+    rows["robust"] = _robustness(runner, base, keys, sweep_seeds)
     meta = {
         "seeds": args.seeds,
         "sweep_seeds": sweep_seeds,
@@ -287,6 +416,35 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         "machine": f"{platform.machine()}, {platform.python_version()}",
     }
     return rows, meta
+
+
+def _robustness(
+    runner: Any, base: dict[str, Any], keys: list[str], seeds: int
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Every robustness point's episodes (one map over all of them): point -> part -> rows.
+    Per point, the default scenario with MRS and the three baselines (``seeds`` seeds) and
+    the ends of the applications, servers and theta sweeps (seed 0)."""
+    five, eight = "srs-edge-5apps", "srs-edge-8apps"
+    jobs = []
+    for key in keys:
+        for f in ROBUST[key][2]:
+            pid = _point_id(key, f)
+            at = {**base, "sweep": [key, f], "point": pid}
+            jobs += _jobs(five, [{**at, "part": "main"}], SWEEP_POLICIES, seeds)
+            apps = [{**at, "part": "apps", "apps": n, "per_app": True} for n in ROBUST_APPS]
+            jobs += _jobs(eight, apps, SWEEP_POLICIES, 1)
+            srv = [{**at, "part": "servers", "count": n} for n in ROBUST_SERVERS]
+            jobs += _jobs(five, srv, SWEEP_POLICIES, 1)
+            jobs += _jobs(
+                five, [{**at, "part": "theta", "theta": t} for t in ROBUST_THETAS], ["mrs"], 1
+            )
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in runner.map(run_one, jobs, label="robustness"):
+        parts = out.setdefault(
+            r["changes"]["point"], {"main": [], "apps": [], "servers": [], "theta": []}
+        )
+        parts[r["changes"]["part"]].append(r)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -313,9 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")
+    if rows.get("robust"):
+        _plot_robustness(rows, out / "srs-robustness.png")
     with smoke_run(meta["quick"]):  # a quick run's claims are smoke checks, not results
         write_text(out / "srs.md", _report(rows, meta), "report")
-        update("srs", _claims(rows), out)
+        update("srs", _judged(rows), out)
     print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
     return 0
 
@@ -331,7 +491,7 @@ def _header(meta: dict[str, Any]) -> list[str]:
         "# SRS/MRS reproduction (INFOCOM'25, Fig. 8-15)",
         "",
         "Regenerate with `python -m edgegym.reproduce.srs` (this report, `srs-runs.json` and the "
-        "three figures); `--render-only` rewrites the report from the saved runs. "
+        "four figures); `--render-only` rewrites the report from the saved runs. "
         f"Run {meta['date']} on {meta['machine']}, {_seeds_text(meta['seeds'])} for the default "
         f"scenario and {_seeds_text(meta['sweep_seeds'])} per sweep point, "
         f"{meta['elapsed']:.0f} s"
@@ -427,6 +587,42 @@ def _claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
     ]
 
 
+def _point_claims(rows: dict[str, Any]) -> dict[str, list[Claim]]:
+    """Every robustness point's claims, judged there alone."""
+    return {pid: _claims(sub) for pid, sub in rows.get("robust", {}).items()}
+
+
+def _judged(rows: dict[str, Any]) -> list[Claim]:
+    """The claims as the table counts them: a held-out claim holds only if it holds on the
+    default scenario and at every robustness point (issue 32, item 3); where it fails at a
+    point, ``why`` names the point and the value there."""
+    base = _claims(rows)
+    points = _point_claims(rows)
+    out = []
+    for i, c in enumerate(base):
+        if c.role != "held-out" or not points:
+            out.append(c)
+            continue
+        fails = [(pid, cl[i]) for pid, cl in points.items() if not cl[i].holds]
+        why = c.why if not c.holds else ""
+        if fails:
+            where = "; ".join(f"{pid}: {cl.edgegym_value}" for pid, cl in fails)
+            why = (why + ". " if why else "") + (
+                f"Across the robustness sweeps it fails at {len(fails)} of {len(points)} "
+                f"points ({where}; the robustness section names the cause)"
+            )
+        out.append(
+            dataclasses.replace(
+                c,
+                holds=c.holds and not fails,
+                why=why,
+                test=f"{c.test}; on the default scenario and at each of the {len(points)} "
+                "robustness points",
+            )
+        )
+    return out
+
+
 def _calibration_claims(facts: dict[str, float]) -> list[Claim]:
     """The scenario's data sizes and workloads against the slides' ranges."""
     return [
@@ -472,9 +668,14 @@ def _headline_claims(h: dict[str, Any], facts: dict[str, float]) -> list[Claim]:
             test="at least half the slides' gain (+12.5%)",
             why=f"headroom: every model at its ceiling at every request would give accuracy "
             f"{facts['ceiling']:.3f}, {bound:+.1%} over the baselines' mean "
-            f"{h['base_acc']:.3f}; with no retraining at all (List) it is "
-            f"{m['list']['accuracy']:.3f}. The baselines retrain from the same pools "
-            "(headline table), so +25% is out of reach of any policy in this scenario",
+            f"{h['base_acc']:.3f}"
+            + (", so +25% is out of reach of any policy in this scenario" if bound < 0.25 else "")
+            + f"; MRS reaches {m['mrs']['accuracy']:.3f} and no retraining at all (List) "
+            f"{m['list']['accuracy']:.3f}. With a pool of each model's drifted samples, a "
+            "model's accuracy settles where the data it pools offsets its drift, whoever "
+            "retrains it how often, as long as the pool does not outgrow the configuration's "
+            "data; the baselines lose accuracy only by retraining less often than that "
+            "(headline table: retrainings per episode)",
         ),
         Claim(
             paper="srs",
@@ -492,16 +693,32 @@ def _headline_claims(h: dict[str, Any], facts: dict[str, float]) -> list[Claim]:
     ]
 
 
+def _xs(rows_k: list[dict[str, Any]], key: str) -> list[Any]:
+    """The points of a sweep present in its rows, in order."""
+    return sorted({r["changes"][key] for r in rows_k if key in r["changes"]})
+
+
 def _sweep_claims(rows: dict[str, list[dict[str, Any]]], m: dict[str, Any]) -> list[Claim]:
     """Fig. 10-13: MRS best at every point of the applications and servers sweeps."""
-    wins_a = _sweep_wins(rows["apps"], "apps", APPS)
-    wins_s = _sweep_wins(rows["servers"], "count", SERVERS)
-    best_acc = max(BASELINES, key=lambda p: m[p]["accuracy"])
+    xa, xsv = _xs(rows["apps"], "apps"), _xs(rows["servers"], "count")
+    wins_a = _sweep_wins(rows["apps"], "apps", xa)
+    wins_s = _sweep_wins(rows["servers"], "count", xsv)
     claims = []
-    for fig, what, wins, n, why in (
-        ("Fig. 10-11", "number of applications", wins_a, len(APPS), "applications sweep"),
-        ("Fig. 12-13", "number of edge servers", wins_s, len(SERVERS), "servers sweep"),
+    for fig, what, wins, xs, key, rk in (
+        ("Fig. 10-11", "number of applications", wins_a, xa, "apps", "apps"),
+        ("Fig. 12-13", "number of edge servers", wins_s, xsv, "count", "servers"),
     ):
+        n = len(xs)
+        lost = []
+        for v in xs:
+            c = {p: _mean(rows[rk], p, "completion_s", **{key: v}) for p in SWEEP_POLICIES}
+            a = {p: _mean(rows[rk], p, "accuracy", **{key: v}) for p in SWEEP_POLICIES}
+            fast, acc = min(c, key=c.get), max(a, key=a.get)
+            if fast != "mrs" or a["mrs"] < a[acc] - 0.005:
+                lost.append(
+                    f"{v}: fastest {LABEL[fast]} {c[fast]:.2f} s vs MRS {c['mrs']:.2f} s, most "
+                    f"accurate {LABEL[acc]} {a[acc]:.3f} vs MRS {a['mrs']:.3f}"
+                )
         claims.append(
             Claim(
                 paper="srs",
@@ -514,10 +731,7 @@ def _sweep_claims(rows: dict[str, list[dict[str, Any]]], m: dict[str, Any]) -> l
                 role="held-out",
                 holds=wins[2] == n,
                 test=f"all points (MRS also has the best Eq. 9 objective at {wins[0]} of {n})",
-                why=f"{why}: MRS is fastest at {wins[1]} of {n} points, and one or more "
-                f"baselines retrain to a higher accuracy (best Eq. 9 objective at {wins[0]} of "
-                f"{n}); in the headline {LABEL[best_acc]} reaches "
-                f"{m[best_acc]['accuracy']:.3f} against MRS's {m['mrs']['accuracy']:.3f}",
+                why=f"{what} sweep, where MRS is not both: " + "; ".join(lost),
             )
         )
     return claims
@@ -526,34 +740,48 @@ def _sweep_claims(rows: dict[str, list[dict[str, Any]]], m: dict[str, Any]) -> l
 def _trend_claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
     """Fig. 10-14: which way MRS moves with applications, servers and theta."""
     apps, srv, th = rows["apps"], rows["servers"], rows["theta"]
-    a_acc = [_mean(apps, "mrs", "accuracy", apps=v) for v in (APPS[0], APPS[-1])]
-    a_comp = [_mean(apps, "mrs", "completion_s", apps=v) for v in (APPS[0], APPS[-1])]
-    s_comp = [_mean(srv, "mrs", "completion_s", count=v) for v in SERVERS]
-    t_acc = [_mean(th, "mrs", "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
-    t_comp = [_mean(th, "mrs", "completion_s", theta=t) for t in (THETAS[0], THETAS[-1])]
-    v_acc = [_mean(th, VARIANT, "accuracy", theta=t) for t in (THETAS[0], THETAS[-1])]
+    xa, xsv, xt = _xs(apps, "apps"), _xs(srv, "count"), _xs(th, "theta")
+    a_acc = [_mean(apps, "mrs", "accuracy", apps=v) for v in (xa[0], xa[-1])]
+    a_comp = [_mean(apps, "mrs", "completion_s", apps=v) for v in (xa[0], xa[-1])]
+    s_comp = [_mean(srv, "mrs", "completion_s", count=v) for v in xsv]
+    t_acc = [_mean(th, "mrs", "accuracy", theta=t) for t in (xt[0], xt[-1])]
+    t_comp = [_mean(th, "mrs", "completion_s", theta=t) for t in (xt[0], xt[-1])]
+    v_acc = [_mean(th, VARIANT, "accuracy", theta=t) for t in (xt[0], xt[-1])]
+    a_why = []
+    if not a_acc[1] < a_acc[0]:
+        a_why.append(
+            "accuracy does not fall: each application brings its own requests (the slides "
+            "take each application's requests from its own request type of the trace), so "
+            "more applications bring more requests and each model's pool of drifted samples "
+            "fills at least as fast"
+        )
+    if not a_comp[1] > a_comp[0]:
+        a_why.append("completion time does not rise")
+    v_text = (
+        f"; edgegym's variant, which adds a node only where Delta P < 0, goes "
+        f"{v_acc[0]:.3f} -> {v_acc[1]:.3f}"
+        if np.isfinite(v_acc[0])
+        else ""
+    )
     return [
         Claim(
             paper="srs",
             figure="Fig. 10-11",
             claim="With more applications accuracy falls and completion time rises",
-            metric=f"MRS accuracy and completion, {APPS[0]} -> {APPS[-1]} applications",
+            metric=f"MRS accuracy and completion, {xa[0]} -> {xa[-1]} applications",
             paper_value="falls / rises",
             edgegym_value=f"{a_acc[0]:.3f} -> {a_acc[1]:.3f} / {a_comp[0]:.2f} -> "
             f"{a_comp[1]:.2f} s",
             role="held-out",
             holds=bool(a_acc[1] < a_acc[0] and a_comp[1] > a_comp[0]),
             test="accuracy lower and completion longer at the most applications",
-            why="the load does not grow: at the same request rate a request's inference work "
-            f"is {work_per_request(APPS[0]):.2f} GPU time units with {APPS[0]} applications "
-            f"and {work_per_request(APPS[-1]):.2f} with {APPS[-1]} (the slides' extra "
-            "applications from AdaInf are not published as DAGs; applications sweep)",
+            why="applications sweep: " + "; ".join(a_why),
         ),
         Claim(
             paper="srs",
             figure="Fig. 12-13",
             claim="With more edge resources completion time falls",
-            metric=f"MRS completion, {SERVERS[0]} -> {SERVERS[-1]} servers, s",
+            metric=f"MRS completion, {xsv[0]} -> {xsv[-1]} servers, s",
             paper_value="falls",
             edgegym_value=" -> ".join(f"{c:.2f}" for c in s_comp),
             role="held-out",
@@ -565,7 +793,7 @@ def _trend_claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             paper="srs",
             figure="Fig. 14",
             claim="A larger theta buys accuracy with completion time",
-            metric=f"MRS accuracy and completion at theta = {THETAS[0]:g} -> {THETAS[-1]:g}",
+            metric=f"MRS accuracy and completion at theta = {xt[0]:g} -> {xt[-1]:g}",
             paper_value="accuracy up, completion up",
             edgegym_value=f"{t_acc[0]:.3f} -> {t_acc[1]:.3f} / {t_comp[0]:.2f} -> "
             f"{t_comp[1]:.2f} s",
@@ -575,8 +803,7 @@ def _trend_claims(rows: dict[str, list[dict[str, Any]]]) -> list[Claim]:
             why="Algorithm 2 as written puts a node on every task and theta only picks its "
             "configuration by Delta P; with pools of a few requests' data the same "
             "configuration wins at every theta of the sweep (theta sweep: MRS's accuracy "
-            f"{t_acc[0]:.3f} -> {t_acc[1]:.3f}); edgegym's variant, which adds a node only "
-            f"where Delta P < 0, goes {v_acc[0]:.3f} -> {v_acc[1]:.3f}",
+            f"{t_acc[0]:.3f} -> {t_acc[1]:.3f})" + v_text,
         ),
     ]
 
@@ -609,7 +836,8 @@ def _report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         *_theta_section(rows["theta"]),
         *_execution_time_section(h["m"]),
         *_first_settings_section(rows),
-        *_claims_section(_claims(rows)),
+        *_robustness_section(rows),
+        *_claims_section(_judged(rows)),
     ]
     return "\n".join(lines)
 
@@ -633,6 +861,39 @@ def _intro() -> list[str]:
         "the task's one predecessor i' and its server). Line 7 schedules the request's DAG "
         "with these nodes (the other reading, scheduling the chain itself, is "
         "`srs_schedule(..., schedule_chain=True)`).",
+        "",
+        "## The baselines and their own retraining triggers (issue 32)",
+        "",
+        "Until issue 32 every baseline retrained from the same pools with triggers edgegym "
+        "had chosen (Ekya whenever a configuration gained 0.05, AdaInf one task per request "
+        "within a 10% GPU-time budget), and MRS's accuracy gain was +1.3% (previous report: "
+        "PASS 0.812, Ekya 0.845, AdaInf 0.846, MRS 0.845; completion -41.1%). Each now "
+        "retrains the way its source describes it (`baselines/dag.py`, parameters in the "
+        "scenario's `baselines` section with their provenance; "
+        "`tests/baselines/test_dag_baselines.py` checks each trigger on hand-built cases). "
+        "All three place a request's DAG with Algorithm 1's priority list at its arrival.",
+        "",
+        "- **PASS** (slides, Baselines: a priority-based DAG scheduler without retraining, "
+        '"configured to retrain all models periodically to reach the highest accuracy"): '
+        "every model is retrained once per period (at its first request after each period "
+        "boundary) with its most accurate configuration. The period is not given: 120 s "
+        "(synthesised, swept x0.5 and x2).",
+        "- **Ekya** (NSDI'22 §4-5; slides: a greedy joint scheduler of inference and "
+        "retraining choosing the configuration and resources of highest accuracy): each "
+        "model's retraining is decided once per 200 s retraining window (Ekya §5), at its "
+        "first request in the window, with the configuration u_h = (b_h, n_h, o_h) (its "
+        "resource o_h is the retraining's share) of highest accuracy averaged over the rest "
+        "of the window, the old model serving until the retraining ends; none if not "
+        "retraining is better. Window 0 starts with empty pools.",
+        "- **AdaInf** (SIGCOMM'23, abstract; slides: incremental retraining, GPU time split "
+        "between retraining and inference to meet the SLO, then among a request's retraining "
+        "tasks by their impact degree): per request, Algorithm 1 plans the inference DAG "
+        "alone; the SLO minus that completion time is the retraining budget (none when "
+        "negative); a task's impact degree is its best accuracy gain times the tasks its "
+        "output reaches, its share of the budget is in proportion, and it retrains (before "
+        "its inference) with the most accurate configuration whose time fits the share. The "
+        "SRS setup has no SLO: a request's SLO is 2x its inference DAG's makespan on idle "
+        "servers (synthesised, swept x0.5 and x2).",
         "",
     ]
 
@@ -676,18 +937,20 @@ def _headline_section(
         "",
         f"MRS {'beats' if beats else 'does not beat'} PASS, Ekya and AdaInf on the objective "
         f"(best baseline: {LABEL[best]}, {m[best]['objective']:.3f} vs MRS "
-        f"{m['mrs']['objective']:.3f}). The completion-time gain is of the paper's order; the "
-        "accuracy gain is far smaller than +25%, and no policy could reach it here: with every "
-        "model at its accuracy ceiling at every request the mean accuracy would be "
-        f"{facts['ceiling']:.3f}, {_pct(facts['ceiling'], base_acc)} over the baselines' mean "
-        f"({base_acc:.3f}), and with no retraining at all (List) it is "
-        f"{m['list']['accuracy']:.3f}. Every policy retrains from the same pools of drifted "
-        "samples with the same configurations, and the baselines retrain enough to get close "
-        "to what the data allows. MRS's advantage is placement: the per-request schedulers "
-        "plan a request at its arrival (Algorithm 1 on the cluster as it is then) and keep "
-        "the plan while other requests' nodes take the slots, while MRS picks each node's "
-        "server when it is next (Algorithm 3). SRS (the same retraining choices, planned per "
-        "request) shows how much of MRS's gain is placement.",
+        f"{m['mrs']['objective']:.3f}). Each baseline retrains by its own trigger (previous "
+        "section): PASS "
+        f"{m['pass']['retrainings']:.0f} retrainings per episode, Ekya "
+        f"{m['ekya-dag']['retrainings']:.0f}, AdaInf {m['adainf']['retrainings']:.0f}, against "
+        f"MRS's {m['mrs']['retrainings']:.0f} (a node on every task of every request). The "
+        "accuracy gain stays below +25%: with every model at its accuracy ceiling at every "
+        f"request the mean accuracy would be {facts['ceiling']:.3f}, "
+        f"{_pct(facts['ceiling'], base_acc)} over the baselines' mean ({base_acc:.3f}), and "
+        f"with no retraining at all (List) it is {m['list']['accuracy']:.3f}. The "
+        "completion-time gain is placement: the per-request schedulers plan a request at its "
+        "arrival (Algorithm 1 on the cluster as it is then) and keep the plan while other "
+        "requests' nodes take the slots, while MRS picks each node's server when it is next "
+        "(Algorithm 3). SRS (the same retraining choices, planned per request) shows how much "
+        "of MRS's gain is placement.",
         "",
         *_ablations_paragraph(m),
     ]
@@ -750,23 +1013,45 @@ def _sweeps_section(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
         "",
         "Paper: with more applications accuracy falls and completion time rises for every "
         "algorithm, and MRS stays best; with more edge resources completion time falls and "
-        "MRS stays best. Applications: the first n of `srs-edge-8apps` (same request rate). "
+        "MRS stays best. Applications: the first n of `srs-edge-8apps`, each bringing its own "
+        "requests (the slides treat each request type of the Alibaba trace as one "
+        "application's requests, so n applications bring n / 5 times the default "
+        "scenario's 1000 requests in the same 300 s). "
         "Edge resources: the number of servers (2 A100 each).",
         "",
     ]
     lines += _sweep_table(rows["apps"], "apps", APPS, "applications")
     lines += _sweep_table(rows["servers"], "count", SERVERS, "servers")
     lines += [
-        "With more applications at the same request rate, more models share the requests, so "
-        "each model's pool fills more slowly and accuracy falls, as in the paper; completion "
-        "time does not rise here, because the load does not: a request's inference work is "
-        f"{work_per_request(APPS[0]):.2f} GPU time units with {APPS[0]} applications and "
-        f"{work_per_request(APPS[-1]):.2f} with {APPS[-1]} (the paper's extra applications from "
-        "AdaInf are not published as DAGs). With more servers completion time falls, as in "
-        "the paper.",
+        *_apps_paragraph(rows),
         "",
     ]
     return lines
+
+
+def _apps_paragraph(rows: dict[str, Any]) -> list[str]:
+    """Why the applications sweep moves as it does (and what it did at the same rate)."""
+    a = [_mean(rows["apps"], "mrs", "accuracy", apps=v) for v in (APPS[0], APPS[-1])]
+    c = [_mean(rows["apps"], "mrs", "completion_s", apps=v) for v in (APPS[0], APPS[-1])]
+    text = (
+        f"With more applications MRS's completion time goes {c[0]:.2f} -> {c[1]:.2f} s: the "
+        "requests grow with the applications, and so does the load. Its accuracy goes "
+        f"{a[0]:.3f} -> {a[1]:.3f}: `srs-edge-8apps`'s extra applications run the default "
+        "scenario's seven models (synthesised: the slides take them and their datasets from "
+        "AdaInf [8], not published as DAGs), so their requests feed the same pools of drifted "
+        "samples and each model retrains on more data."
+    )
+    same = rows.get("apps_same") or []
+    if same:
+        sa = [_mean(same, "mrs", "accuracy", apps=v) for v in ROBUST_APPS]
+        sc = [_mean(same, "mrs", "completion_s", apps=v) for v in ROBUST_APPS]
+        text += (
+            f" At the same request rate instead (the reading before issue 32: 1000 requests "
+            f"whatever the applications) MRS goes {sa[0]:.3f} -> {sa[1]:.3f} in accuracy and "
+            f"{sc[0]:.2f} -> {sc[1]:.2f} s in completion time from {ROBUST_APPS[0]} to "
+            f"{ROBUST_APPS[-1]} applications."
+        )
+    return [text + " With more servers completion time falls, as in the paper.", ""]
 
 
 def _sweep_table(rows_k: list[dict[str, Any]], key: str, xs: list[Any], title: str) -> list[str]:
@@ -890,9 +1175,144 @@ def _first_settings_section(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
         "",
         "At the light load a request rarely meets another, so placing nodes when they are next "
         "gains nothing over planning at arrival, and Algorithm 2's retraining node on every "
-        "task costs completion time that the periodic (PASS) and greedy (Ekya) retrainers do "
+        "task costs completion time that the periodic (PASS) and windowed (Ekya) retrainers do "
         "not pay. With fixed-size configurations every such node retrains with the "
         "configuration's full data and cost at every request.",
+        "",
+    ]
+    return lines
+
+
+def _plot_robustness(rows: dict[str, Any], path: Path) -> None:
+    """The headline's two numbers at every robustness point, and which claims hold where."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = _point_claims(rows)
+    base = _claims(rows)
+    names = ["default", *points]
+    claims = [base, *points.values()]
+    held = [i for i, c in enumerate(base) if c.role == "held-out"]
+    heads = [_headline(rows), *(_headline(rows["robust"][p]) for p in points)]
+    fig, ax = plt.subplots(3, 1, figsize=(max(8, 0.45 * len(names) + 3), 10))
+    x = np.arange(len(names))
+    ax[0].bar(x, [100 * h["acc_gain"] for h in heads], color="tab:blue")
+    ax[0].axhline(12.5, color="k", ls="--", lw=1, label="rule: +12.5% (half the slides' +25%)")
+    ax[0].set(
+        ylabel="MRS accuracy vs baselines (%)",
+        title="robustness sweeps (x0.5 / x2 of each synthesised input)",
+    )
+    ax[1].bar(x, [100 * h["comp_cut"] for h in heads], color="tab:orange")
+    ax[1].axhline(30, color="k", ls="--", lw=1, label="rule: 30% (two thirds of the slides' 45%)")
+    ax[1].set(ylabel="MRS completion cut (%)")
+    for a in ax[:2]:
+        a.legend(fontsize=8, loc="best")
+        a.set_xticks(x, [])
+        a.set_xlim(-0.5, len(names) - 0.5)
+    grid = np.array([[float(cl[i].holds) for cl in claims] for i in held])
+    ax[2].imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    ax[2].set_yticks(
+        range(len(held)), [f"{base[i].figure}: {base[i].claim[:40]}" for i in held], fontsize=7
+    )
+    ax[2].set_xticks(x, names, rotation=60, ha="right", fontsize=8)
+    ax[2].set_title("held-out claim holds (green) / fails (red) at each point", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+    plt.close(fig)
+
+
+def _sweep_losses(rows: dict[str, Any]) -> dict[tuple[str, Any, str], int]:
+    """Over the robustness points: at which end of the applications and servers sweeps MRS
+    loses the Fig. 10-13 test, and to whom -> how many points."""
+    out: dict[tuple[str, Any, str], int] = {}
+    for parts in rows.get("robust", {}).values():
+        for part, key, what in (("apps", "apps", "applications"), ("servers", "count", "servers")):
+            for v in _xs(parts[part], key):
+                c = {p: _mean(parts[part], p, "completion_s", **{key: v}) for p in SWEEP_POLICIES}
+                a = {p: _mean(parts[part], p, "accuracy", **{key: v}) for p in SWEEP_POLICIES}
+                fast, acc = min(c, key=c.get), max(a, key=a.get)
+                if fast != "mrs":
+                    k = (what, v, f"slower than {LABEL[fast]}")
+                    out[k] = out.get(k, 0) + 1
+                if a["mrs"] < a[acc] - 0.005:
+                    k = (what, v, f"less accurate than {LABEL[acc]}")
+                    out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _robustness_section(rows: dict[str, Any]) -> list[str]:
+    """Every robustness point: what it scales, MRS against the baselines there, and which
+    held-out claims hold."""
+    points = _point_claims(rows)
+    if not points:
+        return []
+    base = _claims(rows)
+    held = [i for i, c in enumerate(base) if c.role == "held-out"]
+    lines = [
+        "## Robustness sweeps (issue 32)",
+        "",
+        "![robustness](srs-robustness.png)",
+        "",
+        "Every input of `scenarios/srs-*.yaml` whose provenance says synthesised (or a "
+        "choice) is scaled by x0.5 and x2 (one at a time; bounded where the scale would leave "
+        "its range, as named). At each point MRS and the three baselines run the default "
+        "scenario (the headline claims) and the ends of the applications, servers and theta "
+        "sweeps (the other claims; one seed). A held-out claim counts as holding only if it "
+        "holds on the default scenario and at every point. Not swept: the DAG shapes (the "
+        "edges' structure has no scale), the models' floors (no model reaches its floor in "
+        "a run at the default drift) and theta (its own sweep, Fig. 14).",
+        "",
+        "| point | scales | MRS acc | baselines' acc | acc gain | MRS compl (s) | "
+        "baselines' compl (s) | compl cut | claims holding |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for pid, cl in [("default", base), *points.items()]:
+        h = _headline(rows if pid == "default" else rows["robust"][pid])
+        key = pid.split(" ")[0]
+        what = "" if pid == "default" else ROBUST[key][1]
+        n_ok = sum(cl[i].holds for i in held)
+        lines.append(
+            f"| {pid} | {what} | {h['m']['mrs']['accuracy']:.3f} | {h['base_acc']:.3f} | "
+            f"{100 * h['acc_gain']:+.1f}% | {h['m']['mrs']['completion_s']:.2f} | "
+            f"{h['base_comp']:.2f} | {100 * h['comp_cut']:.1f}% | {n_ok} of {len(held)} |"
+        )
+    lines += ["", "| point | " + " | ".join(f"{base[i].figure}" for i in held) + " |",
+              "|---|" + "---|" * len(held)]  # fmt: skip
+    for pid, cl in [("default", base), *points.items()]:
+        cells = [f"{cl[i].edgegym_value} {'yes' if cl[i].holds else '**no**'}" for i in held]
+        lines.append(f"| {pid} | " + " | ".join(cells) + " |")
+    heads = {pid: _headline(rows["robust"][pid]) for pid in points}
+    high = [pid for pid, h in heads.items() if h["acc_gain"] >= 0.125]
+    slow = [pid for pid, h in heads.items() if h["comp_cut"] < 0.30]
+    lines += [
+        "",
+        "MRS's accuracy gain reaches the rule's +12.5% only at "
+        + (", ".join(high) if high else "no point")
+        + ": where models drift faster or have more headroom, or where each retraining's data "
+        "is smaller than what a model pools between the baselines' retrainings (the baselines "
+        "then leave more of the pooled data unused). Its completion-time cut falls below 30% "
+        "at " + (", ".join(slow) if slow else "no point") + ": the cut is placement (MRS "
+        "places each node when it is next, the baselines plan a request at its arrival), "
+        "which gains little where requests rarely meet (fewer or lighter requests, Poisson "
+        "arrivals without the bursts) or where every policy queues behind the load.",
+        "",
+        "Where MRS loses the Fig. 10-13 test at the sweeps' ends (robustness points): "
+        + "; ".join(
+            f"{v} {what}: {who} at {n}" for (what, v, who), n in sorted(_sweep_losses(rows).items())
+        )
+        + ". AdaInf retrains by its SLO slack: with few requests (2 applications, 7 servers) "
+        "the slack is wide and it retrains with the most accurate configuration, where MRS "
+        "takes the least Delta P (Eq. 11 trades accuracy for a shorter retraining node), and "
+        "under load (3 servers) it drops retraining to meet the SLO while MRS keeps a "
+        "retraining node on every task.",
+    ]
+    lines += [
+        "",
+        "Columns of the second table, in order: "
+        + "; ".join(f"{base[i].figure}: {base[i].claim}" for i in held)
+        + ".",
         "",
     ]
     return lines

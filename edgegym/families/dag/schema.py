@@ -76,6 +76,19 @@ class DAGObjective(Record):
     energy: DagWeight = 0.0
 
 
+class DAGBaselines(Record):
+    """Parameters of the published schedulers the SRS slides compare with (``baselines/dag.py``):
+    the retraining trigger of each. They are not part of the environment's dynamics; the
+    policies read them from the scenario so that each has a named source (provenance)."""
+
+    # Ekya: the thief scheduler decides every model's retraining once per retraining window.
+    ekya_window_s: Annotated[float, Range(0.0, 1e7, lo_open=True)] = 200.0
+    # PASS: every model is retrained once per period (the slides' configuration of PASS).
+    pass_period_s: Annotated[float, Range(0.0, 1e7, lo_open=True)] = 120.0
+    # AdaInf: a request's SLO as a multiple of its inference DAG's makespan on idle servers.
+    adainf_slo_factor: Annotated[float, Range(0.0, 1e3, lo_open=True)] = 2.0
+
+
 class DAGTask(Record):
     """One task (node) of a DAG application."""
 
@@ -115,7 +128,15 @@ class DAGScenario(ScenarioModel):
     """A scenario of the DAG family (``edgegym/DAGOffload-v0``, SRS/MRS)."""
 
     SECTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"servers", "retrain_configs", "models", "applications", "arrival", "objective"}
+        {
+            "servers",
+            "retrain_configs",
+            "models",
+            "applications",
+            "arrival",
+            "objective",
+            "baselines",
+        }
     )
     HARDWARE: ClassVar[str] = "servers"
 
@@ -130,6 +151,7 @@ class DAGScenario(ScenarioModel):
     pool_from_inputs: Flag = False
     servers: DAGServers = Field(default_factory=DAGServers)
     objective: DAGObjective = Field(default_factory=DAGObjective)
+    baselines: DAGBaselines = Field(default_factory=DAGBaselines)
     retrain_configs: Annotated[list[DAGRetrain], MinLen(1)]
     models: Annotated[dict[str, DAGModel], MinLen(1)]
     arrival: Arrival = {"kind": "poisson", "rate": 1.0}
