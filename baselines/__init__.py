@@ -108,9 +108,17 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "list": (ListPolicy, ("dag",), "list scheduling (SRS Alg. 1), retrain only below A_min"),
     "mrs": (MRSPolicy, ("dag",), "MRS (Alg. 3): SRS retraining, earliest finish per node"),
     "srs": (SRSPolicy, ("dag",), "SRS (Alg. 2) per request: Delta-P retraining, planned list"),
-    "pass": (PASSPolicy, ("dag",), "PASS-style priority scheduling, periodic retraining"),
-    "ekya-dag": (EkyaDAGPolicy, ("dag",), "Ekya-style max-accuracy retraining, list scheduling"),
-    "adainf": (AdaInfPolicy, ("dag",), "AdaInf-style budgeted, impact-ordered retraining"),
+    "pass": (PASSPolicy, ("dag",), "PASS: priority scheduling, every model retrained per period"),
+    "ekya-dag": (
+        EkyaDAGPolicy,
+        ("dag",),
+        "Ekya on the DAG: each model's retraining decided once per 200 s window",
+    ),
+    "adainf": (
+        AdaInfPolicy,
+        ("dag",),
+        "AdaInf: retraining within the request's SLO slack, split by impact degree",
+    ),
 }
 
 
