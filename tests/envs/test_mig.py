@@ -382,7 +382,8 @@ def test_an_action_outside_the_space_says_how_to_read_a_signature():
     env = MIGReconfigEnv(window_s=12, windows=2)
     env.reset(seed=0)
     cat = env.spec_.catalogue
-    with pytest.raises(ValueError, match=r"catalogue\.describe\(a\)") as err:
+    with pytest.raises(ValueError, match=r"describe_action\(a\)") as err:
         env.step(cat.signatures.__len__() + 5)
     assert "outside Discrete" in str(err.value)
-    assert cat.describe(5).startswith("I0=")  # the reading the message names exists
+    # the reading the message names exists, and ends with the catalogue's short form
+    assert env.describe_action(5).endswith(f"({cat.describe(5)})")
