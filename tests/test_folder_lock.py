@@ -71,10 +71,11 @@ def test_the_lock_is_per_folder_and_reentrant_after_release(tmp_path):
         pass
 
 
-def test_a_reproduction_holds_its_folder_until_it_ends(holder, capsys):
+def test_a_reproduction_holds_its_folder_until_it_ends(holder, capsys, monkeypatch):
     from edgegym.outputs import release_folders
     from edgegym.reproduce import etf
 
+    monkeypatch.setattr(etf, "SWEEP", (etf.BASE,))  # the lock, not the sweep, is tested here
     folder, proc = holder
     assert etf.main(["--out", str(folder)]) == 2
     assert f"PID {proc.pid}" in capsys.readouterr().err
