@@ -6,7 +6,7 @@ SLO-driven partitioning that ignores retraining benefit). Ekya and Astraea are M
 paper; here their allocation logic runs on the same MIG environment as everyone else (their SM
 shares mapped onto instances), and the MPS interference the paper blames for part of their SLO
 loss is the environment's: the reproduction runs them with the scenario's ``mps.interference``
-on (co-located work slowed by the measured ``mps.*_slowdown``, issue 32), MIGRator and PARIS
+on (co-located work slowed by the measured ``mps.*_slowdown``), MIGRator and PARIS
 with it off. The policies themselves do not model the interference (neither does the paper's
 Ekya or Astraea). ``static-half`` gives each tenant a
 fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a signature index.

@@ -718,7 +718,7 @@ def seasonal_forecast(
 
 #: MIGRator's forecasters: ``seasonal`` (:func:`seasonal_forecast`, learns the recurring
 #: per-second shape of the past windows; the default) and ``level`` (:func:`forecast`, the
-#: previous window's level with its per-second distribution, the forecaster before issue 32).
+#: previous window's level with its per-second distribution, the planner's first forecaster).
 FORECASTERS = ("seasonal", "level")
 
 
@@ -863,7 +863,7 @@ class MIGRatorPolicy(Policy):
         oracle: Plan with the window's true arrivals instead of the forecast.
         forecaster: ``seasonal`` (the default: :func:`seasonal_forecast`, learns the per-second
             shape that recurs across windows) or ``level`` (:func:`forecast`, the forecaster
-            before issue 32: the previous window's level and per-second distribution).
+            the first forecaster: the previous window's level and per-second distribution).
         gap: Optimality gap the solver proves (0.01: within 1%).
         max_plans: Cap on exact plan solves per window (the decomposition).
         solver: ``decomposition`` (the default: :func:`solve`) or ``milp`` (the same model as

@@ -27,7 +27,7 @@ def test_render_only_writes_the_report_and_the_claims(tmp_path: Path) -> None:
 
 
 def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeypatch) -> None:
-    """Issue 32: every experiment and sweep runs (tiny episodes, in this process), the report
+    """Every experiment and sweep runs (tiny episodes, in this process), the report
     has the MPS, forecaster and robustness sections and the sweep figure, and a held-out claim
     holds only where it holds at every sweep point. A smoke run: its claims are not counted."""
     from edgegym.reproduce import migrator_calibration

@@ -69,7 +69,7 @@ def test_claims_have_held_out_rows_with_rules_and_reasons(rows):
     assert any(c.role == "calibration" and c.holds for c in claims)
 
 
-# ------------------------------------------------------------------ issue 32: robustness
+# ------------------------------------------------------------- robustness sweeps
 def _data(name="srs-edge-5apps"):
     import copy
 
@@ -120,7 +120,7 @@ def test_applications_bring_their_own_requests():
     sc, _ = srs._scenario("srs-edge-8apps", {"apps": 8, "per_app": True})
     assert sc["requests"] == 1000 * 8 // srs.DEFAULT_APPS and len(sc["applications"]) == 8
     sc, _ = srs._scenario("srs-edge-8apps", {"apps": 2})
-    assert sc["requests"] == 1000  # the same rate, as before issue 32
+    assert sc["requests"] == 1000  # the same rate, the earlier reading of the sweep
 
 
 def test_a_claim_holds_only_across_the_robustness_sweeps(monkeypatch):

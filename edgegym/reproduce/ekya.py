@@ -655,6 +655,10 @@ def _claim(**kw: Any) -> Claim:
 
 def _calibration_claims(sc: str, c: dict) -> list[Claim]:
     """Inputs set from the paper's measurements, shown to agree."""
+    mae_ok = abs(100 * c["mae"] - 5.8) <= 0.8
+    gap_ok = abs(100 * c["gap_max"] - 22) <= 1.0
+    cost_ok = abs(c["cost_spread"] / 200 - 1) <= 0.05
+    profile_ok = 0 <= c["profile_s"] - 4.4 < c["quantum_s"]
     return [
         _claim(
             figure="§6.3, Fig. 11a",
@@ -665,9 +669,9 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             paper_value=5.8,
             edgegym_value=round(100 * c["mae"], 2),
             role="calibration",
-            holds=abs(100 * c["mae"] - 5.8) <= 0.8,
+            holds=mae_ok,
             test="within 0.8 points",
-            why="" if abs(100 * c["mae"] - 5.8) <= 0.8 else "profiler.error does not set it",
+            why="" if mae_ok else "profiler.error does not set it",
         ),
         _claim(
             figure="Fig. 2b, §1",
@@ -678,9 +682,9 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             paper_value=22.0,
             edgegym_value=round(100 * c["gap_max"], 2),
             role="calibration",
-            holds=abs(100 * c["gap_max"] - 22) <= 1.0,
+            holds=gap_ok,
             test="within 1 point",
-            why="" if abs(100 * c["gap_max"] - 22) <= 1.0 else "drift.floor_gap does not set it",
+            why="" if gap_ok else "drift.floor_gap does not set it",
         ),
         _claim(
             figure="Fig. 3b, §3.1",
@@ -689,11 +693,9 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             paper_value=200.0,
             edgegym_value=round(c["cost_spread"], 1),
             role="calibration",
-            holds=abs(c["cost_spread"] / 200 - 1) <= 0.05,
+            holds=cost_ok,
             test="within 5%",
-            why=""
-            if abs(c["cost_spread"] / 200 - 1) <= 0.05
-            else "the configuration table does not",
+            why="" if cost_ok else "the configuration table does not",
         ),
         _claim(
             figure="§6.3",
@@ -702,12 +704,10 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             paper_value=4.4,
             edgegym_value=round(c["profile_s"], 2),
             role="calibration",
-            holds=0 <= c["profile_s"] - 4.4 < c["quantum_s"],
+            holds=profile_ok,
             test="rounded up to whole quanta of δ held for the window (less than "
             f"{c['quantum_s']:g} GPU-s above)",
-            why=""
-            if 0 <= c["profile_s"] - 4.4 < c["quantum_s"]
-            else "profiler.cost_s does not set it",
+            why="" if profile_ok else "profiler.cost_s does not set it",
         ),
     ]
 

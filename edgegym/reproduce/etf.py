@@ -53,9 +53,9 @@ QUANTA = 50
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One point of the robustness sweep (issue 32): the report's choices and the inputs that
-    stay synthesised, scaled. The paper's own settings (models, clocks, phi, weights) and the
-    calibrated power model are not swept.
+    """One point of the robustness sweep (a held-out claim must hold at every one): the
+    report's choices and the inputs that stay synthesised, scaled. The paper's own settings
+    (models, clocks, phi, weights) and the calibrated power model are not swept.
 
     Attributes:
         name: As the report shows it.

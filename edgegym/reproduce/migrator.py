@@ -69,10 +69,10 @@ BASIS_WORKLOADS = list(WORKLOADS)  # Fig. 10 shows every workload
 ORACLE_WORKLOADS = ["w1", "w4", "w5", "w8"]
 #: The paper's MPS-based baselines (§5.1): their runs have MPS interference on (scenario ``mps``).
 MPS_POLICIES = ("ekya-mig", "astraea")
-#: Robustness sweeps of the inputs that stay synthesised or unstated (issue 32): name ->
-#: reproduction overrides (:func:`scenario_overrides`). ``load_x`` scales both traces' level
-#: (the paper states none), ``persistence`` sets how much of the per-second shape recurs
-#: (synthesised), ``mps_x`` scales the measured MPS slowdowns and ``mps_abs`` sets both to a
+#: Robustness sweeps of the inputs that stay synthesised or unstated (a held-out claim must hold at
+#: all of them): name -> reproduction overrides (:func:`scenario_overrides`). ``load_x`` scales both
+#: traces' level (the paper states none), ``persistence`` sets how much of the per-second shape
+#: recurs (synthesised), ``mps_x`` scales the measured MPS slowdowns and ``mps_abs`` sets both to a
 #: published memory-contention value (the MPS points rerun only the MPS-based baselines).
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
@@ -257,7 +257,7 @@ def _load_runs(out: Path) -> dict[str, Any]:
 
 def _experiments(workloads, basis_w, oracle_w, seeds: int) -> dict[str, list]:
     """Every experiment's jobs: the main table, batch 4, oracle arrivals, the ablations, the
-    basis sweep, and the robustness sweeps (issue 32)."""
+    basis sweep, and the robustness sweeps."""
     sweeps: dict[str, list] = {}
     for name, ov in SWEEPS.items():
         pols = POLICIES if name in ALL_POLICY_SWEEPS else list(MPS_POLICIES)
@@ -333,7 +333,7 @@ def _plots(rows, workloads, out: Path) -> None:
 
 
 def _plot_sweeps(rows, workloads, path: Path) -> None:
-    """MIGRator's average Goodput gain over each baseline at every sweep point (issue 32)."""
+    """MIGRator's average Goodput gain over each baseline at every sweep point."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -351,7 +351,7 @@ def _plot_sweeps(rows, workloads, path: Path) -> None:
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(x, [n for n, _ in pts], fontsize=8)
     ax.set_ylabel("MIGRator Goodput gain (%)")
-    ax.set_title("Robustness sweeps (issue 32): x0.5 / x2 of the unstated inputs")
+    ax.set_title("Robustness sweeps: x0.5 / x2 of the unstated inputs")
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
@@ -514,7 +514,7 @@ def _claims(workloads, basis_w, oracle_w, rows) -> list[Claim]:
 HALF = "edgegym's gain > 0 and at least half the paper's"
 
 
-#: How a claim is judged across the robustness sweeps (issue 32).
+#: How a claim is judged across the robustness sweeps.
 SWEPT = "; at the default inputs and at every sweep point that ran (robustness table)"
 
 
@@ -533,7 +533,7 @@ def _across(f: dict[str, Any], key: str, judge) -> tuple[bool, str, bool]:
 
 
 def _not_swept(swept: bool) -> str:
-    return "" if swept else "; not swept in this run (the saved runs predate issue 32's sweeps)"
+    return "" if swept else "; not swept in this run (the saved runs predate the sweeps)"
 
 
 def _gain_claims(f: dict[str, Any], scope: str) -> list[Claim]:
@@ -829,7 +829,7 @@ def _intro(args, elapsed: float) -> list[str]:
         "co-located inference 2.0% and retraining 4.3% slower, measured on an H200; see the "
         "scenario provenance); MIGRator, PARIS and static-half run on isolated MIG instances.",
         "",
-        "Inputs (issue 32): both traces at 120 req/s (the paper states no rate; §5.1 points to "
+        "Inputs: both traces at 120 req/s (the paper states no rate; §5.1 points to "
         "Fig. 3, whose curves lie mostly within 50-250 req/s), half of each trace's per-second "
         "shape recurring every 200 s window (synthesised), batch 1, one A100. Every input that "
         "stays synthesised or unstated is swept (robustness section), and a held-out claim holds "
@@ -1060,7 +1060,7 @@ def _oracle_section(f: dict[str, Any], oracle_w) -> list[str]:
         "a simple seasonal forecaster learned from the past windows: the mean per-second shape "
         "of the past windows, weighted by how well it predicted the last one (least squares), "
         "times the last window's level, `seasonal_forecast` in `baselines/migrator.py`; the "
-        "forecaster before issue 32, the previous window's level and per-second distribution, "
+        "first forecaster, the previous window's level and per-second distribution, "
         "is `migrator:forecaster=level`). Planning with the true arrivals of the window "
         "(oracle, gap 0.02, at most 400 exact plan solves) gives:",
         "",
@@ -1123,7 +1123,7 @@ def _sweep_section(f: dict[str, Any]) -> list[str]:
         return [
             "## Robustness sweeps",
             "",
-            "Not in this run (the saved runs predate issue 32's sweeps): no held-out claim is "
+            "Not in this run (the saved runs predate the sweeps): no held-out claim is "
             "counted as holding.",
             "",
         ]
@@ -1192,8 +1192,8 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         + ", ".join(w.upper() for w in oracle_w)
         + " (oracle table): the part of each second that does not recur cannot be planned "
         "for from the past windows. Forecaster history: a seasonal-naive per-second forecast "
-        "was tried before issue 32, on the stationary traces, and lost to Ekya on W1 and W5 "
-        "(`docs/design-notes.md`); issue 32's seasonal forecaster learns the weight of the "
+        "was tried earlier, on the stationary traces, and lost to Ekya on W1 and W5 "
+        "(`docs/design-notes.md`); the seasonal forecaster learns the weight of the "
         "shape from the past windows, so on stationary arrivals it falls back to the level "
         "(`tests/baselines/test_migrator_forecast.py`), and the level forecaster's Goodput "
         "stands beside it in the oracle table.",
@@ -1216,9 +1216,9 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         "",
         "Not tuned to the claims: the inputs come from the sources in the scenario files; "
         "`retrain_scale` was fitted to Fig. 2 (a characterisation, not an evaluation result); "
-        "issue 32 replaced the Fig. 2 trace level by the §5.1 / Fig. 3 reading and added the "
-        "recurrence and the MPS slowdown before any run of the new scenarios; no input was "
-        "changed after the held-out results were seen. "
+        "the 2026-11-27 workloads replaced the Fig. 2 trace level by the §5.1 / Fig. 3 reading "
+        "and added the recurrence and the MPS slowdown before any run of the new scenarios; "
+        "no input was changed after the held-out results were seen. "
         "Two baseline fixes followed the first runs (before that recalibration), both toward "
         "the papers: "
         "Ekya-on-MIG first could skip retraining (the paper's Ekya always retrains), and PARIS / "

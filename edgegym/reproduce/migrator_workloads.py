@@ -10,7 +10,7 @@ memory and load time: :mod:`edgegym.workload.models`; the new-class accuracy mod
 :mod:`edgegym.families.mig.datasets`; the A100's MIG profiles and placements:
 :mod:`edgegym.hardware.mig`) are named in the file's ``notes``.
 
-The trace level :data:`RATE` is taken from the paper's setup (issue 32): §5.1 gives no request
+The trace level :data:`RATE` is taken from the paper's setup: §5.1 gives no request
 rate and points to Fig. 3 for the traces' characteristics, whose two curves lie mostly between
 50 and 250 req/s on a 0-300 axis; edgegym reads their level as 120 req/s (the generators'
 documented level, docs/traces.md) and the reproduction sweeps it (x0.5, x2). The arrivals recur
@@ -26,7 +26,7 @@ input.
 
 Choices made after seeing results (none of them against a held-out claim): the Fig. 2 level
 (260 req/s) and the retraining scale replaced the earlier unsourced 100 req/s and scale 1 once
-the Fig. 2 fit existed; issue 32 then replaced the Fig. 2 level as the workloads' level by the
+the Fig. 2 fit existed; the workloads then replaced the Fig. 2 level as the workloads' level by the
 Fig. 3 reading above (Fig. 2 is one tenant alone, §5 runs two; the Fig. 2 level stays the
 calibration experiment's own), before any run of the new scenarios.
 """

@@ -74,7 +74,7 @@ SERVERS = [3, 4, 5, 6, 7]
 THETAS = [0.5, 1.0, 2.0, 5.0, 10.0]
 BINS = 10
 
-#: The robustness sweeps (issue 32, item 3): every input of ``scenarios/srs-*.yaml`` whose
+#: The robustness sweeps: every input of ``scenarios/srs-*.yaml`` whose
 #: provenance says synthesised (or a choice), scaled by each factor. ``key -> (label, the
 #: provenance entries it scales, factors)``; :func:`_sweep_scenario` applies them.
 ROBUST: dict[str, tuple[str, str, tuple[float, ...]]] = {
@@ -594,7 +594,7 @@ def _point_claims(rows: dict[str, Any]) -> dict[str, list[Claim]]:
 
 def _judged(rows: dict[str, Any]) -> list[Claim]:
     """The claims as the table counts them: a held-out claim holds only if it holds on the
-    default scenario and at every robustness point (issue 32, item 3); where it fails at a
+    default scenario and at every robustness point; where it fails at a
     point, ``why`` names the point and the value there."""
     base = _claims(rows)
     points = _point_claims(rows)
@@ -862,9 +862,9 @@ def _intro() -> list[str]:
         "with these nodes (the other reading, scheduling the chain itself, is "
         "`srs_schedule(..., schedule_chain=True)`).",
         "",
-        "## The baselines and their own retraining triggers (issue 32)",
+        "## The baselines and their own retraining triggers",
         "",
-        "Until issue 32 every baseline retrained from the same pools with triggers edgegym "
+        "Until 2026-11-27 every baseline retrained from the same pools with triggers edgegym "
         "had chosen (Ekya whenever a configuration gained 0.05, AdaInf one task per request "
         "within a 10% GPU-time budget), and MRS's accuracy gain was +1.3% (previous report: "
         "PASS 0.812, Ekya 0.845, AdaInf 0.846, MRS 0.845; completion -41.1%). Each now "
@@ -1046,7 +1046,7 @@ def _apps_paragraph(rows: dict[str, Any]) -> list[str]:
         sa = [_mean(same, "mrs", "accuracy", apps=v) for v in ROBUST_APPS]
         sc = [_mean(same, "mrs", "completion_s", apps=v) for v in ROBUST_APPS]
         text += (
-            f" At the same request rate instead (the reading before issue 32: 1000 requests "
+            f" At the same request rate instead (the earlier reading: 1000 requests "
             f"whatever the applications) MRS goes {sa[0]:.3f} -> {sa[1]:.3f} in accuracy and "
             f"{sc[0]:.2f} -> {sc[1]:.2f} s in completion time from {ROBUST_APPS[0]} to "
             f"{ROBUST_APPS[-1]} applications."
@@ -1251,7 +1251,7 @@ def _robustness_section(rows: dict[str, Any]) -> list[str]:
     base = _claims(rows)
     held = [i for i, c in enumerate(base) if c.role == "held-out"]
     lines = [
-        "## Robustness sweeps (issue 32)",
+        "## Robustness sweeps",
         "",
         "![robustness](srs-robustness.png)",
         "",

@@ -512,7 +512,7 @@ class AlibabaLike(_TickModulated):
 
 
 # --------------------------------------------------------------------------------------------
-# recurrence across windows (issue 32)
+# recurrence across windows (a planner that learns from past windows needs a pattern to learn)
 # --------------------------------------------------------------------------------------------
 
 #: Share of a recurring process's rate that repeats every period, in [0, 1].

@@ -535,7 +535,7 @@ def write_azure_functions_sample(path: str | os.PathLike[str], seed: int = 0) ->
 
 
 # --------------------------------------------------------------------------------------------
-# per-request logs (issue 32: replay the real Azure and Alibaba traces when a user has them)
+# per-request logs: replay the real Azure and Alibaba traces when a user has them
 # --------------------------------------------------------------------------------------------
 
 #: Per-request log formats :func:`read_request_log` reads -> (time column, what it holds).

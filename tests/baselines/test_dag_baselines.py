@@ -1,7 +1,7 @@
-"""The DAG baselines' own retraining triggers (issue 32): PASS retrains every model once per
-period, Ekya decides each model once per retraining window (best window-averaged accuracy),
-AdaInf retrains within the request's SLO slack split by impact degree. Known answers on
-hand-built cases, and the triggers as they run in an episode."""
+"""The DAG baselines' own retraining triggers, as their sources describe them: PASS retrains
+every model once per period, Ekya decides each model once per retraining window (best
+window-averaged accuracy), AdaInf retrains within the request's SLO slack split by impact
+degree. Known answers on hand-built cases, and the triggers as they run in an episode."""
 
 from __future__ import annotations
 

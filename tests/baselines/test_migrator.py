@@ -10,33 +10,9 @@ from edgegym.baselines.migrator import PlanProblem, brute_force, build_problem, 
 from edgegym.families.mig import MIGReconfigEnv
 
 
-def _random_problem(seed: int) -> PlanProblem:
-    rng = np.random.default_rng(seed)
-    m, t_n, n_u, n_z = 2, int(rng.integers(3, 6)), 3, 2
-    added = rng.uniform(0, 20, (m, n_u, n_u))
-    for i in range(m):
-        np.fill_diagonal(added[i], 0.0)
-    n = int(rng.integers(4, 9))
-    return PlanProblem(
-        arrivals=rng.uniform(0, 40, (m, t_n)),
-        dt=np.ones(t_n),
-        sig_u=rng.integers(0, n_u, (n, m)),
-        sig_r=rng.integers(-1, n_z, (n, m)),
-        cap=rng.uniform(5, 30, (m, n_u)),
-        added=added,
-        psi=rng.uniform(0.5, 3.0, m),
-        pre=rng.uniform(0.3, 0.6, m),
-        post=rng.uniform(0.7, 0.95, m),
-        dur=rng.integers(1, t_n + 1, (m, n_z)),
-        pending=rng.random(m) < 0.8,
-        prev_u=rng.integers(-1, n_u, m),
-        must_launch=bool(rng.random() < 0.5),
-    )
-
-
 @pytest.mark.parametrize("seed", range(20))
-def test_solver_equals_brute_force_on_random_tiny_problems(seed):
-    p = _random_problem(seed)
+def test_solver_equals_brute_force_on_random_tiny_problems(seed, tiny_plan_problem):
+    p = tiny_plan_problem(seed)
     try:
         best, _ = brute_force(p)
     except ValueError:

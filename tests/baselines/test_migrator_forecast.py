@@ -1,4 +1,4 @@
-"""Issue 32: MIGRator's seasonal forecaster learns a per-second shape that recurs across windows
+"""MIGRator's seasonal forecaster learns a per-second shape that recurs across windows
 (better than the level forecaster it replaces as the default), and stays at the level when
 nothing recurs."""
 

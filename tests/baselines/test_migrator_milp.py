@@ -12,35 +12,9 @@ from edgegym.baselines.migrator_milp import change_classes, solve_milp
 from edgegym.families.mig import MIGReconfigEnv
 
 
-def _eq11_problem(seed: int) -> PlanProblem:
-    """A random tiny problem whose switch costs have Eq. 11's shape: options fall into classes
-    and entering an option from another class costs that option's capacity."""
-    rng = np.random.default_rng(seed)
-    m, t_n, n_u, n_z = 2, int(rng.integers(3, 6)), 4, 2
-    cap = rng.uniform(5, 30, (m, n_u))
-    cls = rng.integers(0, 2, (m, n_u))
-    added = np.where(cls[:, :, None] != cls[:, None, :], cap[:, None, :], 0.0)
-    n = int(rng.integers(4, 9))
-    return PlanProblem(
-        arrivals=rng.uniform(0, 40, (m, t_n)),
-        dt=np.ones(t_n),
-        sig_u=rng.integers(0, n_u, (n, m)),
-        sig_r=rng.integers(-1, n_z, (n, m)),
-        cap=cap,
-        added=added,
-        psi=rng.uniform(0.5, 3.0, m),
-        pre=rng.uniform(0.3, 0.6, m),
-        post=rng.uniform(0.7, 0.95, m),
-        dur=rng.integers(1, t_n + 1, (m, n_z)),
-        pending=rng.random(m) < 0.8,
-        prev_u=rng.integers(-1, n_u, m),
-        must_launch=bool(rng.random() < 0.5),
-    )
-
-
 @pytest.mark.parametrize("seed", range(25))
-def test_milp_equals_brute_force_on_tiny_problems(seed):
-    p = _eq11_problem(seed)
+def test_milp_equals_brute_force_on_tiny_problems(seed, tiny_plan_problem):
+    p = tiny_plan_problem(seed, eq11=True)
     try:
         best, _ = brute_force(p)
     except ValueError:
@@ -67,21 +41,22 @@ def test_milp_equals_the_decomposition_on_a_real_window():
     assert plan.gap < 1e-6
 
 
-def test_classes_follow_eq11_and_other_rules_are_refused():
-    p = _eq11_problem(1)
+def test_classes_follow_eq11_and_other_rules_are_refused(tiny_plan_problem):
+    p = tiny_plan_problem(1, eq11=True)
     cls, enter = change_classes(p, p.loss())
     for i in range(2):  # two options are in one class exactly when switching is free
         free = (p.added[i] == 0) & (p.added[i].T == 0)
-        assert np.array_equal(cls[i][:, None] == cls[i][None, :], free | np.eye(4, dtype=bool))
-    assert enter.shape == (2, p.shape[1], 4) and np.all(enter >= 0)
+        same = cls[i][:, None] == cls[i][None, :]
+        assert np.array_equal(same, free | np.eye(p.cap.shape[1], dtype=bool))
+    assert enter.shape == (2, p.shape[1], p.cap.shape[1]) and np.all(enter >= 0)
     rng = np.random.default_rng(0)
     per_instance = rng.uniform(1, 20, p.added.shape)  # the cost depends on the option left
     with pytest.raises(ValueError, match="per-instance"):
         solve_milp(PlanProblem(**{**p.__dict__, "added": per_instance}))
 
 
-def test_a_problem_where_retraining_lowers_accuracy_is_refused():
-    p = _eq11_problem(2)
+def test_a_problem_where_retraining_lowers_accuracy_is_refused(tiny_plan_problem):
+    p = tiny_plan_problem(2, eq11=True)
     with pytest.raises(ValueError, match="post >= pre"):
         solve_milp(PlanProblem(**{**p.__dict__, "post": p.pre - 0.1}))
 

@@ -1,4 +1,4 @@
-"""The thief's work per decision is bounded by a count (issue 35): scores asked for at most
+"""The thief's work per decision is bounded by a count (never by a timer): scores asked for at most
 ``thief_work_bound``, and a Delta so fine that the bound explodes is refused before any work."""
 
 from __future__ import annotations

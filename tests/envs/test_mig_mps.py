@@ -1,4 +1,4 @@
-"""Issue 32: MPS interference in the MIG family -- co-located work serves and retrains
+"""MPS interference in the MIG family -- co-located work serves and retrains
 ``1 - s`` as fast when the scenario turns it on, and nothing changes when it is off."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ def test_scenario_file_is_the_generators_and_names_every_source(key: str) -> Non
     raw = yaml.safe_load(text)
     assert provenance_problems(raw) == []
     assert source_of(raw, "overhead.rule").startswith("paper: Eq. 10")
-    # issue 32: the load from the paper's setup (§5.1 -> Fig. 3), not fitted to Fig. 2; the
+    # the load from the paper's setup (§5.1 -> Fig. 3), not fitted to Fig. 2; the
     # arrivals recur at the window; MPS interference is written, off (the reproduction turns
     # it on for the MPS-based baselines' runs)
     assert source_of(raw, "tenants.arrival.rate").startswith("paper: §5.1 and Fig. 3")

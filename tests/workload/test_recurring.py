@@ -1,4 +1,4 @@
-"""Issue 32: arrivals whose per-second structure recurs across windows, and the replay of
+"""Arrivals whose per-second structure recurs across windows, and the replay of
 per-request logs (the real Azure LLM and Alibaba call-graph traces) -- known answers."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Inference and retraining costs of a full-size ResNet18 under MPS shares (docs/real-gpu.md).
 
-The Ekya regime (issue 32) rests on two inputs the simulator takes from the authors' code: a
+The Ekya regime rests on two inputs the simulator takes from the authors' code: a
 ResNet18 stream's inference needs a fixed GPU share, and a retraining job's progress is
 proportional to the GPU share it is given (the thief's GPU-time rescaling). This script measures
 both on the GPU it runs on, with torch only (no edgegym import, no torchvision):

@@ -74,7 +74,7 @@ class MIGSpec:
     overhead_rule: str  # "eq10" (MIGRator Eq. 10-11, measured Psi) or "per-instance"
     valid_static: np.ndarray  # (N,) signatures meeting the memory minimums
     mps_inference_slowdown: float  # co-located inference loses this share (0: MIG, no loss)
-    mps_retrain_slowdown: float  # co-located retraining loses this share (issue 32)
+    mps_retrain_slowdown: float  # co-located retraining loses this share under MPS
     objective: dict[str, float]  # the scenario's objective weights
 
     @classmethod

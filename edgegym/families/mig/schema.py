@@ -69,7 +69,7 @@ Slowdown = Annotated[float, Range(0.0, 1.0, hi_open=True)]
 
 class MIGMPS(Record):
     """``mps``: interference between co-located work when the GPU is shared by MPS instead of
-    MIG (issue 32; MIGRator §1, §5.2: MPS leaves memory bandwidth shared, so the paper's Ekya and
+    MIG (MIGRator §1, §5.2: MPS leaves memory bandwidth shared, so the paper's Ekya and
     Astraea suffer interference that MIG removes). With ``interference`` on, whenever two or
     more tasks hold the GPU (inference instances that serve, running retraining jobs), every
     inference task serves ``1 - inference_slowdown`` of its requests per second and every
