@@ -37,7 +37,9 @@ under ``eq10``).
 
 **The solver** (a decomposition, not a monolithic ILP). Given the retraining plan (start and
 size per tenant) the problem is a longest path over the inference options with transition costs
-(exact Viterbi, ``O(T J^2)`` for J joint inference options). Over retraining plans it is
+(exact Viterbi, ``O(T J^2)`` for J joint inference options; ``O(T 2^M J)`` under Eq. 11's cost,
+whose switch losses depend only on which tenants change class: :class:`_TransitionCache`).
+Over retraining plans it is
 branch and bound: dropping the transition costs gives every plan an upper bound computable for
 all plans at once from prefix sums; plans are solved exactly in decreasing bound order until
 the best found value is within ``gap`` of every remaining bound. ``gap=0`` proves optimality;
@@ -260,17 +262,17 @@ def solve(
     loss = p.loss()  # (M, T, U, U)
     tab = _option_tables(p, served, loss)
     stride, start, size, end = _retraining_plans(p, max_combos)
-    ub = _upper_bounds(p, start, end, size, tab.best, tab.occ_index)
+    ub = _upper_bounds(p, start, end, size, tab)
     gain_cum = np.concatenate(
         [np.zeros((*tab.gain.shape[:2], 1)), np.cumsum(tab.gain, axis=2)], axis=2
     )
     breaks = _table_breaks(p, served, loss)
     # Transition cost tables per tenant over joint options.
-    trans = _TransitionCache(loss, tab.joint)
+    trans = _TransitionCache(p, loss, tab.joint)
 
-    def viterbi(k: int) -> tuple[float, list[int]]:
+    def viterbi(k: int) -> tuple[float, Callable[[], np.ndarray]]:
         return _viterbi(p, start[:, k], end[:, k], size[:, k], gain_cum, trans, loss,
-                        tab.sig_at, tab.occ_index, tab.joint, breaks)  # fmt: skip
+                        tab, breaks)  # fmt: skip
 
     best_val, best_seq, best_plan, solved, bound = _branch_and_bound(ub, viterbi, gap, max_plans)
     starts = {
@@ -295,7 +297,8 @@ class _OptionTables:
     Attributes:
         joint: (J, M) the distinct joint inference options of the signatures.
         sig_at: (O, J) the signature of retraining occupancy o and joint option j (-1: none).
-        occ_index: Retraining occupancy (a tuple per tenant) -> its row o.
+        occ_lookup: Retraining occupancy key -> its row o (-1: no signature has it); the key of
+            sizes ``z_i`` (-1: none) is ``sum_i (z_i + 1) occ_base^i`` (:meth:`occupancy`).
         gain: (F, J, T) accuracy-weighted served requests per accuracy flag vector f (bit i:
             tenant i at post accuracy), joint option and step.
         best: (O, F, T) the upper bound of a step's gain over the options allowed under each
@@ -304,9 +307,16 @@ class _OptionTables:
 
     joint: np.ndarray
     sig_at: np.ndarray
-    occ_index: dict[tuple[int, ...], int]
+    occ_lookup: np.ndarray
+    occ_base: int
     gain: np.ndarray
     best: np.ndarray
+
+    def occupancy(self, sizes: np.ndarray) -> np.ndarray:
+        """(...,) occupancy row of retraining sizes (..., M) (-1: the tenant runs no job), -1
+        where no signature has that occupancy."""
+        powers = self.occ_base ** np.arange(sizes.shape[-1])
+        return self.occ_lookup[((sizes + 1) * powers).sum(axis=-1)]
 
 
 def _option_tables(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> _OptionTables:
@@ -338,8 +348,10 @@ def _option_tables(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> _Opt
     bound_gain = gain.copy()
     bound_gain[:, :, 0] -= entry
     best = np.where(allowed[:, None, :, None], bound_gain[None], NEG).max(axis=2)  # (O, F, T)
-    occ_index = {tuple(int(x) for x in r): k for k, r in enumerate(occ)}
-    return _OptionTables(joint=joint, sig_at=sig_at, occ_index=occ_index, gain=gain, best=best)
+    base = p.dur.shape[1] + 1
+    occ_lookup = np.full(base**m, -1, dtype=np.int64)
+    occ_lookup[((occ + 1) * base ** np.arange(m)).sum(axis=1)] = np.arange(n_o)
+    return _OptionTables(joint, sig_at, occ_lookup, base, gain, best)
 
 
 def _retraining_plans(
@@ -369,10 +381,10 @@ def _retraining_plans(
 
 def _branch_and_bound(
     ub: np.ndarray,
-    viterbi: Callable[[int], tuple[float, list[int]]],
+    viterbi: Callable[[int], tuple[float, Callable[[], np.ndarray]]],
     gap: float,
     max_plans: int,
-) -> tuple[float, list[int], int, int, float]:
+) -> tuple[float, np.ndarray, int, int, float]:
     """Solve plans exactly in the order of their upper bounds until the best is within
     ``gap`` of every remaining bound (or ``max_plans`` are solved).
 
@@ -383,7 +395,7 @@ def _branch_and_bound(
     Raises:
         ValueError: No plan is feasible.
     """
-    best_val, best_seq, best_plan = NEG, None, -1
+    best_val, best_seq, best_plan = NEG, None, -1  # best_seq: the best plan's backtrack
     solved = 0
     bound = NEG
     for k in np.argsort(-ub, kind="stable"):
@@ -401,7 +413,7 @@ def _branch_and_bound(
             best_val, best_seq, best_plan = val, seq, k
     if best_seq is None:
         raise ValueError("no feasible allocation sequence for this window")
-    return best_val, best_seq, best_plan, solved, bound
+    return best_val, best_seq(), best_plan, solved, bound
 
 
 def _upper_bounds(
@@ -409,16 +421,11 @@ def _upper_bounds(
     start: np.ndarray,
     end: np.ndarray,
     size: np.ndarray,
-    best: np.ndarray,
-    occ_index: dict[tuple[int, ...], int],
+    tab: _OptionTables,
 ) -> np.ndarray:
     """(P,) bound of every plan: per-step best options, transitions free (prefix sums)."""
     m, t_n = p.shape
-    n_z = p.dur.shape[1]
-    base = n_z + 1
-    lookup = np.full(base**m, -1, dtype=np.int64)  # occupancy key -> occupancy index
-    for tup, k in occ_index.items():
-        lookup[sum((z + 1) * base**i for i, z in enumerate(tup))] = k
+    best = tab.best
     prefix = np.concatenate([np.zeros((*best.shape[:2], 1)), np.cumsum(best, axis=2)], axis=2)
     bounds = np.concatenate(
         [
@@ -434,8 +441,7 @@ def _upper_bounds(
         seg = b > a
         running = (a[None, :] >= start) & (a[None, :] < end) & (start >= 0)
         done = np.where(p.pending[:, None], (end >= 0) & (a[None, :] >= end), True)
-        key = ((np.where(running, size, -1) + 1) * (base ** np.arange(m))[:, None]).sum(axis=0)
-        o = lookup[key]
+        o = tab.occupancy(np.where(running, size, -1).T)
         f = (done * (1 << np.arange(m))[:, None]).sum(axis=0)
         oo = np.maximum(o, 0)
         part = prefix[oo, f, b] - prefix[oo, f, a]
@@ -444,12 +450,54 @@ def _upper_bounds(
     return np.maximum(total, NEG)
 
 
-class _TransitionCache:
-    """Transition costs between joint options, built when first needed and shared by every
-    step whose loss table is the same: per tenant (M, J, J), and weighted by the tenants'
-    accuracies for one completion state (J, J)."""
+def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The class of every inference option and the entry loss ``l[i, t, u]``, when the
+    problem's switch losses have Eq. 11's shape: options fall into classes (a switch inside a
+    class is free) and ``loss[i, t, u', u]`` is ``l[i, t, u]`` whenever ``u'``'s class differs
+    from ``u``'s, whatever ``u'`` is (checked exactly, over the options the signatures use).
 
-    def __init__(self, loss: np.ndarray, joint: np.ndarray) -> None:
+    Returns:
+        (M, U) class index per tenant and option and (M, T, U) the loss of entering option u
+        from another class at step t; ``None`` where the loss depends on the option left (the
+        ``per-instance`` rule).
+    """
+    m, t_n = p.shape
+    n_u = p.added.shape[1]
+    cls = np.zeros((m, n_u), dtype=np.int64)
+    enter = np.zeros((m, t_n, n_u))
+    for i in range(m):
+        used = np.unique(p.sig_u[:, i])
+        free = (p.added[i] == 0) & (p.added[i].T == 0)  # switching costs nothing either way
+        label = np.arange(n_u)  # an option no signature uses keeps a class of its own
+        for u in used:  # classes: connected components of the free switches
+            for w in used[free[u, used]]:
+                a, b = label[u], label[w]
+                if a != b:
+                    label[label == max(a, b)] = min(a, b)
+        cls[i] = np.unique(label, return_inverse=True)[1]
+        differ = cls[i][:, None] != cls[i][None, :]  # (u', u)
+        enter[i] = np.where(differ[None], loss[i], 0.0).max(axis=1)
+        expected = np.where(differ[None], enter[i][:, None, :], 0.0)
+        if not np.array_equal(loss[i][:, used][:, :, used], expected[:, used][:, :, used]):
+            return None
+    return cls, enter
+
+
+class _TransitionCache:
+    """The Viterbi step over joint options: the best predecessor value of every option
+    (``max over j' of v[j'] - cost(j', j)``, with ``cost`` the tenants' accuracy-weighted
+    switch losses), and the predecessor itself for the backtrack.
+
+    Under Eq. 11's shape (:func:`change_classes`) a tenant's cost depends only on whether its
+    class changes, so the step needs no (J, J) table: for every set S of tenants that keep
+    their class, the best ``v`` over the options that agree with j on S's classes (one grouped
+    maximum) less the loss of the tenants outside S; the best over the sets is the exact
+    maximum, bit for bit the dense one's (costs only grow when a set is taken smaller than the
+    exact one, and floating-point sums of non-negative terms are monotone). Other cost rules
+    take the dense (J, J) table, built per loss table and completion state when first needed.
+    """
+
+    def __init__(self, p: PlanProblem, loss: np.ndarray, joint: np.ndarray) -> None:
         self.loss = loss  # (M, T, U, U)
         self.joint = joint  # (J, M)
         t_n = loss.shape[1]
@@ -459,6 +507,32 @@ class _TransitionCache:
         self.key = np.maximum.accumulate(np.where(np.r_[True, ~same], idx, 0))
         self.cache: dict[int, np.ndarray] = {}
         self.weighted: dict[tuple[int, int], np.ndarray] = {}
+        classes = change_classes(p, loss)
+        self.enter = None if classes is None else classes[1]
+        if classes is not None:
+            self._groups(classes[0])
+
+    def _groups(self, cls: np.ndarray) -> None:
+        """Per set S of tenants keeping their class (bit i: tenant i): the options grouped by
+        their classes on S, laid end to end (``order``, ``starts``), and each option's group
+        (``group``: (2^M, J) into the concatenated groups)."""
+        n_j, m = self.joint.shape
+        self.keep = np.array([[(s >> i) & 1 for i in range(m)] for s in range(2**m)], dtype=bool)
+        order, starts, group = [], [], []
+        n_groups = 0
+        for s, keep in enumerate(self.keep):
+            key = np.stack([cls[i, self.joint[:, i]] for i in range(m) if keep[i]] or
+                           [np.zeros(n_j, dtype=np.int64)], axis=1)  # fmt: skip
+            gid = np.unique(key, axis=0, return_inverse=True)[1].ravel()
+            perm = np.argsort(gid, kind="stable")
+            first = np.flatnonzero(np.r_[True, gid[perm][1:] != gid[perm][:-1]])
+            order.append(perm)
+            starts.append(first + s * n_j)
+            group.append(gid + n_groups)
+            n_groups += len(first)
+        self.order = np.concatenate(order)
+        self.starts = np.concatenate(starts)
+        self.group = np.stack(group)
 
     def at(self, t: int) -> np.ndarray:
         """(M, J, J) costs of switching at step ``t``."""
@@ -473,17 +547,42 @@ class _TransitionCache:
         return out
 
     def weighted_at(self, t: int, flag: int, acc: np.ndarray) -> np.ndarray:
-        """(J, J) ``sum_i acc[i] * cost_i`` of switching at step ``t`` (``flag`` names the
-        completion state that ``acc`` belongs to)."""
+        """``sum_i acc[i] * cost_i`` of switching at step ``t`` (``flag`` names the completion
+        state that ``acc`` belongs to): (J, J) from j' to j, or under Eq. 11's shape (2^M, J)
+        the cost of entering j for the tenants outside each set S."""
         ck = (int(self.key[t]), flag)
         out = self.weighted.get(ck)
         if out is None:
-            tr = self.at(t)
-            out = acc[0] * tr[0]
-            for i in range(1, tr.shape[0]):
-                out = out + acc[i] * tr[i]
+            if self.enter is None:
+                tr = self.at(t)
+                out = acc[0] * tr[0]
+                for i in range(1, tr.shape[0]):
+                    out = out + acc[i] * tr[i]
+            else:
+                out = np.zeros(self.group.shape)
+                for i in range(self.joint.shape[1]):  # summed in tenant order, as the dense
+                    term = acc[i] * self.enter[i, ck[0], self.joint[:, i]]
+                    out = out + np.where(self.keep[:, i, None], 0.0, term[None])
             self.weighted[ck] = out
         return out
+
+    def best_into(self, v: np.ndarray, t: int, flag: int, acc: np.ndarray) -> np.ndarray:
+        """(J,) ``max over j' of v[j'] - cost(j', j)`` for a switch at step ``t``."""
+        w = self.weighted_at(t, flag, acc)
+        if self.enter is None:
+            return (v[:, None] - w).max(axis=0)
+        best = np.maximum.reduceat(v[self.order], self.starts)
+        return (best[self.group] - w).max(axis=0)
+
+    def best_from(self, v: np.ndarray, t: int, acc: np.ndarray, j: int) -> int:
+        """The predecessor of option ``j`` at step ``t`` (the first maximiser, as the dense
+        table's ``argmax`` picks it)."""
+        key = int(self.key[t])
+        m = self.joint.shape[1]
+        w = acc[0] * self.loss[0, key, self.joint[:, 0], self.joint[j, 0]]
+        for i in range(1, m):
+            w = w + acc[i] * self.loss[i, key, self.joint[:, i], self.joint[j, i]]
+        return int(np.argmax(v - w))
 
 
 def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.ndarray:
@@ -528,12 +627,11 @@ def _viterbi(
     gain_cum: np.ndarray,
     trans: _TransitionCache,
     loss: np.ndarray,
-    sig_at: np.ndarray,
-    occ_index: dict[tuple[int, ...], int],
-    joint: np.ndarray,
+    tab: _OptionTables,
     breaks: np.ndarray,
-) -> tuple[float, np.ndarray]:
-    """Exact best sequence for one retraining plan (longest path over joint options).
+) -> tuple[float, Callable[[], np.ndarray]]:
+    """Exact best sequence for one retraining plan (longest path over joint options): its value
+    and the backtrack that returns it (called for the best plan only).
 
     The path may change option only where a stretch of identical tables starts (``breaks``)
     or where a retraining job starts or ends; see :func:`_table_breaks`. ``trans`` caches the
@@ -548,17 +646,14 @@ def _viterbi(
     seg = np.flatnonzero(brk)
     seg_end = np.append(seg[1:], t_n)
     n_j = gain_cum.shape[1]
-    back = np.zeros((len(seg), n_j), dtype=np.int64)
-    cols = np.arange(n_j)
     # Per stretch: retraining occupancy, completion flags, accuracies and gains (vectorised).
     running = (start[None, :] <= seg[:, None]) & (seg[:, None] < end[None, :])  # (S, M)
     done = np.where(p.pending[None, :], (end[None, :] >= 0) & (seg[:, None] >= end[None, :]), True)
     flags = (done * (1 << np.arange(m))).sum(axis=1)  # (S,)
     accs = np.where(done, p.post[None, :], p.pre[None, :])  # (S, M)
-    occ_rows = np.where(running, size[None, :], -1)
-    opts = [occ_index.get(tuple(int(z) for z in row), -1) for row in occ_rows]
-    o_arr = np.array(opts, dtype=np.int64)
-    ok = (sig_at[np.maximum(o_arr, 0)] >= 0) & (o_arr >= 0)[:, None]  # (S, J)
+    opts = tab.occupancy(np.where(running, size[None, :], -1))  # (S,)
+    sig_at, joint = tab.sig_at, tab.joint
+    ok = (sig_at[np.maximum(opts, 0)] >= 0) & (opts >= 0)[:, None]  # (S, J)
     gains = np.where(ok, gain_cum[flags, :, seg_end] - gain_cum[flags, :, seg], NEG)
     a0 = int(seg[0])
     cost = np.zeros(n_j)
@@ -568,18 +663,22 @@ def _viterbi(
             u = joint[:, i]
             cost += accs[0, i] * np.where(u != prev, loss[i, a0, prev, u], 0.0)
     v = gains[0] - cost
+    values = [v]  # each stretch's values before the next switch, for the backtrack
     for k in range(1, len(seg)):
-        cand = v[:, None] - trans.weighted_at(int(seg[k]), int(flags[k]), accs[k])  # (J, J)
-        arg = np.argmax(cand, axis=0)
-        v = cand[arg, cols] + gains[k]
-        back[k] = arg
-    j = int(np.argmax(v))
-    val = float(v[j])
-    seq = np.zeros(t_n, dtype=np.int64)
-    for k in range(len(seg) - 1, -1, -1):
-        seq[seg[k] : seg_end[k]] = sig_at[opts[k], j]
-        j = int(back[k, j])
-    return val, seq
+        v = trans.best_into(v, int(seg[k]), int(flags[k]), accs[k]) + gains[k]
+        values.append(v)
+    j_end = int(np.argmax(v))
+
+    def backtrack() -> np.ndarray:
+        j = j_end
+        seq = np.zeros(t_n, dtype=np.int64)
+        for k in range(len(seg) - 1, -1, -1):
+            seq[seg[k] : seg_end[k]] = sig_at[opts[k], j]
+            if k:
+                j = trans.best_from(values[k - 1], int(seg[k]), accs[k], j)
+        return seq
+
+    return float(v[j_end]), backtrack
 
 
 def brute_force(p: PlanProblem) -> tuple[float, np.ndarray]:

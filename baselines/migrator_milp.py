@@ -38,45 +38,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
-from edgegym.baselines.migrator import Plan, PlanProblem
+from edgegym.baselines.migrator import Plan, PlanProblem, change_classes
 
-__all__ = ["change_classes", "solve_milp"]
-
-
-def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The class of every inference option and the entry loss ``l[i, t, u]`` (Eq. 11's shape).
-
-    Returns:
-        (M, U) class index per tenant and option, and (M, T, U) the loss of entering option u
-        from another class at step t.
-
-    Raises:
-        ValueError: The problem's switch losses do not have Eq. 11's shape (a cost that depends
-            on the option left, as the ``per-instance`` rule's does).
-    """
-    m, t_n = p.shape
-    n_u = p.added.shape[1]
-    cls = np.zeros((m, n_u), dtype=np.int64)
-    enter = np.zeros((m, t_n, n_u))
-    for i in range(m):
-        free = (p.added[i] == 0) & (p.added[i].T == 0)  # switching costs nothing either way
-        label = np.arange(n_u)
-        for u in range(n_u):  # classes: connected components of the free switches
-            for w in np.flatnonzero(free[u]):
-                a, b = label[u], label[w]
-                if a != b:
-                    label[label == max(a, b)] = min(a, b)
-        cls[i] = np.unique(label, return_inverse=True)[1]
-        differ = cls[i][:, None] != cls[i][None, :]  # (u', u)
-        enter[i] = np.where(differ[None], loss[i], 0.0).max(axis=1)
-        expected = np.where(differ[None], enter[i][:, None, :], 0.0)
-        if not np.allclose(loss[i], expected, rtol=1e-9, atol=1e-9):
-            raise ValueError(
-                "solver=milp linearises Eq. 11's cost (a change of instance or GPC count costs "
-                "the new option's capacity); this problem's switch costs depend on the option "
-                "left (the per-instance rule): use the default solver"
-            )
-    return cls, enter
+__all__ = ["solve_milp"]
 
 
 class _Rows:
@@ -125,7 +89,14 @@ def solve_milp(p: PlanProblem, gap: float = 1e-4, time_limit: float | None = Non
         raise ValueError("solver=milp needs post >= pre for every tenant (retraining helps)")
     served = p.served()  # (M, U, T)
     loss = p.loss()  # (M, T, U, U)
-    cls, enter = change_classes(p, loss)
+    classes = change_classes(p, loss)
+    if classes is None:
+        raise ValueError(
+            "solver=milp linearises Eq. 11's cost (a change of instance or GPC count costs "
+            "the new option's capacity); this problem's switch costs depend on the option "
+            "left (the per-instance rule): use the default solver"
+        )
+    cls, enter = classes
     n_sig, n_u = p.sig_u.shape[0], p.cap.shape[1]
     n_x = n_sig * t_n
 

@@ -11,7 +11,8 @@
 * :func:`write_text`: a report or scenario file, atomically, its first line the marker.
 * :func:`check_output_folder`: an output folder and every file a command writes into it.
 
-Every JSON file edgegym writes carries ``"edgegym_output": KIND`` (:data:`MARKER`); Markdown
+Every JSON file edgegym writes carries ``"edgegym_output": KIND`` (:data:`MARKER`; a JSON-lines
+file on its first line); Markdown
 and YAML outputs carry it in a first-line comment (``<!-- edgegym_output: report -->``,
 ``# edgegym_output: scenario``).
 """
@@ -72,6 +73,13 @@ def is_edgegym_output(path: str | Path, kind: str) -> bool:
             return True
         legacy = LEGACY_KEYS.get(kind)
         return bool(legacy) and MARKER not in data and all(k in data for k in legacy)
+    if p.suffix.lower() == ".jsonl":  # JSON lines: the first line carries the marker
+        try:
+            with p.open(encoding="utf-8") as fh:
+                head = json.loads(fh.readline(4096))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        return isinstance(head, dict) and head.get(MARKER) == kind
     if p.suffix.lower() in TEXT_MARKERS:
         try:
             with p.open(encoding="utf-8") as fh:

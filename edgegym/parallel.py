@@ -26,6 +26,7 @@ import argparse
 import multiprocessing as mp
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -197,20 +198,44 @@ class Runner:
         jobs: Iterable[Any],
         label: str | None = None,
         progress: bool = True,
+        journal: str | os.PathLike[str] | None = None,
     ) -> list[Any]:
         """``[fn(job) for job in jobs]``, run by this runner, with a progress bar.
 
+        Args:
+            journal: A file that keeps every finished job's result (:mod:`edgegym.journal`):
+                jobs it already holds are not run again, so a stopped run resumes. Results
+                are then returned as JSON data, resumed or not (numpy values become numbers
+                and lists, tuples lists).
+
         Raises:
             MapInterrupted: Ctrl-C; it carries the results finished so far.
+            ValueError: ``journal`` cannot be resumed from (other code wrote it).
         """
         from edgegym.progress import progress_bar
 
         jobs = list(jobs)
         out: list[Any] = [None] * len(jobs)
-        with progress_bar(len(jobs), label, "job", progress) as bar:
+        todo = list(range(len(jobs)))
+        book = None
+        if journal is not None:
+            from edgegym.journal import Journal
+
+            book = Journal(journal)
+            todo = []
+            for i, job in enumerate(jobs):
+                found, out[i] = book.get(job)
+                if not found:
+                    todo.append(i)
+            if len(todo) < len(jobs):
+                done = len(jobs) - len(todo)
+                print(f"resuming from {book.path}: {done} of {len(jobs)} jobs already done",
+                      file=sys.stderr)  # fmt: skip
+        with progress_bar(len(todo), label, "job", progress) as bar:
             try:
-                for i, result in self.imap_unordered(fn, jobs):
-                    out[i] = result
+                for k, result in self.imap_unordered(fn, [jobs[i] for i in todo]):
+                    i = todo[k]
+                    out[i] = result if book is None else book.add(jobs[i], result)
                     bar.update(1)
             except MapInterrupted:
                 raise

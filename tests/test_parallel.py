@@ -213,3 +213,60 @@ def test_policy_objects_bound_to_one_env_are_refused_in_parallel():
     bound = make_policy("etf", gym.make(env_id, scenario=scenario))
     with pytest.raises(ValueError, match="not policy objects: 'mine'"):
         evaluate(env_id, {"mine": bound}, scenario=scenario, workers=2, progress=False)
+
+
+# ----------------------------------------------------------------------------- journal
+CALLS: list[int] = []
+
+
+def _square_or_fail(job):
+    """``job["x"]`` squared (as numpy, which the journal stores as a number); fails where
+    ``job["fail"]``."""
+    import numpy as np
+
+    CALLS.append(job["x"])
+    if job.get("fail"):
+        raise RuntimeError("stopped here")
+    return {"y": np.int64(job["x"] ** 2), "v": np.arange(2) * job["x"]}
+
+
+def test_a_stopped_map_resumes_from_its_journal_running_only_what_is_left(tmp_path):
+    from edgegym.journal import Journal
+
+    path = tmp_path / "run-journal.jsonl"
+    jobs = [{"x": x} for x in range(5)]
+    CALLS.clear()
+    with pytest.raises(RuntimeError, match="stopped here"):
+        Runner().map(_square_or_fail, [*jobs[:3], {"x": 9, "fail": True}], progress=False,
+                     journal=path)  # fmt: skip
+    assert len(Journal(path)) == 3  # the finished jobs are on disk
+    CALLS.clear()
+    out = Runner().map(_square_or_fail, jobs, progress=False, journal=path)
+    assert CALLS == [3, 4]  # only the jobs the journal does not hold ran
+    assert out == [{"y": x * x, "v": [0, x]} for x in range(5)]
+    # A cut-short last line (a crash mid-write) is run again; a damaged earlier line refused.
+    text = path.read_text()
+    path.write_text(text + '{"key": "abc", "res')
+    assert len(Journal(path)) == 5
+    lines = text.splitlines()
+    path.write_text("\n".join([lines[0], "not json", *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match=r"line 2 is not a journal entry.*remove it"):
+        Journal(path)
+
+
+def test_a_journal_of_other_code_or_not_a_journal_is_refused(tmp_path):
+    import json as json_
+
+    from edgegym.journal import Journal, code_fingerprint
+
+    path = tmp_path / "j.jsonl"
+    Journal(path).add({"x": 1}, {"y": 1})
+    head, entry = path.read_text().splitlines()
+    assert json_.loads(head)["code"] == code_fingerprint()
+    path.write_text(json_.dumps({**json_.loads(head), "code": "0" * 16}) + "\n" + entry + "\n")
+    with pytest.raises(ValueError, match="written by other code"):
+        Runner().map(_square_or_fail, [{"x": 1}], progress=False, journal=path)
+    other = tmp_path / "notes.jsonl"
+    other.write_text('{"mine": 1}\n')
+    with pytest.raises(ValueError, match="not an edgegym journal output"):
+        Journal(other)

@@ -6,6 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from edgegym.journal import job_key
 from edgegym.reproduce import migrator
 from edgegym.reproduce.claims import load
 
@@ -41,7 +44,29 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     monkeypatch.setattr(migrator, "ORACLE_WORKLOADS", ["w1"])
     monkeypatch.setattr(migrator_calibration, "calibration_claims", lambda: ([], {}))
     monkeypatch.setattr(migrator, "_calibration_section", lambda rows, claims: [])
-    assert migrator.main(["--quick", "--out", str(tmp_path), "--workers", "1"]) == 0
+    # Stopped after 40 episodes (a crash, a session that ends), then run again: it resumes.
+    ran, limit = [], [40]
+
+    def run_one(job, plain=migrator.run_one):
+        if len(ran) == limit[0]:
+            raise RuntimeError("stopped")
+        ran.append(job_key(job))
+        return plain(job)
+
+    monkeypatch.setattr(migrator, "run_one", run_one)
+    argv = ["--quick", "--out", str(tmp_path), "--workers", "1"]
+    with pytest.raises(RuntimeError, match="stopped"):
+        migrator.main(argv)
+    journal = tmp_path / "migrator-journal.jsonl"
+    assert len(journal.read_text().splitlines()) == 1 + 40  # its header and 40 episodes
+    first, limit[0] = set(ran), -1
+    ran.clear()
+    assert migrator.main(argv) == 0
+    saved = json.loads((tmp_path / "migrator-runs.json").read_text())
+    args = [saved[k] for k in ("workloads", "basis_workloads", "oracle_workloads")]
+    jobs = [j for js in migrator._experiments(*args, 1).values() for j in js]
+    assert sorted(ran) == sorted(k for j in jobs if (k := job_key(j)) not in first)
+    assert not journal.exists()  # its episodes are in migrator-runs.json now
     report = (tmp_path / "migrator.md").read_text()
     for section in ("## MPS interference", "## Robustness sweeps", "MIGRator (level)"):
         assert section in report

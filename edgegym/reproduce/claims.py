@@ -138,8 +138,9 @@ def add_output_arguments(
 
 
 def rendered_outputs(outputs: Mapping[str, str]) -> dict[str, str]:
-    """What ``--render-only`` writes of ``outputs``: all but the saved runs it reads."""
-    return {name: kind for name, kind in outputs.items() if not name.endswith("-runs.json")}
+    """What ``--render-only`` writes of ``outputs``: all but the saved runs it reads and the
+    journal of a run in progress."""
+    return {n: k for n, k in outputs.items() if k != "journal" and not n.endswith("-runs.json")}
 
 
 def run_parser(

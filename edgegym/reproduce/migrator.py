@@ -44,6 +44,7 @@ PROG = "python -m edgegym.reproduce.migrator"
 OUTPUTS = {
     "migrator.md": "report",
     "migrator-runs.json": "migrator-runs",
+    "migrator-journal.jsonl": "journal",  # finished episodes while the run goes on (resume)
     "migrator-goodput.png": "figure",
     "migrator-goodput-batch4.png": "figure",
     "migrator-sweeps.png": "figure",
@@ -174,12 +175,14 @@ def _cost(job: tuple[str, str, dict[str, Any], int]) -> float:
     return windows * (1.0 + plan)
 
 
-def _run_all(experiments: dict[str, list], runner: Runner) -> dict[str, list[dict[str, Any]]]:
+def _run_all(
+    experiments: dict[str, list], runner: Runner, journal: Path | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Run every experiment's jobs in one pool, costliest first; results per experiment in
-    the order of its jobs."""
+    the order of its jobs. ``journal`` keeps the finished ones (a stopped run resumes)."""
     flat = [(name, k, job) for name, jobs in experiments.items() for k, job in enumerate(jobs)]
     flat.sort(key=lambda x: -_cost(x[2]))
-    results = runner.map(run_one, [x[2] for x in flat], label="episodes")
+    results = runner.map(run_one, [x[2] for x in flat], label="episodes", journal=journal)
     out: dict[str, list[dict[str, Any]]] = {
         name: [None] * len(j) for name, j in experiments.items()
     }
@@ -289,7 +292,8 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
     the seconds it took."""
     t_start = time.time()
     runner = Runner(workers=args.workers, ray=args.ray)
-    rows = _run_all(_experiments(workloads, basis_w, oracle_w, args.seeds), runner)
+    journal = runs_path.with_name("migrator-journal.jsonl")
+    rows = _run_all(_experiments(workloads, basis_w, oracle_w, args.seeds), runner, journal)
     from edgegym.reproduce.migrator_calibration import calibration_claims
 
     cal_claims, fig2 = calibration_claims()
@@ -314,6 +318,7 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
         "migrator-runs",
         indent=1,
     )
+    journal.unlink(missing_ok=True)  # its episodes are in the runs file now
     return rows, elapsed
 
 

@@ -43,6 +43,7 @@ PROG = "python -m edgegym.reproduce.srs"
 OUTPUTS = {
     "srs.md": "report",
     "srs-runs.json": "srs-runs",
+    "srs-journal.jsonl": "journal",  # finished episodes while the run goes on (resume)
     **{f"srs-{f}.png": "figure" for f in ("time", "sweeps", "theta", "robustness")},
 }
 
@@ -361,8 +362,11 @@ def _load_runs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return read_runs(out / "srs-runs.json", lambda saved: (saved["rows"], saved["meta"]))
 
 
-def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every experiment's episodes (rows per experiment) and what the run was (meta)."""
+def _run_all(
+    args: argparse.Namespace, journal: Path | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every experiment's episodes (rows per experiment) and what the run was (meta);
+    ``journal`` keeps the finished ones (a stopped run resumes)."""
     base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
     sweep_seeds = max(1, args.seeds - 1)
     t0 = time.time()
@@ -371,7 +375,8 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     def runs(
         name: str, changes: list[dict[str, Any]], policies: list[str], seeds: int, label: str
     ) -> list[dict[str, Any]]:
-        return runner.map(run_one, _jobs(name, changes, policies, seeds), label=label)
+        jobs = _jobs(name, changes, policies, seeds)
+        return runner.map(run_one, jobs, label=label, journal=journal)
 
     five, eight = "srs-edge-5apps", "srs-edge-8apps"
     rows = {
@@ -404,7 +409,7 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         ),
     }
     keys = list(ROBUST)[:2] if args.quick else list(ROBUST)
-    rows["robust"] = _robustness(runner, base, keys, sweep_seeds)
+    rows["robust"] = _robustness(runner, base, keys, sweep_seeds, journal)
     meta = {
         "seeds": args.seeds,
         "sweep_seeds": sweep_seeds,
@@ -419,7 +424,7 @@ def _run_all(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _robustness(
-    runner: Any, base: dict[str, Any], keys: list[str], seeds: int
+    runner: Any, base: dict[str, Any], keys: list[str], seeds: int, journal: Path | None = None
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every robustness point's episodes (one map over all of them): point -> part -> rows.
     Per point, the default scenario with MRS and the three baselines (``seeds`` seeds) and
@@ -439,7 +444,7 @@ def _robustness(
                 five, [{**at, "part": "theta", "theta": t} for t in ROBUST_THETAS], ["mrs"], 1
             )
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for r in runner.map(run_one, jobs, label="robustness"):
+    for r in runner.map(run_one, jobs, label="robustness", journal=journal):
         parts = out.setdefault(
             r["changes"]["point"], {"main": [], "apps": [], "servers": [], "theta": []}
         )
@@ -466,8 +471,10 @@ def main(argv: list[str] | None = None) -> int:
         rows, meta = saved
     out.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
-        rows, meta = _run_all(args)
+        journal = out / "srs-journal.jsonl"
+        rows, meta = _run_all(args, journal)
         write_json(out / "srs-runs.json", {"meta": meta, "rows": rows}, "srs-runs", indent=0)
+        journal.unlink(missing_ok=True)  # its episodes are in the runs file now
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")

@@ -10,9 +10,12 @@ from edgegym.baselines.migrator import PlanProblem, brute_force, build_problem, 
 from edgegym.families.mig import MIGReconfigEnv
 
 
+@pytest.mark.parametrize("eq11", [False, True], ids=["any-cost", "eq11-classes"])
 @pytest.mark.parametrize("seed", range(20))
-def test_solver_equals_brute_force_on_random_tiny_problems(seed, tiny_plan_problem):
-    p = tiny_plan_problem(seed)
+def test_solver_equals_brute_force_on_random_tiny_problems(seed, eq11, tiny_plan_problem):
+    """Arbitrary switch costs take the dense Viterbi step; Eq. 11's shape the class-grouped
+    one."""
+    p = tiny_plan_problem(seed, eq11=eq11)
     try:
         best, _ = brute_force(p)
     except ValueError:
@@ -127,3 +130,22 @@ def test_eq10_plan_is_exact_on_a_real_window():
     best, _ = brute_force(p)
     plan = solve(p, gap=0.0)
     assert plan.value == pytest.approx(best, rel=1e-9)
+
+
+def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
+    """Under Eq. 11's shape the Viterbi step groups options by class instead of building the
+    (J, J) table: the plan, its value and its bound are the dense step's exactly (ties
+    included), on a real W1 window with seasonal-forecast-like varying arrivals."""
+    from edgegym.baselines import migrator as mod
+
+    env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
+    env.reset(seed=1)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    assert mod.change_classes(p, p.loss()) is not None  # eq10: the grouped step applies
+    grouped = solve(p, gap=0.0, max_plans=300)
+    monkeypatch.setattr(mod, "change_classes", lambda p, loss: None)
+    dense = solve(p, gap=0.0, max_plans=300)
+    assert grouped.value == dense.value and grouped.upper_bound == dense.upper_bound
+    assert grouped.plans_solved == dense.plans_solved
+    np.testing.assert_array_equal(grouped.signatures, dense.signatures)
