@@ -49,6 +49,7 @@ caps the exact solves (the returned certificate then says how far from proven it
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -73,6 +74,8 @@ __all__ = [
 ]
 
 NEG = -1e18
+#: At most this many retraining plans solved together (:func:`_branch_and_bound`).
+BATCH = 64
 #: The planners of ``migrator:solver=...``.
 SOLVERS = ("decomposition", "milp")
 
@@ -270,11 +273,15 @@ def solve(
     # Transition cost tables per tenant over joint options.
     trans = _TransitionCache(p, loss, tab.joint)
 
-    def viterbi(k: int) -> tuple[float, Callable[[], np.ndarray]]:
-        return _viterbi(p, start[:, k], end[:, k], size[:, k], gain_cum, trans, loss,
+    def viterbi(ks: np.ndarray) -> list[tuple[float, Callable[[], np.ndarray]]]:
+        return _viterbi(p, start[:, ks], end[:, ks], size[:, ks], gain_cum, trans, loss,
                         tab, breaks)  # fmt: skip
 
-    best_val, best_seq, best_plan, solved, bound = _branch_and_bound(ub, viterbi, gap, max_plans)
+    # Plans share their stretches (and so solve together) when every step starts one.
+    batch = BATCH if trans.enter is not None and breaks.all() else 1
+    best_val, best_seq, best_plan, solved, bound = _branch_and_bound(
+        ub, viterbi, gap, max_plans, batch
+    )
     starts = {
         i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
     }
@@ -381,12 +388,17 @@ def _retraining_plans(
 
 def _branch_and_bound(
     ub: np.ndarray,
-    viterbi: Callable[[int], tuple[float, Callable[[], np.ndarray]]],
+    viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
     gap: float,
     max_plans: int,
+    batch: int = 1,
 ) -> tuple[float, np.ndarray, int, int, float]:
     """Solve plans exactly in the order of their upper bounds until the best is within
     ``gap`` of every remaining bound (or ``max_plans`` are solved).
+
+    ``viterbi`` solves several plans at once where ``batch > 1``: the next plans in bound
+    order are solved ahead (1, 2, 4, ... up to ``batch`` at a time) and the search takes their
+    values one by one, so it stops at the same plan, with the same result, as one at a time.
 
     Returns:
         The best value, its signature sequence, its plan, the plans solved and the bound of
@@ -398,7 +410,10 @@ def _branch_and_bound(
     best_val, best_seq, best_plan = NEG, None, -1  # best_seq: the best plan's backtrack
     solved = 0
     bound = NEG
-    for k in np.argsort(-ub, kind="stable"):
+    order = np.argsort(-ub, kind="stable")
+    ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
+    step = 1
+    for n, k in enumerate(order):
         if ub[k] <= NEG / 2:  # this and every later plan is infeasible
             break
         if best_seq is not None and ub[k] <= best_val + gap * abs(ub[k]):
@@ -407,7 +422,12 @@ def _branch_and_bound(
         if solved >= max_plans:
             bound = float(ub[k])
             break
-        val, seq = viterbi(k)
+        if k not in ahead:
+            ks = order[n : n + min(step, max_plans - solved)]
+            ks = ks[ub[ks] > NEG / 2]
+            ahead = dict(zip(ks.tolist(), viterbi(ks), strict=True))
+            step = min(2 * step, batch)
+        val, seq = ahead[k]
         solved += 1
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
@@ -507,6 +527,8 @@ class _TransitionCache:
         self.key = np.maximum.accumulate(np.where(np.r_[True, ~same], idx, 0))
         self.cache: dict[int, np.ndarray] = {}
         self.weighted: dict[tuple[int, int], np.ndarray] = {}
+        self.stacked: dict[int, np.ndarray] = {}
+        self.pre, self.post = p.pre, p.post
         classes = change_classes(p, loss)
         self.enter = None if classes is None else classes[1]
         if classes is not None:
@@ -546,13 +568,19 @@ class _TransitionCache:
             self.cache[key] = out
         return out
 
-    def weighted_at(self, t: int, flag: int, acc: np.ndarray) -> np.ndarray:
-        """``sum_i acc[i] * cost_i`` of switching at step ``t`` (``flag`` names the completion
-        state that ``acc`` belongs to): (J, J) from j' to j, or under Eq. 11's shape (2^M, J)
-        the cost of entering j for the tenants outside each set S."""
-        ck = (int(self.key[t]), flag)
+    def acc(self, flag: int) -> np.ndarray:
+        """(M,) the tenants' accuracies in completion state ``flag`` (bit i: tenant i at post
+        accuracy)."""
+        return np.where((flag >> np.arange(len(self.post))) & 1 == 1, self.post, self.pre)
+
+    def weighted_at(self, t: int, flag: int) -> np.ndarray:
+        """``sum_i acc[i] * cost_i`` of switching at step ``t`` in completion state ``flag``:
+        (J, J) from j' to j, or under Eq. 11's shape (2^M, J) the cost of entering j for the
+        tenants outside each set S."""
+        ck = (int(self.key[t]), int(flag))
         out = self.weighted.get(ck)
         if out is None:
+            acc = self.acc(flag)
             if self.enter is None:
                 tr = self.at(t)
                 out = acc[0] * tr[0]
@@ -566,18 +594,28 @@ class _TransitionCache:
             self.weighted[ck] = out
         return out
 
-    def best_into(self, v: np.ndarray, t: int, flag: int, acc: np.ndarray) -> np.ndarray:
-        """(J,) ``max over j' of v[j'] - cost(j', j)`` for a switch at step ``t``."""
-        w = self.weighted_at(t, flag, acc)
+    def best_into(self, v: np.ndarray, t: int, flags: np.ndarray) -> np.ndarray:
+        """(B, J) ``max over j' of v[b, j'] - cost(j', j)`` for a switch at step ``t`` of B
+        plans in completion states ``flags`` (B,) (B is 1 for the dense table)."""
         if self.enter is None:
-            return (v[:, None] - w).max(axis=0)
-        best = np.maximum.reduceat(v[self.order], self.starts)
-        return (best[self.group] - w).max(axis=0)
+            return (v[0][:, None] - self.weighted_at(t, flags[0])).max(axis=0)[None]
+        if len(flags) == 1:
+            w = self.weighted_at(t, flags[0])[None]
+        else:  # every completion state's table of this step, taken per plan
+            key = int(self.key[t])
+            tables = self.stacked.get(key)
+            if tables is None:
+                tables = np.stack([self.weighted_at(t, f) for f in range(len(self.keep))])
+                self.stacked[key] = tables
+            w = tables[flags]
+        best = np.maximum.reduceat(v[:, self.order], self.starts, axis=1)
+        return (best[:, self.group] - w).max(axis=1)
 
-    def best_from(self, v: np.ndarray, t: int, acc: np.ndarray, j: int) -> int:
+    def best_from(self, v: np.ndarray, t: int, flag: int, j: int) -> int:
         """The predecessor of option ``j`` at step ``t`` (the first maximiser, as the dense
         table's ``argmax`` picks it)."""
         key = int(self.key[t])
+        acc = self.acc(flag)
         m = self.joint.shape[1]
         w = acc[0] * self.loss[0, key, self.joint[:, 0], self.joint[j, 0]]
         for i in range(1, m):
@@ -629,56 +667,62 @@ def _viterbi(
     loss: np.ndarray,
     tab: _OptionTables,
     breaks: np.ndarray,
-) -> tuple[float, Callable[[], np.ndarray]]:
-    """Exact best sequence for one retraining plan (longest path over joint options): its value
-    and the backtrack that returns it (called for the best plan only).
+) -> list[tuple[float, Callable[[], np.ndarray]]]:
+    """Exact best sequence for each of B retraining plans (``start``, ``end``, ``size``: (M, B);
+    a longest path over joint options): its value and the backtrack that returns it (called for
+    the best plan only).
 
     The path may change option only where a stretch of identical tables starts (``breaks``)
-    or where a retraining job starts or ends; see :func:`_table_breaks`. ``trans`` caches the
-    accuracy-weighted transition costs per loss table and completion state.
+    or where a retraining job starts or ends; see :func:`_table_breaks`. Several plans are
+    solved together only where every step starts a stretch (their stretches are then the
+    same), each with the operations it would get alone. ``trans`` caches the accuracy-weighted
+    transition costs per loss table and completion state.
     """
     m, t_n = p.shape
+    n_b = start.shape[1]
     brk = breaks.copy()
-    for i in range(m):
-        for t in (start[i], end[i]):
-            if 0 <= t < t_n:
-                brk[t] = True
+    if n_b > 1 and not brk.all():
+        raise ValueError("plans are solved together only when every step starts a stretch")
+    for t in (*start.ravel(), *end.ravel()):
+        if 0 <= t < t_n:
+            brk[t] = True
     seg = np.flatnonzero(brk)
     seg_end = np.append(seg[1:], t_n)
     n_j = gain_cum.shape[1]
-    # Per stretch: retraining occupancy, completion flags, accuracies and gains (vectorised).
-    running = (start[None, :] <= seg[:, None]) & (seg[:, None] < end[None, :])  # (S, M)
-    done = np.where(p.pending[None, :], (end[None, :] >= 0) & (seg[:, None] >= end[None, :]), True)
-    flags = (done * (1 << np.arange(m))).sum(axis=1)  # (S,)
-    accs = np.where(done, p.post[None, :], p.pre[None, :])  # (S, M)
-    opts = tab.occupancy(np.where(running, size[None, :], -1))  # (S,)
+    # Per plan and stretch: retraining occupancy, completion flags, accuracies and gains.
+    s_, st, en = seg[None, :, None], start.T[:, None, :], end.T[:, None, :]
+    running = (st <= s_) & (s_ < en)  # (B, S, M)
+    done = np.where(p.pending, (en >= 0) & (s_ >= en), True)
+    flags = (done * (1 << np.arange(m))).sum(axis=2)  # (B, S)
+    accs = np.where(done, p.post, p.pre)  # (B, S, M)
+    opts = tab.occupancy(np.where(running, size.T[:, None, :], -1))  # (B, S)
     sig_at, joint = tab.sig_at, tab.joint
-    ok = (sig_at[np.maximum(opts, 0)] >= 0) & (opts >= 0)[:, None]  # (S, J)
+    ok = (sig_at[np.maximum(opts, 0)] >= 0) & (opts >= 0)[..., None]  # (B, S, J)
     gains = np.where(ok, gain_cum[flags, :, seg_end] - gain_cum[flags, :, seg], NEG)
     a0 = int(seg[0])
-    cost = np.zeros(n_j)
+    cost = np.zeros((n_b, n_j))
     for i in range(m):
         prev = p.prev_u[i]
         if prev >= 0:
             u = joint[:, i]
-            cost += accs[0, i] * np.where(u != prev, loss[i, a0, prev, u], 0.0)
-    v = gains[0] - cost
+            cost += accs[:, 0, i, None] * np.where(u != prev, loss[i, a0, prev, u], 0.0)
+    v = gains[:, 0] - cost
     values = [v]  # each stretch's values before the next switch, for the backtrack
     for k in range(1, len(seg)):
-        v = trans.best_into(v, int(seg[k]), int(flags[k]), accs[k]) + gains[k]
+        v = trans.best_into(v, int(seg[k]), flags[:, k]) + gains[:, k]
         values.append(v)
-    j_end = int(np.argmax(v))
+    j_end = np.argmax(v, axis=1)
 
-    def backtrack() -> np.ndarray:
-        j = j_end
+    def backtrack(b: int) -> np.ndarray:
+        j = int(j_end[b])
         seq = np.zeros(t_n, dtype=np.int64)
         for k in range(len(seg) - 1, -1, -1):
-            seq[seg[k] : seg_end[k]] = sig_at[opts[k], j]
+            seq[seg[k] : seg_end[k]] = sig_at[opts[b, k], j]
             if k:
-                j = trans.best_from(values[k - 1], int(seg[k]), accs[k], j)
+                j = trans.best_from(values[k - 1][b], int(seg[k]), int(flags[b, k]), j)
         return seq
 
-    return float(v[j_end]), backtrack
+    return [(float(v[b, j_end[b]]), functools.partial(backtrack, b)) for b in range(n_b)]
 
 
 def brute_force(p: PlanProblem) -> tuple[float, np.ndarray]:

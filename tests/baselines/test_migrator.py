@@ -134,8 +134,9 @@ def test_eq10_plan_is_exact_on_a_real_window():
 
 def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
     """Under Eq. 11's shape the Viterbi step groups options by class instead of building the
-    (J, J) table: the plan, its value and its bound are the dense step's exactly (ties
-    included), on a real W1 window with seasonal-forecast-like varying arrivals."""
+    (J, J) table, and solves up to ``BATCH`` plans together: the plan, its value, its bound and
+    the plans solved are those of the dense step one plan at a time, exactly (ties included),
+    on a real W1 window whose arrivals vary every step."""
     from edgegym.baselines import migrator as mod
 
     env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
@@ -143,6 +144,7 @@ def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
     snap = env.sim_state(oracle=True)
     p = build_problem(snap, snap.window_arrivals)
     assert mod.change_classes(p, p.loss()) is not None  # eq10: the grouped step applies
+    assert mod._table_breaks(p, p.served(), p.loss()).all()  # and plans solve in batches
     grouped = solve(p, gap=0.0, max_plans=300)
     monkeypatch.setattr(mod, "change_classes", lambda p, loss: None)
     dense = solve(p, gap=0.0, max_plans=300)
