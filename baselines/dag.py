@@ -51,6 +51,7 @@ __all__ = [
     "PASSPolicy",
     "PlannedDAGPolicy",
     "SRSPolicy",
+    "dag_work_bound",
     "delta_p",
     "earliest_finish_server",
     "list_order",
@@ -60,6 +61,22 @@ __all__ = [
     "srs_choices",
     "srs_schedule",
 ]
+
+
+def dag_work_bound(nodes: int, servers: int, configurations: int) -> int:
+    """The most evaluations a published DAG scheduler makes for one decision, counted (never
+    timed): placements tried (:meth:`EdgeCluster.finish_on`, each a scan of one server's
+    timeline) plus configurations priced (Eq. 11's :func:`delta_p`, or a baseline's rule).
+
+    At an admit epoch: two list schedules of the inference DAG on a copy of the cluster (SRS's
+    line 1; AdaInf's plan and its idle makespan), ``nodes * (servers + 1)`` each (every server
+    tried, then the placement); at most two looks per task and configuration (whether it can
+    retrain, then its price); and the plan of the
+    extended DAG (at most two nodes per task). At a place epoch: one try per server (MRS's
+    earliest finish). Bounded by ``4 V (E + 1) + 2 V H`` for V tasks, E servers, H
+    configurations.
+    """
+    return 4 * nodes * (servers + 1) + 2 * nodes * configurations
 
 
 def list_schedule(
