@@ -49,6 +49,7 @@ caps the exact solves (the returned certificate then says how far from proven it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -64,6 +65,7 @@ from edgegym.baselines.base import Policy
 __all__ = [
     "FORECASTERS",
     "MIGRatorPolicy",
+    "NoFeasiblePlan",
     "Plan",
     "PlanProblem",
     "SeasonalForecast",
@@ -205,6 +207,10 @@ class PlanProblem:
         return True
 
 
+class NoFeasiblePlan(ValueError):
+    """No signature sequence meets the problem's constraints."""
+
+
 @dataclass
 class Plan:
     """A solved plan: the signature per step and the solver's certificate."""
@@ -217,6 +223,10 @@ class Plan:
     seconds: float  # solver wall time
     starts: dict[int, tuple[int, int]] = field(default_factory=dict)  # tenant -> (start, size)
     start_stride: int = 1  # retraining starts considered every this many steps
+    #: Formula 4 was relaxed: launching every pending job in this window cannot meet constraints
+    #: 1-5 together (the jobs do not fit side by side with the inference tasks), so the plan
+    #: launches the jobs that pay best and leaves the others for a later window.
+    launch_relaxed: bool = False
 
     @property
     def gap(self) -> float:
@@ -432,7 +442,7 @@ def _branch_and_bound(
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
     if best_seq is None:
-        raise ValueError("no feasible allocation sequence for this window")
+        raise NoFeasiblePlan("no feasible allocation sequence for this window")
     return best_val, best_seq(), best_plan, solved, bound
 
 
@@ -1014,6 +1024,10 @@ class MIGRatorPolicy(Policy):
             cross-check, minutes per full window, docs/benchmarks.md).
         time_limit: Seconds HiGHS may take per window (``milp`` only; default no limit).
 
+    Where Formula 4 cannot hold together with constraints 1-5 (the pending jobs cannot all run
+    beside the inference tasks and finish in the window, as on W5 with 40 s windows), the window
+    is planned without it and its plan says so (``Plan.launch_relaxed``).
+
     When the plan and the environment disagree (a job finishes a step earlier or later than
     planned because the real overhead differs from the model's), the planned signature is
     repaired: running jobs keep their instance, finished ones release theirs. ``plans`` keeps
@@ -1085,15 +1099,21 @@ class MIGRatorPolicy(Policy):
                 arr = forecast(snap.past_arrivals, s, mean)
                 samples = self._history(snap, s)
         prob = build_problem(snap, arr, samples=samples)
-        if self.solver == "milp":
-            from edgegym.baselines.migrator_milp import solve_milp
-
-            plan = solve_milp(prob, gap=self.gap, time_limit=self.time_limit)
-        else:
-            plan = solve(prob, gap=self.gap, max_plans=self.max_plans)
+        try:
+            plan = self._solve(prob)
+        except NoFeasiblePlan:  # Formula 4 cannot hold with 1-5 here: launch what fits
+            plan = self._solve(dataclasses.replace(prob, must_launch=False))
+            plan.launch_relaxed = True
         self.plans.append(plan)
         self._seq = prob.signatures[plan.signatures]  # type: ignore[attr-defined]
         self._window = snap.window
+
+    def _solve(self, prob: PlanProblem) -> Plan:
+        if self.solver == "milp":
+            from edgegym.baselines.migrator_milp import solve_milp
+
+            return solve_milp(prob, gap=self.gap, time_limit=self.time_limit)
+        return solve(prob, gap=self.gap, max_plans=self.max_plans)
 
     def _history(self, snap, s: int) -> np.ndarray:
         """The last window of per-second arrivals (before the episode: drawn from the arrival

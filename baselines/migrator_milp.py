@@ -38,7 +38,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
-from edgegym.baselines.migrator import Plan, PlanProblem, change_classes
+from edgegym.baselines.migrator import NoFeasiblePlan, Plan, PlanProblem, change_classes
 
 __all__ = ["solve_milp"]
 
@@ -214,7 +214,7 @@ def solve_milp(p: PlanProblem, gap: float = 1e-4, time_limit: float | None = Non
     res = milp(c, integrality=integrality, bounds=Bounds(lb, ub),
                constraints=rows.constraint(n_vars), options=options)  # fmt: skip
     if res.x is None:
-        raise ValueError(f"no feasible allocation sequence for this window ({res.message})")
+        raise NoFeasiblePlan(f"no feasible allocation sequence for this window ({res.message})")
     seq = res.x[:n_x].reshape(n_sig, t_n).argmax(axis=0)
     chosen = res.x[v0 : v0 + n_v] > 0.5
     starts = {int(job_i[k]): (int(job_s[k]), int(job_z[k])) for k in np.flatnonzero(chosen)}

@@ -151,3 +151,21 @@ def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
     assert grouped.value == dense.value and grouped.upper_bound == dense.upper_bound
     assert grouped.plans_solved == dense.plans_solved
     np.testing.assert_array_equal(grouped.signatures, dense.signatures)
+
+
+def test_a_window_where_formula_4_cannot_hold_is_planned_without_it():
+    """W5 with 40 s windows: ViT's job needs 4 GPCs for 36 s and ResNet50's 3 for 26 s or more,
+    so launching both leaves no GPC for inference (constraint 5). The planner used to fail the
+    episode ("no feasible allocation sequence"); it launches what pays and says so."""
+    env = MIGReconfigEnv("migrator-w5", window_s=40, windows=2)
+    pol = make_policy("migrator", env)
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    term = False
+    while not term:
+        a, _ = pol.predict(obs)
+        obs, _, term, _, info = env.step(a)
+        assert not info["projected"]
+    launched = [s for s, _ in pol.plans[0].starts.values() if s >= 0]
+    assert pol.plans[0].launch_relaxed and len(launched) < 2  # what fits and pays, flagged
+    assert info["episode_metrics"]["retrainings"] >= 1
