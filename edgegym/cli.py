@@ -215,6 +215,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         inputs=_input_files(args.scenario, args.policy or []),
     )
     policies = expand_policies(args.policy or [_default_policy(args.env_id)], args.env_id)
+    for name in args.timeline or []:
+        if args.plot is None:
+            raise UsageError("--timeline adds time panels to the --plot figure; give --plot too")
+        if name not in policies:
+            raise UsageError(f"--timeline {name}: not an evaluated policy ({', '.join(policies)})")
     scenario = args.scenario or default_scenario(args.env_id)
     from edgegym.parallel import ray_problem
 
@@ -253,7 +258,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.plot:
         from edgegym.plotting import plot_evaluation
 
-        plot_evaluation(result, args.plot)
+        try:
+            plot_evaluation(result, args.plot, timeline=args.timeline or ())
+        except ValueError as exc:  # a --timeline policy without a timeline: the JSON is kept
+            raise UsageError(str(exc)) from None
         print(f"wrote {args.plot}")
     if not result.ok:
         for name, err in result.errors.items():
@@ -513,7 +521,18 @@ def _add_evaluate(sub: Any) -> None:
         "--seed", type=int_in(0), default=0, help="seed of the first episode (default 0)"
     )
     ev.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
-    ev.add_argument("--plot", metavar="OUT.png", help="draw allocations and accuracy over time")
+    ev.add_argument(
+        "--plot",
+        metavar="OUT.png",
+        help="draw the policies ranked with 95%% confidence intervals, and over time the "
+        "published scheduler and the best policy (allocations and their effect, per family)",
+    )
+    ev.add_argument(
+        "--timeline",
+        action="append",
+        metavar="POLICY",
+        help="with --plot: time panels for POLICY too (repeatable)",
+    )
     ev.add_argument(
         "--force",
         action="store_true",

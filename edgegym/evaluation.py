@@ -325,17 +325,10 @@ def make_env(
         raise ValueError(f"{env_id}: bad environment argument: {exc}") from None
 
 
-def _spec_info(spec: Any) -> dict[str, Any]:
-    """What plots and reports read from an environment's static spec (``{}`` without one)."""
-    if spec is None:
-        return {}
-    fields = {"a_min": float, "gpus": int, "window_s": float, "windows": int, "streams": int,
-              "n_tenants": int, "basis_s": float, "batch": int}  # fmt: skip
-    info: dict[str, Any] = {
-        k: cast(getattr(spec, k)) for k, cast in fields.items() if hasattr(spec, k)
-    }
-    info["unit"] = "stream" if "streams" in info else "tenant"
-    return info
+def _plot_info(env: gym.Env) -> dict[str, Any]:
+    """What the figures read of an environment (``plot_info()``; ``{}`` for a foreign env)."""
+    plot_info = getattr(env.unwrapped, "plot_info", None)
+    return plot_info() if callable(plot_info) else {}
 
 
 def _scenario_info(
@@ -343,7 +336,7 @@ def _scenario_info(
 ) -> dict[str, Any]:
     env = make_env(env_id, scenario, overrides)
     try:
-        return _spec_info(getattr(env.unwrapped, "spec_", None))
+        return _plot_info(env)
     finally:
         env.close()
 
@@ -660,7 +653,7 @@ def evaluate(
 
     result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
     unwrapped = built[0][1].unwrapped
-    result.scenario_info = _spec_info(getattr(unwrapped, "spec_", None))
+    result.scenario_info = _plot_info(unwrapped)
 
     if ray is not None or workers != 1:
         for _, env, _ in built:

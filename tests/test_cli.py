@@ -92,6 +92,8 @@ def test_policy_all_covers_every_family_policy(tmp_path):
         (["evaluate", ENV, "--policy", "uniform-c1-30:x=1"], "unknown parameter 'x'"),
         (["evaluate", ENV, "--set", "gpus=abc"], "must be an integer"),
         (["evaluate", "edgegym/MIGReconfig-v0", "--policy", "migrator:gap=-1"], "gap=-1"),
+        (["evaluate", ENV, "--timeline", "thief"], "give --plot too"),
+        (["evaluate", ENV, "--plot", "x.png", "--timeline", "random"], "--timeline random: not"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(argv, needle, capsys):

@@ -35,7 +35,7 @@ SMALL = {
 def _examples() -> list[tuple[str, str, str, str]]:
     """(file name, env id, class name, code) of every ``# file:`` block of the page."""
     out = []
-    for code in re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S):
+    for code in re.findall(r"```python[^\n]*\n(.*?)```", PAGE.read_text(), flags=re.S):
         head = re.match(r"# file: (\S+\.py) \((\S+)\)\n", code)
         if head:
             cls = re.search(r"^class (\w+)", code, flags=re.M)

@@ -177,6 +177,20 @@ class EdgeEnv(gym.Env):
         ``record_timeline`` is off)."""
         return None
 
+    def plot_info(self) -> dict[str, Any]:
+        """Facts the evaluator's figures read besides the timeline: what a tenant is called
+        (``unit``) and, where the family has them, ``a_min``, ``gpus``, ``window_s``,
+        ``windows``, ``streams``, ``n_tenants``, ``basis_s``, ``batch`` (its static spec's
+        fields of those names)."""
+        spec = getattr(self, "spec_", None)
+        fields = {"a_min": float, "gpus": int, "window_s": float, "windows": int, "streams": int,
+                  "n_tenants": int, "basis_s": float, "batch": int}  # fmt: skip
+        info: dict[str, Any] = {
+            k: cast(getattr(spec, k)) for k, cast in fields.items() if hasattr(spec, k)
+        }
+        info["unit"] = "stream" if "streams" in info else "tenant"
+        return info
+
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | np.ndarray | None:
         """Text (``"ansi"``), the frame of :meth:`_frame_panels` (``"rgb_array"``), or that

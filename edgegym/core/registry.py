@@ -77,6 +77,8 @@ class Family:
         shape: ``validated scenario -> (tenants, GPUs, horizon)`` words for
             ``edgegym scenarios``.
         unit: What a tenant is called in plots (``stream``, ``tenant``).
+        score: ``(episode_metrics key, label, higher is better)``: what the evaluator's figure
+            ranks policies by.
         make_params: ``make_params(scenario, **options) -> params``: the one way to build the
             family's params (what its dynamics take) from a loaded scenario; read it through
             :meth:`params`.
@@ -95,6 +97,7 @@ class Family:
     headline_metrics: tuple[tuple[str, str], ...] = ()
     shape: Callable[[Mapping[str, Any]], tuple[str, str, str]] = field(default=_tenant_shape)
     unit: str = "tenant"
+    score: tuple[str, str, bool] = ("accuracy", "mean inference accuracy", True)
     make_params: Callable[..., Any] | None = None
 
     def params(self, scenario: Any, **options: Any) -> Any:

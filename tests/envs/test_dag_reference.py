@@ -94,7 +94,11 @@ def test_single_env_equals_object_oracle_step_by_step(kwargs, seed, masked) -> N
         term, info = _step_both(env, ref, state, action)
         steps += 1
     assert info["episode_metrics"] == ref.metrics(p, state, 0)
-    assert env.records == state.records[0]
+    assert [{k: v for k, v in r.items() if k != "nodes"} for r in env.records] == state.records[0]
+    for r, sched in zip(env.records, env.schedules, strict=True):  # the nodes are the schedule's
+        assert [n[:3] for n in r["nodes"]] == [
+            [p.server, p.start, p.finish] for _, p in sorted(sched.tasks.items())
+        ]
     assert len(env.schedules) == len(state.schedules[0])
     for got, want in zip(env.schedules, state.schedules[0], strict=True):
         assert _same_app(got.app, want.app)

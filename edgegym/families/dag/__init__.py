@@ -25,6 +25,7 @@ FAMILY = register_family(
         summary="SRS/MRS: edge server per DAG task and retraining configuration per model",
         schema=SCHEMA,
         make_params=make_params,
+        score=("objective", "objective per request (s)", False),
         default_policy="mrs",
         flat_id="edgegym/DAGOffload-Flat-v0",
         catalogue="edgegym.families.dag.catalogue:catalogue",

@@ -245,6 +245,18 @@ class DAGOffloadEnv(EdgeEnv):
         self._need_history("records")
         return self._records
 
+    def allocation_timeline(self) -> list[dict[str, Any]] | None:
+        """Every finished request (its :attr:`records` entry, with ``nodes``: server, start,
+        finish, resource units and whether it retrains, per node), or ``None`` without
+        ``record_timeline``."""
+        return self._records if self.record_timeline else None
+
+    def plot_info(self) -> dict[str, Any]:
+        """The servers, their resource units and the applications, for the figures."""
+        p = self.params
+        return {"unit": "server", "servers": int(p.e), "capacity": float(p.units),
+                "apps": [a.name for a in p.apps]}  # fmt: skip
+
     @property
     def completed(self) -> int:
         """Requests finished so far."""
@@ -397,16 +409,22 @@ class DAGOffloadEnv(EdgeEnv):
         if np.isnan(objective):
             return
         req = request_of(self.params, self.state, 0, slot, self._admitted)
-        self._schedules.append(req.schedule)
+        sched = req.schedule
+        self._schedules.append(sched)
+        nodes = [
+            [p.server, p.start, p.finish, float(sched.app.demand[x]), x in req.retrains]
+            for x, p in sorted(sched.tasks.items())
+        ]
         self._records.append(
             {
                 "request": int(rec.info["request"][0]),
                 "app": req.app.name,
-                "arrival_s": req.schedule.arrival,
+                "arrival_s": sched.arrival,
                 "completion_s": float(rec.info["completion_s"][0]),
                 "accuracy": float(rec.info["accuracy"][0]),
                 "objective": objective,
                 "retrainings": len(req.retrains),
+                "nodes": nodes,  # [server, start, finish, units, retraining] per node
             }
         )
 

@@ -25,6 +25,7 @@ FAMILY = register_family(
         summary="ETF: time slices per quantum for tenants at their own DVFS clocks",
         schema=SCHEMA,
         make_params=make_params,
+        score=("F_S", "system fairness F_S", True),
         default_policy="etf",
         flat_id="edgegym/EnergyFairShare-Flat-v0",
         catalogue="edgegym.families.energy.catalogue:catalogue",

@@ -206,6 +206,16 @@ class EnergyFairShareEnv(EdgeEnv):
             }
         )
 
+    def allocation_timeline(self) -> list[dict[str, Any]] | None:
+        """One record per quantum (``t0``, ``t1``; per tenant ``units``, ``time_s`` it ran,
+        ``energy_j`` its slices took, ``active``), or ``None`` without ``record_timeline``."""
+        return self.timeline
+
+    def plot_info(self) -> dict[str, Any]:
+        """The tenants' names and the GPU's idle power, for the evaluator's figures."""
+        p = self.params
+        return {"unit": "tenant", "tenants": list(p.names), "idle_w": float(p.idle_power_w)}
+
     def _fairness(self, active: np.ndarray) -> tuple[float, float, float]:
         """F_T, F_E, F_S over the last ``fairness_horizon`` quanta, of the present tenants that
         wanted the GPU in that horizon or got time in it (a tenant with nothing to run is not

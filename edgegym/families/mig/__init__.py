@@ -25,6 +25,7 @@ FAMILY = register_family(
         summary="MIGRator: MIG layout and instance-to-task assignment every basis second",
         schema=SCHEMA,
         make_params=make_params,
+        score=("goodput", "Goodput", True),
         default_policy="migrator",
         headline_metrics=(("goodput", "goodput"), ("slo_attainment", "SLO")),
         shape=_shape,
