@@ -23,8 +23,10 @@ install.
 from __future__ import annotations
 
 import argparse
+import logging
 import multiprocessing as mp
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -40,8 +42,37 @@ class RayMissingError(ImportError):
     """Ray / RLlib is not installed; the message says what to install."""
 
 
+#: RLlib's log lines about its own internals that an edgegym user cannot act on (logger ->
+#: pattern): its PPO module and RLModule constructor deprecating themselves when RLlib builds
+#: them, the notice that PPO runs on the new API stack (edgegym asks for it), and Tune's
+#: advice to install gputil. Everything else RLlib logs is kept.
+RLLIB_NOISE = {
+    "ray._common.deprecation": r"PPOTorchRLModule|RLModule\(config=",
+    "ray.rllib.algorithms.algorithm_config": r"on the new API stack",
+    "ray.tune.utils.util": r"Install gputil",
+}
+
+
+class _DropNoise(logging.Filter):
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = re.compile(pattern)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.pattern.search(record.getMessage())
+
+
+def quiet_rllib() -> None:
+    """Drop :data:`RLLIB_NOISE` from RLlib's loggers in this process (idempotent)."""
+    for name, pattern in RLLIB_NOISE.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropNoise) for f in logger.filters):
+            logger.addFilter(_DropNoise(pattern))
+
+
 def require_ray(rllib: bool = False) -> Any:
-    """The ``ray`` module (``ray.rllib`` imported too with ``rllib=True``).
+    """The ``ray`` module (``ray.rllib`` imported too with ``rllib=True``, its harmless noise
+    silenced: :func:`quiet_rllib`).
 
     Raises:
         RayMissingError: Ray is not installed.
@@ -50,6 +81,7 @@ def require_ray(rllib: bool = False) -> Any:
         import ray
 
         if rllib:
+            quiet_rllib()
             import ray.rllib
     except ImportError:
         raise RayMissingError(RAY_HINT) from None
@@ -288,6 +320,7 @@ __all__ = [
     "Runner",
     "add_parallel_arguments",
     "init_ray",
+    "quiet_rllib",
     "ray_problem",
     "require_ray",
 ]

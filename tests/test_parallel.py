@@ -270,3 +270,24 @@ def test_a_journal_of_other_code_or_not_a_journal_is_refused(tmp_path):
     other.write_text('{"mine": 1}\n')
     with pytest.raises(ValueError, match="not an edgegym journal output"):
         Journal(other)
+
+
+def test_rllibs_harmless_noise_is_dropped_and_the_rest_kept(caplog):
+    import logging
+
+    from edgegym.parallel import quiet_rllib
+
+    quiet_rllib()
+    quiet_rllib()  # idempotent
+    noise = {
+        "ray._common.deprecation": "DeprecationWarning: `RLModule(config=[RLModuleConfig "
+        "object])` has been deprecated.",
+        "ray.rllib.algorithms.algorithm_config": "You are running PPO on the new API stack!",
+        "ray.tune.utils.util": "Install gputil for GPU system monitoring.",
+    }
+    kept = {"ray._common.deprecation": "DeprecationWarning: `my_fn` has been deprecated.",
+            "ray.rllib.algorithms.algorithm_config": "lr schedule ignored"}  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        for name, msg in [*noise.items(), *kept.items()]:
+            logging.getLogger(name).warning(msg)
+    assert [r.getMessage() for r in caplog.records] == list(kept.values())

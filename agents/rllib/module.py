@@ -35,9 +35,12 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.distribution.torch.torch_distribution import (
+    TorchCategorical,
+    TorchMultiCategorical,
+)
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
-from ray.rllib.models.torch.torch_distributions import TorchCategorical, TorchMultiCategorical
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from edgegym.wrappers import DictFlattener
