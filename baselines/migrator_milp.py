@@ -38,7 +38,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
-from edgegym.baselines.migrator import NoFeasiblePlan, Plan, PlanProblem, change_classes
+from edgegym.baselines.migrator_plan import NoFeasiblePlan, Plan, PlanProblem, change_classes
 
 __all__ = ["solve_milp"]
 

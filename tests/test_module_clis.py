@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from edgegym.reproduce import ekya, etf, migrator, srs
+from edgegym.reproduce import ekya, etf, migrator, srs, srs_report
 from edgegym.workload import traces
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,10 +175,10 @@ def test_render_only_without_or_with_bad_saved_runs(capsys, tmp_path, module, ru
 
 def test_srs_report_header_reads_sensibly():
     meta = {"seeds": 3, "sweep_seeds": 2, "quick": False, "elapsed": 1.0}
-    head = srs._header({**meta, "date": "d", "machine": "m"})
+    head = srs_report._header({**meta, "date": "d", "machine": "m"})
     assert head[0] == "# SRS/MRS reproduction (INFOCOM'25, Fig. 8-15)"
     assert "3 seeds (0..2) for the default scenario and 2 seeds (0..1) per sweep" in head[2]
-    assert "1 seed (0)" in srs._header({**meta, "seeds": 1, "date": "d", "machine": "m"})[2]
+    assert "1 seed (0)" in srs_report._header({**meta, "seeds": 1, "date": "d", "machine": "m"})[2]
 
 
 @pytest.mark.parametrize("module", [ekya, etf, migrator, srs], ids=lambda m: m.__name__)

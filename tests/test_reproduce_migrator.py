@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from edgegym.journal import job_key
-from edgegym.reproduce import migrator
+from edgegym.reproduce import migrator, migrator_report
 from edgegym.reproduce.claims import load
 
 SAVED = Path(__file__).resolve().parents[1] / "docs" / "reproduction" / "migrator-runs.json"
@@ -43,7 +43,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     monkeypatch.setattr(migrator, "BASES", [0.5, 1.0, 10.0])
     monkeypatch.setattr(migrator, "ORACLE_WORKLOADS", ["w1"])
     monkeypatch.setattr(migrator_calibration, "calibration_claims", lambda: ([], {}))
-    monkeypatch.setattr(migrator, "_calibration_section", lambda rows, claims: [])
+    monkeypatch.setattr(migrator_report, "_calibration_section", lambda rows, claims: [])
     # Stopped after 40 episodes (a crash, a session that ends), then run again: it resumes.
     ran, limit = [], [40]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.reproduce import srs
+from edgegym.reproduce import srs, srs_report
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_report_renders_every_section(rows):
         "date": "d",
         "machine": "m",
     }
-    text = srs._report(table, meta)
+    text = srs_report.report(table, meta)
     for needle in ("Fig. 8, 9", "Fig. 10-13", "Fig. 14", "Fig. 15", "*+25%*", "first runs"):
         assert needle in text
     assert "MRS has the best objective at" in text

@@ -137,7 +137,7 @@ def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
     (J, J) table, and solves up to ``BATCH`` plans together: the plan, its value, its bound and
     the plans solved are those of the dense step one plan at a time, exactly (ties included),
     on a real W1 window whose arrivals vary every step."""
-    from edgegym.baselines import migrator as mod
+    from edgegym.baselines import migrator_plan as mod
 
     env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
     env.reset(seed=1)

@@ -27,6 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
         "edgegym.outputs",
         "edgegym.inputs",
         "edgegym.parallel",
+        "edgegym.journal",
         "edgegym.progress",
     ),
     ("edgegym.core.registry",),
@@ -180,3 +181,18 @@ def test_no_cycles() -> None:
 )
 def test_the_cycle_finder_finds_cycles(graph, expected) -> None:
     assert _cycles(graph) == expected
+
+
+#: A module a reader can hold: at most this many lines (split a longer one by concern, as the
+#: reproductions' report text and claims live beside the code that runs them).
+MAX_LINES = 1000
+
+
+def test_no_module_is_longer_than_a_reader_can_hold():
+    long = {
+        f"{src}/{p.relative_to(ROOT / src)}": n
+        for src in PACKAGES.values()
+        for p in (ROOT / src).rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"

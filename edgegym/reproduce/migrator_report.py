@@ -1,0 +1,502 @@
+"""The text of ``docs/reproduction/migrator.md``: the MIGRator reproduction's sections, written
+from its runs (:mod:`edgegym.reproduce.migrator` runs the episodes and judges the claims)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from typing import Any
+
+import numpy as np
+
+from edgegym.reproduce.claims import Claim, count_sentence, holds_cell
+from edgegym.reproduce.migrator import (
+    BASES,
+    LABELS,
+    MPS_POLICIES,
+    PAPER_ACC_GAIN,
+    PAPER_GAIN,
+    PAPER_PREINIT,
+    PAPER_SLO_GAIN,
+    POLICIES,
+    _claims,
+    _facts,
+    _gain,
+    _gain_vs,
+)
+
+__all__ = ["report"]
+
+
+def _md_table(tab, policies, workloads, scale=100.0, digits=1) -> str:
+    head = "| policy | " + " | ".join(w.upper() for w in workloads) + " | Avg |"
+    sep = "|---" * (len(workloads) + 2) + "|"
+    lines = [head, sep]
+    for p in policies:
+        cells = [f"{tab[p][w] * scale:.{digits}f}" for w in [*workloads, "avg"]]
+        lines.append(f"| {LABELS.get(p, p)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _claims_table(claims: list[Claim]) -> list[str]:
+    lines = [
+        "| where | claim | paper | edgegym | role | holds | rule / why not |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        note = c.test if c.holds else c.why
+        lines.append(
+            f"| {c.figure} | {c.claim} | {c.paper_value} | {c.edgegym_value} | {c.role} | "
+            f"{holds_cell(c)} | {note} |"
+        )
+    return lines
+
+
+def report(args, workloads, basis_w, oracle_w, rows, elapsed):
+    """The report's Markdown: the setup, one section per figure, the ablations, the planner,
+    the claims and why edgegym's gains differ."""
+    f = _facts(workloads, basis_w, oracle_w, rows)
+    claims = _claims(workloads, basis_w, oracle_w, rows)
+    lines = [
+        *_intro(args, elapsed),
+        *_calibration_section(rows, claims),
+        *_goodput_section(f, workloads),
+        *_slo_accuracy_section(f, workloads),
+        *_batch4_section(f, workloads),
+        *_basis_section(rows["basis"], basis_w),
+        *_preinit_section(f, workloads),
+        *_ablations_section(f, workloads),
+        *_oracle_section(f, oracle_w),
+        *_mps_section(f, workloads),
+        *_sweep_section(f),
+        *_planner_section(rows["main"], workloads),
+        "## Claims",
+        "",
+        *([count_sentence(claims), ""] if any(c.smoke for c in claims) else []),
+        *_claims_table([c for c in claims if c.role == "held-out"]),
+        "",
+        *_differences_section(f, oracle_w),
+    ]
+    return "\n".join(lines)
+
+
+def _intro(args, elapsed: float) -> list[str]:
+    """The title, what ran, the policies and the environment's cost model."""
+    return [
+        "# MIGRator reproduction (edgegym/MIGReconfig-v0)",
+        "",
+        "Regenerate with `python -m edgegym.reproduce.migrator` "
+        f"(this run: {args.seeds} seed(s) per cell, {args.workers} worker(s), "
+        f"{elapsed / 60:.1f} min on {platform.processor() or platform.machine()}, "
+        f"{dt.date.today().isoformat()}). Every edgegym number below comes from that run; the "
+        "paper's claims stand beside them, and its records are in "
+        "[claims.json](claims.json) ([README](README.md)). Scenario files: "
+        "`scenarios/migrator-w*.yaml`, written by `python -m "
+        "edgegym.reproduce.migrator_workloads`; each names the source of every input in its "
+        "`provenance`.",
+        "",
+        "Policies: MIGRator (`migrator`: B&B + Viterbi plan per window from a seasonal forecast "
+        "learned from the past windows, proven within 1% of its model's optimum unless the cap "
+        "on exact solves stops it first), Ekya (`ekya-mig`), Astraea (`astraea`), PARIS "
+        "(`paris`) and `static-half`, all on the same simulated GPU (see `baselines/mig.py` for "
+        "how the MPS systems are mapped onto MIG instances). Ekya and Astraea share the GPU by "
+        "MPS in the paper (§5.1), so their runs have MPS interference on (`mps.interference`: "
+        "co-located inference 2.0% and retraining 4.3% slower, measured on an H200; see the "
+        "scenario provenance); MIGRator, PARIS and static-half run on isolated MIG instances.",
+        "",
+        "Inputs: both traces at 120 req/s (the paper states no rate; §5.1 points to "
+        "Fig. 3, whose curves lie mostly within 50-250 req/s), half of each trace's per-second "
+        "shape recurring every 200 s window (synthesised), batch 1, one A100. Every input that "
+        "stays synthesised or unstated is swept (robustness section), and a held-out claim holds "
+        "only if it holds at every sweep point.",
+        "",
+        "The environment as the paper models it: a task whose instance or GPC count changes loses "
+        "its whole capacity for Psi, its mean reconfiguration overhead measured over the last "
+        "window (Eq. 10-11, `overhead.rule: eq10`); pre-initialisation on (§4.2, evaluated with "
+        "MIGRator in §5.2); the planner uses the same cost rule.",
+        "",
+    ]
+
+
+def _calibration_section(rows, claims: list[Claim]) -> list[str]:
+    """Fig. 2's splits re-measured against the paper, and the calibration rows."""
+    from edgegym.reproduce import migrator_workloads as mw
+    from edgegym.reproduce.migrator_calibration import FIG2_ACC, FIG2_SLO, SPLITS
+
+    fig2 = {k: np.array(v) for k, v in rows["calibration"]["fig2"].items()}
+    lines = [
+        "## Inputs calibrated to the paper's measurements (Fig. 2, Fig. 5, §5.2)",
+        "",
+        f"Fig. 2 measures ResNet50 alone under four static inference-retraining splits. Two "
+        f"inputs of that experiment are fitted to it by `python -m "
+        f"edgegym.reproduce.migrator_calibration`: its trace level ({mw.FIG2_RATE} req/s, to the "
+        f"SLO attainment; Fig. 2's experiment only: the W1-W16 workloads run at {mw.RATE} req/s "
+        f"from §5.1 and Fig. 3) and the retraining cost (`retrain_scale` {mw.RETRAIN_SCALE}, to "
+        "the accuracy, used by every workload). This run re-measures the fit (3 seeds):",
+        "",
+        "| split | SLO paper (W1-W4) | SLO edgegym | accuracy paper | accuracy edgegym |",
+        "|---|---|---|---|---|",
+    ]
+    for sp in SPLITS:
+        fmt = lambda xs: " / ".join(f"{x:.1f}" for x in xs)  # noqa: E731
+        lines.append(
+            f"| {sp} | {fmt(FIG2_SLO[sp])} | {fmt(fig2[sp][0])} | {fmt(FIG2_ACC[sp])} | "
+            f"{fmt(fig2[sp][1])} |"
+        )
+    lines += [
+        "",
+        "One level cannot follow every window: the paper's windows differ in their arrivals, "
+        "the synthesised trace's do not, and its tail is lighter (6 GPCs of inference leave "
+        "fewer requests unserved than in the paper). The accuracy model drops more in window 1 "
+        "than ResNet50 does in Fig. 2 (its 1/n loss of accuracy is calibrated to §5.2's Bert and "
+        "ViT).",
+        "",
+        *_claims_table([c for c in claims if c.role == "calibration"]),
+        "",
+    ]
+    return lines
+
+
+def _goodput_section(f: dict[str, Any], workloads) -> list[str]:
+    """Fig. 7: Goodput per workload and MIGRator's gains."""
+    good = f["good"]
+    best_avg = max(POLICIES, key=lambda p: good[p]["avg"])
+    lines = [
+        "## Goodput per workload (Fig. 7)",
+        "",
+        "Goodput (%) = requests served within their SLO *and* answered correctly / all requests.",
+        "",
+        _md_table(good, POLICIES, workloads),
+        "",
+        "![Goodput per workload](migrator-goodput.png)",
+        "",
+        "| MIGRator vs | paper | edgegym |",
+        "|---|---|---|",
+    ]
+    for p, g in PAPER_GAIN.items():
+        lines.append(f"| {LABELS[p]} | +{g}% | {_gain(good, 'migrator', p):+.1f}% |")
+    lines += [
+        f"| static half | - | {_gain(good, 'migrator', 'static-half'):+.1f}% |",
+        "",
+        f"Highest average Goodput: **{LABELS[best_avg]}** ({good[best_avg]['avg'] * 100:.1f}%).",
+        "",
+    ]
+    return lines
+
+
+def _slo_accuracy_section(f: dict[str, Any], workloads) -> list[str]:
+    """Fig. 8: SLO attainment and accuracy, and the reconfigurations per episode."""
+    slo, acc = f["slo"], f["acc"]
+    lines = [
+        "## SLO attainment and accuracy (Fig. 8)",
+        "",
+        "SLO attainment (%):",
+        "",
+        _md_table(slo, POLICIES, workloads),
+        "",
+        "Inference accuracy (%) (requests answered correctly / all requests):",
+        "",
+        _md_table(acc, POLICIES, workloads),
+        "",
+        "| MIGRator vs | SLO gain paper | SLO gain edgegym | accuracy gain paper | "
+        "accuracy gain edgegym |",
+        "|---|---|---|---|---|",
+    ]
+    for p in PAPER_SLO_GAIN:
+        acc_paper = "similar" if PAPER_ACC_GAIN[p] == 0 else f"+{PAPER_ACC_GAIN[p]}%"
+        lines.append(
+            f"| {LABELS[p]} | +{PAPER_SLO_GAIN[p]}% | {_gain(slo, 'migrator', p):+.1f}% | "
+            f"{acc_paper} | {_gain(acc, 'migrator', p):+.1f}% |"
+        )
+    lines += [
+        "",
+        "Reconfigurations per episode (tasks whose instance or GPC count changed, Eq. 11): "
+        + ", ".join(f"{LABELS[p]} {f['events'][p]:.0f}" for p in POLICIES)
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def _batch4_section(f: dict[str, Any], workloads) -> list[str]:
+    """Fig. 9: Goodput at batch size 4."""
+    good4 = f["good4"]
+    return [
+        "## Batch size 4 (Fig. 9)",
+        "",
+        _md_table(good4, POLICIES, workloads),
+        "",
+        "![Goodput at batch 4](migrator-goodput-batch4.png)",
+        "",
+        "Paper: MIGRator has the highest Goodput in every workload at batch 4. edgegym: "
+        f"MIGRator is highest in {f['wins4']} of {len(workloads)} workloads; "
+        + ", ".join(f"{_gain(good4, 'migrator', p):+.1f}% vs {LABELS[p]}" for p in PAPER_GAIN)
+        + " on average.",
+        "",
+    ]
+
+
+def _basis_section(basis_rows, basis_w) -> list[str]:
+    """Fig. 10: MIGRator's Goodput and solve time per reconfiguration basis."""
+    lines = [
+        "## Reconfiguration basis (Fig. 10)",
+        "",
+        f"MIGRator's Goodput (%) on {', '.join(w.upper() for w in basis_w)} with a decision "
+        "every 0.5 to 10 s (paper: 0.5 s is best, 1 s is close, 10 s clearly worse).",
+        "",
+        "| basis (s) | " + " | ".join(w.upper() for w in basis_w) + " | Avg | solve s/window |",
+        "|---" * (len(basis_w) + 3) + "|",
+    ]
+    for b in BASES:
+        brows = [r for r in basis_rows if r["overrides"].get("basis_s") == b]
+        vals = [np.mean([r["goodput"] for r in brows if r["workload"] == w]) for w in basis_w]
+        st = np.median([x for r in brows for x in r.get("solve_s", [])])
+        lines.append(
+            f"| {b:g} | "
+            + " | ".join(f"{v * 100:.1f}" for v in vals)
+            + f" | {np.mean(vals) * 100:.1f} | {st:.2f} |"
+        )
+    lines.append("")
+    return lines
+
+
+def _preinit_section(f: dict[str, Any], workloads) -> list[str]:
+    """§4.2, §5.2: pre-initialisation's effect on the reconfiguration overhead."""
+    return [
+        "## Pre-initialisation (§4.2, §5.2)",
+        "",
+        "Pre-initialisation is part of MIGRator's runtime (§4.2: after every solve the "
+        "allocation sequence is traversed for instances that unused slices can host ahead of "
+        "time) and §5.2 evaluates MIGRator with it, so it is on in every scenario. Its effect "
+        "is measured as the paper reports it, on the reconfiguration overhead:",
+        "",
+        f"- **The same reconfigurations** (MIGRator's runs, summed over {len(workloads)} "
+        f"workloads): measured overhead {f['ov']:.0f} s with pre-initialisation against "
+        f"{f['ov_plain']:.0f} s had the same instances been built only when needed: "
+        f"**{f['red_paired']:.0f}% less** (paper: {PAPER_PREINIT}%).",
+        f"- **Runs without it** (`preinit=false`): {f['ov_off']:.0f} s of measured overhead "
+        f"({f['red_runs']:.0f}% more with it off than on, the plans differ), downtime "
+        f"{f['down_off']:.0f} instance-seconds against {f['down']:.0f}; Goodput "
+        f"{f['gp_off'] * 100:.1f}% without, {f['gp_on'] * 100:.1f}% with.",
+        "",
+        "Only an instance built on memory slices that were idle before the switch can be "
+        f"pre-initialised (§4.2); MIGRator's allocations leave {f['idle'] * 100:.1f}% of the "
+        "GPCs unassigned on average. Under Eq. 10 the overhead it saves reaches the cost model "
+        "one window later, through Psi (the mean measured overhead of the last window).",
+        "",
+    ]
+
+
+def _ablations_section(f: dict[str, Any], workloads) -> list[str]:
+    """The baselines without pre-initialisation, and the per-instance cost rule."""
+    good = f["good"]
+    lines = [
+        "## Ablations",
+        "",
+        "**The baselines without pre-initialisation** (the paper's Ekya and Astraea run on MPS "
+        "and PARIS is static: none of them pre-initialises). MIGRator as in the main table:",
+        "",
+        "| MIGRator vs | paper | baselines with pre-init (main) | without |",
+        "|---|---|---|---|",
+    ]
+    for p, g in PAPER_GAIN.items():
+        lines.append(
+            f"| {LABELS[p]} | +{g}% | {_gain(good, 'migrator', p):+.1f}% | "
+            f"{_gain_vs(good, f['nopre'], p):+.1f}% |"
+        )
+    lines += [
+        "",
+        "**The per-instance cost rule** (`overhead.rule: per-instance`, the environment's "
+        "default before the scenarios were recalibrated to Eq. 10: each instance that gets a "
+        "new task is down for its own "
+        "destroy/create/library/model-load overhead, a task's other instances keep serving):",
+        "",
+        _md_table(f["rule"], POLICIES, workloads),
+        "",
+        "| MIGRator vs | paper | Eq. 10 (main) | per-instance |",
+        "|---|---|---|---|",
+    ]
+    for p, g in PAPER_GAIN.items():
+        lines.append(
+            f"| {LABELS[p]} | +{g}% | {_gain(good, 'migrator', p):+.1f}% | "
+            f"{_gain(f['rule'], 'migrator', p):+.1f}% |"
+        )
+    lines.append("")
+    return lines
+
+
+def _oracle_section(f: dict[str, Any], oracle_w) -> list[str]:
+    """MIGRator planning from its forecast against planning from the true arrivals."""
+    good = f["good"]
+    lines = [
+        "## Forecast vs oracle arrivals",
+        "",
+        "MIGRator plans a whole window from a forecast (the paper uses an Informer model; here "
+        "a simple seasonal forecaster learned from the past windows: the mean per-second shape "
+        "of the past windows, weighted by how well it predicted the last one (least squares), "
+        "times the last window's level, `seasonal_forecast` in `baselines/migrator.py`; the "
+        "first forecaster, the previous window's level and per-second distribution, "
+        "is `migrator:forecaster=level`). Planning with the true arrivals of the window "
+        "(oracle, gap 0.02, at most 400 exact plan solves) gives:",
+        "",
+        "| workload | MIGRator (seasonal) | MIGRator (level) | MIGRator (oracle) | Ekya |",
+        "|---|---|---|---|---|",
+    ]
+    lv = f.get("level", {}).get("migrator:forecaster=level", {})
+    for w in oracle_w:
+        lvl = f"{lv[w] * 100:.1f}" if w in lv else "-"
+        lines.append(
+            f"| {w.upper()} | {good['migrator'][w] * 100:.1f} | {lvl} | "
+            f"{f['oracle'][w] * 100:.1f} | {good['ekya-mig'][w] * 100:.1f} |"
+        )
+    lines.append("")
+    if lv:
+        lines += [
+            f"Over all workloads: seasonal {good['migrator']['avg'] * 100:.1f}%, level "
+            f"{lv['avg'] * 100:.1f}% Goodput; the learned weight of the recurring shape averages "
+            f"{f['shape_weight']:.2f} (0: the level alone, 1: the shape).",
+            "",
+        ]
+    return lines
+
+
+def _mps_section(f: dict[str, Any], workloads) -> list[str]:
+    """MPS interference on the MPS-based baselines: their Goodput with and without it."""
+    if "no_mps" not in f:
+        return []
+    good = f["good"]
+    lines = [
+        "## MPS interference (§5.1, §5.2)",
+        "",
+        "The paper's Ekya and Astraea share the GPU by MPS and lose SLO attainment to "
+        "interference that MIG removes (§5.2). Their runs here have `mps.interference` on: "
+        "whenever two or more tasks hold the GPU, inference serves 2.0% and retraining "
+        "progresses 4.3% slower (H200 measurement of 2026-11-27, ResNet18; the scenario "
+        "provenance has the numbers). Without it:",
+        "",
+        "| policy | Goodput with MPS interference (main) | without | SLO with | SLO without |",
+        "|---|---|---|---|---|",
+    ]
+    for p in MPS_POLICIES:
+        lines.append(
+            f"| {LABELS[p]} | {good[p]['avg'] * 100:.1f} | {f['no_mps'][p]['avg'] * 100:.1f} | "
+            f"{f['slo'][p]['avg'] * 100:.1f} | {f['no_mps_slo'][p]['avg'] * 100:.1f} |"
+        )
+    lines += [
+        "",
+        "MIGRator's Goodput gain without interference on the baselines: "
+        + ", ".join(f"{_gain_vs(good, f['no_mps'], p):+.1f}% ({LABELS[p]})" for p in MPS_POLICIES)
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def _sweep_section(f: dict[str, Any]) -> list[str]:
+    """The robustness sweeps: MIGRator's gains at every point, and the figure."""
+    if not f["sweeps"]:
+        return [
+            "## Robustness sweeps",
+            "",
+            "Not in this run (the saved runs predate the sweeps): no held-out claim is "
+            "counted as holding.",
+            "",
+        ]
+    lines = [
+        "## Robustness sweeps",
+        "",
+        "Inputs the paper does not state are swept: the trace level (x0.5, x2 around 120 "
+        "req/s), the share of the per-second shape that recurs (x0.5: 0.25, x2: 1.0 around "
+        "0.5) and the MPS slowdowns of Ekya and Astraea (x0.5, x2 around the measured 2.0% / "
+        "4.3%, and 30% for both: the memory-contention value of Villarrubia et al., arXiv "
+        "2604.22430). The MPS points rerun Ekya and Astraea only. MIGRator's gains (%):",
+        "",
+        "| point | Goodput vs Ekya | vs Astraea | vs PARIS | SLO vs Ekya | vs Astraea | vs PARIS | "
+        "accuracy vs Ekya | vs Astraea | vs PARIS | pre-init reduction | batch-4 wins |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    pts = [("default", f), *f["sweeps"].items()]
+    for name, pt in pts:
+        cells = [
+            f"{_gain(pt[k], 'migrator', p):+.1f}"
+            for k in ("good", "slo", "acc")
+            for p in PAPER_GAIN
+        ]
+        wins = f"{pt['wins4']}" if "wins4" in pt else "-"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {pt['red_paired']:.0f}% | {wins} |")
+    lines += ["", "![MIGRator's Goodput gains across the sweeps](migrator-sweeps.png)", ""]
+    return lines
+
+
+def _planner_section(main_rows, workloads) -> list[str]:
+    """The planner's solve times and proven optimality gaps."""
+    mig_rows = [r for r in main_rows if r["policy"] == "migrator"]
+    solve = np.concatenate([r["solve_s"] for r in mig_rows if "solve_s" in r])
+    gaps = np.concatenate([r["gap"] for r in mig_rows if "gap" in r])
+    first = workloads[0]
+    w_first = [s for r in mig_rows if r["workload"] == first for s in r["solve_s"]]
+    return [
+        "## The planner",
+        "",
+        f"Solve time per window over all workloads (batch 1, basis 1 s): median "
+        f"{np.median(solve):.2f} s, 90th percentile {np.percentile(solve, 90):.2f} s, max "
+        f"{solve.max():.2f} s; {first.upper()}: {', '.join(f'{x:.2f}' for x in w_first)} s. "
+        f"Proven gap to the optimum of the model: median {np.median(gaps) * 100:.2f}%, "
+        f"{np.mean(gaps <= 0.01 + 1e-12) * 100:.0f}% of windows within 1%, max "
+        f"{gaps.max() * 100:.2f}% (a gap above 1% means the cap of 2,000 exact plan solves "
+        "stopped the search: Eq. 10 charges a switch the task's whole capacity, which the "
+        "transition-free bound of branch and bound ignores, so more plans stay open). Eq. 10's "
+        "costs can violate the triangle inequality (a switch to an option with the same counts "
+        "is free), so the Viterbi runs step by step wherever they do and stays exact. The "
+        "paper: its ILP solves within 1% of the 200 s window with Gurobi.",
+        "",
+    ]
+
+
+def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
+    """Why edgegym's gains differ from the paper's: what is measured, what is not, and what
+    was not tuned."""
+    good = f["good"]
+    return [
+        "## Why edgegym's gains differ from the paper's",
+        "",
+        "Measured in this report:",
+        "",
+        f"- **Forecast**: planning with the true arrivals adds {f['oracle_gain']:+.1f} Goodput "
+        "points on average on "
+        + ", ".join(w.upper() for w in oracle_w)
+        + " (oracle table): the part of each second that does not recur cannot be planned "
+        "for from the past windows. Forecaster history: a seasonal-naive per-second forecast "
+        "was tried earlier, on the stationary traces, and lost to Ekya on W1 and W5 "
+        "(`docs/design-notes.md`); the seasonal forecaster learns the weight of the "
+        "shape from the past windows, so on stationary arrivals it falls back to the level "
+        "(`tests/baselines/test_migrator_forecast.py`), and the level forecaster's Goodput "
+        "stands beside it in the oracle table.",
+        "- **Pre-initialisation for everyone**: the main table gives the baselines MIGRator's "
+        "runtime, pre-initialisation included; without it MIGRator's gains are "
+        + ", ".join(f"{_gain_vs(good, f['nopre'], p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
+        + " (ablation).",
+        "- **The cost rule**: under the per-instance rule the gains are "
+        + ", ".join(f"{_gain(f['rule'], 'migrator', p):+.1f}% ({LABELS[p]})" for p in PAPER_GAIN)
+        + " (ablation); Eq. 10 punishes a policy that switches often: Astraea makes "
+        f"{f['events']['astraea']:.0f} task reconfigurations an episode against MIGRator's "
+        f"{f['events']['migrator']:.0f}.",
+        f"- **Headroom of dynamic allocation**: MIGRator beats a static half split by "
+        f"{_gain(good, 'migrator', 'static-half'):+.1f}%.",
+        "",
+        "Latency per instance size, SLOs and accuracy ceilings are synthesised (the paper "
+        "publishes none; see each scenario's provenance). MPS interference is applied as a "
+        "uniform slowdown of co-located work measured with ResNet18 on an H200; the paper's "
+        "larger models may suffer more (the 30% sweep point).",
+        "",
+        "Not tuned to the claims: the inputs come from the sources in the scenario files; "
+        "`retrain_scale` was fitted to Fig. 2 (a characterisation, not an evaluation result); "
+        "the 2026-11-27 workloads replaced the Fig. 2 trace level by the §5.1 / Fig. 3 reading "
+        "and added the recurrence and the MPS slowdown before any run of the new scenarios; "
+        "no input was changed after the held-out results were seen. "
+        "Two baseline fixes followed the first runs (before that recalibration), both toward "
+        "the papers: "
+        "Ekya-on-MIG first could skip retraining (the paper's Ekya always retrains), and PARIS / "
+        "static-half could give a tenant only instances that miss its SLO at batch 4.",
+        "",
+    ]
