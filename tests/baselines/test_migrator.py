@@ -46,16 +46,23 @@ def test_solver_equals_brute_force_on_a_real_window():
     assert plan.value == pytest.approx(best, rel=1e-9)
 
 
-def test_policy_plans_are_feasible_and_followed():
-    env = MIGReconfigEnv("migrator-w1", window_s=40, windows=2, data_fraction=0.2)
+def _play_migrator(env: MIGReconfigEnv, seed: int = 0):
+    """The ``migrator`` policy over one episode, every planned allocation valid as planned;
+    the policy and the last step's info."""
     pol = make_policy("migrator", env)
-    obs, _ = env.reset(seed=0)
-    pol.reset(0)
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
     term = False
     while not term:
         a, _ = pol.predict(obs)
         obs, _, term, _, info = env.step(a)
         assert not info["projected"], "the plan asked for an invalid allocation"
+    return pol, info
+
+
+def test_policy_plans_are_feasible_and_followed():
+    env = MIGReconfigEnv("migrator-w1", window_s=40, windows=2, data_fraction=0.2)
+    pol, info = _play_migrator(env)
     m = info["episode_metrics"]
     assert m["retrainings"] == 4  # launched and finished in every window (Formula 4)
     assert len(pol.plans) == 2
@@ -157,15 +164,7 @@ def test_a_window_where_formula_4_cannot_hold_is_planned_without_it():
     """W5 with 40 s windows: ViT's job needs 4 GPCs for 36 s and ResNet50's 3 for 26 s or more,
     so launching both leaves no GPC for inference (constraint 5). The planner used to fail the
     episode ("no feasible allocation sequence"); it launches what pays and says so."""
-    env = MIGReconfigEnv("migrator-w5", window_s=40, windows=2)
-    pol = make_policy("migrator", env)
-    obs, _ = env.reset(seed=0)
-    pol.reset(0)
-    term = False
-    while not term:
-        a, _ = pol.predict(obs)
-        obs, _, term, _, info = env.step(a)
-        assert not info["projected"]
+    pol, info = _play_migrator(MIGReconfigEnv("migrator-w5", window_s=40, windows=2))
     launched = [s for s, _ in pol.plans[0].starts.values() if s >= 0]
     assert pol.plans[0].launch_relaxed and len(launched) < 2  # what fits and pays, flagged
     assert info["episode_metrics"]["retrainings"] >= 1
