@@ -62,7 +62,7 @@ def run(requests: int = 1000, batch_s: float = 1.0, seed: int = 0) -> dict[str, 
         reqs = []
         for k in batch:
             app = env.apps[int(env.app_of[k])]
-            now, after = env._task_acc(app, float(env.times[k]))
+            now, after = env.task_accuracy(app, float(env.times[k]))
             reqs.append((app, float(env.times[k]), now, after))
         for sched, _ in mrs_schedule(cluster, reqs, env.options, env.theta, env.a_min):
             completions.append(sched.completion)

@@ -125,7 +125,7 @@ class EvalResult:
         leaves the old file)."""
         from edgegym.outputs import MARKER, write_atomic
 
-        text = json.dumps({MARKER: "evaluation", **_jsonable(self.to_dict())}, indent=indent)
+        text = json.dumps({MARKER: "evaluation", **jsonable(self.to_dict())}, indent=indent)
         if path is not None:
             write_atomic(path, text + "\n")
         return text
@@ -223,13 +223,15 @@ class EvalResult:
         return self.table()
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
+    """``obj`` as JSON data: mappings with string keys, lists, numbers (numpy values included),
+    non-finite numbers as ``None``."""
     if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -745,6 +747,7 @@ __all__ = [
     "default_scenario",
     "evaluate",
     "headline_metrics",
+    "jsonable",
     "make_env",
     "run_episode_job",
     "summarise_outcomes",

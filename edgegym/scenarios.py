@@ -276,7 +276,7 @@ class Scenario:
     def with_overrides(self, **overrides: Any) -> Scenario:
         """A validated copy with field overrides (as :func:`load` applies them)."""
         path = Path(self.source)
-        src = path.name if path.parent == _bundled_dir() else str(path)
+        src = path.name if path.parent == bundled_dir() else str(path)
         raw = apply_overrides(copy.deepcopy(self.data), overrides, src)
         return Scenario(self.name, validate(raw, src, path.parent), self.source)
 
@@ -298,13 +298,14 @@ def validate(raw: Any, src: str, base_dir: Path | None = None) -> dict[str, Any]
 
 
 # ----------------------------------------------------------------------------- loading
-def _bundled_dir() -> Path:
+def bundled_dir() -> Path:
+    """The folder of the bundled scenario files (``edgegym.scenario_data``)."""
     return Path(str(resources.files("edgegym.scenario_data")))
 
 
 def bundled() -> list[str]:
     """Names of the bundled scenarios."""
-    return sorted(p.stem for p in _bundled_dir().glob("*.yaml"))
+    return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
 
 
 def resolve(name_or_path: str | Path) -> Path:
@@ -316,7 +317,7 @@ def resolve(name_or_path: str | Path) -> Path:
         if p.is_dir():
             raise ScenarioError(f"{p}: is a folder; give a scenario .yaml file")
         return p
-    candidate = _bundled_dir() / f"{name_or_path}.yaml"
+    candidate = bundled_dir() / f"{name_or_path}.yaml"
     if not candidate.exists():
         raise ScenarioError(
             f"unknown scenario {str(name_or_path)!r}; bundled: {', '.join(bundled())} "
@@ -370,7 +371,7 @@ def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
         ScenarioError: The file is missing, unparsable, or a field is out of range.
     """
     path = resolve(name_or_path)
-    src = path.name if path.parent == _bundled_dir() else str(path)
+    src = path.name if path.parent == bundled_dir() else str(path)
     try:
         raw = yaml.safe_load(read_text(path, "scenario file", "scenario"))
     except (InputError, FileNotFoundError) as exc:

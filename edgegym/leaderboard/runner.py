@@ -301,9 +301,9 @@ def load_results(path: Path) -> dict[str, Any]:
 
 def save_results(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``leaderboard.json`` atomically (non-finite numbers become ``null``)."""
-    from edgegym.evaluation import _jsonable
+    from edgegym.evaluation import jsonable
 
-    write_json(path, _jsonable({k: v for k, v in data.items() if k != MARKER}), "leaderboard",
+    write_json(path, jsonable({k: v for k, v in data.items() if k != MARKER}), "leaderboard",
                indent=1)  # fmt: skip
 
 

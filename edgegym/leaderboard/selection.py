@@ -78,12 +78,12 @@ def default_scenario_of(family: str) -> str:
 
 def bundled_scenarios(family: str) -> list[str]:
     """The bundled scenarios of a family: its default first, then by name."""
-    from edgegym.scenarios import _bundled_dir, bundled
+    from edgegym.scenarios import bundled, bundled_dir
 
     out = []
     for name in bundled():
         try:
-            data = yaml.safe_load((_bundled_dir() / f"{name}.yaml").read_text())
+            data = yaml.safe_load((bundled_dir() / f"{name}.yaml").read_text())
         except (OSError, yaml.YAMLError):
             continue
         if isinstance(data, dict) and data.get("family") == family:

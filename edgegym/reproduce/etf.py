@@ -178,7 +178,7 @@ def run(
     m["latency_s"] = [float(np.mean(c[np.isfinite(c)])) if np.isfinite(c).any() else None
                       for c in lat_arr.T]  # fmt: skip
     m["latency_steps"] = lat_arr
-    m["power"] = [float(p) for p in env._profiles(0.0)[0][: env.params.n_tenants]]
+    m["power"] = [float(p) for p in env.profiles(0.0)[0][: env.params.n_tenants]]
     m["service"] = [float(x) for x in env.params.service_tab[0][: env.params.n_tenants]]
     m["timeline"] = env.timeline
     m["names"] = list(env.params.names)

@@ -110,7 +110,7 @@ def test_env_time_fairness_known_answer():
     env, info = _episode("tf", "etf-tx2-resnet50-mobilenetv2", quanta=20)
     m = info["episode_metrics"]
     assert m["time_share_A1"] == pytest.approx(0.5)
-    power, _ = env._profiles(0.0)
+    power, _ = env.profiles(0.0)
     assert m["F_E"] == pytest.approx(power[1] / power[0])
     assert m["F_T"] == pytest.approx(1.0)
 

@@ -196,3 +196,31 @@ def test_no_module_is_longer_than_a_reader_can_hold():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+#: The experiments: reproductions, leaderboard and benchmarks use edgegym's public API only.
+EXPERIMENTS = ("edgegym/reproduce", "edgegym/leaderboard", "benchmarks")
+
+
+def test_experiments_use_the_public_api_only():
+    """No private name imported from outside the experiment's own package, and no private
+    attribute read off another object (``env._x``)."""
+    found = []
+    for folder in EXPERIMENTS:
+        own = folder.replace("/", ".")
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    private = [a.name for a in node.names if a.name.startswith("_")]
+                    if private and not node.module.startswith(own):
+                        found.append(f"{path.name}: from {node.module} import {private}")
+                elif (
+                    isinstance(node, ast.Attribute)
+                    and node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id not in ("self", "cls")
+                ):
+                    found.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert not found, found

@@ -310,7 +310,7 @@ class DAGOffloadEnv(EdgeEnv):
         pools): a retraining uses ``min(b_h, pool)`` and its cost and gain scale with it."""
         return pool_fraction(self.params, self.state, 0, idx, t)
 
-    def _task_acc(self, app: DAGApp, t: float) -> tuple[np.ndarray, np.ndarray]:
+    def task_accuracy(self, app: DAGApp, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(V,) accuracy of ``app``'s tasks at t and (V, H) after retraining with each option."""
         idx = np.array([self.params.model_index[m] for m in app.models])
         now = self.model_accuracy(t)[idx]

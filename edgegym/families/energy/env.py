@@ -121,7 +121,7 @@ class EnergyFairShareEnv(EdgeEnv):
         """Clock (MHz) of tenant i at time t."""
         return clock_at(self.params.clocks[i], t)
 
-    def _profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+    def profiles(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(N,) power (W) and seconds per request of every slot at time t."""
         return profiles_at(self.params, t)
 
