@@ -623,19 +623,7 @@ def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
         fields = [f.strip().strip('"') for f in line.split(",")]
         if header is None:
             header = fields
-            if column not in fields:
-                raise ValueError(
-                    f"{p}, line {lineno}: the header has no {column!r} column (the {fmt} format: "
-                    f"{what})"
-                )
-            col = fields.index(column)
-            if fmt == "alibaba-callgraph":
-                if "traceid" not in fields:
-                    raise ValueError(
-                        f"{p}, line {lineno}: the header has no 'traceid' column (the {fmt} "
-                        f"format: {what})"
-                    )
-                trace_col = fields.index("traceid")
+            col, trace_col = _log_columns(fields, fmt, f"{p}, line {lineno}")
             continue
         need = max(col, trace_col) + 1
         if len(fields) < need:
@@ -666,13 +654,34 @@ def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
         raise ValueError(f"{p}: no request rows after the header")
     t = np.asarray(times, dtype=np.float64)
     if fmt == "alibaba-callgraph":
-        ids = np.asarray(traces)
-        order = np.lexsort((t, ids))  # by traceid, then time
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = ids[order][1:] != ids[order][:-1]
-        t = t[order][first]
+        t = _first_of_each_trace(t, np.asarray(traces))
     t = np.sort(t)
     return t - t[0]
+
+
+def _log_columns(header: list[str], fmt: str, where: str) -> tuple[int, int]:
+    """The time column of a request log's header and its trace-id column (-1 where the format
+    has none).
+
+    Raises:
+        ValueError: A column the format needs is missing (``where`` names file and line).
+    """
+    column, what = REQUEST_LOG_FORMATS[fmt]
+    needed = [column, "traceid"] if fmt == "alibaba-callgraph" else [column]
+    for name in needed:
+        if name not in header:
+            raise ValueError(
+                f"{where}: the header has no {name!r} column (the {fmt} format: {what})"
+            )
+    return header.index(column), header.index("traceid") if len(needed) > 1 else -1
+
+
+def _first_of_each_trace(t: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The earliest time of every distinct trace id: one request per trace."""
+    order = np.lexsort((t, ids))  # by traceid, then time
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = ids[order][1:] != ids[order][:-1]
+    return t[order][first]
 
 
 def request_counts(times: np.ndarray, interval_s: float = 1.0) -> np.ndarray:
