@@ -168,6 +168,11 @@ def _plot_summary(ax: Any, plan: FigurePlan, n_episodes: int) -> None:
     """Policies best at the top, mean and 95% CI on an axis spanning the data, the published
     scheduler in red with a dashed line at its mean."""
     shown = [n for n in plan.order if n in plan.mean]
+    if not shown:  # every policy failed: say so instead of an empty axis
+        ax.text(0.5, 0.5, f"no policy has a value of {plan.label}", ha="center",
+                transform=ax.transAxes)  # fmt: skip
+        ax.set_axis_off()
+        return
     y = np.arange(len(shown))[::-1]
     lo = min(plan.mean[n] - plan.ci[n] for n in shown)
     hi = max(plan.mean[n] + plan.ci[n] for n in shown)

@@ -79,3 +79,18 @@ def test_a_timeline_policy_that_was_not_evaluated_is_refused(evaluated):
     _, result, _ = evaluated
     with pytest.raises(ValueError, match="--timeline nope: not an evaluated policy"):
         figure_plan(result, timeline=["nope"])
+
+
+def test_a_figure_where_every_policy_failed_says_so(tmp_path):
+    from edgegym.evaluation import EvalResult
+    from edgegym.plotting import plot_evaluation
+
+    result = EvalResult("edgegym/EnergyFairShare-v0", None, {}, [0, 1],
+                        results=[{"policy": "etf", "error": "RuntimeError: boom"}])  # fmt: skip
+    fig, plan = draw_evaluation(result)
+    try:
+        assert plan.order == ["etf"] and plan.best is None and plan.panels == []
+        assert "no policy has a value" in fig.axes[0].texts[0].get_text()
+    finally:
+        plt.close(fig)
+    assert plot_evaluation(result, tmp_path / "f.png").stat().st_size > 0
