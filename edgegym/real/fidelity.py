@@ -2,9 +2,10 @@
 
 :func:`fidelity` runs one episode with ``backend="sim"`` and one with ``backend="real"`` and
 returns, for every retraining window, the reward and each reward term under both and their
-difference (real minus sim). Policies decide from the state they see, so where the measured
-accuracies differ from the profile's, decisions may differ too; that is part of what the
-report measures.
+difference (real minus sim); for the energy family, which has no windows, the episode's
+F_T, F_E, F_S, mean power, throughput and energy. Policies decide from the state they see, so
+where the measured accuracies differ from the profile's, decisions may differ too; that is part
+of what the report measures.
 """
 
 from __future__ import annotations
@@ -19,7 +20,26 @@ from edgegym.real import TINY_MIG_SCENARIO, TINY_SCENARIO
 REAL_ENVS: dict[str, str] = {
     "edgegym/ContinualLearning-v0": TINY_SCENARIO,
     "edgegym/MIGReconfig-v0": TINY_MIG_SCENARIO,
+    "edgegym/EnergyFairShare-v0": "etf-tx2-resnet50-mobilenetv2",
 }
+
+
+def _energy_episode(env: Any, policy_spec: str, seed: int) -> dict[str, float]:
+    """One episode of the energy family: its fairness, mean power, throughput and energy."""
+    from edgegym.baselines import make_policy
+
+    policy = make_policy(policy_spec, env)
+    obs, _ = env.reset(seed=seed)
+    policy.reset(seed)
+    done = False
+    while not done:
+        action, _ = policy.predict(obs, deterministic=True)
+        obs, _, done, _, info = env.step(action)
+    m = info["episode_metrics"]
+    seconds = env.params.quanta * env.params.quantum_s
+    out = {key: float(m[key]) for key in ("F_T", "F_E", "F_S", "throughput_rps", "energy_j")}
+    out["mean_power_w"] = out["energy_j"] / seconds
+    return out
 
 
 def _episode(
@@ -137,7 +157,9 @@ def fidelity(
     check_backend("real", device, time_scale)  # before the simulated run, not after it
     scenario = scenario or REAL_ENVS[env_id]
     policy = policy or DEFAULT_POLICY[ENV_IDS[env_id][1]]
-    sim, _ = _episode(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)
+    energy = ENV_IDS[env_id][1] == "energy"
+    play = _energy_episode if energy else _episode
+    sim = play(gym.make(env_id, scenario=scenario).unwrapped, policy, seed)
     real_env = gym.make(
         env_id,
         scenario=scenario,
@@ -146,7 +168,29 @@ def fidelity(
         time_scale=time_scale,
         real_options=real_options,
     ).unwrapped
-    real, log = _episode(real_env, policy, seed)
+    real = play(real_env, policy, seed)
+    if energy:  # one row: the episode
+        report = _report(env_id, scenario, policy, seed, device, real_env, [sim], [real], [], [])
+        report["windows"][0]["window"] = "episode"
+        return report
+    (sim_rows, _), (real_rows, log) = sim, real
+    return _report(env_id, scenario, policy, seed, device, real_env, sim_rows, real_rows,
+                   _accuracies(log, real_env.profile), _latencies(log))  # fmt: skip
+
+
+def _report(
+    env_id: str,
+    scenario: str,
+    policy: str,
+    seed: int,
+    device: str,
+    real_env: Any,
+    sim: list[dict[str, float]],
+    real: list[dict[str, float]],
+    accuracy: list[dict[str, Any]],
+    latency: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The fidelity report: per window (the energy family: the episode) sim, real and diff."""
     rows = []
     for k, (s, r) in enumerate(zip(sim, real, strict=True)):
         keys = sorted(set(s) | set(r))
@@ -169,8 +213,8 @@ def fidelity(
         "energy": real_env.executor.meter.message or real_env.executor.meter.method,
         "windows": rows,
         "total_diff": total,
-        "accuracy": _accuracies(log, real_env.profile),
-        "latency": _latencies(log),
+        "accuracy": accuracy,
+        "latency": latency,
     }
 
 

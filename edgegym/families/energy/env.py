@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.core.checks import check_backend, real_seed, unapplied_clock
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
@@ -48,6 +51,38 @@ class EnergySnapshot:
     speed: np.ndarray  # (N,) requests/s while running
     time_s_total: np.ndarray  # (N,) seconds run so far
     energy_j_total: np.ndarray  # (N,) joules used so far
+
+
+def real_executor(
+    params: EnergyParams,
+    device: str,
+    time_scale: float | None,
+    options: dict[str, Any],
+    sim: Any,
+    rng: np.random.Generator,
+) -> Any:
+    """The real backend's executor of one episode (``EnergyParams.make_executor``, with the
+    first four arguments bound): the tenants' stand-in networks time-sliced on ``device``
+    (:class:`edgegym.real.timeslice.RealTimeSliceExecutor`), seeded from a copy of the
+    episode's generator."""
+    from edgegym.real.timeslice import RealTimeSliceExecutor
+
+    requested = []
+    for i, name in enumerate(params.names):
+        for _, mhz in params.clocks[i]:
+            for note in unapplied_clock(mhz, params.max_clock_mhz, "request rates and energy"):
+                requested.append(f"{name}: {note}")
+    return RealTimeSliceExecutor(
+        sim,
+        [md.name for md in params.models],
+        params.batch,
+        params.top_service,
+        device=device,
+        time_scale=time_scale,
+        seed=real_seed(rng),
+        requested=list(dict.fromkeys(requested)),
+        options=options,
+    )
 
 
 class EnergyFairShareEnv(EdgeEnv):
@@ -94,9 +129,17 @@ class EnergyFairShareEnv(EdgeEnv):
             last quantum), ``"rgb_array"`` (a 640x360 frame: each tenant's share of the last
             quantum's time and energy, and F_T, F_E, F_S over the fairness horizon;
             :mod:`edgegym.core.render`) or ``"human"`` (that frame in a window).
+        backend: ``"sim"`` (default) or ``"real"``: each tenant's slices run a compact
+            stand-in network on ``device`` in the simulator's CFS order; requests and, where
+            NVML reads it, energy are measured (:mod:`edgegym.real.timeslice`), and
+            ``info["real"]`` says what was measured and what was emulated (clocks are never
+            changed).
+        device: Torch device of the real backend, ``"cpu"`` or ``"cuda[:N]"``.
+        time_scale: Real backend: scenario seconds per wall second (``None``: 1).
+        real_options: Real backend options (:data:`edgegym.real.timeslice.DEFAULT_OPTIONS`).
         **overrides: Scenario overrides (``quanta=50``, ``gpu=A10G``, ``objective.fs=0``).
 
-    Version history: v0: initial release.
+    Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
     env_id = "edgegym/EnergyFairShare-v0"
@@ -107,13 +150,22 @@ class EnergyFairShareEnv(EdgeEnv):
         scenario: str | Scenario = DEFAULT_SCENARIO,
         record_timeline: bool = False,
         render_mode: str | None = None,
+        backend: str = "sim",
+        device: str = "cpu",
+        time_scale: float | None = None,
+        real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
+        self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
+        self.real_options = dict(real_options or {})
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
         params = make_params(sc)
+        if self.backend == "real":
+            make = partial(real_executor, params, self.device, self.time_scale, self.real_options)
+            params = dataclasses.replace(params, make_executor=make)
         self._use(params, EnergyDynamics(), *energy_spaces(params))
 
     # ------------------------------------------------------------------ profiles
@@ -186,8 +238,17 @@ class EnergyFairShareEnv(EdgeEnv):
             for i in range(p.n_tenants)
         )
 
+    @property
+    def executor(self) -> Any:
+        """The real backend's executor of the episode (``None`` in simulation or before
+        ``reset``)."""
+        return None if self.state is None else self.state.executors[0]
+
     def _state_info(self) -> dict[str, Any]:
-        return {"time_s": self.now_s}
+        info: dict[str, Any] = {"time_s": self.now_s}
+        if self.backend == "real":
+            info["real"] = self.executor.report()
+        return info
 
     def _before_step(self) -> tuple[float, np.ndarray]:
         return self.now_s, self.params.active_tab[self._k].copy()
