@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
 from edgegym.real.energy import EnergyMeter
+
+if TYPE_CHECKING:  # the family sits a floor above the real executors: imported when run
+    from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
 
 #: Real-backend options of the energy family (``real_options``): the stand-in networks' width
 #: and the inference batch (the scenario's tenant batch where ``None``).
@@ -134,6 +136,8 @@ class RealTimeSliceExecutor:
         quantum_s: float,
     ) -> QuantumResult:
         """One quantum: the simulator's schedule, run for real (see the module docstring)."""
+        from edgegym.families.energy.timeslice import QuantumResult
+
         q = self.sim.run(units, power_w, service_s, work_s, quantum_s)
         scale = float(self.time_scale or 1.0)
         requests = np.zeros_like(q.requests)
