@@ -26,7 +26,12 @@ _MB = 1 << 20
 #: - config: hyperparameter files and run records are a few kB.
 #: - trace: an arrival-count trace is parsed in memory as Python ints (about 30 bytes each);
 #:   one day of the Azure Functions 2019 invocation counts is a few hundred MB of CSV.
-LIMITS: dict[str, int] = {"scenario": 16 * _MB, "config": 16 * _MB, "trace": 1024 * _MB}
+LIMITS: dict[str, int] = {
+    "scenario": 16 * _MB,
+    "config": 16 * _MB,
+    "trace": 1024 * _MB,
+    "journal": 1024 * _MB,  # a long run's finished jobs (edgegym.journal)
+}
 
 
 class InputError(ValueError):

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from edgegym.inputs import InputError, read_text
 from edgegym.outputs import MARKER, check_output_path
 
 #: The :data:`edgegym.outputs.MARKER` kind of a journal's first line.
@@ -91,8 +92,10 @@ class Journal:
 
     def _read(self) -> dict[str, Any]:
         done: dict[str, Any] = {}
-        with self.path.open(encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        try:
+            lines = read_text(self.path, "journal", "journal").splitlines()
+        except InputError as exc:
+            raise ValueError(f"cannot resume from {exc}; remove it to start the run over") from None
         try:
             head = json.loads(lines[0]) if lines else {}
             if not isinstance(head, dict) or head.get(MARKER) != KIND:
@@ -108,6 +111,7 @@ class Journal:
                     done[str(entry["key"])] = entry["result"]
                 except (ValueError, KeyError, TypeError):
                     if n == len(lines):  # a last line cut short by a crash: run that job again
+                        self._drop_last_line()
                         break
                     raise ValueError(f"line {n} is not a journal entry") from None
         except ValueError as exc:
@@ -115,6 +119,12 @@ class Journal:
                 f"cannot resume from {self.path}: {exc}; remove it to start the run over"
             ) from None
         return done
+
+    def _drop_last_line(self) -> None:
+        """Cut the file after its last complete line, so new entries start on a line."""
+        data = self.path.read_bytes()
+        with self.path.open("r+b") as fh:
+            fh.truncate(data.rstrip(b"\n").rfind(b"\n") + 1)
 
     def __len__(self) -> int:
         return len(self.done)

@@ -248,6 +248,9 @@ def test_a_stopped_map_resumes_from_its_journal_running_only_what_is_left(tmp_pa
     text = path.read_text()
     path.write_text(text + '{"key": "abc", "res')
     assert len(Journal(path)) == 5
+    assert path.read_text() == text  # cut back to its last whole line, so appends stay lines
+    Journal(path).add({"x": 7}, {"y": 49})
+    assert len(Journal(path)) == 6
     lines = text.splitlines()
     path.write_text("\n".join([lines[0], "not json", *lines[2:]]) + "\n")
     with pytest.raises(ValueError, match=r"line 2 is not a journal entry.*remove it"):
