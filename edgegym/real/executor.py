@@ -81,7 +81,34 @@ def check_device(device: str) -> str:
     raise ValueError(f"device={device!r}; expected 'cpu' or 'cuda[:N]'")
 
 
-class RealWork:
+class RealReport:
+    """``info["real"]`` of a step, the same keys in every family's real executor: it reads the
+    executor's ``device``, ``time_scale``, ``emulated``, ``meter`` and ``log``."""
+
+    device: str
+    time_scale: float | None
+    emulated: list[str]
+    meter: EnergyMeter
+    log: list[dict[str, Any]]
+
+    def drain_log(self) -> list[dict[str, Any]]:
+        """The records logged since the last call."""
+        out, self.log = self.log, []
+        return out
+
+    def report(self) -> dict[str, Any]:
+        """Device, pacing, what was emulated, energy, and the records since the last step."""
+        return {
+            "device": self.device,
+            "time_scale": self.time_scale,
+            "emulated": list(self.emulated),
+            "energy_available": self.meter.available,
+            "energy_message": self.meter.message,
+            "log": self.drain_log(),
+        }
+
+
+class RealWork(RealReport):
     """What the real executors of every family share (see the module docstring).
 
     The models, the data streams, the energy meter, the pacing, the log and the real
@@ -187,22 +214,9 @@ class RealWork:
         """(V,) measured held-out accuracy of the deployed models on the current window."""
         return self.acc.copy()
 
-    def drain_log(self) -> list[dict[str, Any]]:
-        """The records logged since the last call (window starts, segments, finished jobs)."""
-        out, self.log = self.log, []
-        return out
-
     def report(self) -> dict[str, Any]:
-        """``info["real"]`` of a step: device, pacing, what was emulated, energy, the new log."""
-        return {
-            "device": self.device,
-            "time_scale": self.time_scale,
-            "emulated": list(self.emulated),
-            "energy_available": self.meter.available,
-            "energy_message": self.meter.message,
-            "sharing": dataclasses.asdict(self.device_sharing),
-            "log": self.drain_log(),
-        }
+        """:meth:`RealReport.report` and the device's sharing (MIG, MPS) as detected."""
+        return {**super().report(), "sharing": dataclasses.asdict(self.device_sharing)}
 
     # ---------------------------------------------------- executor protocol
     def start_window(self, k: int) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from edgegym.real.energy import EnergyMeter
+from edgegym.real.executor import RealReport
 
 if TYPE_CHECKING:  # the family sits a floor above the real executors: imported when run
     from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # the family sits a floor above the real executors: imported 
 DEFAULT_OPTIONS: dict[str, Any] = {"width": 8, "batch": None}
 
 
-class RealTimeSliceExecutor:
+class RealTimeSliceExecutor(RealReport):
     """One episode's quanta on a real device (the energy family's executor seam).
 
     Args:
@@ -173,18 +174,6 @@ class RealTimeSliceExecutor:
             idle_j=q.idle_j,
             offset_s=q.offset_s,
         )
-
-    def report(self) -> dict[str, Any]:
-        """``info["real"]`` of a step: device, pacing, what was emulated, energy, the new log."""
-        log, self.log = self.log, []
-        return {
-            "device": self.device,
-            "time_scale": self.time_scale,
-            "emulated": list(self.emulated),
-            "energy_available": self.meter.available,
-            "energy_message": self.meter.message,
-            "log": log,
-        }
 
 
 __all__ = ["DEFAULT_OPTIONS", "RealTimeSliceExecutor"]
