@@ -25,6 +25,7 @@ dropped, Ekya §3.1; a dropped frame counts as a miss).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -407,6 +408,10 @@ def profiler_estimates(
     return np.clip(post + std * noise, 0.0, 1.0)
 
 
+#: Largest (..., C, C) pair table :func:`pareto_gap` builds; past it, it sorts (same result).
+PAIR_TABLE_LIMIT = 4096
+
+
 def pareto_gap(cost: np.ndarray, est: np.ndarray, profiled: np.ndarray) -> np.ndarray:
     """How far each configuration's estimate lies below the Pareto frontier, (..., C).
 
@@ -419,9 +424,28 @@ def pareto_gap(cost: np.ndarray, est: np.ndarray, profiled: np.ndarray) -> np.nd
         est: (..., C) estimated accuracies.
         profiled: (..., C) bool, the configurations profiled.
     """
-    cheaper = (cost[..., None, :] <= cost[..., :, None]) & profiled[..., None, :]
-    beat = np.where(cheaper, est[..., None, :] - est[..., :, None], 0.0)
-    return np.where(profiled, np.maximum(beat.max(axis=-1), 0.0), 0.0)
+    shape = np.broadcast_shapes(cost.shape, est.shape, profiled.shape)
+    if math.prod(shape) * shape[-1] <= PAIR_TABLE_LIMIT:  # a few rows: the (C, C) table is quicker
+        cheaper = (cost[..., None, :] <= cost[..., :, None]) & profiled[..., None, :]
+        beat = np.where(cheaper, est[..., None, :] - est[..., :, None], 0.0)
+        return np.where(profiled, np.maximum(beat.max(axis=-1), 0.0), 0.0)
+    # Many rows: one sort by cost and a running maximum instead of the table. The best estimate
+    # among the profiled configurations at most as costly (ties: the whole group of equal cost)
+    # is the running maximum at the group's last position; rounding is monotone, so
+    # max(best - est) is bit for bit the table's maximum of the pairwise differences.
+    cost, est, profiled = (np.broadcast_to(x, shape) for x in (cost, est, profiled))
+    order = np.argsort(cost, axis=-1, kind="stable")
+    c_sorted = np.take_along_axis(cost, order, axis=-1)
+    e_sorted = np.take_along_axis(np.where(profiled, est, -np.inf), order, axis=-1)
+    running = np.maximum.accumulate(e_sorted, axis=-1)
+    n = shape[-1]
+    group_end = np.ones(shape, dtype=bool)
+    group_end[..., :-1] = c_sorted[..., :-1] != c_sorted[..., 1:]
+    last = np.where(group_end, np.arange(n), n)
+    last = np.minimum.accumulate(last[..., ::-1], axis=-1)[..., ::-1]
+    best = np.empty_like(running)
+    np.put_along_axis(best, order, np.take_along_axis(running, last, axis=-1), axis=-1)
+    return np.where(profiled, np.maximum(best - est, 0.0), 0.0)
 
 
 def prune(profiled: np.ndarray, score: np.ndarray, cost: np.ndarray, fraction: float) -> np.ndarray:

@@ -22,6 +22,7 @@ from edgegym.scenarios import ScenarioError, load
 from edgegym.workload.continual import (
     MAE_PER_STD,
     error_std,
+    pareto_gap,
     profiler_estimates,
     progress_accuracy,
     sample_profile,
@@ -152,6 +153,39 @@ def test_pruning_drops_the_dominated_configuration_every_two_windows(write_scena
     while env.sim_state().window < 2:
         env.step(idle)
     assert np.isinf(StreamEstimator(env.sim_state()).work[:, 2]).all()
+
+
+def _pareto_gap_by_pairs(cost: np.ndarray, est: np.ndarray, profiled: np.ndarray) -> np.ndarray:
+    """The definition read literally: every configuration against every profiled one at most
+    as costly."""
+    gap = np.zeros(est.shape)
+    for i in np.ndindex(est.shape[:-1]):
+        for c in range(est.shape[-1]):
+            if profiled[i][c]:
+                beats = [
+                    est[i][d] - est[i][c]
+                    for d in range(est.shape[-1])
+                    if profiled[i][d] and cost[i][d] <= cost[i][c]
+                ]
+                gap[i][c] = max([0.0, *beats])
+    return gap
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("shape", [(2, 3, 9), (30, 10, 18)])  # the pair table, the sort
+def test_pareto_gap_equals_the_pairwise_definition(seed, shape) -> None:
+    rng = np.random.default_rng(seed)
+    cost = rng.choice([1.0, 2.5, 2.5, 7.0, 10.0, 20.0], size=shape)  # ties on purpose
+    est = np.round(rng.uniform(0.3, 0.9, size=shape), 2)  # equal estimates too
+    profiled = rng.random(shape) < 0.7
+    got = pareto_gap(cost, est, profiled)
+    want = _pareto_gap_by_pairs(cost, est, profiled)
+    assert np.array_equal(got, want)  # bit for bit: rounding is monotone
+    assert (got[~profiled] == 0).all() and (got >= 0).all()
+    # A configuration no cheaper one beats is on the frontier.
+    cheapest = cost == cost.min(axis=-1, keepdims=True)
+    top = est == np.where(profiled & cheapest, est, -1).max(axis=-1, keepdims=True)
+    assert (got[cheapest & profiled & top] == 0).all()
 
 
 def test_profiler_cost_is_held_for_the_window(write_scenario) -> None:
