@@ -72,6 +72,7 @@ from edgegym.workload.continual import (
     profiler_estimates,
     progress_accuracy,
     prune,
+    retrained_accuracy,
     sample_profile,
     swap_if_better,
 )
@@ -136,9 +137,18 @@ class Episode:
 
 
 def _by_window(prof: ContinualProfile) -> np.ndarray:
-    """(K, V, 3 + 2C) one row per window and stream of everything a window start reads."""
+    """(K, V, 4 + 3C) one row per window and stream of everything a window start reads: floor,
+    drift, demand, post-retraining accuracy (C), GPU-seconds (C), then the ceiling and the
+    configurations' quality (C) that incremental retraining starts from (NaN and 0 for a
+    table profile, whose post-retraining accuracy is fixed)."""
     cols = [prof.floor[:, :, None], prof.drift[:, :, None], prof.demand[:, :, None]]
-    return np.concatenate([*cols, prof.post_acc, prof.gpu_seconds], axis=2).transpose(1, 0, 2)
+    if prof.ceiling is None or prof.quality is None:
+        ceiling = np.full(prof.floor.shape, np.nan)
+        quality = np.zeros(prof.post_acc.shape)
+    else:
+        ceiling, quality = prof.ceiling, prof.quality
+    rows = [*cols, prof.post_acc, prof.gpu_seconds, ceiling[:, :, None], quality]
+    return np.concatenate(rows, axis=2).transpose(1, 0, 2)
 
 
 @dataclass
@@ -335,7 +345,7 @@ class ContinualDynamics:
         # configurations of a stream (they are profiled on the same data subsample) and an
         # independent part per configuration, drawn from each env's generator in turn.
         n = idx.size
-        table = np.empty((n, v, 3 + 2 * c))
+        table = np.empty((n, v, 4 + 3 * c))
         draws = np.empty((n, v * (1 + c)))
         for j, (i, kk) in enumerate(zip(idx.tolist(), k.tolist(), strict=True)):
             ep = state.episode[i]
@@ -346,7 +356,8 @@ class ContinualDynamics:
         shared = draws[:, :v, None]
         own = draws[:, v:].reshape(n, v, c)
         floor, loss = table[:, :, 0], table[:, :, 1]
-        post, cost = table[:, :, 3 : 3 + c], table[:, :, 3 + c :]
+        post, cost = table[:, :, 3 : 3 + c], table[:, :, 3 + c : 3 + 2 * c]
+        ceiling, quality = table[:, :, 3 + 2 * c], table[:, :, 4 + 2 * c :]
         state.infer_share[idx] = table[:, :, 2:3] * params.base_share
         later = k > 0
         if later.all():
@@ -374,10 +385,10 @@ class ContinualDynamics:
                     state.model_acc[i] = ex.deployed_accuracy()
         # Retraining is incremental: what a job reaches depends on the deployed model it
         # starts from, which cannot change before the window's one job starts.
-        for j, (i, kk) in enumerate(zip(idx.tolist(), k.tolist(), strict=True)):
-            prof = state.episode[i].profile
-            if prof.ceiling is not None:
-                post[j] = prof.window_post(kk, state.model_acc[i])
+        grown = ~np.isnan(ceiling[:, 0])  # generated profiles (a table's is fixed)
+        if grown.any():  # ContinualProfile.window_post for all of them at once
+            start = state.model_acc[idx[grown]][:, :, None]
+            post[grown] = retrained_accuracy(start, ceiling[grown][:, :, None], quality[grown])
         state.post_acc[idx] = post
         state.gpu_seconds[idx] = cost
         est = profiler_estimates(post, shared, own, spec.profiler_noise, spec.profiler_noise_shared)
