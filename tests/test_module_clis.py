@@ -77,7 +77,7 @@ def test_ekya_rejects_a_scenario_without_10_streams(capsys, tmp_path):
     rc = ekya.main(["--scenario", "ekya-table1", "--out", str(tmp_path)])
     line = _error_line(rc, capsys.readouterr().err, ekya.PROG)
     assert "--scenario ekya-table1: has 2 streams, not 10" in line
-    assert "bundled: ekya-cityscapes, ekya-cityscapes-peak-throughput, ekya-waymo" in line
+    assert "bundled: ekya-cityscapes, ekya-cityscapes-fig2c-drift, ekya-cityscapes-peak-throughput, ekya-waymo" in line
 
 
 def test_ekya_rejects_other_families(capsys, tmp_path):
