@@ -148,6 +148,7 @@ class Reconfiguration:
     flagged: np.ndarray  # (N, 2M) bool: the task is reconfigured (MIGRator Eq. 11)
     measured: np.ndarray  # (N, 2M) seconds the task's reconfiguration took (0 where unflagged)
     downtime: np.ndarray  # (N,) instance-seconds made unavailable
+    plain: np.ndarray  # (N, 2M) ``measured`` had every new instance served at ``plain_ready``
 
 
 def reconfigure(
@@ -161,6 +162,7 @@ def reconfigure(
     gpcs: np.ndarray,
     destroy_s: float,
     first: np.ndarray,
+    plain_ready: np.ndarray | None = None,
 ) -> Reconfiguration:
     """The reconfiguration rule of the MIG family, for a batch of envs (the single env is the
     batch of one).
@@ -200,6 +202,9 @@ def reconfigure(
         gpcs: (P,) GPCs of each placement.
         destroy_s: Seconds to destroy an instance.
         first: (N,) bool: the first decision of the episode.
+        plain_ready: (N, P) ``ready_instance`` of a counterfactual (the same reconfiguration
+            without pre-initialisation): its measured overhead is ``plain`` (``measured``
+            where ``None``). Detection does not depend on it, so it is computed once.
 
     Returns:
         The :class:`Reconfiguration`.
@@ -217,17 +222,23 @@ def reconfigure(
     g_old = np.einsum("npx,p->nx", own_old, gpcs)
     g_new = np.einsum("npx,p->nx", own_new, gpcs)
     flagged = ((n_old != n_new) | (g_old != g_new)) & (n_new > 0) & ~first[:, None]
-    wait = np.where(changed, ready_instance - t, 0.0)  # (N, P)
-    got = np.where(own_new & changed[:, :, None], wait[:, :, None], 0.0).max(axis=1)
-    gave = (own_old & ~own_new).any(axis=1)
-    measured = np.where(flagged, np.maximum(got, np.where(gave, destroy_s, 0.0)), 0.0)
+    gave = np.where((own_old & ~own_new).any(axis=1), destroy_s, 0.0)
+    got_new = own_new & changed[:, :, None]
+
+    def measure(ready_at: np.ndarray) -> np.ndarray:
+        wait = np.where(changed, ready_at - t, 0.0)  # (N, P)
+        got = np.where(got_new, wait[:, :, None], 0.0).max(axis=1)
+        return np.where(flagged, np.maximum(got, gave), 0.0)
+
+    measured = measure(ready_instance)
+    plain = measured if plain_ready is None else measure(plain_ready)
     ready = _ready_times(rule, new, ready_old, t, ready_instance, psi, flagged, changed, kept)
     ready = np.where(first[:, None] & changed, t, ready)
     before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
     after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
     # Summed in placement order, as one instance after another.
     downtime = np.cumsum(after - before, axis=1)[:, -1]
-    return Reconfiguration(ready=ready, flagged=flagged, measured=measured, downtime=downtime)
+    return Reconfiguration(ready, flagged, measured, downtime, plain)
 
 
 def _ready_times(
@@ -520,11 +531,11 @@ class MIGDynamics:
             params.gpcs,
             spec.destroy_s,
             first,
+            # What the same reconfiguration would take without pre-initialisation (§5.2's
+            # baseline of its saving).
+            now + ov if spec.preinit else None,
         )
-        plain = rc.measured
-        if spec.preinit:  # what the same reconfiguration would take without it (§5.2's baseline)
-            args = (old, new, state.ready_s, state.time_s, now + ov, state.psi_s, params.gpcs)
-            plain = reconfigure(spec.overhead_rule, *args, spec.destroy_s, first).measured
+        plain = rc.plain
         state.ready_s = rc.ready
         state.overhead_plain_s = state.overhead_plain_s + np.cumsum(plain, axis=1)[:, -1]
         count = np.where(first, 0, ((new >= 0) & (new != old)).sum(axis=1))
