@@ -10,8 +10,10 @@ wall time (``slice / time_scale``) is over. What it reports per quantum:
 
 * **requests**: the requests the device served in the slice, scaled to the slice's scenario
   length (``served / wall * slice``), and by the DVFS model's speed at the tenant's clock
-  against the top clock (clocks are never changed: the run stays at the device's clock and
-  says so in ``emulated``);
+  against the top clock: by default clocks are never changed (the run stays at the device's
+  clock and says so in ``emulated``); with ``allow_clock_changes`` on a GPU each slice runs
+  with the graphics clock locked at the tenant's clock (:class:`~edgegym.real.clocks.ClockLock`:
+  the same fraction of the top clock, nearest supported) and what it served is measured;
 * **energy**: NVML's energy of each slice (counter, or power sampling: one window per slice,
   so each tenant's own power is measured), on the scenario's time base (the slice's measured
   mean power times its length in scenario seconds, as docs/real-gpu.md's time base reads);
@@ -28,15 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from edgegym.real.clocks import ClockLock
 from edgegym.real.energy import EnergyMeter
 from edgegym.real.executor import RealReport
 
 if TYPE_CHECKING:  # the family sits a floor above the real executors: imported when run
     from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
 
-#: Real-backend options of the energy family (``real_options``): the stand-in networks' width
-#: and the inference batch (the scenario's tenant batch where ``None``).
-DEFAULT_OPTIONS: dict[str, Any] = {"width": 8, "batch": None}
+#: Real-backend options of the energy family (``real_options``): the stand-in networks' width,
+#: the inference batch (the scenario's tenant batch where ``None``) and whether the tenants'
+#: clocks may be set on the GPU (off: the device's clocks are never changed).
+DEFAULT_OPTIONS: dict[str, Any] = {"width": 8, "batch": None, "allow_clock_changes": False}
 
 
 class RealTimeSliceExecutor(RealReport):
@@ -53,6 +57,8 @@ class RealTimeSliceExecutor(RealReport):
         seed: Seed of the stand-ins' weights and inputs.
         requested: What the scenario asks that is not applied (clocks), for ``emulated``.
         options: :data:`DEFAULT_OPTIONS` overrides.
+        clocks: Each slot's clock schedule ``[(at_s, MHz), ...]`` (for ``allow_clock_changes``).
+        max_clock_mhz: The scenario GPU's top clock (a clock locks at its fraction of it).
     """
 
     def __init__(
@@ -66,6 +72,8 @@ class RealTimeSliceExecutor(RealReport):
         seed: int = 0,
         requested: Sequence[str] = (),
         options: dict[str, Any] | None = None,
+        clocks: Sequence[Sequence[tuple[float, float]]] = (),
+        max_clock_mhz: float = 0.0,
     ) -> None:
         import torch
 
@@ -95,13 +103,35 @@ class RealTimeSliceExecutor(RealReport):
         if device.startswith("cuda"):
             gpu_index = int(device.split(":")[1]) if ":" in device else 0
         self.meter = EnergyMeter(gpu_index)
-        self.emulated = [
-            f"tenants time-sliced on one {device} device in the simulator's CFS order",
-            *requested,
-        ]
+        self.clocks, self.max_clock_mhz = [list(c) for c in clocks], float(max_clock_mhz)
+        self.requested = list(requested)
+        allowed = bool(self.opts["allow_clock_changes"]) and bool(self.clocks)
+        self.clock = ClockLock(gpu_index, allowed and self.max_clock_mhz > 0)
+        self.emulated = [f"tenants time-sliced on one {device} device in the simulator's CFS order"]
+        if self.clock.available:
+            self.emulated.append(
+                "clocks: locked per slice at each tenant's fraction of the top clock "
+                "(nearest supported; reset after every quantum)"
+            )
+        else:
+            self.emulated.extend(requested)
+            if self.opts["allow_clock_changes"]:
+                self.emulated.append(f"clocks: {self.clock.message}")
         if not self.meter.available:
             self.emulated.append(f"energy: {self.meter.message}; the DVFS model's energy")
         self.log: list[dict[str, Any]] = []
+
+    def _lock_clock(self, k: int, t: float) -> float | None:
+        """Lock slot k's clock at time ``t`` where allowed and possible: the MHz locked."""
+        if not self.clock.available or k >= len(self.clocks):
+            return None
+        from edgegym.families.energy.params import clock_at
+
+        mhz = self.clock.lock(clock_at(self.clocks[k], t) / self.max_clock_mhz)
+        if mhz is None:  # refused: the rest of the run is emulated, and the report says so
+            self.emulated = [e for e in self.emulated if not e.startswith("clocks: locked")]
+            self.emulated += [*self.requested, f"clocks: {self.clock.message}"]
+        return mhz
 
     # The dynamics read the scheduler's state from the executor after every quantum.
     @property
@@ -145,26 +175,35 @@ class RealTimeSliceExecutor(RealReport):
         energy = q.energy_j.copy()  # the DVFS model's, where NVML measures nothing
         busy = np.zeros_like(q.time_s)
         measured_j, method = 0.0, None
-        for k in q.order:
-            if q.time_s[k] <= 0:
-                continue
-            self.meter.begin("slice")
-            served, busy[k] = self._infer_for(int(k), float(q.time_s[k]) / scale)
-            m = self.meter.end("slice")
-            speed = self.top_service[k] / service_s[k] if service_s[k] > 0 else 1.0
-            requests[k] = served / busy[k] * q.time_s[k] * speed
-            if m.energy_j is not None:  # the slice's mean power, over its scenario seconds
-                energy[k] = m.energy_j / m.seconds * q.time_s[k]
-                measured_j, method = measured_j + m.energy_j, m.method
-        self.log.append(
-            {
-                "quantum": self.sim.quanta - 1,
-                "wall_s": float(busy.sum()),
-                "requests": requests.tolist(),
-                "measured_j": measured_j if method else None,
-                "energy_method": method,
-            }
-        )
+        locked: list[float | None] = [None] * len(q.time_s)
+        try:
+            for k in q.order:
+                if q.time_s[k] <= 0:
+                    continue
+                locked[k] = self._lock_clock(int(k), (self.sim.quanta - 1) * quantum_s)
+                self.meter.begin("slice")
+                served, busy[k] = self._infer_for(int(k), float(q.time_s[k]) / scale)
+                m = self.meter.end("slice")
+                # At a locked clock the device ran at the tenant's speed; otherwise the DVFS
+                # model scales what the device served at its own clock.
+                model = service_s[k] > 0 and locked[k] is None
+                speed = self.top_service[k] / service_s[k] if model else 1.0
+                requests[k] = served / busy[k] * q.time_s[k] * speed
+                if m.energy_j is not None:  # the slice's mean power, over its scenario seconds
+                    energy[k] = m.energy_j / m.seconds * q.time_s[k]
+                    measured_j, method = measured_j + m.energy_j, m.method
+        finally:
+            self.clock.reset()
+        entry: dict[str, Any] = {
+            "quantum": self.sim.quanta - 1,
+            "wall_s": float(busy.sum()),
+            "requests": requests.tolist(),
+            "measured_j": measured_j if method else None,
+            "energy_method": method,
+        }
+        if any(c is not None for c in locked):
+            entry["locked_mhz"] = locked
+        self.log.append(entry)
         return QuantumResult(
             time_s=q.time_s,
             energy_j=energy,

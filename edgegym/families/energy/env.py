@@ -82,6 +82,8 @@ def real_executor(
         seed=real_seed(rng),
         requested=list(dict.fromkeys(requested)),
         options=options,
+        clocks=params.clocks,
+        max_clock_mhz=params.max_clock_mhz,
     )
 
 
