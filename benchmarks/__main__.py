@@ -4,9 +4,10 @@
 Runs the environment throughput benchmark (edgegym vs CartPole-v1), the vector env throughput
 of every family at N = 1, 16, 256 beside CartPole's numpy vector env
 (:mod:`benchmarks.vector_envs`), the thief decision-time benchmark, the MIGRator planner
-benchmark (decision time and optimality on W1) and the MRS scheduling time for 1000 DAG
-requests, prints readable tables and optionally writes every number with machine information
-to a JSON file.
+benchmark (decision time and optimality on W1), the MRS scheduling time for 1000 DAG requests
+and both MIGRator planners on every window of W1-W16 (:mod:`benchmarks.migrator_sweep`; not
+with ``--quick``), prints readable tables and optionally writes every number with machine
+information to a JSON file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks import env_throughput, migrator, mrs, thief, vector_envs
+from benchmarks import env_throughput, migrator, migrator_sweep, mrs, thief, vector_envs
 from benchmarks.common import add_json_arguments, json_problem, machine_info, pinned_to_one_core
 from edgegym.outputs import run_command, write_json
 
@@ -63,7 +64,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         description="edgegym speed benchmarks: environment step throughput (against "
         "CartPole-v1), vector env throughput per family at N = 1, 16, 256 (against CartPole's "
         "vector env), Ekya's thief decision time, the MIGRator planner's decision time and "
-        "optimality on W1, and MRS scheduling time for 1000 DAG requests (200 with --quick).",
+        "optimality on W1, MRS scheduling time for 1000 DAG requests (200 with --quick), and both "
+        "MIGRator planners on every window of W1-W16 (not with --quick).",
     )
     add_json_arguments(parser)
     parser.add_argument(
@@ -173,9 +175,17 @@ def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
     mrs_res = mrs.run(requests=200 if cfg is QUICK else 1000)
     print()
     print(mrs.format_result(mrs_res))
+    sweep: dict[str, Any] | None = None
+    print()
+    if cfg is QUICK:
+        print(f"MIGRator planners on W1-W16: skipped by --quick ({migrator_sweep.PROG})")
+    else:
+        sweep = migrator_sweep.run(milp_time_limit=10.0)
+        print(migrator_sweep.format_result(sweep))
     return {
         "pinned_core": core,
         "mrs": mrs_res,
+        "migrator_sweep": sweep,
         "throughput": throughput,
         "thief": thief_res,
         "migrator": mig,

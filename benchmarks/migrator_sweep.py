@@ -1,0 +1,198 @@
+"""MIGRator's two planners on every window of W1-W16: decision time, proven gap, agreement.
+
+For each workload and seed, the planning problem of every window is built exactly as the
+``migrator`` policy builds it (:func:`benchmarks.migrator.window_problems`: its seasonal
+forecast from the past windows) and solved by both solvers at the policy's proven gap of 1%:
+
+* the decomposition (``solve``: branch and bound over retraining plans with an exact Viterbi
+  per plan, at most ``max_plans`` plans, as the policy runs it);
+* the MILP on HiGHS (``solve_milp``, ``mip_rel_gap`` 1%) under a time limit per window.
+
+Reported per workload: the median and worst window time of each solver, the largest proven
+gap of each (a solver stopped by its plan cap or time limit proves less than 1%), and the
+smallest ratio of the decomposition's objective to the MILP's. The cross-check holds on a
+window when each solver's objective is at least the other's proven bound times (1 - 1%)
+(``agree``); a window where HiGHS found no plan inside its time limit counts as unsolved.
+
+Run: ``python -m benchmarks.migrator_sweep [--workloads 1-16] [--seeds 0,1]
+[--milp-time-limit S] [--json PATH]`` (one core; the full sweep of both seeds takes tens of
+minutes, most of it in HiGHS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.common import add_json_arguments, json_problem, median, pinned_to_one_core
+from benchmarks.migrator import window_problems
+from edgegym.outputs import run_command, write_json
+
+PROG = "python -m benchmarks.migrator_sweep"
+GAP = 0.01
+MAX_PLANS = 2000  # the policy's cap (MIGRatorPolicy)
+
+
+def _time(fn: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def solve_window(prob: Any, milp_time_limit: float) -> dict[str, Any]:
+    """Both solvers on one window's problem: times, values, bounds, gaps and the cross-check."""
+    from edgegym.baselines.migrator import NoFeasiblePlan, solve
+    from edgegym.baselines.migrator_milp import solve_milp
+
+    dec, dec_s = _time(lambda: solve(prob, gap=GAP, max_plans=MAX_PLANS))
+    row = {
+        "dec_s": dec_s,
+        "dec_value": dec.value,
+        "dec_bound": dec.upper_bound,
+        "dec_gap": dec.gap,
+        "dec_capped": dec.gap > GAP + 1e-12,
+    }
+    t0 = time.perf_counter()
+    try:
+        milp = solve_milp(prob, gap=GAP, time_limit=milp_time_limit)
+    except NoFeasiblePlan:  # HiGHS found no plan inside the time limit
+        return {**row, "milp_s": time.perf_counter() - t0, "milp_value": None}
+    agree = (
+        dec.value >= milp.upper_bound * (1 - GAP) - 1e-9
+        and milp.value >= dec.upper_bound * (1 - GAP) - 1e-9
+    )
+    return {
+        **row,
+        "milp_s": time.perf_counter() - t0,
+        "milp_value": milp.value,
+        "milp_bound": milp.upper_bound,
+        "milp_gap": milp.gap,
+        "ratio": dec.value / milp.value if milp.value else float("nan"),
+        "agree": agree,
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One workload's windows in one row (the MILP's gap, ratio and agreement over the windows
+    where it found a plan in its time limit: ``milp_solved``)."""
+    solved = [r for r in rows if r["milp_value"] is not None]
+    return {
+        "windows": len(rows),
+        "dec_median_s": median([r["dec_s"] for r in rows]),
+        "dec_worst_s": max(r["dec_s"] for r in rows),
+        "dec_worst_gap": max(r["dec_gap"] for r in rows),
+        "dec_capped": sum(r["dec_capped"] for r in rows),
+        "milp_median_s": median([r["milp_s"] for r in rows]),
+        "milp_worst_s": max(r["milp_s"] for r in rows),
+        "milp_solved": len(solved),
+        "milp_worst_gap": max((r["milp_gap"] for r in solved), default=float("nan")),
+        "min_ratio": min((r["ratio"] for r in solved), default=float("nan")),
+        "agree": sum(r["agree"] for r in solved),
+    }
+
+
+def run(
+    workloads: Sequence[int] = tuple(range(1, 17)),
+    seeds: Sequence[int] = (0,),
+    milp_time_limit: float = 10.0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Every window of every workload and seed under both solvers; per-workload summaries."""
+    out: dict[str, Any] = {"gap": GAP, "max_plans": MAX_PLANS, "milp_time_limit": milp_time_limit}
+    per: dict[str, Any] = {}
+    every: list[dict[str, Any]] = []
+    for w in workloads:
+        rows = []
+        for seed in seeds:
+            for k, prob in enumerate(window_problems(seed, f"migrator-w{w}")):
+                row = {"seed": seed, "window": k, **solve_window(prob, milp_time_limit)}
+                rows.append(row)
+        per[f"W{w}"] = {"summary": summarise(rows), "rows": rows}
+        every += rows
+        if progress:
+            s = per[f"W{w}"]["summary"]
+            print(
+                f"  W{w}: {s['windows']} windows, decomposition median {s['dec_median_s']:.2f} s "
+                f"worst {s['dec_worst_s']:.2f} s, MILP median {s['milp_median_s']:.2f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    out["workloads"] = per
+    out["all"] = summarise(every)
+    return out
+
+
+def format_result(res: dict[str, Any]) -> str:
+    """The per-workload table (markdown)."""
+    lines = [
+        f"MIGRator planners on W1-W16 (gap {100 * res['gap']:.0f}%, decomposition capped at "
+        f"{res['max_plans']} plans, MILP limited to {res['milp_time_limit']:g} s per window)",
+        "",
+        "| workload | windows | decomposition median / worst s | its worst gap | capped "
+        "| MILP median / worst s | MILP found a plan | its worst gap | min objective ratio "
+        "| agree |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    items = [*res["workloads"].items(), ("all", {"summary": res["all"]})]
+    for name, item in items:
+        s = item["summary"]
+        lines.append(
+            f"| {name} | {s['windows']} | {s['dec_median_s']:.2f} / {s['dec_worst_s']:.2f} "
+            f"| {100 * s['dec_worst_gap']:.2f}% | {s['dec_capped']} "
+            f"| {s['milp_median_s']:.2f} / {s['milp_worst_s']:.2f} | {s['milp_solved']} "
+            f"| {100 * s['milp_worst_gap']:.2f}% | {s['min_ratio']:.4f} "
+            f"| {s['agree']} / {s['milp_solved']} |"
+        )
+    return "\n".join(lines)
+
+
+def _workloads(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            first, last = int(lo), int(hi or lo)
+        except ValueError:
+            msg = f"not a workload list: {text!r} (e.g. 1-16 or 1,5,9)"
+            raise argparse.ArgumentTypeError(msg) from None
+        if not 1 <= first <= last <= 16:
+            raise argparse.ArgumentTypeError(f"workloads are 1..16, got {part!r}")
+        out += range(first, last + 1)
+    return out
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a seed list: {text!r} (e.g. 0,1)") from None
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Parse, run pinned to one core, print the table, write JSON on request."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workloads", type=_workloads, default=list(range(1, 17)))
+    parser.add_argument("--seeds", type=_seeds, default=[0])
+    parser.add_argument("--milp-time-limit", type=float, default=10.0, metavar="S")
+    add_json_arguments(parser)
+    args = parser.parse_args(argv)
+    if problem := json_problem(args):
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+    if args.milp_time_limit <= 0:
+        print(f"{PROG}: error: --milp-time-limit must be positive", file=sys.stderr)
+        raise SystemExit(2)
+    with pinned_to_one_core():
+        res = run(args.workloads, args.seeds, args.milp_time_limit)
+    print(format_result(res))
+    if args.json is not None:
+        write_json(args.json, res, "benchmark")
+        print(f"wrote {args.json}")
+    return res
+
+
+if __name__ == "__main__":
+    sys.exit(run_command(main, PROG))
