@@ -248,6 +248,9 @@ class RealDAGExecutor(RealReport):
     def _net(self, version: ModelVersion, device: str) -> nn.Module:
         """The version's trained network on ``device`` (trained first where it is not)."""
         if not version.nets:
+            # An inference node of a later request may need a version whose retraining node
+            # (of a request still pending) is not placed yet: the SGD steps run now, once, and
+            # their measured seconds become that retraining node's when it is placed.
             self._train(version, device)
         if device not in version.nets:
             version.nets[device] = copy.deepcopy(next(iter(version.nets.values()))).to(device)
@@ -260,8 +263,10 @@ class RealDAGExecutor(RealReport):
             t0 = time.perf_counter()
             work()
             return time.perf_counter() - t0
+        # The inputs were copied on the device's default stream: wait for them first, so
+        # that the timed stretch holds the node's work only.
+        torch.cuda.synchronize(stream.device)
         with torch.cuda.stream(stream):
-            stream.synchronize()
             t0 = time.perf_counter()
             work()
             stream.synchronize()
