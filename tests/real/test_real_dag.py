@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
+import torch
 
 from edgegym.baselines import make_policy
 from edgegym.families.dag.env import DAGOffloadEnv
@@ -122,6 +123,23 @@ def test_accuracy_can_be_left_unmeasured_and_says_so():
     rep = steps[-1][1]["real"]
     assert rep["episode"]["accuracy"] is None
     assert any(e.startswith("accuracy: not measured") for e in rep["emulated"])
+
+
+def test_a_model_version_trains_once_even_when_needed_before_its_retraining_node():
+    env = DAGOffloadEnv(TINY_DAG_SCENARIO, requests=1, backend="real")
+    env.reset(seed=0)
+    ex = env.executor
+    base = ex.current[0]
+    child = real_dag.ModelVersion(0, base, window=1, steps=3, seed=1)
+    # A later request's inference node measures the version before its retraining node ran.
+    acc = ex._accuracy(child, 1)
+    assert 0.0 <= acc <= 1.0 and child.train_s > 0
+    first, net = child.train_s, child.nets["cpu"]
+    assert ex._net(child, "cpu") is net and child.train_s == first  # not trained again
+    before, after = base.nets["cpu"].state_dict(), net.state_dict()
+    changed = any(not torch.equal(before[key], after[key]) for key in before)
+    assert changed  # SGD moved the child's weights; the parent's are untouched
+    assert ex._accuracy(base, 1) is not None
 
 
 def test_bad_devices_and_options_are_clear_errors(monkeypatch):
