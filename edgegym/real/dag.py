@@ -42,7 +42,12 @@ samples of the window of the request's arrival. It is reported beside the simula
 reward's accuracy term stays the simulator's (it is paid when a request is admitted, before
 any of its models runs).
 
-**Energy**: the simulator's model (per-node energy is not measured); ``emulated`` says so.
+**Energy**: where NVML reads the GPU, each node's run is one meter window, and the node's
+energy is its measured mean power times its replayed duration (scenario seconds, the
+simulator's time base); it replaces the modelled joules in the step's ``energy_j`` and the
+reward's ``energy`` term. The GPU's whole power is measured (idle included, where the
+simulator counts a node's dynamic power only). Without NVML (the CPU) the simulator's model
+stays, and ``emulated`` says so.
 """
 
 from __future__ import annotations
@@ -105,6 +110,7 @@ class ModelVersion:
     seed: int = 0
     nets: dict[str, nn.Module] = field(default_factory=dict)  # device -> trained weights
     train_s: float | None = None  # wall seconds of the SGD steps (None: not trained yet)
+    train_w: float | None = None  # NVML mean watts of the SGD steps (None: not measured)
     acc: dict[int, float] = field(default_factory=dict)  # window -> held-out accuracy
 
 
@@ -170,6 +176,8 @@ class RealDAGExecutor(RealReport):
             gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
         self.meter = EnergyMeter(gpu_index)
         self.emulated = self._emulated()
+        self.energy_j = 0.0  # the nodes' joules so far (measured where NVML reads)
+        self.sim_energy_j = 0.0  # the simulator's joules of the same nodes
         self.log: list[dict[str, Any]] = []
         self.finished: list[dict[str, Any]] = []  # every finished request's real and sim numbers
 
@@ -214,8 +222,9 @@ class RealDAGExecutor(RealReport):
             "from a retraining node's workload)",
             "accuracy term of the reward: the simulator's (paid at admission, before any model "
             "runs); measured accuracy is reported beside it",
-            "energy: the simulator's model (per-node energy is not measured)",
         ]
+        if not self.meter.available:
+            out.append(f"energy: {self.meter.message}; the simulator's model")
         if not self.opts["accuracy"]:
             out.append("accuracy: not measured (real_options accuracy=False)")
         return out
@@ -256,21 +265,31 @@ class RealDAGExecutor(RealReport):
             version.nets[device] = copy.deepcopy(next(iter(version.nets.values()))).to(device)
         return version.nets[device]
 
-    def _timed(self, j: int, work: Any) -> float:
-        """Wall seconds of ``work()`` on server ``j`` (its CUDA stream where it has one)."""
+    def _timed(self, j: int, work: Any) -> tuple[float, float | None]:
+        """Wall seconds of ``work()`` on server ``j`` (its CUDA stream where it has one) and
+        the mean watts NVML read over it (None where energy is unavailable)."""
         stream = self.streams[j]
         if stream is None:
+            self.meter.begin("node")
             t0 = time.perf_counter()
             work()
-            return time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            return seconds, self._mean_w()
         # The inputs were copied on the device's default stream: wait for them first, so
         # that the timed stretch holds the node's work only.
         torch.cuda.synchronize(stream.device)
         with torch.cuda.stream(stream):
+            self.meter.begin("node")
             t0 = time.perf_counter()
             work()
             stream.synchronize()
-            return time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            return seconds, self._mean_w()
+
+    def _mean_w(self) -> float | None:
+        """Mean watts of the meter's node window (None where energy is unavailable)."""
+        m = self.meter.end("node")
+        return m.energy_j / m.seconds if m.energy_j is not None and m.seconds > 0 else None
 
     def _train(self, version: ModelVersion, device: str, server: int | None = None) -> None:
         """Run the version's SGD steps from its parent (timed on ``server``'s stream)."""
@@ -292,7 +311,7 @@ class RealDAGExecutor(RealReport):
                 opt.step()
 
         j = 0 if server is None else server
-        version.train_s = self._timed(j, steps)
+        version.train_s, version.train_w = self._timed(j, steps)
         version.nets = {device: net.eval()}
 
     def _accuracy(self, version: ModelVersion, w: int) -> float | None:
@@ -381,8 +400,8 @@ class RealDAGExecutor(RealReport):
 
     def _run(
         self, params: DAGParams, state: DAGState, req: _Request, s: int, x: int, j: int
-    ) -> tuple[float, dict[str, Any]]:
-        """Run node ``x`` on server ``j``: (measured wall seconds, what it ran)."""
+    ) -> tuple[float, float | None, dict[str, Any]]:
+        """Run node ``x`` on server ``j``: measured wall seconds and mean watts, what it ran."""
         rq = state.requests
         task = int(rq.task[0, s, x])
         device = self.devices[j]
@@ -390,7 +409,7 @@ class RealDAGExecutor(RealReport):
             version = req.retrains[task]
             if version.train_s is None:
                 self._train(version, device, j)
-            return version.train_s, {"kind": "retrain", "steps": version.steps}
+            return version.train_s, version.train_w, {"kind": "retrain", "steps": version.steps}
         net = self._net(req.versions[task], device)
         mb = float(params.app_inflow[req.app, task])
         batch = int(np.clip(round(mb * self.opts["samples_per_mb"]), 1, self.opts["max_batch"]))
@@ -402,7 +421,7 @@ class RealDAGExecutor(RealReport):
             with torch.no_grad():
                 net(xb)
 
-        return self._timed(j, forward), {"kind": "infer", "batch": batch}
+        return (*self._timed(j, forward), {"kind": "infer", "batch": batch})
 
     def _place(
         self, params: DAGParams, state: DAGState, rec: Record, k: int, s: int, x: int
@@ -412,7 +431,7 @@ class RealDAGExecutor(RealReport):
         req = self.requests[k]
         j = int(rec.info["server"][0])
         rq = state.requests
-        seconds, what = self._run(params, state, req, s, x, j)
+        seconds, watts, what = self._run(params, state, req, s, x, j)
         duration = seconds * self.scale
         demand = float(rq.demand[0, s, x])
         ready = self._ready(params, state, req, s, x, j)
@@ -424,6 +443,14 @@ class RealDAGExecutor(RealReport):
         grown = max(0.0, finish - req.front)
         req.front = max(req.front, finish)
         rec.terms["completion"][0] = -grown  # the replay's, in place of the simulator's
+        sim_j = float(rec.energy_j[0])
+        energy = sim_j
+        if watts is not None:  # the measured mean power over the replayed duration
+            energy = watts * duration
+            rec.energy_j[0] = energy
+            rec.terms["energy"][0] = -energy / 1000.0
+        self.energy_j += energy
+        self.sim_energy_j += sim_j
         self.log.append(
             {
                 "event": "node",
@@ -440,6 +467,9 @@ class RealDAGExecutor(RealReport):
                 "finish_s": finish,
                 "sim_start_s": float(rq.start[0, s, x]),
                 "sim_finish_s": float(rq.finish[0, s, x]),
+                "mean_w": watts,
+                "energy_j": energy,
+                "sim_energy_j": sim_j,
             }
         )
         if not np.isnan(rec.info["objective"][0]):
@@ -467,9 +497,14 @@ class RealDAGExecutor(RealReport):
         self.finished.append(row)
 
     def summary(self) -> dict[str, Any]:
-        """The finished requests' mean replayed and simulated completion and accuracy."""
+        """The finished requests' mean replayed and simulated completion and accuracy, and the
+        placed nodes' joules (measured where NVML reads) and the simulator's."""
         rows = self.finished
-        out: dict[str, Any] = {"requests": len(rows)}
+        out: dict[str, Any] = {
+            "requests": len(rows),
+            "energy_j": self.energy_j,
+            "sim_energy_j": self.sim_energy_j,
+        }
         for key in ("completion_s", "sim_completion_s", "accuracy", "sim_accuracy"):
             vals = [r[key] for r in rows if r[key] is not None]
             out[key] = float(np.mean(vals)) if vals else None

@@ -48,7 +48,8 @@ def _energy_episode(env: Any, policy_spec: str, seed: int) -> dict[str, float]:
 def _dag_episode(env: Any, policy_spec: str, seed: int) -> tuple[dict[str, float], list]:
     """One episode of the DAG family: its reward, mean completion time and accuracy and
     energy (the real run's completion replayed from measured node times, its accuracy
-    measured), and the real run's finished requests (empty in sim)."""
+    measured, its energy NVML's where it reads), and the real run's finished requests (empty
+    in sim)."""
     from edgegym.baselines import make_policy
 
     policy = make_policy(policy_spec, env)
@@ -66,6 +67,7 @@ def _dag_episode(env: Any, policy_spec: str, seed: int) -> tuple[dict[str, float
         return out, []
     real = env.executor.summary()
     out["completion_s"] = real["completion_s"]
+    out["energy_j"] = real["energy_j"]
     out["accuracy"] = float("nan") if real["accuracy"] is None else real["accuracy"]
     keys = ("request", "app", "completion_s", "sim_completion_s", "accuracy", "sim_accuracy")
     requests = [{key: row[key] for key in (*keys, "retrained")} for row in env.executor.finished]

@@ -15,6 +15,7 @@ from edgegym.baselines import make_policy
 from edgegym.families.dag.env import DAGOffloadEnv
 from edgegym.real import TINY_DAG_SCENARIO
 from edgegym.real import dag as real_dag
+from edgegym.real.energy import Measurement
 
 
 def _play(env, actions=None, seed=0):
@@ -58,6 +59,8 @@ def test_the_real_run_sees_the_simulators_spaces_observations_and_terms():
     rep = real_steps[-1][1]["real"]
     assert rep["device"] == "cpu" and not rep["energy_available"]
     assert any(e.startswith("transfers:") for e in rep["emulated"])
+    assert any(e.startswith("energy:") and "model" in e for e in rep["emulated"])
+    assert rep["episode"]["energy_j"] == rep["episode"]["sim_energy_j"]  # no NVML: modelled
     assert rep["episode"]["requests"] == sim.n_requests
     assert rep["episode"]["sim_completion_s"] == pytest.approx(
         sim_steps[-1][1]["episode_metrics"]["completion_s"]
@@ -114,6 +117,35 @@ def test_measured_node_times_replace_the_profiles_in_the_replayed_completion():
     assert 0.0 <= request["accuracy"] <= 1.0 and len(request["task_accuracy"]) == app.n
     assert request["sim_accuracy"] == pytest.approx(steps[0][1]["accuracy"])
     assert request["retrained"] == list(range(app.n))
+
+
+class _Meter:
+    """NVML as a meter that reads 2 J per 0.01 s window (200 W)."""
+
+    available, message = True, ""
+
+    def begin(self, name):
+        pass
+
+    def end(self, name):
+        return Measurement(name, 0.01, 2.0, "counter")
+
+
+def test_measured_node_energy_is_put_on_the_replays_time_base(monkeypatch):
+    monkeypatch.setattr(real_dag, "EnergyMeter", lambda index: _Meter())
+    env = DAGOffloadEnv(TINY_DAG_SCENARIO, requests=1, backend="real", time_scale=3.0)
+    _, _, steps = _play(env, _retrain_all(env))
+    assert not any(e.startswith("energy:") for e in steps[-1][1]["real"]["emulated"])
+    total = 0.0
+    for _, info in steps[1:]:  # the place epochs
+        (node,) = [rec for rec in info["real"]["log"] if rec["event"] == "node"]
+        # 200 W (2 J over a 0.01 s window) over the node's replayed scenario seconds.
+        assert node["energy_j"] == pytest.approx(2.0 / 0.01 * node["duration_s"])
+        assert info["energy_j"] == pytest.approx(node["energy_j"])
+        assert info["reward_terms"]["energy"] == pytest.approx(-node["energy_j"] / 1000.0)
+        assert node["sim_energy_j"] != pytest.approx(node["energy_j"])
+        total += node["energy_j"]
+    assert steps[-1][1]["real"]["episode"]["energy_j"] == pytest.approx(total)
 
 
 def test_accuracy_can_be_left_unmeasured_and_says_so():

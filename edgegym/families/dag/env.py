@@ -94,7 +94,7 @@ class RealDAGDynamics(DAGDynamics):
     The dynamics decide every epoch as in simulation (so the state and the observations are
     the simulator's); after each step the executor runs the placed node on the device and
     replaces the reward's ``completion`` term with the growth of the request's replayed latest
-    finish (:mod:`edgegym.real.dag`).
+    finish, and the node's modelled energy with NVML's where it reads (:mod:`edgegym.real.dag`).
 
     Args:
         make_executor: ``make_executor(params, state, rng)`` builds an episode's executor from
@@ -216,8 +216,9 @@ class DAGOffloadEnv(EdgeEnv):
         backend: ``"sim"`` (default) or ``"real"``: every placed node runs a compact
             stand-in network on ``device`` (a forward pass, or a retraining node's SGD steps)
             and each request's completion is replayed from the measured execution times; the
-            reward's ``completion`` term is the replay's (the accuracy and energy terms, the
-            state and the observations stay the simulator's). ``info["real"]`` holds every
+            reward's ``completion`` term is the replay's and, where NVML reads the GPU, the
+            ``energy`` term is measured (the accuracy term, the state and the observations
+            stay the simulator's). ``info["real"]`` holds every
             node's measured and replayed times and every finished request's replayed and
             simulated completion and measured and simulated accuracy
             (:mod:`edgegym.real.dag`).
