@@ -171,10 +171,10 @@ class RealDAGExecutor(RealReport):
         self.timelines = [([0.0], [0.0]) for _ in range(params.e)]
         self.requests: dict[int, _Request] = {}
         self._init_models()
-        gpu_index = None
+        self.gpu_index = None
         if self.device.startswith("cuda"):
-            gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
-        self.meter = EnergyMeter(gpu_index)
+            self.gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
+        self.meter = EnergyMeter(self.gpu_index)
         self.emulated = self._emulated()
         self.energy_j = 0.0  # the nodes' joules so far (measured where NVML reads)
         self.sim_energy_j = 0.0  # the simulator's joules of the same nodes
@@ -225,6 +225,11 @@ class RealDAGExecutor(RealReport):
         ]
         if not self.meter.available:
             out.append(f"energy: {self.meter.message}; the simulator's model")
+        elif len(set(self.devices)) > 1:
+            out.append(
+                f"energy: measured on GPU {self.gpu_index} only; nodes on the other GPUs keep "
+                "the simulator's model"
+            )
         if not self.opts["accuracy"]:
             out.append("accuracy: not measured (real_options accuracy=False)")
         return out
@@ -278,13 +283,15 @@ class RealDAGExecutor(RealReport):
         # The inputs were copied on the device's default stream: wait for them first, so
         # that the timed stretch holds the node's work only.
         torch.cuda.synchronize(stream.device)
+        metered = (stream.device.index or 0) == self.gpu_index  # NVML reads one GPU
         with torch.cuda.stream(stream):
-            self.meter.begin("node")
+            if metered:
+                self.meter.begin("node")
             t0 = time.perf_counter()
             work()
             stream.synchronize()
             seconds = time.perf_counter() - t0
-            return seconds, self._mean_w()
+            return seconds, self._mean_w() if metered else None
 
     def _mean_w(self) -> float | None:
         """Mean watts of the meter's node window (None where energy is unavailable)."""
