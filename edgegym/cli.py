@@ -683,14 +683,14 @@ def _add_fidelity(sub: Any) -> None:
     fi.add_argument(
         "env_id",
         metavar="ENV_ID",
-        help="environment id with a real backend: edgegym/ContinualLearning-v0 or "
-        "edgegym/MIGReconfig-v0",
+        help="environment id with a real backend: edgegym/ContinualLearning-v0, "
+        "edgegym/MIGReconfig-v0, edgegym/EnergyFairShare-v0 or edgegym/DAGOffload-v0",
     )
     fi.add_argument(
         "--scenario", help="scenario name or .yaml path (default: the id's tiny real scenario)"
     )
     fi.add_argument(
-        "--policy", help="policy spec (default: the family's scheduler, thief or migrator)"
+        "--policy", help="policy spec (default: the family's scheduler: thief, migrator, etf, mrs)"
     )
     fi.add_argument("--seed", type=int_in(0), default=0, help="episode seed")
     fi.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")

@@ -8,7 +8,9 @@
 * :mod:`edgegym.real.energy`: NVML energy meter (counter, sampling fallback, or unavailable).
 * :mod:`edgegym.real.executor`: :class:`RealExecutor`, the engine's executor that runs the work
   of ``edgegym/ContinualLearning-v0``; :mod:`edgegym.real.mig`: :class:`RealMIGExecutor`, the
-  same for ``edgegym/MIGReconfig-v0``.
+  same for ``edgegym/MIGReconfig-v0``; :mod:`edgegym.real.timeslice` for
+  ``edgegym/EnergyFairShare-v0``; :mod:`edgegym.real.dag`: :class:`RealDAGExecutor` for
+  ``edgegym/DAGOffload-v0``.
 
 Heavy imports (torch, scikit-learn) happen in the submodules, not here.
 """
@@ -19,8 +21,10 @@ from pathlib import Path
 TINY_SCENARIO = str(Path(__file__).with_name("real-digits-tiny.yaml"))
 #: A tiny MIG scenario (two tenants, two 150 s windows) for the real backend.
 TINY_MIG_SCENARIO = str(Path(__file__).with_name("real-mig-tiny.yaml"))
+#: A tiny DAG scenario (two servers, two applications, 8 requests in 20 s) for the real backend.
+TINY_DAG_SCENARIO = str(Path(__file__).with_name("real-dag-tiny.yaml"))
 #: :data:`TINY_SCENARIO` profiled by ``edgegym profile --device cuda`` on an NVIDIA H100 80GB
 #: HBM3 (2026-11-24, docs/real-gpu.md): measured GPU-seconds, accuracies and latency.
 MEASURED_H100_SCENARIO = str(Path(__file__).with_name("measured-h100.yaml"))
 
-__all__ = ["MEASURED_H100_SCENARIO", "TINY_MIG_SCENARIO", "TINY_SCENARIO"]
+__all__ = ["MEASURED_H100_SCENARIO", "TINY_DAG_SCENARIO", "TINY_MIG_SCENARIO", "TINY_SCENARIO"]

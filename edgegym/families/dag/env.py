@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from edgegym.core.checks import check_backend, real_seed
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
-from edgegym.families.dag.dynamics import ADMIT, DAGDynamics
+from edgegym.families.dag.dynamics import ADMIT, DAGDynamics, DAGState
 from edgegym.families.dag.episode import after_retraining, pool_fraction
 from edgegym.families.dag.graph import DAGApp, RetrainOption
 from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, SERVER_FEATURES
@@ -40,6 +43,7 @@ __all__ = [
     "DAGSnapshot",
     "Epoch",
     "PendingRequest",
+    "RealDAGDynamics",
     "dag_spaces",
 ]
 
@@ -82,6 +86,57 @@ def step_info(rec: Record, i: int) -> dict[str, Any]:
         out["accuracy"] = float(rec_info["accuracy"][i])
         out["objective"] = float(rec_info["objective"][i])
     return out
+
+
+class RealDAGDynamics(DAGDynamics):
+    """The simulator's dynamics with a real executor beside them (``backend="real"``, one env).
+
+    The dynamics decide every epoch as in simulation (so the state and the observations are
+    the simulator's); after each step the executor runs the placed node on the device and
+    replaces the reward's ``completion`` term with the growth of the request's replayed latest
+    finish, and the node's modelled energy with NVML's where it reads (:mod:`edgegym.real.dag`).
+
+    Args:
+        make_executor: ``make_executor(params, state, rng)`` builds an episode's executor from
+            its initial state and its generator.
+    """
+
+    def __init__(self, make_executor: Callable[[DAGParams, DAGState, Any], Any]) -> None:
+        super().__init__()
+        self.make_executor = make_executor
+        self.executor: Any = None
+
+    def initial(self, params: DAGParams, rngs: Sequence[np.random.Generator]) -> DAGState:
+        """The simulator's initial state, and a fresh executor for the episode."""
+        if len(rngs) != 1:
+            raise ValueError("the real backend runs one env (the vector env is simulation only)")
+        state = super().initial(params, rngs)
+        self.executor = self.make_executor(params, state, rngs[0])
+        return state
+
+    def step(
+        self, params: DAGParams, state: DAGState, actions: np.ndarray
+    ) -> tuple[DAGState, Record]:
+        """The simulator's step, then the executor's real work on its record."""
+        epoch = self.executor.epoch(state)
+        state, rec = super().step(params, state, actions)
+        self.executor.after_step(params, state, rec, epoch)
+        return state, rec
+
+
+def real_executor(
+    device: str,
+    time_scale: float | None,
+    options: dict[str, Any],
+    params: DAGParams,
+    state: DAGState,
+    rng: np.random.Generator,
+) -> Any:
+    """The real backend's executor of one episode (:class:`RealDAGDynamics`'s factory, with
+    the first three arguments bound), seeded from a copy of the episode's generator."""
+    from edgegym.real.dag import RealDAGExecutor
+
+    return RealDAGExecutor(params, state, device, time_scale, seed=real_seed(rng), options=options)
 
 
 def _param(name: str, doc: str) -> property:
@@ -158,9 +213,22 @@ class DAGOffloadEnv(EdgeEnv):
             ``"rgb_array"`` (a 640x360 frame: each server's backlog, and the requests
             admitted, pending and completed with their mean completion time;
             :mod:`edgegym.core.render`) or ``"human"`` (that frame in a window).
+        backend: ``"sim"`` (default) or ``"real"``: every placed node runs a compact
+            stand-in network on ``device`` (a forward pass, or a retraining node's SGD steps)
+            and each request's completion is replayed from the measured execution times; the
+            reward's ``completion`` term is the replay's and, where NVML reads the GPU, the
+            ``energy`` term is measured (the accuracy term, the state and the observations
+            stay the simulator's). ``info["real"]`` holds every
+            node's measured and replayed times and every finished request's replayed and
+            simulated completion and measured and simulated accuracy
+            (:mod:`edgegym.real.dag`).
+        device: Torch device of the real backend, ``"cpu"`` or ``"cuda[:N]"``.
+        time_scale: Real backend: scenario seconds per wall second of measured work (``None``:
+            1).
+        real_options: Real backend options (:data:`edgegym.real.dag.DEFAULT_OPTIONS`).
         **overrides: Scenario overrides (``requests=50``, ``theta=5``, ``count=3`` servers).
 
-    Version history: v0: initial release.
+    Version history: v0: initial release; ``backend="real"`` added (same spaces).
     """
 
     env_id = "edgegym/DAGOffload-v0"
@@ -171,14 +239,25 @@ class DAGOffloadEnv(EdgeEnv):
         scenario: str | Scenario = DEFAULT_SCENARIO,
         record_timeline: bool = False,
         render_mode: str | None = None,
+        backend: str = "sim",
+        device: str = "cpu",
+        time_scale: float | None = None,
+        real_options: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
+        self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
+        self.real_options = dict(real_options or {})
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         self.scenario = sc
         p = make_params(sc)
-        self._use(p, DAGDynamics(), *dag_spaces(p))
+        dynamics = DAGDynamics()
+        if self.backend == "real":
+            dynamics = RealDAGDynamics(
+                partial(real_executor, self.device, self.time_scale, self.real_options)
+            )
+        self._use(p, dynamics, *dag_spaces(p))
         self.gpu = get_gpu(sc["servers"]["gpu"])
         self._records: list[dict[str, Any]] = []
         self._schedules: list[RequestSchedule] = []
@@ -388,8 +467,17 @@ class DAGOffloadEnv(EdgeEnv):
         return int(server[0]), choice[0, :v].tolist()
 
     # ------------------------------------------------------------------ info and records
+    @property
+    def executor(self) -> Any:
+        """The real backend's executor of the episode (``None`` in simulation or before
+        ``reset``)."""
+        return getattr(self.dynamics, "executor", None) if self.state is not None else None
+
     def _state_info(self) -> dict[str, Any]:
-        return {"time_s": self.now}
+        info: dict[str, Any] = {"time_s": self.now}
+        if self.backend == "real":
+            info["real"] = self.executor.report()
+        return info
 
     def _record_info(self, rec: Record) -> dict[str, Any]:
         return {
