@@ -402,6 +402,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     """``edgegym profile``: measure on a device and write a measured scenario file."""
     from edgegym.real import TINY_SCENARIO
 
+    if args.family != "mig" and (args.mig_required or args.beside_retraining):
+        raise UsageError("--mig-required and --beside-retraining are options of --family mig")
     _check_outputs((args.out, "--out", "scenario"), force=args.force, inputs=[args.base])
     if args.family != "continual":
         return _profile_family(args)
@@ -439,6 +441,7 @@ def _profile_family(args: argparse.Namespace) -> int:
         seed=args.seed,
         power_s=args.power_seconds,
         mig_required=args.mig_required,
+        beside_s=args.beside_retraining or 0.0,
     )
     try:
         sc, notes = profile_family(args.family, args.out, args.base, settings)
@@ -757,6 +760,13 @@ def _add_profile(sub: Any) -> None:
         action="store_true",
         help="fail unless MIG instance latencies can be measured (mig; default: derive them "
         "from the whole device where MIG is not enabled)",
+    )
+    pr.add_argument(
+        "--beside-retraining",
+        type=float_in(0.05),
+        metavar="SECONDS",
+        help="mig: also measure inference beside a retraining job in another process (under "
+        "MPS where its daemon runs) for SECONDS, and write the mps slowdowns (default: kept)",
     )
     pr.set_defaults(func=cmd_profile)
 

@@ -9,6 +9,8 @@
 * :mod:`edgegym.real.executor`: :class:`RealExecutor`, the engine's executor that runs the work
   of ``edgegym/ContinualLearning-v0``; :mod:`edgegym.real.mig`: :class:`RealMIGExecutor`, the
   same for ``edgegym/MIGReconfig-v0``.
+* :mod:`edgegym.real.profile` and :mod:`edgegym.real.profile_families`: ``edgegym profile``,
+  measured scenarios of the continual family and of the MIG, energy and DAG families.
 
 Heavy imports (torch, scikit-learn) happen in the submodules, not here.
 """

@@ -15,7 +15,9 @@ base channels on ``side`` x ``side`` inputs (``width=64`` has ResNet-18's channe
   child process per instance, ``CUDA_VISIBLE_DEVICES=<MIG UUID>``: CUDA shows a process one
   MIG device), ``share_alpha`` fitted to them; otherwise derived from the whole-device
   latency scaled by the instance's compute fraction (``share_alpha = 1``), or an error under
-  ``mig_required``.
+  ``mig_required``. With ``beside_s``, the ``mps`` slowdowns too: each stand-in's inference
+  beside its retraining job in a second process (an MPS client where the daemon runs, as
+  Ekya shared a GPU), against alone.
 * **energy**: per tenant, service time per request at the current clock (converted to the top
   clock by the model's DVFS rule where NVML reads a lower clock) and, where NVML reads power,
   mean power at several utilisation levels (duty cycles of the stand-in) with the power
@@ -78,6 +80,8 @@ class Settings:
         power_s: Seconds of each utilisation level (energy family, where NVML reads power).
         mig_required: Raise instead of deriving MIG instance latencies when no instance can
             be measured.
+        beside_s: Seconds of the co-location measurement (MIG family: inference beside a
+            retraining job in another process; 0: not measured, the base's ``mps`` kept).
     """
 
     device: str = "cpu"
@@ -87,6 +91,7 @@ class Settings:
     seed: int = 0
     power_s: float = 2.0
     mig_required: bool = False
+    beside_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,99 @@ def train_ms_per_sample(model: torch.nn.Module, s: Settings, batch: int = TRAIN_
 def _r(x: float, digits: int = 6) -> float:
     """``x`` to ``digits`` significant digits (a YAML file a person reads)."""
     return float(f"{x:.{digits}g}")
+
+
+# ----------------------------------------------------------------------------- co-location
+def retrain_child(arch: str, width: int, side: int, device: str, seconds: float) -> None:
+    """A retraining job that runs alone for ``seconds``, prints ``beside``, runs ``seconds``
+    more while the parent measures inference beside it, then prints its mean SGD step (ms)
+    in each phase as JSON. What :func:`beside_retraining`'s child process runs."""
+    s = Settings(device=device, width=width, side=side, repeats=1)
+    model = build(arch, width=width).to(device)
+    steps: list[list[float]] = [[], []]
+    for phase in (0, 1):
+        if phase == 1:
+            print("beside", flush=True)
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            steps[phase].append(train_ms_per_sample(model, s) * TRAIN_BATCH)
+    print(json.dumps({"alone_ms": np.mean(steps[0]), "beside_ms": np.mean(steps[1])}), flush=True)
+
+
+def beside_retraining(model_name: str, s: Settings) -> dict[str, float]:
+    """Inference (batch 8) of a stand-in alone and beside its retraining job (batch 32) in
+    another process, which is an MPS client where an MPS control daemon runs (Ekya's
+    arrangement) and is time-sliced with this one otherwise.
+
+    Returns:
+        Milliseconds alone and beside for both, and each side's slowdown (the share of its
+        speed it loses beside the other: the MIG family's ``mps`` fields).
+    """
+    arch, model = standin(model_name, s)
+    alone = _latency_ms(model, 8, s.device, s.repeats, s.side)
+    code = (
+        "import json, sys; from edgegym.real.profile_families import retrain_child; "
+        "retrain_child(*json.loads(sys.argv[1]))"
+    )
+    args = json.dumps([arch, s.width, s.side, s.device, s.beside_s])
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, args], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        if proc.stdout is None or proc.stdout.readline().strip() != "beside":
+            raise RuntimeError("the retraining process did not start")
+        lat, end = [], time.perf_counter() + 0.8 * s.beside_s
+        while time.perf_counter() < end or not lat:
+            lat.append(_latency_ms(model, 8, s.device, 1, s.side))
+        out, _ = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    train = json.loads(out.strip().splitlines()[-1])
+    beside = float(np.median(lat))
+    return {
+        "infer_ms_alone": _r(alone, 5),
+        "infer_ms_beside": _r(beside, 5),
+        "train_step_ms_alone": _r(train["alone_ms"], 5),
+        "train_step_ms_beside": _r(train["beside_ms"], 5),
+        "inference_slowdown": _r(float(np.clip(1.0 - alone / beside, 0.0, 0.99)), 4),
+        "retrain_slowdown": _r(
+            float(np.clip(1.0 - train["alone_ms"] / train["beside_ms"], 0.0, 0.99)), 4
+        ),
+    }
+
+
+def _mps_slowdowns(
+    sc: dict[str, Any], st: Stamp, s: Settings
+) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """The MIG family's ``mps`` slowdowns measured with the tenants' stand-ins (their mean),
+    where ``s.beside_s`` asks for it. Returns the messages for the user and the runs."""
+    if s.beside_s <= 0:
+        return [], {}
+    runs = {t["model"]: beside_retraining(t["model"], s) for t in sc["tenants"]}
+    daemon = detect(_gpu_index(s.device)).mps_daemon
+    how = (
+        f"the tenants' stand-ins (width {s.width}), inference (batch 8) beside a retraining "
+        f"job (batch {TRAIN_BATCH}) in another process "
+        f"{'under MPS' if daemon else '(no MPS daemon: time-sliced)'}, against alone; mean "
+        "over the models"
+    )
+    mps = sc.setdefault("mps", {})
+    for side in ("inference", "retrain"):
+        mean = float(np.mean([r[f"{side}_slowdown"] for r in runs.values()]))
+        mps[f"{side}_slowdown"] = _r(mean, 4)
+        sc["provenance"][f"mps.{side}_slowdown"] = st.measured(how)
+    if daemon:
+        return [], runs
+    note = (
+        f"no MPS control daemon for {s.device}: inference beside retraining was measured "
+        "time-sliced, not under MPS (Ekya's arrangement needs nvidia-cuda-mps-control -d)"
+    )
+    return [note], runs
 
 
 # ----------------------------------------------------------------------------- MIG
@@ -342,8 +440,10 @@ def _profile_mig(
         prov["tenants.profile.share_alpha"] = st.measured(
             f"fitted to {how}'s latency on the existing MIG instances"
         )
-    sc["provenance"]["measured"] = _record(st, s, {"tenants": records})
-    return notes
+    beside_notes, runs = _mps_slowdowns(sc, st, s)
+    extra = {"beside_retraining": runs} if runs else {}
+    sc["provenance"]["measured"] = _record(st, s, {"tenants": records, **extra})
+    return notes + beside_notes
 
 
 # ----------------------------------------------------------------------------- energy
@@ -596,7 +696,13 @@ def _record(st: Stamp, s: Settings, data: dict[str, Any]) -> dict[str, Any]:
         "device_name": st.device_name,
         "date": st.date,
         "torch": str(torch.__version__),
-        "settings": {"repeats": s.repeats, "width": s.width, "side": s.side, "seed": s.seed},
+        "settings": {
+            "repeats": s.repeats,
+            "width": s.width,
+            "side": s.side,
+            "seed": s.seed,
+            "beside_s": s.beside_s,
+        },
         **data,
     }
 

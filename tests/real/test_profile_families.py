@@ -174,6 +174,12 @@ def test_bad_family_is_an_argparse_error(tmp_path, capsys):
     assert "invalid choice: 'quantum'" in capsys.readouterr().err
 
 
+def test_mig_options_belong_to_the_mig_family(tmp_path, capsys):
+    out = str(tmp_path / "x.yaml")
+    assert main(["profile", "--family", "dag", "--mig-required", "--out", out]) == 2
+    assert "options of --family mig" in capsys.readouterr().err
+
+
 def test_base_of_another_family_is_refused(tmp_path, capsys):
     out = tmp_path / "x.yaml"
     assert main(["profile", "--family", "dag", "--base", "migrator-w1", "--out", str(out)]) == 2
@@ -199,3 +205,44 @@ def test_the_profilers_only_read_nvml():
     for path in real.glob("*.py"):
         calls |= set(re.findall(r"pynvml\.(nvml\w+)", path.read_text()))
     assert calls and all(re.match(r"nvml(Init|Device(Get\w+))$", c) for c in calls), calls
+
+
+def test_a_catalogue_gpu_is_named_and_its_clocks_mapped():
+    """A profile on an H100 names it; the TX2 clocks of the base map to H100 levels."""
+    from edgegym.scenarios import validate
+
+    raw = yaml.safe_load(resolve(BASES["energy"]).read_text())
+    raw["provenance"] = dict(raw["provenance"])
+    st = pf.Stamp("cuda", "NVIDIA H100 80GB HBM3", "H100-80GB", "2026-11-28 00:00 UTC")
+    notes = pf._retarget_gpu(raw, "hardware", st)
+    assert raw["hardware"]["gpu"] == "H100-80GB" and "base: TX2" in notes[0]
+    top = get_gpu("H100-80GB").max_clock_mhz
+    assert raw["tenants"][0]["clock_mhz"] == top  # TX2's top clock -> H100's top clock
+    assert raw["tenants"][1]["clock_mhz"] < top
+    assert raw["provenance"]["hardware.gpu"].startswith("measured: NVIDIA H100")
+    assert raw["provenance"]["tenants.clock_mhz"].startswith("derived:")
+    validate(raw, "retargeted")  # the mapped clocks are the H100's
+    mig = yaml.safe_load(resolve(BASES["mig"]).read_text())
+    a10g = pf.Stamp("cuda", "NVIDIA A10G", "A10G", "2026-11-28 00:00 UTC")
+    assert "kept" in pf._retarget_gpu(mig, "hardware", a10g, mig=True)[0]  # no MIG on an A10G
+    assert mig["hardware"]["gpu"] == "A100-40GB"
+
+
+def test_inference_beside_a_retraining_process_is_slower():
+    """Two processes on one device (time-sliced on the CPU, MPS clients on a GPU with the
+    daemon): each side reports its speed alone and beside the other."""
+    run = pf.beside_retraining("resnet50", pf.Settings(repeats=2, width=4, beside_s=0.3))
+    assert run["infer_ms_alone"] > 0 and run["train_step_ms_beside"] > 0
+    assert 0.0 <= run["inference_slowdown"] <= 0.99 and 0.0 <= run["retrain_slowdown"] <= 0.99
+
+
+def test_mps_slowdowns_are_written_where_asked(tmp_path, monkeypatch):
+    measured = {"inference_slowdown": 0.2, "retrain_slowdown": 0.1}
+    monkeypatch.setattr(pf, "beside_retraining", lambda model, s: dict(measured))
+    settings = pf.Settings(repeats=2, width=4, beside_s=1.0)
+    sc, notes = pf.profile_family("mig", tmp_path / "m.yaml", None, settings)
+    assert sc["mps"]["inference_slowdown"] == 0.2 and sc["mps"]["retrain_slowdown"] == 0.1
+    assert sc["provenance"]["mps.inference_slowdown"].startswith("measured: cpu")
+    assert any("no MPS control daemon" in n for n in notes)
+    assert set(sc["provenance"]["measured"]["beside_retraining"]) == {"bert", "vit"}
+    _run_env(IDS["mig"], tmp_path / "m.yaml")
