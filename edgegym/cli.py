@@ -737,15 +737,17 @@ def _add_profile(sub: Any) -> None:
         "else the family's default bundled scenario)",
     )
     pr.add_argument("--seed", type=int_in(0), default=0, help="seed of data and networks")
-    pr.add_argument("--repeats", type=int_in(1), help="timed passes per measurement (default: 20)")
+    pr.add_argument(
+        "--repeats", type=int_in(1, 100_000), help="timed passes per measurement (default: 20)"
+    )
     pr.add_argument(
         "--width",
-        type=int_in(1),
+        type=int_in(1, 512),
         help="base channels of the stand-in networks (default: 8; 64 is ResNet-18's widths)",
     )
     pr.add_argument(
         "--input-size",
-        type=int_in(4),
+        type=int_in(4, 1024),
         default=8,
         help="input side in pixels of the timed passes (mig, energy, dag; default: 8)",
     )
