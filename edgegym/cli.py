@@ -94,6 +94,23 @@ def int_in(lo: int, hi: int | None = None) -> Any:
     return parse
 
 
+def float_in(lo: float, hi: float = 3600.0) -> Any:
+    """An ``argparse`` type: a finite number in ``lo .. hi``, refused in one line naming the
+    value and the range."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not lo <= value <= hi:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"{value} is not in {lo:g} .. {hi:g}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
 def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
     """Parse ``--set key=value`` items (values stay strings; the scenario loader types them).
 
@@ -384,12 +401,23 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 def cmd_profile(args: argparse.Namespace) -> int:
     """``edgegym profile``: measure on a device and write a measured scenario file."""
     from edgegym.real import TINY_SCENARIO
+
+    if args.family != "mig" and (args.mig_required or args.beside_retraining):
+        raise UsageError("--mig-required and --beside-retraining are options of --family mig")
+    _check_outputs((args.out, "--out", "scenario"), force=args.force, inputs=[args.base])
+    if args.family != "continual":
+        return _profile_family(args)
     from edgegym.real.profile import profile
 
-    _check_outputs((args.out, "--out", "scenario"), force=args.force, inputs=[args.base])
+    options = {} if args.width is None else {"width": args.width}
     try:
         sc = profile(
-            args.out, device=args.device, base_scenario=args.base or TINY_SCENARIO, seed=args.seed
+            args.out,
+            device=args.device,
+            base_scenario=args.base or TINY_SCENARIO,
+            seed=args.seed,
+            options=options,
+            repeats=args.repeats or 20,
         )
     except (RuntimeError, ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc
@@ -397,6 +425,34 @@ def cmd_profile(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.out}: {sc['name']} measured on {measured['device']} "
         f"({measured['device_name']}), {len(measured['retraining'])} retraining runs"
+    )
+    return 0
+
+
+def _profile_family(args: argparse.Namespace) -> int:
+    """``edgegym profile --family mig|energy|dag``."""
+    from edgegym.real.profile_families import Settings, profile_family
+
+    settings = Settings(
+        device=args.device,
+        repeats=args.repeats or 20,
+        width=args.width or 8,
+        side=args.input_size,
+        seed=args.seed,
+        power_s=args.power_seconds,
+        mig_required=args.mig_required,
+        beside_s=args.beside_retraining or 0.0,
+    )
+    try:
+        sc, notes = profile_family(args.family, args.out, args.base, settings)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    for note in notes:
+        print(f"note: {note}")
+    measured = sc["provenance"]["measured"]
+    print(
+        f"wrote {args.out}: {sc['name']} ({args.family}) measured on {measured['device_name']}; "
+        f"replaced: {', '.join(measured['replaced'])}"
     )
     return 0
 
@@ -659,16 +715,61 @@ def _add_profile(sub: Any) -> None:
     pr = sub.add_parser(
         "profile",
         help="measure models and retraining for real; write a measured scenario",
-        description="Run the real backend's models and retraining configurations on a device "
-        "and write a continual scenario with the measured profiles (docs/real.md).",
+        description="Run the real backend's models (compact stand-ins) on a device and write a "
+        "scenario of the family with the measured profiles; what is not measured keeps the base "
+        "scenario's numbers and provenance (docs/real.md).",
+    )
+    pr.add_argument(
+        "--family",
+        choices=("continual", "mig", "energy", "dag"),
+        default="continual",
+        help="family of the scenario to write (default: continual)",
     )
     pr.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     pr.add_argument("--out", required=True, metavar="PATH", help="scenario file to write")
     pr.add_argument(
         "--force", action="store_true", help="overwrite an --out file edgegym did not write"
     )
-    pr.add_argument("--base", metavar="SCENARIO", help="continual scenario file to measure")
+    pr.add_argument(
+        "--base",
+        metavar="SCENARIO",
+        help="scenario of the family to measure (default: the tiny real scenario for continual, "
+        "else the family's default bundled scenario)",
+    )
     pr.add_argument("--seed", type=int_in(0), default=0, help="seed of data and networks")
+    pr.add_argument(
+        "--repeats", type=int_in(1, 100_000), help="timed passes per measurement (default: 20)"
+    )
+    pr.add_argument(
+        "--width",
+        type=int_in(1, 512),
+        help="base channels of the stand-in networks (default: 8; 64 is ResNet-18's widths)",
+    )
+    pr.add_argument(
+        "--input-size",
+        type=int_in(4, 1024),
+        default=8,
+        help="input side in pixels of the timed passes (mig, energy, dag; default: 8)",
+    )
+    pr.add_argument(
+        "--power-seconds",
+        type=float_in(0.0),
+        default=2.0,
+        help="seconds per utilisation level of the power measurement (energy; default: 2)",
+    )
+    pr.add_argument(
+        "--mig-required",
+        action="store_true",
+        help="fail unless MIG instance latencies can be measured (mig; default: derive them "
+        "from the whole device where MIG is not enabled)",
+    )
+    pr.add_argument(
+        "--beside-retraining",
+        type=float_in(0.05),
+        metavar="SECONDS",
+        help="mig: also measure inference beside a retraining job in another process (under "
+        "MPS where its daemon runs) for SECONDS, and write the mps slowdowns (default: kept)",
+    )
     pr.set_defaults(func=cmd_profile)
 
 

@@ -18,7 +18,12 @@ have one source. Each source starts with its kind, then a colon:
 ``hardware``     a public hardware fact (a datasheet, a published benchmark);
 ``measured``     an edgegym measurement on real hardware (docs/real-gpu.md);
 ``synthesised``  the paper publishes no number: how the value follows the paper's ranges;
-``choice``       an experiment or modelling choice (seeds, objective weights, units).
+``choice``       an experiment or modelling choice (seeds, objective weights, units);
+``derived``      computed from measured values by a stated rule (``edgegym profile``'s MIG
+                 instance latencies scaled from a whole-device measurement).
+
+A profiled file (``edgegym profile``) also keeps the record of its measurements under the key
+``measured`` (a mapping, not a source).
 
 Scheduler results of the papers (their evaluation figures) are never a source: they are the
 held-out claims of ``docs/reproduction/claims.json``.
@@ -29,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-KINDS = ("code", "paper", "hardware", "measured", "synthesised", "choice")
+KINDS = ("code", "paper", "hardware", "measured", "synthesised", "choice", "derived")
 
 #: Fields that are not inputs: names, free text and the provenance itself.
 NOT_INPUTS = frozenset({"name", "family", "description", "provenance", "notes", "paper"})
@@ -82,6 +87,8 @@ def provenance_problems(raw: Mapping[str, Any]) -> list[str]:
             )
     for key, source in prov.items():
         key = str(key)
+        if key == "measured" and isinstance(source, Mapping):
+            continue  # the profiler's record of its measurements
         if not any(p == key or p.startswith(key + ".") for p in paths):
             problems.append(f"provenance.{key}: names no field of this scenario")
         kind, sep, text = str(source or "").partition(":")

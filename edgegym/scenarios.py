@@ -210,6 +210,18 @@ class ScenarioModel(Record):
         return {k: data[k] for k in order}
 
 
+class ModelOverride(Record):
+    """A tenant's ``profile``: numbers of its model that replace the catalogue's
+    (:func:`edgegym.workload.models.model_with`; ``edgegym profile`` writes them from a
+    device's measurements). Every field is optional; a missing one keeps the catalogue's."""
+
+    latency_ms: Annotated[float, Range(0.0, 1e5, lo_open=True)] | None = None
+    batch_exponent: Annotated[float, Range(0.0, 2.0)] | None = None
+    share_alpha: Annotated[float, Range(0.0, 4.0, lo_open=True)] | None = None
+    train_factor: Annotated[float, Range(0.0, 1e4, lo_open=True)] | None = None
+    power_activity: Annotated[float, Range(0.0, 1.0)] | None = None
+
+
 # ----------------------------------------------------------------------------- family schemas
 def family_schema(
     model: type[ScenarioModel],

@@ -11,6 +11,8 @@
   same for ``edgegym/MIGReconfig-v0``; :mod:`edgegym.real.timeslice` for
   ``edgegym/EnergyFairShare-v0``; :mod:`edgegym.real.dag`: :class:`RealDAGExecutor` for
   ``edgegym/DAGOffload-v0``.
+* :mod:`edgegym.real.profile` and :mod:`edgegym.real.profile_families`: ``edgegym profile``,
+  measured scenarios of the continual family and of the MIG, energy and DAG families.
 
 Heavy imports (torch, scikit-learn) happen in the submodules, not here.
 """

@@ -107,8 +107,11 @@ def catalogue_gpu(device_name: str, memory_gb: float | None = None) -> str | Non
     return None
 
 
-def _latency_ms(model: torch.nn.Module, batch: int, device: str, repeats: int) -> float:
-    x = torch.rand(batch, 1, 8, 8, device=device)
+def _latency_ms(
+    model: torch.nn.Module, batch: int, device: str, repeats: int, side: int = 8
+) -> float:
+    """Milliseconds per forward pass of a batch of ``side`` x ``side`` one-channel inputs."""
+    x = torch.rand(batch, 1, side, side, device=device)
     model.eval()
     with torch.no_grad():
         model(x)  # warm-up

@@ -10,7 +10,10 @@ says so.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -174,3 +177,28 @@ def get_model(name: str) -> ModelProfile:
         return MODELS[name]
     except KeyError:
         raise KeyError(f"unknown model {name!r}; valid: {', '.join(sorted(MODELS))}") from None
+
+
+#: The :class:`ModelProfile` fields a scenario may set for one tenant (``tenants[i].profile``
+#: in the MIG and energy families): what ``edgegym profile`` measures on a device, so that a
+#: measured file carries its numbers without a catalogue entry per device.
+PROFILE_FIELDS = ("latency_ms", "batch_exponent", "share_alpha", "train_factor", "power_activity")
+
+
+def model_with(name: str, profile: Mapping[str, Any] | None = None) -> ModelProfile:
+    """The bundled model ``name`` with the fields a scenario's ``profile`` sets replaced.
+
+    Args:
+        name: A bundled model (:data:`MODELS`).
+        profile: ``{field: value}`` of :data:`PROFILE_FIELDS`; ``None`` values and a missing
+            mapping keep the catalogue's numbers.
+    """
+    model = get_model(name)
+    given = {k: float(v) for k, v in (profile or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(PROFILE_FIELDS))
+    if unknown:
+        raise KeyError(f"unknown profile field(s) {unknown}; valid: {', '.join(PROFILE_FIELDS)}")
+    if not given:
+        return model
+    note = f"scenario profile ({', '.join(sorted(given))}); the rest: {model.source}"
+    return dataclasses.replace(model, **given, source=note)

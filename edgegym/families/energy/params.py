@@ -23,7 +23,7 @@ from edgegym.families.energy.timeslice import (
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.scenarios import Scenario
 from edgegym.workload.arrival_specs import make_arrival
-from edgegym.workload.models import get_model
+from edgegym.workload.models import model_with
 
 #: The executor seam of the family: ``make_executor(simulator, rng) -> executor``, where the
 #: executor has the simulator's ``run(units, power_w, service_s, work_s, quantum_s)`` (one
@@ -125,7 +125,7 @@ def make_params(sc: Scenario, make_executor: ExecutorFactory | None = None) -> E
     n = int(sc["max_tenants"])
     tenants = sc["tenants"]
     nt = len(tenants)
-    models = tuple(get_model(t["model"]) for t in tenants)
+    models = tuple(model_with(t["model"], t.get("profile")) for t in tenants)
     weights, arrive, leave = _tenant_slots(tenants, n)
     clocks = _tenant_clocks(tenants, gpu)
     batch = tuple(int(t["batch"]) for t in tenants)

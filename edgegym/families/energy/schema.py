@@ -16,6 +16,7 @@ from edgegym.scenarios import (
     ClockSchedule,
     Gpu,
     Model,
+    ModelOverride,
     Record,
     ScenarioModel,
     Weight100,
@@ -54,6 +55,7 @@ class EnergyTenant(Record):
     arrive_s: Annotated[float, Range(0.0, 1e9)] = 0.0
     leave_s: Annotated[float, Range(0.0, 1e9)] = 1e9
     batch: Annotated[int, Range(1, 64)] = 1
+    profile: ModelOverride | None = None  # measured numbers replacing the catalogue's
 
     @model_validator(mode="after")
     def _leaves_after_arriving(self) -> EnergyTenant:

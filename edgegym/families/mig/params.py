@@ -24,7 +24,7 @@ from edgegym.hardware.migalloc import AllocationCatalogue, catalogue
 from edgegym.scenarios import Scenario
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.continual import ContinualProfile
-from edgegym.workload.models import ModelProfile, get_model
+from edgegym.workload.models import ModelProfile, model_with
 from edgegym.workload.processes import ArrivalProcess
 
 _EPS = 1e-9
@@ -85,7 +85,7 @@ class MIGSpec:
         tenants = sc["tenants"]
         m = len(tenants)
         cat = catalogue(gpu.name, m)
-        models = tuple(get_model(t["model"]) for t in tenants)
+        models = tuple(model_with(t["model"], t.get("profile")) for t in tenants)
         datasets = tuple(get_dataset(t["dataset"]) for t in tenants)
         base = Path(sc.source).parent
         arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)

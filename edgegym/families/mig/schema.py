@@ -18,6 +18,7 @@ from edgegym.scenarios import (
     ClockMHz,
     MigGpu,
     Model,
+    ModelOverride,
     Record,
     ScenarioModel,
     Seconds60,
@@ -102,6 +103,7 @@ class MIGTenant(Record):
     slo_ms: Annotated[float, Range(0.0, 1e5, lo_open=True)]
     ceiling: UnitOpen = 0.9
     name: Text = ""
+    profile: ModelOverride | None = None  # measured numbers replacing the catalogue's
 
 
 class MIGScenario(ScenarioModel):
