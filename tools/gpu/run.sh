@@ -9,7 +9,9 @@ mkdir -p /tmp/pkg && cp -r edgegym /tmp/pkg/ && cp -r baselines /tmp/pkg/edgegym
 export PYTHONPATH=/tmp/site:/tmp/pkg PYTHONUNBUFFERED=1
 cd /tmp
 python3 -c "import edgegym, gymnasium, pydantic, torch, sklearn, pynvml; print('imports ok', edgegym.__file__, torch.__version__, torch.cuda.is_available())" || exit 1
-STEPS=${STEPS:-checks profile fcont fmig mps}
+# The default fits one short device session (about 8 minutes); add checks, mps, latency or
+# profile2 by name (STEPS="checks mps" bash tools/gpu/run.sh).
+STEPS=${STEPS:-fenergy fdag fcont fmig pmig penergy pdag}
 for s in $STEPS; do
   echo "##### step $s $(date -u +%T)"; t0=$(date +%s)
   case $s in
@@ -19,6 +21,12 @@ for s in $STEPS; do
     profile) timeout 200 python3 -m edgegym profile --device cuda --out $OUT/h100.yaml ;;
     fcont) timeout 150 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --json $OUT/fidelity-continual.json ;;
     fmig) timeout 200 python3 -m edgegym fidelity edgegym/MIGReconfig-v0 --device cuda --json $OUT/fidelity-mig.json ;;
+    # Clocks stay as they are on a lent machine: allow_clock_changes is never passed here.
+    fenergy) timeout 150 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
+    fdag) timeout 150 python3 -m edgegym fidelity edgegym/DAGOffload-v0 --device cuda --json $OUT/fidelity-dag.json ;;
+    pmig) timeout 80 python3 -m edgegym profile --family mig --device cuda --repeats 10 --beside-retraining 5 --out $OUT/profile-mig.yaml ;;
+    penergy) timeout 80 python3 -m edgegym profile --family energy --device cuda --repeats 10 --out $OUT/profile-energy.yaml ;;
+    pdag) timeout 60 python3 -m edgegym profile --family dag --device cuda --repeats 10 --out $OUT/profile-dag.yaml ;;
     mps)
       export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
       mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
