@@ -19,14 +19,14 @@ for s in $STEPS; do
     profile2) timeout 100 python3 -m edgegym profile --device cuda --out $OUT/h100-2.yaml ;;
     checks) timeout 200 python3 $R/.gpu/gpu_checks.py ;;
     profile) timeout 200 python3 -m edgegym profile --device cuda --out $OUT/h100.yaml ;;
-    fcont) timeout 150 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --json $OUT/fidelity-continual.json ;;
-    fmig) timeout 200 python3 -m edgegym fidelity edgegym/MIGReconfig-v0 --device cuda --json $OUT/fidelity-mig.json ;;
+    fcont) timeout 100 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --json $OUT/fidelity-continual.json ;;
+    fmig) timeout 120 python3 -m edgegym fidelity edgegym/MIGReconfig-v0 --device cuda --json $OUT/fidelity-mig.json ;;
     # Clocks stay as they are on a lent machine: allow_clock_changes is never passed here.
-    fenergy) timeout 150 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
-    fdag) timeout 150 python3 -m edgegym fidelity edgegym/DAGOffload-v0 --device cuda --json $OUT/fidelity-dag.json ;;
-    pmig) timeout 80 python3 -m edgegym profile --family mig --device cuda --repeats 10 --beside-retraining 5 --out $OUT/profile-mig.yaml ;;
-    penergy) timeout 80 python3 -m edgegym profile --family energy --device cuda --repeats 10 --out $OUT/profile-energy.yaml ;;
-    pdag) timeout 60 python3 -m edgegym profile --family dag --device cuda --repeats 10 --out $OUT/profile-dag.yaml ;;
+    fenergy) timeout 60 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
+    fdag) timeout 60 python3 -m edgegym fidelity edgegym/DAGOffload-v0 --device cuda --json $OUT/fidelity-dag.json ;;
+    pmig) timeout 60 python3 -m edgegym profile --family mig --device cuda --repeats 10 --beside-retraining 5 --out $OUT/profile-mig.yaml ;;
+    penergy) timeout 50 python3 -m edgegym profile --family energy --device cuda --repeats 10 --out $OUT/profile-energy.yaml ;;
+    pdag) timeout 30 python3 -m edgegym profile --family dag --device cuda --repeats 10 --out $OUT/profile-dag.yaml ;;
     mps)
       export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
       mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
