@@ -64,7 +64,13 @@ from torch import nn
 from edgegym.core.dynamics import Record
 from edgegym.real.data import DigitStream, Window
 from edgegym.real.energy import EnergyMeter
-from edgegym.real.executor import RealReport, check_device
+from edgegym.real.executor import (
+    RealReport,
+    check_device,
+    gpu_index,
+    merge_options,
+    torch_threads,
+)
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import LR, MOMENTUM, evaluate, pretrained
 
@@ -149,13 +155,7 @@ class RealDAGExecutor(RealReport):
         seed: int = 0,
         options: dict[str, Any] | None = None,
     ) -> None:
-        unknown = set(options or {}) - set(DEFAULT_OPTIONS)
-        if unknown:
-            raise ValueError(
-                f"real_options: unknown key(s) {sorted(unknown)}; "
-                f"allowed: {sorted(DEFAULT_OPTIONS)}"
-            )
-        self.opts = {**DEFAULT_OPTIONS, **(options or {})}
+        self.opts = merge_options(options, DEFAULT_OPTIONS)
         self.params = params
         self.device = check_device(device)
         self.time_scale = time_scale
@@ -171,9 +171,7 @@ class RealDAGExecutor(RealReport):
         self.timelines = [([0.0], [0.0]) for _ in range(params.e)]
         self.requests: dict[int, _Request] = {}
         self._init_models()
-        self.gpu_index = None
-        if self.device.startswith("cuda"):
-            self.gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
+        self.gpu_index = gpu_index(self.device)
         self.meter = EnergyMeter(self.gpu_index)
         self.emulated = self._emulated()
         self.energy_j = 0.0  # the nodes' joules so far (measured where NVML reads)
@@ -198,7 +196,7 @@ class RealDAGExecutor(RealReport):
         ]
         self._windows: dict[tuple[int, int], Window] = {}
         self.current: list[ModelVersion] = []
-        with self._threads():
+        with torch_threads(self.opts["threads"]):
             for m, name in enumerate(self.params.model_names):
                 net = pretrained(
                     architecture_for(name), self.streams_data[m], int(self.opts["width"]), "cpu"
@@ -235,19 +233,6 @@ class RealDAGExecutor(RealReport):
         return out
 
     # ------------------------------------------------------------ helpers
-    def _threads(self) -> Any:
-        executor = self
-
-        class _Ctx:
-            def __enter__(self) -> None:
-                self.n = torch.get_num_threads()
-                torch.set_num_threads(int(executor.opts["threads"]))
-
-            def __exit__(self, *exc: object) -> None:
-                torch.set_num_threads(self.n)
-
-        return _Ctx()
-
     def window_of(self, t: float) -> int:
         """The drift window of scenario time ``t``."""
         n = int(self.opts["windows"])
@@ -350,7 +335,7 @@ class RealDAGExecutor(RealReport):
         from edgegym.families.dag.dynamics import ADMIT
 
         kind, k, slot, node = epoch
-        with self._threads():
+        with torch_threads(self.opts["threads"]):
             if kind == ADMIT:
                 self._admit(params, state, k)
             else:

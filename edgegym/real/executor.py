@@ -41,6 +41,8 @@ import copy
 import dataclasses
 import math
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -79,6 +81,36 @@ def check_device(device: str) -> str:
             )
         return device
     raise ValueError(f"device={device!r}; expected 'cpu' or 'cuda[:N]'")
+
+
+def merge_options(options: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A real executor's options: ``defaults`` overridden by ``options`` (``real_options=`` of
+    the environment); a misspelt key is an error, never silently ignored."""
+    unknown = set(options or {}) - set(defaults)
+    if unknown:
+        raise ValueError(
+            f"real_options: unknown key(s) {sorted(unknown)}; allowed: {sorted(defaults)}"
+        )
+    return {**defaults, **(options or {})}
+
+
+def gpu_index(device: str) -> int | None:
+    """NVML index of a torch device (``None`` for the CPU)."""
+    if not device.startswith("cuda"):
+        return None
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Torch's CPU threads set to ``n`` while the executor works, restored afterwards (the
+    user's own setting is not changed for good)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class RealReport:
@@ -148,10 +180,7 @@ class RealWork(RealReport):
         requested: list[str] | None = None,
         options: dict[str, Any] | None = None,
     ) -> None:
-        unknown = set(options or {}) - set(self.defaults)
-        if unknown:
-            raise ValueError(f"unknown real_options {sorted(unknown)}; known: {self.defaults}")
-        self.opts = {**self.defaults, **(options or {})}
+        self.opts = merge_options(options, self.defaults)
         self.sim = sim
         self.configs = retrain_configs
         self.device = check_device(device)
@@ -171,7 +200,7 @@ class RealWork(RealReport):
             )
             for v in range(n)
         ]
-        with self._threads():
+        with torch_threads(self.opts["threads"]):
             self.models = [
                 pretrained(arch, s, int(self.opts["width"]), self.device)
                 for arch, s in zip(self.archs, self.streams, strict=True)
@@ -179,11 +208,9 @@ class RealWork(RealReport):
         self.jobs: list[RetrainJob | None] = [None] * n
         self.windows: list[Window | None] = [None] * n
         self.acc = np.zeros(n)  # measured accuracy of the deployed models on the window
-        gpu_index = None
-        if self.device.startswith("cuda"):
-            gpu_index = int(self.device.split(":")[1]) if ":" in self.device else 0
-        self.meter = EnergyMeter(gpu_index)
-        self.device_sharing = detect_sharing(gpu_index)
+        index = gpu_index(self.device)
+        self.meter = EnergyMeter(index)
+        self.device_sharing = detect_sharing(index)
         self.emulated = [
             self.sharing.format(device=self.device),
             *self.device_sharing.notes(),
@@ -193,19 +220,6 @@ class RealWork(RealReport):
         self.window = -1
 
     # ------------------------------------------------------------ helpers
-    def _threads(self) -> Any:
-        executor = self
-
-        class _Ctx:
-            def __enter__(self) -> None:
-                self.n = torch.get_num_threads()
-                torch.set_num_threads(int(executor.opts["threads"]))
-
-            def __exit__(self, *exc: object) -> None:
-                torch.set_num_threads(self.n)
-
-        return _Ctx()
-
     def _measure(self, v: int) -> float:
         w = self.windows[v]
         return evaluate(self.models[v], w.x_test, w.y_test, self.device)[0]
@@ -224,7 +238,7 @@ class RealWork(RealReport):
         self.sim.start_window(k)
         self.window = k
         self.jobs = [None] * len(self.jobs)  # unfinished jobs are dropped by the engine
-        with self._threads():
+        with torch_threads(self.opts["threads"]):
             for v, stream in enumerate(self.streams):
                 self.windows[v] = stream.window(min(k, stream.windows - 1))
                 self.acc[v] = self._measure(v)
@@ -255,7 +269,7 @@ class RealWork(RealReport):
         finished = []
         self.meter.begin("segment")
         t0 = time.perf_counter()
-        with self._threads():
+        with torch_threads(self.opts["threads"]):
             for v in range(n):
                 busy[v] += self._retrain_slice(v, tenants, alloc, seg, finished)
                 lat, sec = self._infer_slice(v, alloc, seg)

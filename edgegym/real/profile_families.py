@@ -52,7 +52,7 @@ import yaml
 from edgegym.hardware.gpus import GPUS, PowerModel, get_gpu
 from edgegym.hardware.mig import MIG_TOTAL_GPCS, get_mig_profiles
 from edgegym.real.energy import EnergyMeter
-from edgegym.real.executor import check_device
+from edgegym.real.executor import check_device, gpu_index
 from edgegym.real.models import architecture_for, build
 from edgegym.real.profile import _hardware, _latency_ms
 from edgegym.real.sharing import Sharing, detect
@@ -117,12 +117,6 @@ def _stamp(device: str) -> Stamp:
     name = hw.device_name if device.startswith("cuda") else f"cpu ({hw.device_name})"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return Stamp(device, name, hw.gpu, date)
-
-
-def _gpu_index(device: str) -> int | None:
-    if not device.startswith("cuda"):
-        return None
-    return int(device.split(":")[1]) if ":" in device else 0
 
 
 def _sync(device: str) -> None:
@@ -263,7 +257,7 @@ def _mps_slowdowns(
     if s.beside_s <= 0:
         return [], {}
     runs = {t["model"]: beside_retraining(t["model"], s) for t in sc["tenants"]}
-    daemon = detect(_gpu_index(s.device)).mps_daemon
+    daemon = detect(gpu_index(s.device)).mps_daemon
     how = (
         f"the tenants' stand-ins (width {s.width}), inference (batch 8) beside a retraining "
         f"job (batch {TRAIN_BATCH}) in another process "
@@ -398,7 +392,7 @@ def _profile_mig(
     run = run or _child_latency
     notes = _retarget_gpu(sc, "hardware", st, mig=True)
     gpu, batch = sc["hardware"]["gpu"], int(sc.get("batch", 1))
-    sharing = detect(_gpu_index(s.device))
+    sharing = detect(gpu_index(s.device))
     if s.mig_required and not (sharing.mig_mode and sharing.mig_instances):
         _, why = mig_size_latency(sharing, "", batch, s)
         raise RuntimeError(
@@ -556,8 +550,8 @@ def _profile_energy(sc: dict[str, Any], st: Stamp, s: Settings, meter: Any = Non
     the messages for the user."""
     notes = _retarget_gpu(sc, "hardware", st)
     gpu = sc["hardware"]["gpu"]
-    meter = meter if meter is not None else EnergyMeter(_gpu_index(s.device))
-    clocks = _nvml_clocks(_gpu_index(s.device))
+    meter = meter if meter is not None else EnergyMeter(gpu_index(s.device))
+    clocks = _nvml_clocks(gpu_index(s.device))
     records = []
     for t in sc["tenants"]:
         t["profile"], record = _energy_tenant(t, gpu, s, meter, clocks)

@@ -32,7 +32,7 @@ import numpy as np
 
 from edgegym.real.clocks import ClockLock
 from edgegym.real.energy import EnergyMeter
-from edgegym.real.executor import RealReport
+from edgegym.real.executor import RealReport, gpu_index, merge_options
 
 if TYPE_CHECKING:  # the family sits a floor above the real executors: imported when run
     from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
@@ -79,13 +79,7 @@ class RealTimeSliceExecutor(RealReport):
 
         from edgegym.real import models as nets
 
-        unknown = set(options or {}) - set(DEFAULT_OPTIONS)
-        if unknown:
-            raise ValueError(
-                f"real_options: unknown key(s) {sorted(unknown)}; "
-                f"allowed: {sorted(DEFAULT_OPTIONS)}"
-            )
-        self.opts = {**DEFAULT_OPTIONS, **(options or {})}
+        self.opts = merge_options(options, DEFAULT_OPTIONS)
         self.sim = sim
         self.device = device
         self.time_scale = time_scale
@@ -99,14 +93,12 @@ class RealTimeSliceExecutor(RealReport):
             )
             self.models.append(net.to(device).eval())
             self.inputs.append(torch.rand(b, 1, 8, 8, generator=gen).to(device))
-        gpu_index = None
-        if device.startswith("cuda"):
-            gpu_index = int(device.split(":")[1]) if ":" in device else 0
-        self.meter = EnergyMeter(gpu_index)
+        index = gpu_index(device)
+        self.meter = EnergyMeter(index)
         self.clocks, self.max_clock_mhz = [list(c) for c in clocks], float(max_clock_mhz)
         self.requested = list(requested)
         allowed = bool(self.opts["allow_clock_changes"]) and bool(self.clocks)
-        self.clock = ClockLock(gpu_index, allowed and self.max_clock_mhz > 0)
+        self.clock = ClockLock(index, allowed and self.max_clock_mhz > 0)
         self.emulated = [f"tenants time-sliced on one {device} device in the simulator's CFS order"]
         if self.clock.available:
             self.emulated.append(

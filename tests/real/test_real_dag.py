@@ -15,7 +15,7 @@ from edgegym.baselines import make_policy
 from edgegym.families.dag.env import DAGOffloadEnv
 from edgegym.real import TINY_DAG_SCENARIO
 from edgegym.real import dag as real_dag
-from edgegym.real.energy import Measurement
+from tests.real.stubs import FixedMeter
 
 
 def _play(env, actions=None, seed=0):
@@ -119,20 +119,8 @@ def test_measured_node_times_replace_the_profiles_in_the_replayed_completion():
     assert request["retrained"] == list(range(app.n))
 
 
-class _Meter:
-    """NVML as a meter that reads 2 J per 0.01 s window (200 W)."""
-
-    available, message = True, ""
-
-    def begin(self, name):
-        pass
-
-    def end(self, name):
-        return Measurement(name, 0.01, 2.0, "counter")
-
-
 def test_measured_node_energy_is_put_on_the_replays_time_base(monkeypatch):
-    monkeypatch.setattr(real_dag, "EnergyMeter", lambda index: _Meter())
+    monkeypatch.setattr(real_dag, "EnergyMeter", lambda index: FixedMeter())
     env = DAGOffloadEnv(TINY_DAG_SCENARIO, requests=1, backend="real", time_scale=3.0)
     _, _, steps = _play(env, _retrain_all(env))
     assert not any(e.startswith("energy:") for e in steps[-1][1]["real"]["emulated"])

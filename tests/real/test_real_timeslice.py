@@ -12,7 +12,7 @@ from edgegym.baselines import make_policy
 from edgegym.families.energy import EnergyFairShareEnv
 from edgegym.real import timeslice
 from edgegym.real.clocks import ClockLock
-from edgegym.real.energy import Measurement
+from tests.real.stubs import FixedMeter
 
 SCENARIO, QUANTA = "etf-tx2-resnet50-mobilenetv2", 6
 
@@ -43,20 +43,8 @@ def test_the_real_run_follows_the_simulators_schedule_and_measures_requests():
     assert rep["log"] and rep["log"][-1]["requests"][0] > 0
 
 
-class _Meter:
-    """NVML as a meter that reads 2 J per 0.01 s window (200 W)."""
-
-    available, message = True, ""
-
-    def begin(self, name):
-        pass
-
-    def end(self, name):
-        return Measurement(name, 0.01, 2.0, "counter")
-
-
 def test_measured_slice_energy_is_put_on_the_scenarios_time_base(monkeypatch):
-    monkeypatch.setattr(timeslice, "EnergyMeter", lambda index: _Meter())
+    monkeypatch.setattr(timeslice, "EnergyMeter", lambda index: FixedMeter())
     env = EnergyFairShareEnv(SCENARIO, quanta=QUANTA, backend="real", time_scale=50)
     infos = _play(env)
     m = infos[-1]["episode_metrics"]
