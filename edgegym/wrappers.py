@@ -315,12 +315,28 @@ class JointActions:
             table = np.array(np.unravel_index(np.arange(self.n), tuple(self.nvec))).T
         fixed = self.repair_table(md_mask)[self._dims[None, :], table]
         strict = (fixed == table).all(axis=1)
-        _, first, inverse = np.unique(fixed, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
+        first, inverse = _row_groups(fixed, self.nvec)
         has_strict = np.zeros(first.size, dtype=bool)
         has_strict[inverse[strict]] = True
         is_first = np.arange(table.shape[0]) == first[inverse]
         return strict | (~has_strict[inverse] & is_first)
+
+
+def _row_groups(rows: np.ndarray, dims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0)``'s ``(first, inverse)`` for rows of entries below ``dims``.
+
+    Each row is one integer (its flat index in ``dims``) where that index fits, so the unique
+    runs on integers: ``np.unique(axis=0)`` compares rows as a structured dtype, and an
+    exception raised by a signal handler inside that comparison (Ctrl-C, SIGTERM as an
+    interrupt) comes out as numpy's ``TypeError``, losing the interrupt and its checkpoint.
+    """
+    try:
+        keys = np.ravel_multi_index(rows.T, tuple(int(d) for d in dims))
+    except ValueError:  # a product of dims past int64: compare the rows themselves
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 # ----------------------------------------------------------------------------- catalogues

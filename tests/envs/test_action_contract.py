@@ -107,3 +107,18 @@ def test_check_action_names_entry_and_range():
     assert check_action(d, np.int32(6)) == 6
     np.testing.assert_array_equal(check_action(md, [2, 3]), [2, 3])
     assert check_action(gym.spaces.Box(0, 1, (2,)), "passes through") == "passes through"
+
+
+@pytest.mark.parametrize("dims", [(3, 4, 2, 5), (2**40, 2**40, 3)])  # the second overflows int64
+def test_flat_mask_row_groups_are_numpys_row_unique(dims):
+    """The flat view's grouping of repaired actions equals ``np.unique(axis=0)``'s, on the
+    integer path and on the fallback for products of dims past int64."""
+    from edgegym.wrappers import _row_groups
+
+    rng = np.random.default_rng(0)
+    rows = np.stack([rng.integers(0, min(d, 3), size=200) for d in dims], axis=1)
+    first, inverse = _row_groups(rows, np.array(dims, dtype=object))
+    _, want_first, want_inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    assert np.array_equal(first, want_first)
+    assert np.array_equal(inverse, want_inverse.ravel())
+    assert np.array_equal(rows[first[inverse]], rows)  # each row's group starts with its twin
