@@ -199,12 +199,21 @@ def test_fits_recover_their_parameters():
 
 
 def test_the_profilers_only_read_nvml():
-    """Clocks, power limits and MIG mode are never changed: only NVML queries are called."""
+    """Clocks, power limits and MIG mode are never changed: only NVML queries are called,
+    except the energy family's clock lock (``clocks.py``), which locks and resets the graphics
+    clock and only where the user allows it (tests/real/test_real_timeslice.py)."""
     real = Path(pf.__file__).parent
-    calls = set()
+    calls, locks = set(), set()
     for path in real.glob("*.py"):
-        calls |= set(re.findall(r"pynvml\.(nvml\w+)", path.read_text()))
-    assert calls and all(re.match(r"nvml(Init|Device(Get\w+))$", c) for c in calls), calls
+        found = set(re.findall(r"\.(nvml\w+)", path.read_text()))
+        if path.name == "clocks.py":
+            locks |= found
+        else:
+            calls |= found
+    query = r"nvml(Init|Device(Get\w+))$"
+    assert calls and all(re.match(query, c) for c in calls), calls
+    setters = {c for c in locks if not re.match(query, c)}
+    assert setters == {"nvmlDeviceSetGpuLockedClocks", "nvmlDeviceResetGpuLockedClocks"}
 
 
 def test_a_catalogue_gpu_is_named_and_its_clocks_mapped():
