@@ -87,13 +87,10 @@ class ClockLock:
 
     def reset(self) -> None:
         """Give the clock back to the driver (after every quantum, and where locking fails)."""
-        if not self.locked or self._handle is None:
+        if not self.locked:  # locked implies NVML is at hand: a refusal resets before dropping it
             return
         try:
-            nvml = self._nvml
-            if nvml is None:
-                import pynvml as nvml
-            nvml.nvmlDeviceResetGpuLockedClocks(self._handle)
+            self._nvml.nvmlDeviceResetGpuLockedClocks(self._handle)
         except Exception as exc:
             self.message = f"{self.message}; resetting the locked clock failed ({exc})".lstrip("; ")
         self.locked = False
