@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from edgegym.reproduce import etf
 from edgegym.reproduce.claims import Claim, load, smoke_run
 
@@ -69,3 +71,18 @@ def test_a_held_out_claim_holds_only_across_the_whole_sweep() -> None:
     assert [c.holds for c in judged] == [True, False, False, True]
     assert "fails under x0.5" in judged[1].why and judged[2].why == "w"
     assert "all 1 sweep variants" in judged[0].test and judged[3].test == "rule"
+
+
+def test_perfect_energy_fairness_is_efs_own_on_the_unit_grid() -> None:
+    """ETF counts as perfectly energy-fair where its F_E is EF's (phi = 0), whatever EF's own
+    F_E is after Algorithm 1 rounds to whole time units: on 30 units a quantum (the quantum x0.5
+    variant) EF reaches 0.914 and ETF keeps EF's allocation up to phi_fair."""
+    with etf._under(etf.Variant("q", quantum=0.5)):
+        sc = etf._scenario("etf-tx2-resnet50-mobilenetv2")
+        rows = [(phi, etf.run(sc, phi, quanta=20)) for phi in (0.0, 0.2, 0.3, 0.6, 1.0)]
+    assert rows[0][1]["F_E"] < 0.98  # the grid keeps EF itself below a fixed bar
+    perfect = etf.perfectly_energy_fair(rows)
+    assert 0.0 in perfect and 0.2 in perfect and 0.6 not in perfect and 1.0 not in perfect
+    # a sweep must start at EF
+    with pytest.raises(ValueError, match="phi = 0"):
+        etf.perfectly_energy_fair(rows[1:])

@@ -312,6 +312,26 @@ def _plot_fig6(rows6: list[Fig6Row], out: Path, plt: Any) -> None:
 
 PhiRows = list[tuple[float, dict[str, Any]]]
 
+#: How far below EF's energy fairness ETF(phi)'s may be and still count as perfect.
+PERFECT_TOL = 0.005
+
+
+def perfectly_energy_fair(rows: PhiRows) -> list[float]:
+    """The phis of a sweep (``rows[0]``: phi = 0, which is EF) at which ETF is perfectly
+    energy-fair.
+
+    The paper's "perfect energy fairness" is EF's allocation (§4: for phi between 0 and
+    phi_fair ETF "is able to achieve perfect energy fairness while providing the minimum time
+    guarantees", Eq. 15; Fig. 7 plots E_1 under EF beside ETF). Algorithm 1 hands out whole
+    time units, so EF's own F_E is below 1 by the rounding of its shares (0.91-0.98 with 30-120
+    units a quantum): perfect is F_E within :data:`PERFECT_TOL` of EF's in the same sweep,
+    not a fixed F_E, which would turn the unit count into the verdict.
+    """
+    phi0, ef = rows[0]
+    if phi0 != 0.0:
+        raise ValueError(f"a phi sweep starts at phi = 0 (EF), not {phi0}")
+    return [phi for phi, m in rows if m["F_E"] >= ef["F_E"] - PERFECT_TOL]
+
 
 def _phi_sweeps(
     pair: Scenario, out: Path | None, plt: Any
@@ -343,7 +363,7 @@ def _phi_sweeps(
         rows = [(phi, run(sc, phi)) for phi in PHIS]
         w = [t["weight"] for t in sc["tenants"]]
         pf = phi_fair(rows[0][1]["power"], w)
-        perfect = [phi for phi, m in rows if m["F_E"] >= 0.98]
+        perfect = perfectly_energy_fair(rows)
         perfect_up_to[key] = max(perfect) if perfect else 0.0
         fair_phi[key] = pf
         lines += _phi_section(title, paper, rows, w, pf, perfect)
@@ -367,8 +387,9 @@ def _phi_section(
     lines = [
         f"## phi sweep, {title}",
         "",
-        f"phi_fair (Eq. 15) = {pf:.2f}; energy fairness F_E >= 0.98 up to phi = "
-        f"{max(perfect) if perfect else 'none'} (paper: perfect {paper}).",
+        f"phi_fair (Eq. 15) = {pf:.2f}; perfectly energy-fair (F_E within {PERFECT_TOL} of "
+        f"EF's {rows[0][1]['F_E']:.3f}) up to phi = {max(perfect) if perfect else 'none'} "
+        f"(paper: perfect {paper}).",
         "",
         "| phi | time A1 / A2 | energy A1 / A2 (weight-normalised) | F_T | F_E | F_S |",
         "|---|---|---|---|---|---|",
@@ -687,7 +708,7 @@ def _phi_claims(
             paper="etf",
             figure="Fig. 7",
             claim="On the TX2 pair ETF is perfectly energy-fair for phi below 0.3",
-            metric="largest phi with F_E >= 0.98 (0.1 steps)",
+            metric="largest phi with F_E at EF's (0.1 steps)",
             paper_value=0.3,
             edgegym_value=perfect_up_to["fig7"],
             role="held-out",
@@ -699,7 +720,7 @@ def _phi_claims(
             figure="Fig. 8, §6.4",
             claim="On the A10G pair (disparity 2.2) energy fairness stays perfect up to a "
             "higher phi than on the TX2 (disparity 4)",
-            metric="largest phi with F_E >= 0.98, A10G (TX2 in the rule)",
+            metric="largest phi with F_E at EF's, A10G (TX2 in the rule)",
             paper_value="higher than TX2",
             edgegym_value=perfect_up_to["fig8"],
             role="held-out",
@@ -710,7 +731,7 @@ def _phi_claims(
             paper="etf",
             figure="Fig. 11",
             claim="With weights 2:1, ETF is perfectly energy-fair for phi <= 0.6",
-            metric="largest phi with F_E >= 0.98 (0.1 steps)",
+            metric="largest phi with F_E at EF's (0.1 steps)",
             paper_value=0.6,
             edgegym_value=perfect_up_to["fig11"],
             role="held-out",
@@ -875,10 +896,13 @@ def _sweep_section(
         ef.append(f"{variant.name} {m['F_E']:.3f} ({units} units, A1 {m['time_share_A1']:.3f})")
     lines += [
         "",
-        "Where the phi ranges (Fig. 7, 8) fail, the cause is Algorithm 1's whole time units: "
-        "energy fairness counts as perfect at F_E >= 0.98, and even EF (phi = 0) reaches it "
-        "only where the quantum's unit count lets A1's energy-fair share round close. EF's F_E "
-        "and A1's time share on the TX2 pair per variant: " + "; ".join(ef) + ".",
+        "Algorithm 1 hands out whole time units, so EF's own energy fairness depends on how "
+        "closely the quantum's unit count lets A1's energy-fair share round: the phi ranges "
+        "(Fig. 7, 8, 11) count ETF(phi) as perfectly energy-fair where its F_E is EF's "
+        f"(within {PERFECT_TOL}), the paper's definition (§4), not above a fixed F_E, which "
+        "would turn the unit count into the verdict (with F_E >= 0.98 the Fig. 7 range fails "
+        "under four of the variants, EF itself included). EF's F_E and A1's time share on "
+        "the TX2 pair per variant: " + "; ".join(ef) + ".",
         "",
         "![robustness sweep](etf-sweep.png)",
         "",
