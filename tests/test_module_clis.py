@@ -14,9 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from edgegym.reproduce import ekya, etf, migrator, srs, srs_report
+from edgegym.scenarios import ScenarioError, load
+from edgegym.workload.continual import sample_profile
 from edgegym.workload import traces
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,7 +80,10 @@ def test_ekya_rejects_a_scenario_without_10_streams(capsys, tmp_path):
     rc = ekya.main(["--scenario", "ekya-table1", "--out", str(tmp_path)])
     line = _error_line(rc, capsys.readouterr().err, ekya.PROG)
     assert "--scenario ekya-table1: has 2 streams, not 10" in line
-    bundled = "ekya-cityscapes, ekya-cityscapes-fig2c-drift, ekya-cityscapes-peak-throughput"
+    bundled = (
+        "ekya-cityscapes, ekya-cityscapes-authors-profiles, ekya-cityscapes-fig2c-drift, "
+        "ekya-cityscapes-peak-throughput"
+    )
     assert f"bundled: {bundled}, ekya-waymo" in line
 
 
@@ -87,18 +93,24 @@ def test_ekya_rejects_other_families(capsys, tmp_path):
     assert "is a mig scenario, not a continual-learning one" in line
 
 
-def test_ekya_rejects_10_streams_whose_profiles_do_not_fit_fewer(
-    capsys, tmp_path, table_scenario, write_scenario
-):
+def test_ekya_runs_10_stream_tables_on_their_first_streams(table_scenario, write_scenario):
+    """Per-stream tables of 10 serve the 1..10 stream sweep: k streams are the table's first k
+    (Ekya §6.1 adds streams in a fixed order); fewer rows than streams stay an error."""
     drift = table_scenario["drift"]
-    table_scenario["streams"] = 10  # per-stream tables of 10: the 1..10 stream sweep cannot run
-    drift["start_accuracy"] = [0.5] * 10
-    drift["post_accuracy"] = [[[0.9, 0.7]]] * 10
-    drift["gpu_seconds"] = [[[40, 10]]] * 10
+    table_scenario["streams"] = 10
+    table_scenario.pop("profiler_noise", None)  # the sections override profiler.error
+    drift["start_accuracy"] = [0.5 + 0.01 * v for v in range(10)]
+    drift["post_accuracy"] = [[[0.9, 0.7]]] + [[[0.8, 0.7]]] * 9
+    drift["gpu_seconds"] = [[[40 + v, 10]] for v in range(10)]
     path = write_scenario(table_scenario)
-    rc = ekya.main(["--scenario", str(path), "--out", str(tmp_path / "out")])
-    line = _error_line(rc, capsys.readouterr().err, ekya.PROG)
-    assert "does not fit gpus=1, streams=1" in line and "drift.start_accuracy" in line
+    assert ekya.scenario_problem(str(path)) is None
+    prof = sample_profile(drift, [None, None], 3, 1, np.random.default_rng(0))
+    assert prof.start_acc.tolist() == [0.5, 0.51, 0.52]
+    assert prof.gpu_seconds[:, 0, 0].tolist() == [40, 41, 42]
+    assert prof.post_acc[:, 0, 0].tolist() == [0.9, 0.8, 0.8]
+    drift["start_accuracy"] = [0.5, 0.6]  # two rows for ten streams
+    with pytest.raises(ScenarioError, match="drift.start_accuracy"):
+        load(str(write_scenario(table_scenario)))
 
 
 def test_ekya_accepts_its_default_scenarios():

@@ -109,9 +109,10 @@ BAD_VALUES = [
     ("hardware.share_quantum", 0.0, ["share_quantum", "(0.0, 1.0]"]),
     ("inference_configs", [], ["inference_configs", "non-empty list"]),
     ("drift.kind", "sinusoidal", ["drift.kind", "generated", "table"]),
-    ("drift.post_accuracy", [[[0.9, 0.7]], [[0.8, 0.6]], [[0.8, 0.6]]], ["drift.post_accuracy"]),
+    # two windows' rows for a one-window scenario (more streams than run are fine: the first)
+    ("drift.post_accuracy", [[[0.9, 0.7], [0.8, 0.6]]] * 2, ["drift.post_accuracy"]),
     ("drift.gpu_seconds", [[[40, 10, 5]], [[30, 20, 5]]], ["drift.gpu_seconds", "[2, 1, 2]"]),
-    ("drift.start_accuracy", [0.5, 0.4, 0.3], ["drift.start_accuracy", "[2]"]),
+    ("drift.start_accuracy", [[0.5, 0.4]], ["drift.start_accuracy", "[2]"]),
     ("retrain_configs", [{"name": "a", "epochs": 0}], ["epochs", "[1, 10000]"]),
     ("uniform", {"config1": "nope", "config2": "hi"}, ["config1", "nope", "hi", "lo"]),
 ]

@@ -260,9 +260,22 @@ def _uniform(
     return rng.uniform(lo, hi, size=size) if hi > lo else np.full(size, lo)
 
 
+def first_streams(table: np.ndarray, streams: int) -> np.ndarray:
+    """The first ``streams`` rows of a per-stream table that holds more (any other table as it
+    is): Ekya adds streams in a fixed order, so k streams are the first k of every larger set
+    (NSDI'22 §6.1)."""
+    if table.ndim >= 1 and table.shape[0] > streams:
+        return table[:streams]
+    return table
+
+
 def _table(value: object, shape: tuple[int, ...]) -> np.ndarray:
-    """Broadcast a scalar or nested list from a scenario file to ``shape``."""
-    return np.broadcast_to(np.asarray(value, dtype=float), shape).copy()
+    """Broadcast a scalar or nested list from a scenario file to ``shape`` (a per-stream table
+    with more streams than ``shape[0]`` gives its first rows, :func:`first_streams`)."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == len(shape):
+        arr = first_streams(arr, shape[0])
+    return np.broadcast_to(arr, shape).copy()
 
 
 def config_quality(

@@ -32,7 +32,7 @@ from edgegym.scenarios import (
     unique_names,
 )
 from edgegym.workload.checks import Range, Text, check, rule
-from edgegym.workload.continual import MAE_PER_STD
+from edgegym.workload.continual import MAE_PER_STD, first_streams
 
 
 class Hardware(Record):
@@ -100,7 +100,12 @@ class GeneratedDrift(Record):
 
 class TableDrift(Record):
     """``drift`` with ``kind: table``: explicit tables, broadcast to their shapes (checked by
-    :class:`ContinualScenario`, which knows the streams, windows and configurations)."""
+    :class:`ContinualScenario`, which knows the streams, windows and configurations).
+
+    A table may hold more streams than the scenario runs: the first ``streams`` rows are used
+    (:func:`edgegym.workload.continual.first_streams`), the way Ekya adds streams in a fixed
+    order so that any k streams are the first k of every larger set (§6.1), so one table serves
+    a sweep over the stream count."""
 
     #: field -> (axes of [streams, windows, configs] it spans, upper bound of its values).
     SHAPES: ClassVar[dict[str, tuple[int, float | None]]] = {
@@ -141,7 +146,7 @@ class TableDrift(Record):
             try:
                 if arr.ndim not in (0, len(want)):
                     raise ValueError
-                np.broadcast_to(arr, want)
+                np.broadcast_to(first_streams(arr, want[0]), want)
             except ValueError:
                 raise rule(
                     f"shape {list(arr.shape)} does not fit [streams, windows, configs] = "
