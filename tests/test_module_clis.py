@@ -19,8 +19,8 @@ import pytest
 
 from edgegym.reproduce import ekya, etf, migrator, srs, srs_report
 from edgegym.scenarios import ScenarioError, load
-from edgegym.workload.continual import sample_profile
 from edgegym.workload import traces
+from edgegym.workload.continual import sample_profile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -109,7 +109,7 @@ def test_ekya_runs_10_stream_tables_on_their_first_streams(table_scenario, write
     assert prof.gpu_seconds[:, 0, 0].tolist() == [40, 41, 42]
     assert prof.post_acc[:, 0, 0].tolist() == [0.9, 0.8, 0.8]
     drift["start_accuracy"] = [0.5, 0.6]  # two rows for ten streams
-    with pytest.raises(ScenarioError, match="drift.start_accuracy"):
+    with pytest.raises(ScenarioError, match=r"drift\.start_accuracy"):
         load(str(write_scenario(table_scenario)))
 
 
