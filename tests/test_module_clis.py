@@ -298,3 +298,12 @@ def test_benchmarks_soak_runs_every_family_and_writes_its_numbers(tmp_path):
         assert r["rss_warm_mb"] > 0
     res = _command("benchmarks", "soak", "--num-envs", "0")
     assert "--num-envs" in _error_line(res.returncode, res.stderr, "python -m benchmarks soak")
+
+
+def test_ekya_sweep_scales_what_a_table_scenario_runs_on():
+    """Section (g) scales the costs an episode uses: on table drift the per-window table."""
+    sc = load("ekya-cityscapes-authors-profiles")
+    scaled = ekya._scaled_costs(sc, 2.0)
+    assert np.allclose(scaled["drift.gpu_seconds"], np.asarray(sc["drift"]["gpu_seconds"]) * 2)
+    assert ekya._scaled_drift(sc, 0.5) == {"drift.drift": 0.5}
+    assert ekya._scaled_drift(load("ekya-cityscapes"), 8.0)["drift.drift"] == [0.32, 1.0]

@@ -437,15 +437,22 @@ SWEEP_FACTORS = (0.5, 2.0)
 
 
 def _scaled_costs(sc: Scenario, factor: float) -> dict[str, Any]:
-    return {
+    """Every retraining configuration's GPU-seconds times ``factor`` (table drift: its
+    per-window table too, the costs the episode uses)."""
+    out: dict[str, Any] = {
         "retrain_configs": [
             {**c, "gpu_seconds": c["gpu_seconds"] * factor} for c in sc["retrain_configs"]
         ]
     }
+    if sc["drift"]["kind"] == "table":
+        out["drift.gpu_seconds"] = (np.asarray(sc["drift"]["gpu_seconds"]) * factor).tolist()
+    return out
 
 
 def _scaled_drift(sc: Scenario, factor: float) -> dict[str, Any]:
-    return {"drift.drift": [min(1.0, x * factor) for x in sc["drift"]["drift"]]}
+    """The accuracy lost at each window start times ``factor`` (a range, a scalar or a table),
+    at most 1."""
+    return {"drift.drift": np.minimum(1.0, np.asarray(sc["drift"]["drift"]) * factor).tolist()}
 
 
 def _scaled_shared(sc: Scenario, factor: float) -> dict[str, Any]:
