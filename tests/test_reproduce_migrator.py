@@ -67,7 +67,12 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     jobs = [j for js in migrator._experiments(*args, 1).values() for j in js]
     assert sorted(ran) == sorted(k for j in jobs if (k := job_key(j)) not in first)
     assert not journal.exists()  # its episodes are in migrator-runs.json now
+    # the experiments and ablations run before the sweeps, each part timed on its own
+    parts = saved["elapsed_parts"]
+    assert set(parts) == {"experiments", "sweeps", "calibration"}
+    assert sum(parts.values()) == pytest.approx(saved["elapsed"], abs=0.01)
     report = (tmp_path / "migrator.md").read_text()
+    assert "min (experiments and ablations " in report and ", robustness sweeps " in report
     for section in ("## MPS interference", "## Robustness sweeps", "MIGRator (level)"):
         assert section in report
     assert (tmp_path / "migrator-sweeps.png").stat().st_size > 0
