@@ -307,3 +307,9 @@ def test_ekya_sweep_scales_what_a_table_scenario_runs_on():
     assert np.allclose(scaled["drift.gpu_seconds"], np.asarray(sc["drift"]["gpu_seconds"]) * 2)
     assert ekya._scaled_drift(sc, 0.5) == {"drift.drift": 0.5}
     assert ekya._scaled_drift(load("ekya-cityscapes"), 8.0)["drift.drift"] == [0.32, 1.0]
+
+
+def test_ekya_report_names_the_command_that_regenerates_it():
+    assert ekya.regenerate_command("ekya-cityscapes", 3, "docs/reproduction") == ekya.PROG
+    cmd = ekya.regenerate_command("ekya-waymo", 2, "docs/reproduction/waymo")
+    assert cmd == f"{ekya.PROG} --scenario ekya-waymo --episodes 2 --out docs/reproduction/waymo"

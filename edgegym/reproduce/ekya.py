@@ -689,12 +689,28 @@ def _claims_text(claims: list[Claim]) -> str:
     )
 
 
-def _report(sc: str, ep: int, r: dict[str, Any], claims: list[Claim], minutes: float) -> str:
+def regenerate_command(scenario: str, episodes: int, out: str | Path) -> str:
+    """The command that writes this report again: the module with the options a run was
+    given where they are not the defaults."""
+    parts = [PROG]
+    if scenario != "ekya-cityscapes":
+        parts += ["--scenario", scenario]
+    if episodes != 3:
+        parts += ["--episodes", str(episodes)]
+    if Path(out) != Path(claims_table.DEFAULT_OUT):
+        parts += ["--out", str(out)]
+    return " ".join(parts)
+
+
+def _report(
+    sc: str, ep: int, r: dict[str, Any], claims: list[Claim], minutes: float, command: str
+) -> str:
     """The report: :data:`REPORT` filled from the sections' results and the claims."""
     a, b, c, d, e = r["a"], r["b"], r["c"], r["d"], r["e"]
     saving = f"{b['saving']:.0f}x" if b["saving"] else "not reached within 16 GPUs"
     beats_all = all(b["beats"].values())
     return REPORT.format(
+        command=command,
         date=dt.date.today().isoformat(),
         machine=f"{platform.machine()}, {platform.system()}",
         minutes=minutes,
@@ -758,7 +774,8 @@ def main(argv: list[str] | None = None) -> int:
 
     claims = judge(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
     minutes = (time.time() - t0) / 60
-    write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes), "report")
+    command = regenerate_command(sc, ep, args.out)
+    write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")
     claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0

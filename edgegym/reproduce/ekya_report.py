@@ -3,7 +3,7 @@
 
 REPORT = """# Ekya reproduction
 
-Regenerate with `python -m edgegym.reproduce.ekya` (scenario `{scenario}`,
+Regenerate with `{command}` (scenario `{scenario}`,
 {seeds}; {minutes:.1f} minutes on a 2-core {machine} machine, {date}).
 Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
 over episodes. Figures are beside this file; the claims below are also in
