@@ -59,6 +59,17 @@ def test_update_replaces_one_papers_records_and_renders(tmp_path: Path) -> None:
     assert "| [Ekya (NSDI'22)](ekya.md) | 0 | 0 | 1 | 1 |" in readme
 
 
+def test_runs_on_other_scenarios_are_listed_not_counted(tmp_path: Path) -> None:
+    """A reproduction written to a folder of the table's (another scenario) is listed with its
+    own count and stays out of the main table's."""
+    update("ekya", [_claim("ekya", True), _claim("ekya", False)], tmp_path / "measured")
+    update("ekya", [_claim("ekya", False)], tmp_path)
+    readme = (tmp_path / "README.md").read_text()
+    assert "| [Ekya (NSDI'22)](ekya.md) | 1 | 0 | 0 | 0 |" in readme
+    assert "- [measured](measured/ekya.md): Ekya (NSDI'22), 1 of 2 held-out claims hold" in readme
+    assert [c.holds for c in load(tmp_path)] == [False]
+
+
 def test_a_claim_that_fails_must_say_why() -> None:
     with pytest.raises(ValueError, match="say why"):
         Claim("srs", "Fig. 3", "c", "m", 1.0, 0.0, "held-out", False)

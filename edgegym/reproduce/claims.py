@@ -284,8 +284,19 @@ def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
     kept.sort(key=lambda c: PAPERS.index(c.paper))
     path = out / "claims.json"
     write_json(path, {"claims": [record(c) for c in kept]}, "claims", indent=1)
-    write_text(out / "README.md", render(kept), "report")
+    write_text(out / "README.md", render(kept, variant_runs(out)), "report")
     return path
+
+
+def variant_runs(out: str | Path) -> list[tuple[str, list[Claim]]]:
+    """The reproductions run on another scenario into a folder of ``out`` (``--out
+    <out>/<name>``): each folder's name and its claims, by name."""
+    found = []
+    for path in sorted(Path(out).glob("*/claims.json")):
+        claims = load(path.parent)
+        if claims:
+            found.append((path.parent.name, claims))
+    return found
 
 
 def _fmt(v: Value) -> str:
@@ -344,8 +355,9 @@ def holds_cell(claim: Claim) -> str:
     return "yes" if claim.holds else "**no**"
 
 
-def render(claims: Sequence[Claim]) -> str:
-    """The Markdown of docs/reproduction/README.md: counts per paper, then one table."""
+def render(claims: Sequence[Claim], variants: Sequence[tuple[str, Sequence[Claim]]] = ()) -> str:
+    """The Markdown of docs/reproduction/README.md: counts per paper, the runs on other
+    scenarios (``variants``: folder name and claims), then one table."""
     lines = [
         "# Reproductions: the papers' claims against edgegym",
         "",
@@ -378,6 +390,23 @@ def render(claims: Sequence[Claim]) -> str:
         lines.append(
             f"| [{TITLES[paper]}]({REPORTS[paper]}) | {len(held)} | {hold} | {len(cal)} | {agree} |"
         )
+    if variants:
+        lines += [
+            "",
+            "The same reproductions run on other scenarios (each folder's report names its "
+            "scenario and command; not counted above):",
+            "",
+        ]
+        for name, vc in variants:
+            for paper in PAPERS:
+                held = [c for c in vc if c.paper == paper and c.role == "held-out"]
+                if held:
+                    report = f"{name}/{REPORTS[paper]}"
+                    hold = "smoke" if any(c.smoke for c in held) else sum(c.holds for c in held)
+                    lines.append(
+                        f"- [{name}]({report}): {TITLES[paper]}, {hold} of {len(held)} "
+                        "held-out claims hold"
+                    )
     lines += [
         "",
         "| paper | where | claim | metric | paper | edgegym | role | holds | why not / rule |",
