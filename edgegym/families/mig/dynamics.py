@@ -211,31 +211,41 @@ def reconfigure(
     """
     if rule not in RULES:
         raise ValueError(f"overhead rule must be one of {', '.join(RULES)}, got {rule!r}")
-    n_tasks = psi.shape[1]
+    n_envs, n_tasks = psi.shape
     t = now[:, None]
-    changed = (new >= 0) & (new != old)
-    kept = (new >= 0) & (new == old)
-    ids = np.arange(n_tasks)
-    own_old = old[:, :, None] == ids  # (N, P, 2M)
-    own_new = new[:, :, None] == ids
-    n_old, n_new = own_old.sum(axis=1), own_new.sum(axis=1)
-    g_old = np.einsum("npx,p->nx", own_old, gpcs)
-    g_new = np.einsum("npx,p->nx", own_new, gpcs)
-    flagged = ((n_old != n_new) | (g_old != g_new)) & (n_new > 0) & ~first[:, None]
-    gave = np.where((own_old & ~own_new).any(axis=1), destroy_s, 0.0)
-    got_new = own_new & changed[:, :, None]
+    held = new >= 0
+    changed = held & (new != old)
+    kept = held & (new == old)
+    # Per (env, task) sums over placements as bincounts over flat (env, task) slots, the
+    # allocation before in the first N * 2M slots, after in the next.
+    base = np.arange(n_envs)[:, None] * n_tasks  # (N, 1)
+    had = old >= 0
+    slot_old, slot_new = (base + old)[had], (base + new)[held]
+    size = n_envs * n_tasks
+    both = np.concatenate([slot_old, slot_new + size])
+    g_p = np.broadcast_to(gpcs, new.shape)
+    n_both = np.bincount(both, minlength=2 * size)
+    g_both = np.bincount(both, np.concatenate([g_p[had], g_p[held]]), minlength=2 * size)
+    n_old, n_new = n_both[:size], n_both[size:]
+    moved = (n_old != n_new) | (g_both[:size] != g_both[size:])
+    flagged = (moved & (n_new > 0)).reshape(n_envs, n_tasks) & ~first[:, None]
+    # A task gave an instance up: it held a placement whose task is now another.
+    gave_up = np.bincount((base + old)[had & (new != old)], minlength=size) > 0
+    gave = np.where(gave_up, destroy_s, 0.0).reshape(n_envs, n_tasks)
+    slot_got = (base + new)[changed]
 
     def measure(ready_at: np.ndarray) -> np.ndarray:
-        wait = np.where(changed, ready_at - t, 0.0)  # (N, P)
-        got = np.where(got_new, wait[:, :, None], 0.0).max(axis=1)
-        return np.where(flagged, np.maximum(got, gave), 0.0)
+        # The longest wait of an instance the task got (0 where it got none).
+        got = np.zeros(size)
+        np.maximum.at(got, slot_got, (ready_at - t)[changed])
+        return np.where(flagged, np.maximum(got.reshape(n_envs, n_tasks), gave), 0.0)
 
     measured = measure(ready_instance)
     plain = measured if plain_ready is None else measure(plain_ready)
     ready = _ready_times(rule, new, ready_old, t, ready_instance, psi, flagged, changed, kept)
     ready = np.where(first[:, None] & changed, t, ready)
     before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
-    after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
+    after = np.where(held, np.maximum(ready - t, 0.0), 0.0)
     # Summed in placement order, as one instance after another.
     downtime = np.cumsum(after - before, axis=1)[:, -1]
     return Reconfiguration(ready, flagged, measured, downtime, plain)
@@ -255,9 +265,10 @@ def _ready_times(
     """(N, P) when each instance serves after the switch, by the cost ``rule`` of
     :func:`reconfigure` (before its warm start of the first allocation)."""
     if rule == "eq10":
-        x = np.where(new >= 0, new, 0)
-        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
-        psi_p = np.take_along_axis(psi, x, axis=1)
+        held = new >= 0
+        at = np.arange(new.shape[0])[:, None] * psi.shape[1] + np.where(held, new, 0)  # (N, P)
+        down = flagged.ravel()[at] & held
+        psi_p = psi.ravel()[at]
         base = np.where(kept, ready_old, t)
         return np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
     return np.where(changed, ready_instance, ready_old)
@@ -514,11 +525,15 @@ class MIGDynamics:
         start = now
         if spec.preinit:
             # An instance whose slices were free can be built ahead of time.
-            free = np.where(params.slices[None], state.slice_free_since[:, None, :], -np.inf)
+            # The latest time one of its slices became free: a max over each placement's
+            # slices (a column appended so that a span may end past the last slice).
+            sfs = state.slice_free_since
+            padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
+            free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
             start = np.where(
                 existed & (old == IDLE),
                 np.minimum(now, state.since_s),
-                np.minimum(now, free.max(2)),
+                np.minimum(now, free),
             )
         rc = reconfigure(
             spec.overhead_rule,

@@ -257,6 +257,7 @@ class MIGParams:
     retrain_size: np.ndarray  # (S, M) size index of each retraining instance, Z where none
     stripped: np.ndarray  # (S, 2^M) the signature keeping only the running jobs' instances
     slices: np.ndarray  # (P, 8) bool: memory slices each placement covers
+    slice_span: np.ndarray  # (2P,) int64 first and one-past-last slice of each placement
     meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
     slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
     gpcs: np.ndarray  # (P,) float GPCs of each placement
@@ -287,15 +288,17 @@ class MIGParams:
                         s[m + i] = ()
                 stripped[n, bits] = cat.index(tuple(s))
         slices = np.zeros((len(cat.placements), MIG_MEMORY_SLICES), dtype=bool)
+        span = np.zeros(2 * len(cat.placements), dtype=np.int64)
         for p, (prof, s0) in enumerate(cat.placements):
             slices[p, s0 : s0 + prof.mem_slices] = True
+            span[2 * p : 2 * p + 2] = s0, s0 + prof.mem_slices
         meets = spec.latency <= spec.slo_s[:, None] + _EPS
         zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
         zmin = np.minimum(zmin, z - 1)
         n_place = len(cat.placements)
         if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
-        tables = (rsize, stripped, slices, meets)
+        tables = (rsize, stripped, slices, span, meets)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -308,6 +311,7 @@ class MIGParams:
             retrain_size=rsize,
             stripped=stripped,
             slices=slices,
+            slice_span=span,
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
             gpcs=cat.placement_size.astype(float),
