@@ -158,8 +158,10 @@ class AllocationCatalogue:
         layout) pairs. A layout's score is ``100 * kept pairs + surviving instances``, less
         1000 for each kept placement it lacks; the kept pairs of a (task, size) class are
         ``min(kept, need)``, which is one per placement where the current allocation holds no
-        more instances of the class than the signature needs, and is counted per pair for the
-        few classes that hold more. Scores are integers, so the first best layout is exact.
+        more instances of the class than the signature needs, and is counted apart for the
+        few classes that hold more. Each count is the popcount of a set of placements (an
+        int64 bitmask) intersected with the layout's; scores are integers, so the first best
+        layout is exact.
 
         Args:
             n: (B,) signature indices.
@@ -182,7 +184,7 @@ class AllocationCatalogue:
         cls = np.where(held, prev * len(self.sizes) + tab.size_index, 0)  # (B, P)
         slot = rows[:, None] * n_class + cls  # (B, P) index of each placement's class
         have = _class_counts(slot, held, need.shape)
-        over = ((need > 0) & (have > need)).ravel()[slot] & held  # (B, P) in an over class
+        over = (need > 0) & (have > need)  # (B, C) classes held beyond the need
         linear = held & (have.ravel()[slot] <= need.ravel()[slot])
         # Pairs (env, hosting layout), layouts ascending within an env.
         width = tab.host_count[n]
@@ -191,22 +193,30 @@ class AllocationCatalogue:
         n_pair = int(ends[-1]) if n_env else 0
         pair_env = np.repeat(rows, width)
         pair_lay = tab.host_layout[np.arange(n_pair) + np.repeat(tab.host_start[n] - starts, width)]
-        # What each placement adds to a layout containing it (a padded column adds nothing);
-        # a kept placement adds 1000 so that a layout lacking it loses 1000.
-        gain = np.zeros((n_env, len(self.placements) + 1), dtype=np.int64)
-        gain[:, :-1] = _SCORE * linear + (prev != ABSENT) + _LACK * keep
-        at = pair_env[:, None] * gain.shape[1] + tab.layout_slots[pair_lay]  # (Q, I)
-        score = gain.ravel()[at].sum(axis=1) - _LACK * np.count_nonzero(keep, axis=1)[pair_env]
-        if over.any():
-            # min(kept, need) of each over class present in a pair's layout.
-            tag = np.full(gain.shape, -1, dtype=np.int64)
-            tag[:, :-1] = np.where(over, cls, -1)
-            member = tag.ravel()[at]  # (Q, I) class of an over-class placement, else -1
-            hit_pair, _ = np.nonzero(member >= 0)
-            if hit_pair.size:
-                key, count = np.unique(hit_pair * n_class + member[member >= 0], return_counts=True)
-                q, c = np.divmod(key, n_class)
-                np.add.at(score, q, _SCORE * np.minimum(count, need[pair_env[q], c]))
+        # Sets of placements as bitmasks: a pair counts a set's placements in its layout by
+        # the popcount of their intersection.
+        bit = tab.place_bit
+        lay_bits = tab.layout_bits[pair_lay]  # (Q,)
+        keep_bits = keep @ bit
+        score = _SCORE * _popcount((linear @ bit)[pair_env] & lay_bits)
+        score += _popcount(((prev != ABSENT) @ bit)[pair_env] & lay_bits)
+        lacked = _popcount(keep_bits)[pair_env] - _popcount(keep_bits[pair_env] & lay_bits)
+        score -= _LACK * lacked
+        over_b, over_c = np.nonzero(over)
+        if over_b.size:
+            # min(kept, need) of each over class: the class's placements as one bitmask, an
+            # env's over classes side by side in columns.
+            members = np.bincount(
+                slot[held].ravel(), np.broadcast_to(bit, held.shape)[held], minlength=over.size
+            ).astype(np.int64)[over_b * n_class + over_c]
+            col = np.arange(over_b.size) - np.searchsorted(over_b, over_b)
+            sets = np.zeros((n_env, int(col.max()) + 1), dtype=np.int64)
+            cap = np.zeros_like(sets)
+            sets[over_b, col] = members
+            cap[over_b, col] = need[over_b, over_c]
+            for j in range(sets.shape[1]):
+                kept = _popcount(sets[pair_env, j] & lay_bits)
+                score += _SCORE * np.minimum(kept, cap[pair_env, j])
         if n_env and width.min() > 0:
             best = np.maximum.reduceat(score, starts)
             stuck = np.flatnonzero(best < 0)
@@ -303,6 +313,20 @@ _SCORE = 100
 _LACK = 1000
 
 
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0
+_POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    """Set bits of each element of a non-negative int64 array (int64 counts)."""
+    if _BITWISE_COUNT is not None:
+        return _BITWISE_COUNT(x).astype(np.int64)
+    out = np.zeros(x.shape, dtype=np.int64)
+    for shift in range(0, 64, 16):
+        out += _POP16[(x >> shift) & 0xFFFF]
+    return out
+
+
 def _class_counts(slot: np.ndarray, where: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """(B, C) placements of each class among those ``where`` (B, P), the class of a placement
     being at ``slot`` (B, P) of the (B, C) result flattened."""
@@ -319,7 +343,8 @@ class _BatchTables:
     host_count: np.ndarray  # (N,) layouts hosting each signature
     host_start: np.ndarray  # (N,) where each signature's layouts start in host_layout
     host_layout: np.ndarray  # the layouts hosting each signature, ascending, one after another
-    layout_slots: np.ndarray  # (L, I) placements of each layout, padded with P
+    place_bit: np.ndarray  # (P,) int64 the bit of each placement in a set of placements
+    layout_bits: np.ndarray  # (L,) int64 the placements of each layout as a set
 
 
 @cache
@@ -329,11 +354,9 @@ def _batch_tables(cat: AllocationCatalogue) -> _BatchTables:
         raise ValueError(f"{cat.gpu}: placements are not ordered by size")
     host_sig, host_layout = np.nonzero(cat.hosts)
     host_count = np.bincount(host_sig, minlength=len(cat)).astype(np.int64)
-    n_place = len(cat.placements)
-    slots = np.full((len(cat.layouts), int(cat.layout_place.sum(axis=1).max())), n_place)
-    for li, row in enumerate(cat.layout_place):
-        places = np.flatnonzero(row)
-        slots[li, : len(places)] = places
+    if len(cat.placements) > 62:
+        raise ValueError(f"{cat.gpu}: too many MIG placements for int64 sets")
+    bit = np.int64(1) << np.arange(len(cat.placements), dtype=np.int64)
     return _BatchTables(
         size_index=size_index,
         size_first=np.searchsorted(size_index, np.arange(len(cat.sizes))),
@@ -341,7 +364,8 @@ def _batch_tables(cat: AllocationCatalogue) -> _BatchTables:
         host_count=host_count,
         host_start=np.cumsum(host_count) - host_count,
         host_layout=host_layout.astype(np.int64),
-        layout_slots=slots.astype(np.int64),
+        place_bit=bit,
+        layout_bits=cat.layout_place @ bit,
     )
 
 

@@ -686,6 +686,8 @@ class MIGDynamics:
     def _log(self, params: MIGParams, state: MIGState, rec: np.ndarray, dt: np.ndarray) -> None:
         """Append a stretch record of ``dt`` (K,) seconds to the timelines of envs ``rec``
         (K,) that keep one (the engine's ``metrics.timeline`` layout)."""
+        if state.timeline.count(None) == len(state.timeline):
+            return
         m = params.spec.n_tenants
         for i, d in zip(rec.tolist(), dt, strict=True):
             tl = state.timeline[i]
