@@ -52,7 +52,7 @@ from edgegym.families.mig.params import (
     _mask_radix,
 )
 from edgegym.families.mig.reward import TERMS
-from edgegym.families.mig.serving import busy_gpcs, fluid_queue
+from edgegym.families.mig.serving import busy_from, fluid_queue
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
 
@@ -135,6 +135,14 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     out = arr.copy()
     out[sel] = value
     return out
+
+
+def _add_cells(arr: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
+    """``arr.flat[at] += value`` in place (``at`` holds no index twice)."""
+    if arr.flags.c_contiguous:
+        arr.reshape(-1)[at] += value
+    else:
+        arr.put(at, arr.take(at) + value)
 
 
 RULES = ("eq10", "per-instance")
@@ -380,8 +388,12 @@ class MIGDynamics:
         )
         allowed |= state.running[:, :, None]
         code = allowed @ (1 << np.arange(len(cat.sizes) + 1))  # (N, M)
-        own = state.task[:, None, :] == (m + np.arange(m))[:, None]  # (N, M, P)
-        place = np.where(state.running & own.any(axis=2), own.argmax(axis=2), len(cat.placements))
+        # Where each tenant's retraining instance is (one at most; P where it has none).
+        n_place = len(cat.placements)
+        at_env, at_place = np.nonzero(state.task >= m)
+        where = np.full((n, m), n_place)
+        where[at_env, state.task[at_env, at_place] - m] = at_place
+        place = np.where(state.running, where, n_place)
         keys = (place << (len(cat.sizes) + 1) | code) @ params.mask_base
         keys[state.window >= spec.windows] = -1
         return params.masks.rows(keys, lambda idx: self._mask_rows(params, keys[idx]))
@@ -604,8 +616,17 @@ class MIGDynamics:
         ready = state.ready_s[sel] <= t[:, None] + _EPS  # (K, P)
         tenant_ids = np.arange(m)[None, :, None]
         own_i = (task[:, None, :] == tenant_ids) & ready[:, None, :]  # (K, M, P)
-        own_r = (task[:, None, :] == m + tenant_ids) & ready[:, None, :]
-        speed = np.sum(np.where(own_r, spec.train_speed, 0.0), axis=2)
+        # Per (env, task) of the ready instances: GPCs (whole numbers) and, for a retraining
+        # task, the speed of its one instance (a sum of one term), by bincount.
+        live = ready & (task >= 0)
+        slot = (np.arange(len(t))[:, None] * (2 * m) + task)[live]
+        size = len(t) * 2 * m
+        gpcs = np.bincount(
+            slot, np.broadcast_to(params.gpcs, task.shape)[live], minlength=size
+        ).reshape(-1, 2 * m)
+        job = live & (task >= m)
+        on = np.take_along_axis(spec.train_speed, np.where(job, task - m, 0), axis=0)
+        speed = np.bincount(slot, on[live] * job[live], minlength=size).reshape(-1, 2 * m)[:, m:]
         speed = np.where(running, speed, 0.0)
         active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -628,7 +649,7 @@ class MIGDynamics:
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
-        busy = busy_gpcs(own_i, own_r, params.gpcs, served, mu, dtc, running)  # (K, M)
+        busy = busy_from(gpcs[:, :m], gpcs[:, m:], served, mu, dtc, running)  # (K, M)
         util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
@@ -663,15 +684,18 @@ class MIGDynamics:
             acc = state.model_acc[rec]
             req = seg.requests[pos]
             served = seg.served[pos]
-            state.acc_integral[rec, :, k] += acc * d
             state.energy_j[rec, k] += seg.energy_j[pos]
             state.retrain_gpu_s[rec] += (
                 np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
             )
-            state.requests[rec, :, k] += req
-            state.served_slo[rec, :, k] += served
-            state.goodput[rec, :, k] += served * acc
-            state.correct[rec, :, k] += req * acc
+            # The (env, tenant, window k) cells of the (N, M, K) counters, by flat index.
+            m, n_k = acc.shape[1], state.requests.shape[2]
+            at = (rec[:, None] * m + np.arange(m)) * n_k + k[:, None]  # (R, M)
+            _add_cells(state.acc_integral, at, acc * d)
+            _add_cells(state.requests, at, req)
+            _add_cells(state.served_slo, at, served)
+            _add_cells(state.goodput, at, served * acc)
+            _add_cells(state.correct, at, req * acc)
             self._log(params, state, rec, dt[pos])
         state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
         if done.any():
@@ -763,28 +787,34 @@ class MIGDynamics:
         )
         progress = np.where(status == DONE, 1.0, progress)
         left = np.where(status == PENDING, total, state.job_left)
-        own_r = state.task[:, None, :] == m + tenant_ids
+        # GPCs each task holds (sums of whole numbers: exact in any order).
+        assigned = state.task >= 0
+        env_of = np.broadcast_to(rows[:, None], assigned.shape)[assigned]
+        held = np.bincount(
+            env_of * 2 * m + state.task[assigned],
+            np.broadcast_to(params.gpcs, assigned.shape)[assigned],
+            minlength=n * 2 * m,
+        ).reshape(n, 2 * m)
         feats = np.zeros((n, m, PER_TENANT))
         feats[:, :, 0] = last / ref
         feats[:, :, 1] = recent / ref
         feats[:, :, 2] = state.backlog / ref
-        feats[:, :, 3] = own_i.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 3] = held[:, :m] / MIG_TOTAL_GPCS
         feats[:, :, 4] = mu / ref
         feats[:, :, 5] = state.model_acc
         feats[:, :, 6] = prof.post_acc[:, k, 0].T
-        np.put_along_axis(feats, (7 + status)[:, :, None], 1.0, axis=2)
+        feats.reshape(-1)[(np.arange(n * m) * PER_TENANT + 7 + status.ravel())] = 1.0
         feats[:, :, 10] = progress
-        feats[:, :, 11] = own_r.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 11] = held[:, m:] / MIG_TOTAL_GPCS
         feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
         feats[:, :, 13] = self.charged_overhead(params, state)[:, :m] / 10.0
-        assigned = state.task >= 0
         n_assigned = assigned.sum(axis=1)
         waiting = (assigned & (state.ready_s > t[:, None] + 1e-9)).sum(axis=1)
         glob = np.stack(
             [
                 (t - state.window * spec.window_s) / spec.window_s,
                 state.window / spec.windows,
-                1.0 - (assigned.astype(float) @ params.gpcs) / MIG_TOTAL_GPCS,
+                1.0 - held.sum(axis=1) / MIG_TOTAL_GPCS,
                 np.where(n_assigned > 0, waiting / np.maximum(n_assigned, 1), 0.0),
             ],
             axis=1,

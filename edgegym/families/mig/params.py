@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -222,8 +223,7 @@ class RowMemo:
         at ``idx`` (K,), one for each distinct key missing from the memo."""
         if len(self.index) > MEMO_LIMIT:
             self.index.clear()
-        get = self.index.get
-        at = np.array([get(key, -1) for key in keys.tolist()], dtype=np.int64)
+        at = np.fromiter(map(self.index.get, keys.tolist(), repeat(-1)), np.int64, len(keys))
         miss = np.flatnonzero(at < 0)
         if miss.size:
             new, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
