@@ -137,6 +137,14 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     return out
 
 
+def _cells(arr: np.ndarray, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), by flat index when contiguous."""
+    if not arr.flags.c_contiguous:
+        return arr[rows, :, k]
+    m, x = arr.shape[1:]
+    return arr.reshape(-1)[(rows[:, None] * m + np.arange(m)) * x + k[:, None]]
+
+
 def _add_cells(arr: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
     """``arr.flat[at] += value`` in place (``at`` holds no index twice)."""
     if arr.flags.c_contiguous:
@@ -633,7 +641,7 @@ class MIGDynamics:
             finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
         dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
-        lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
+        lam = _cells(state.arrivals, _rows(t) if rows is None else rows, sec)  # (K, M)
         mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
         if spec.mps_inference_slowdown > 0 or spec.mps_retrain_slowdown > 0:
             # MPS interference (scenario ``mps``): with two or more tasks on the GPU, each
@@ -768,10 +776,10 @@ class MIGDynamics:
         now = np.floor(t + 1e-9).astype(np.int64)
         ref = np.maximum(spec.size_rate[:, -1], 1e-9)
         started = (now > 0)[:, None]
-        last = np.where(started, state.arrivals[rows, :, np.maximum(now - 1, 0)], 0.0)
+        last = np.where(started, _cells(state.arrivals, rows, np.maximum(now - 1, 0)), 0.0)
         width = np.minimum(now, 10)
         recent = np.where(
-            started, state.recent_sum[rows, :, now] / np.maximum(width, 1)[:, None], 0.0
+            started, _cells(state.recent_sum, rows, now) / np.maximum(width, 1)[:, None], 0.0
         )
         ready = state.ready_s <= t[:, None] + _EPS
         tenant_ids = np.arange(m)[None, :, None]
