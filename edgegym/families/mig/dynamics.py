@@ -236,12 +236,12 @@ def reconfigure(
     # allocation before in the first N * 2M slots, after in the next.
     base = np.arange(n_envs)[:, None] * n_tasks  # (N, 1)
     had = old >= 0
-    slot_old, slot_new = (base + old)[had], (base + new)[held]
+    e_old, p_old = np.nonzero(had)
+    e_new, p_new = np.nonzero(held)
     size = n_envs * n_tasks
-    both = np.concatenate([slot_old, slot_new + size])
-    g_p = np.broadcast_to(gpcs, new.shape)
+    both = np.concatenate([e_old * n_tasks + old[had], e_new * n_tasks + new[held] + size])
     n_both = np.bincount(both, minlength=2 * size)
-    g_both = np.bincount(both, np.concatenate([g_p[had], g_p[held]]), minlength=2 * size)
+    g_both = np.bincount(both, np.concatenate([gpcs[p_old], gpcs[p_new]]), minlength=2 * size)
     n_old, n_new = n_both[:size], n_both[size:]
     moved = (n_old != n_new) | (g_both[:size] != g_both[size:])
     flagged = (moved & (n_new > 0)).reshape(n_envs, n_tasks) & ~first[:, None]
@@ -627,14 +627,16 @@ class MIGDynamics:
         # Per (env, task) of the ready instances: GPCs (whole numbers) and, for a retraining
         # task, the speed of its one instance (a sum of one term), by bincount.
         live = ready & (task >= 0)
-        slot = (np.arange(len(t))[:, None] * (2 * m) + task)[live]
-        size = len(t) * 2 * m
+        env, place = np.nonzero(live)
+        of = task[live]
         gpcs = np.bincount(
-            slot, np.broadcast_to(params.gpcs, task.shape)[live], minlength=size
+            env * (2 * m) + of, params.gpcs[place], minlength=len(t) * 2 * m
         ).reshape(-1, 2 * m)
-        job = live & (task >= m)
-        on = np.take_along_axis(spec.train_speed, np.where(job, task - m, 0), axis=0)
-        speed = np.bincount(slot, on[live] * job[live], minlength=size).reshape(-1, 2 * m)[:, m:]
+        job = of >= m
+        env, place, of = env[job], place[job], of[job] - m
+        speed = np.bincount(
+            env * m + of, spec.train_speed[of, place], minlength=len(t) * m
+        ).reshape(-1, m)
         speed = np.where(running, speed, 0.0)
         active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -797,11 +799,9 @@ class MIGDynamics:
         left = np.where(status == PENDING, total, state.job_left)
         # GPCs each task holds (sums of whole numbers: exact in any order).
         assigned = state.task >= 0
-        env_of = np.broadcast_to(rows[:, None], assigned.shape)[assigned]
+        env_of, place = np.nonzero(assigned)
         held = np.bincount(
-            env_of * 2 * m + state.task[assigned],
-            np.broadcast_to(params.gpcs, assigned.shape)[assigned],
-            minlength=n * 2 * m,
+            env_of * 2 * m + state.task[assigned], params.gpcs[place], minlength=n * 2 * m
         ).reshape(n, 2 * m)
         feats = np.zeros((n, m, PER_TENANT))
         feats[:, :, 0] = last / ref
