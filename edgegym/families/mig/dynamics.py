@@ -389,13 +389,11 @@ class MIGDynamics:
         too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
         secs = np.where(too_small[None], np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
-        # Retraining sizes each tenant may take (the last: none): those its job fits in while
-        # pending, none once retrained, any while running (its instance is kept as it is).
-        allowed = np.concatenate(
-            [fits & ~state.retrained[:, :, None], np.ones((n, m, 1), dtype=bool)], axis=2
-        )
-        allowed |= state.running[:, :, None]
-        code = allowed @ (1 << np.arange(len(cat.sizes) + 1))  # (N, M)
+        # Retraining sizes each tenant may take (bit Z: none, always): those its job fits in
+        # while pending, none once retrained, any while running (its instance is kept as it is).
+        z = len(cat.sizes)
+        code = (fits & ~state.retrained[:, :, None]) @ (1 << np.arange(z)) + (1 << z)  # (N, M)
+        code = np.where(state.running, (1 << (z + 1)) - 1, code)
         # Where each tenant's retraining instance is (one at most; P where it has none).
         n_place = len(cat.placements)
         at_env, at_place = np.nonzero(state.task >= m)
