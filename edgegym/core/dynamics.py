@@ -155,7 +155,7 @@ def batch_take(state: Any, index: np.ndarray) -> Any:
     for f in dataclasses.fields(state):
         a = getattr(state, f.name)
         if isinstance(a, np.ndarray):
-            values[f.name] = a[index]  # fancy indexing copies
+            values[f.name] = a.take(index, axis=0)  # a copy (quicker than a[index])
         elif isinstance(a, list):
             values[f.name] = [a[int(i)] for i in index]
         elif dataclasses.is_dataclass(a):

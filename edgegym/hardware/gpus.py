@@ -32,6 +32,7 @@ that does not scale with the core clock: ``1 / ((1 - m) * f_max / f + m)``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -396,9 +397,19 @@ class PowerModel:
             ``duration_s``: ``sum_g power(f_g, u) * t`` and ``sum_g power(f_g, 0) * t``.
         """
         f = np.atleast_1d(np.asarray(clock_mhz, dtype=np.float64))  # (G,)
-        u = np.asarray(utilisation, dtype=np.float64)[..., None]  # (..., 1)
         t = np.asarray(duration_s, dtype=np.float64)
-        total = self.power(f, u).sum(axis=-1) * t
+        if f.shape == (1,):
+            # One GPU: the same products, elementwise (a sum over one GPU is its value), with
+            # the clock's factors worked out once per clock.
+            u = np.asarray(utilisation, dtype=np.float64)
+            if np.any(u < 0) or np.any(u > 1):
+                raise ValueError("utilisation must lie in [0, 1]")
+            rel, v2 = _clock_factors(self, float(f[0]))
+            dyn = (self.max_power_w - self.idle_power_w) * u * rel * v2
+            total = (self.idle_power_w + dyn) * t
+        else:
+            u = np.asarray(utilisation, dtype=np.float64)[..., None]  # (..., 1)
+            total = self.power(f, u).sum(axis=-1) * t
         idle = np.full(f.shape, self.idle_power_w).sum() * t  # summed as power(f, 0) is
         return total, idle
 
@@ -428,3 +439,12 @@ class PowerModel:
     ) -> NDArray[np.float64]:
         """Throughput relative to the maximum clock; see :func:`speed_factor`."""
         return speed_factor(clock_mhz, self.max_clock_mhz, memory_bound)
+
+
+@functools.lru_cache(maxsize=64)
+def _clock_factors(model: PowerModel, clock_mhz: float) -> tuple[float, float]:
+    """``f / f_max`` and ``(V(f) / V_max)^2`` of one clock, as :meth:`PowerModel.power` forms
+    them (the clock checked as there)."""
+    f, _ = model._checked(np.array([clock_mhz]), 0.0)
+    v_rel = model.voltage(f) / model.max_voltage_v
+    return float((f / model.max_clock_mhz)[0]), float((v_rel**2)[0])

@@ -153,12 +153,15 @@ class AllocationCatalogue:
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`realise` of B signatures at once, in numpy, with the same results and ties.
 
-        Row ``b`` equals ``realise(n[b], prev[b], [(p, prev[b, p]) for p in keep[b]])``. A
-        layout's score is ``100 * kept pairs + surviving instances``; the kept pairs of a
-        (task, size) class are ``min(kept, need)``, which is linear in the layout's placements
-        where the current allocation holds no more instances of the class than the signature
-        needs, and is summed explicitly for the few classes that hold more. A layout lacking
-        a kept placement scores below zero, one that cannot host the signature -1.
+        Row ``b`` equals ``realise(n[b], prev[b], [(p, prev[b, p]) for p in keep[b]])``. Only
+        the layouts that host each signature are scored (a few per signature), as (env,
+        layout) pairs. A layout's score is ``100 * kept pairs + surviving instances``, less
+        1000 for each kept placement it lacks; the kept pairs of a (task, size) class are
+        ``min(kept, need)``, which is one per placement where the current allocation holds no
+        more instances of the class than the signature needs, and is counted apart for the
+        few classes that hold more. Each count is the popcount of a set of placements (an
+        int64 bitmask) intersected with the layout's; scores are integers, so the first best
+        layout is exact.
 
         Args:
             n: (B,) signature indices.
@@ -173,30 +176,59 @@ class AllocationCatalogue:
         """
         tab = _batch_tables(self)
         n = np.asarray(n, dtype=np.int64)
-        rows = np.arange(len(n))
+        n_env = len(n)
+        rows = np.arange(n_env)
         n_class = self.n_tasks * len(self.sizes)
-        need = self.counts[n].reshape(len(n), n_class)  # (B, C) by (task, size) class
+        need = self.counts[n].reshape(n_env, n_class)  # (B, C) by (task, size) class
         held = prev >= 0
         cls = np.where(held, prev * len(self.sizes) + tab.size_index, 0)  # (B, P)
         slot = rows[:, None] * n_class + cls  # (B, P) index of each placement's class
         have = _class_counts(slot, held, need.shape)
+        over = (need > 0) & (have > need)  # (B, C) classes held beyond the need
         linear = held & (have.ravel()[slot] <= need.ravel()[slot])
-        weight = np.concatenate([_SCORE * linear + (prev != ABSENT), keep], axis=1)
-        total = _matmul(weight.astype(np.float32), tab.score)  # (B, L)
-        over_b, over_c = np.nonzero((need > 0) & (have > need))
+        # Pairs (env, hosting layout), layouts ascending within an env.
+        width = tab.host_count[n]
+        ends = np.cumsum(width)
+        starts = ends - width
+        n_pair = int(ends[-1]) if n_env else 0
+        pair_env = np.repeat(rows, width)
+        pair_lay = tab.host_layout[np.arange(n_pair) + np.repeat(tab.host_start[n] - starts, width)]
+        # Sets of placements as bitmasks: a pair counts a set's placements in its layout by
+        # the popcount of their intersection.
+        bit = tab.place_bit
+        lay_bits = tab.layout_bits[pair_lay]  # (Q,)
+        keep_bits = keep @ bit
+        score = _SCORE * _popcount((linear @ bit)[pair_env] & lay_bits)
+        score += _popcount(((prev != ABSENT) @ bit)[pair_env] & lay_bits)
+        lacked = _popcount(keep_bits)[pair_env] - _popcount(keep_bits[pair_env] & lay_bits)
+        score -= _LACK * lacked
+        over_b, over_c = np.nonzero(over)
         if over_b.size:
-            members = (cls[over_b] == over_c[:, None]) & held[over_b]  # (K, P)
-            kept = _matmul(members.astype(np.float32), tab.score[: len(self.placements)])
-            part = _SCORE * np.minimum(kept, need[over_b, over_c][:, None].astype(np.float32))
-            first = np.flatnonzero(np.concatenate(([True], over_b[1:] != over_b[:-1])))
-            total[over_b[first]] += np.add.reduceat(part, first, axis=0)  # rows by env
-        total = np.where(self.hosts[n], total, -1.0)
-        lay = np.argmax(total, axis=1)
-        stuck = np.flatnonzero(total[rows, lay] < 0)
+            # min(kept, need) of each over class: the class's placements as one bitmask, an
+            # env's over classes side by side in columns.
+            members = np.bincount(
+                slot[held].ravel(), np.broadcast_to(bit, held.shape)[held], minlength=over.size
+            ).astype(np.int64)[over_b * n_class + over_c]
+            col = np.arange(over_b.size) - np.searchsorted(over_b, over_b)
+            sets = np.zeros((n_env, int(col.max()) + 1), dtype=np.int64)
+            cap = np.zeros_like(sets)
+            sets[over_b, col] = members
+            cap[over_b, col] = need[over_b, over_c]
+            for j in range(sets.shape[1]):
+                kept = _popcount(sets[pair_env, j] & lay_bits)
+                score += _SCORE * np.minimum(kept, cap[pair_env, j])
+        if n_env and width.min() > 0:
+            best = np.maximum.reduceat(score, starts)
+            stuck = np.flatnonzero(best < 0)
+        else:
+            best = np.zeros(n_env, dtype=np.int64)
+            stuck = np.flatnonzero(width == 0)
         if stuck.size:
             b = int(stuck[0])
             pairs = [(int(p), int(prev[b, p])) for p in np.flatnonzero(keep[b])]
             raise ValueError(f"no layout hosts {self.describe(int(n[b]))} keeping {pairs}")
+        first = np.where(score == best[pair_env], np.arange(n_pair), n_pair)
+        lay = pair_lay[np.minimum.reduceat(first, starts)] if n_env else pair_lay[:0]
         return lay, self._assign_batch(lay, need, prev, cls, slot)
 
     def _assign_batch(
@@ -218,15 +250,19 @@ class AllocationCatalogue:
             keep[over_b[kb], kp] = False
         left = (need - np.minimum(have, need)).reshape(len(lay), self.n_tasks, len(self.sizes))
         # Second pass: the k-th free placement of a size (placements of a size are
-        # contiguous) gets the task that the k-th unit of the size's remaining need is of.
+        # contiguous) gets the task that the k-th unit of the size's remaining need is of:
+        # the number of tasks whose units, counted in task order, end at or before k.
         free = inlay & ~keep
         seen = np.zeros((len(lay), len(self.placements) + 1), dtype=np.int64)
         np.cumsum(free, axis=1, out=seen[:, 1:])
-        rank = seen[:, 1:] - seen[:, tab.size_first[tab.size_index]] - 1  # (B, P)
-        upto = np.cumsum(left, axis=1)  # (B, T, Z)
+        rank = seen[:, 1:] - np.take(seen, tab.size_first[tab.size_index], axis=1) - 1  # (B, P)
+        upto = np.zeros(left.shape[::2], dtype=left.dtype)  # (B, Z) units of tasks so far
+        task = np.zeros(rank.shape, dtype=np.int64)
+        for t in range(self.n_tasks):
+            upto += left[:, t]
+            task += np.take(upto, tab.size_index, axis=1) <= rank
         room = seen[:, tab.size_first + tab.size_count] - seen[:, tab.size_first]  # (B, Z)
-        assert np.all(room >= upto[:, -1]), "layout cannot host the signature"
-        task = np.sum(upto[:, :, tab.size_index] <= rank[:, None, :], axis=1)  # (B, P)
+        assert np.all(room >= upto), "layout cannot host the signature"
         filled = np.where(task < self.n_tasks, task, IDLE)
         return np.where(keep, prev, np.where(free, filled, ABSENT)).astype(np.int64)
 
@@ -273,18 +309,22 @@ def _size_onehot(cat: AllocationCatalogue) -> np.ndarray:
 #: Weight of a kept (placement, task) pair against a surviving instance in a layout's score.
 _SCORE = 100
 
-
-#: Most multiply-adds of one float32 matrix product here: OpenBLAS runs larger ones on several
-#: threads, which costs more than it saves at these sizes and stalls when the cores are busy.
-_GEMM_LIMIT = 1 << 20
+#: What a layout lacking a placement that must stay loses (more than any layout can score).
+_LACK = 1000
 
 
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` for 2-D ``a``, in row blocks of at most :data:`_GEMM_LIMIT` multiply-adds."""
-    rows = max(1, _GEMM_LIMIT // max(b.size, 1))
-    if a.shape[0] <= rows:
-        return a @ b
-    return np.concatenate([a[i : i + rows] @ b for i in range(0, a.shape[0], rows)])
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0
+_POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    """Set bits of each element of a non-negative int64 array (int64 counts)."""
+    if _BITWISE_COUNT is not None:
+        return _BITWISE_COUNT(x).astype(np.int64)
+    out = np.zeros(x.shape, dtype=np.int64)
+    for shift in range(0, 64, 16):
+        out += _POP16[(x >> shift) & 0xFFFF]
+    return out
 
 
 def _class_counts(slot: np.ndarray, where: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
@@ -297,10 +337,14 @@ def _class_counts(slot: np.ndarray, where: np.ndarray, shape: tuple[int, int]) -
 class _BatchTables:
     """Constant tables of :meth:`AllocationCatalogue.realise_batch`."""
 
-    score: np.ndarray  # (2P, L) float32: layout contains placement; -1000 where it lacks it
     size_index: np.ndarray  # (P,) size index of each placement
     size_first: np.ndarray  # (Z,) first placement of each size
     size_count: np.ndarray  # (Z,) placements of each size
+    host_count: np.ndarray  # (N,) layouts hosting each signature
+    host_start: np.ndarray  # (N,) where each signature's layouts start in host_layout
+    host_layout: np.ndarray  # the layouts hosting each signature, ascending, one after another
+    place_bit: np.ndarray  # (P,) int64 the bit of each placement in a set of placements
+    layout_bits: np.ndarray  # (L,) int64 the placements of each layout as a set
 
 
 @cache
@@ -308,12 +352,20 @@ def _batch_tables(cat: AllocationCatalogue) -> _BatchTables:
     size_index = np.array([cat.sizes.index(int(s)) for s in cat.placement_size])
     if np.any(np.diff(size_index) < 0):
         raise ValueError(f"{cat.gpu}: placements are not ordered by size")
-    inside = cat.layout_place.T.astype(np.float32)  # (P, L)
+    host_sig, host_layout = np.nonzero(cat.hosts)
+    host_count = np.bincount(host_sig, minlength=len(cat)).astype(np.int64)
+    if len(cat.placements) > 62:
+        raise ValueError(f"{cat.gpu}: too many MIG placements for int64 sets")
+    bit = np.int64(1) << np.arange(len(cat.placements), dtype=np.int64)
     return _BatchTables(
-        score=np.concatenate([inside, -1000.0 * (1.0 - inside)]),
         size_index=size_index,
         size_first=np.searchsorted(size_index, np.arange(len(cat.sizes))),
         size_count=np.bincount(size_index, minlength=len(cat.sizes)),
+        host_count=host_count,
+        host_start=np.cumsum(host_count) - host_count,
+        host_layout=host_layout.astype(np.int64),
+        place_bit=bit,
+        layout_bits=cat.layout_place @ bit,
     )
 
 

@@ -60,7 +60,7 @@ def quantize_shares(
     return q if as_quanta else q * quantum
 
 
-def largest_remainder(q: ArrayLike, total: int) -> NDArray[np.int64]:
+def largest_remainder(q: ArrayLike, total: int | ArrayLike) -> NDArray[np.int64]:
     """Rows of whole units rescaled to sum to exactly ``total``, by largest remainder.
 
     Each row ``q`` (non-negative integers, positive sum ``S``) becomes ``floor(q * total /
@@ -72,17 +72,21 @@ def largest_remainder(q: ArrayLike, total: int) -> NDArray[np.int64]:
 
     Args:
         q: (M, n) non-negative integers, every row with a positive sum.
-        total: Units each row sums to afterwards (>= 0).
+        total: Units each row sums to afterwards (>= 0): one for all rows, or (M,) one each.
 
     Returns:
         (M, n) int64.
     """
     q = np.asarray(q, dtype=np.int64)
     sums = q.sum(axis=1, keepdims=True)  # (M, 1)
-    scaled = q * int(total)
+    if np.ndim(total):
+        total = np.asarray(total, dtype=np.int64).reshape(-1, 1)  # (M, 1)
+    else:
+        total = int(total)
+    scaled = q * total
     base = scaled // sums
     remainder = scaled % sums
-    leftover = int(total) - base.sum(axis=1, keepdims=True)  # (M, 1)
+    leftover = total - base.sum(axis=1, keepdims=True)  # (M, 1)
     # Rank of each entry when sorted by remainder, largest first, ties to the lower index.
     order = np.argsort(-remainder, axis=1, kind="stable")
     rank = np.empty_like(order)

@@ -52,6 +52,30 @@ def test_memoised_realisation_is_the_catalogues() -> None:
         vec.step(a)
 
 
+def test_bypassed_memo_gives_the_memoised_rows() -> None:
+    """Random actions over a large batch: most keys miss, so the realisation memo is skipped
+    for a while, then probed again; every batch equals the catalogue's realisation."""
+    from edgegym.families.mig.params import BYPASS_CALLS
+
+    n = 40
+    vec = MIGVectorEnv(num_envs=n, **SMALL)
+    vec.reset(seed=2)
+    p = vec.params
+    cat = p.spec.catalogue
+    rng = np.random.default_rng(2)
+    skipped = 0
+    for _ in range(3 * (BYPASS_CALLS + 1)):
+        st = vec.state
+        a = np.array([int(rng.choice(np.flatnonzero(row))) for row in vec.action_masks()])
+        skipped += p.realised.skip > 0
+        got = p.realise(a, st.task, st.running)
+        for i in range(n):
+            keep = keep_pairs(p, st.task[i], st.running[i])
+            np.testing.assert_array_equal(got[i], cat.realise(int(a[i]), st.task[i], keep)[1])
+        vec.step(a)
+    assert skipped > 0
+
+
 def test_single_env_keeps_the_engine_timeline_of_stretches() -> None:
     env = MIGReconfigEnv(record_timeline=True, **SMALL)
     env.reset(seed=0)

@@ -150,3 +150,22 @@ def test_gpu_energy_and_attribution_by_hand():
     np.testing.assert_allclose(PowerModel.attribute(idle, idle, np.zeros(4)), np.full(4, idle / 4))
     with pytest.raises(ValueError, match="utilisation"):
         pm.gpu_energy(np.array([f]), 1.5, 1.0)
+
+
+@pytest.mark.parametrize("name", ["V100-16GB", "A100-40GB", "TX2"])
+def test_one_gpu_energy_equals_the_power_sum_bit_for_bit(name):
+    """One GPU's shortcut (the clock's factors worked out once) gives the same joules, to the
+    bit, as the power of every GPU summed, for batched and scalar stretches."""
+    pm = PowerModel.from_spec(get_gpu(name))
+    rng = np.random.default_rng(1)
+    u = np.concatenate([rng.random(300), [0.0, 1.0]])
+    t = rng.random(302) * 3
+    for f in (pm.min_clock_mhz, pm.max_clock_mhz, 0.5 * (pm.min_clock_mhz + pm.max_clock_mhz)):
+        clock = np.array([f])
+        want = pm.power(clock, u[:, None]).sum(axis=-1) * t
+        total, idle = pm.gpu_energy(clock, u, t)
+        np.testing.assert_array_equal(total, want)
+        np.testing.assert_array_equal(idle, pm.idle_power_w * t)
+        assert pm.gpu_energy(clock, 0.25, 2.0)[0] == pm.power(clock, [[0.25]]).sum() * 2.0
+    with pytest.raises(ValueError, match="clock"):
+        pm.gpu_energy(np.array([pm.max_clock_mhz * 2]), 0.5, 1.0)

@@ -127,3 +127,17 @@ def test_largest_remainder_matches_exact_fractions_up_and_down() -> None:
     np.testing.assert_array_equal(largest_remainder([[1, 1, 1]], 2), [[1, 1, 0]])
     # 7 chunks of [1, 2, 4] onto 60 units: exact 8.57, 17.14, 34.29 -> 9, 17, 34.
     np.testing.assert_array_equal(largest_remainder([[1, 2, 4]], 60), [[9, 17, 34]])
+
+
+def test_largest_remainder_with_a_total_per_row_equals_one_call_per_row() -> None:
+    from edgegym.hardware.mps import largest_remainder
+
+    rng = np.random.default_rng(1)
+    rows = rng.integers(0, 40, size=(200, 7))
+    rows[:, 0] += 1
+    totals = rng.integers(0, 90, size=200)
+    got = largest_remainder(rows, totals)
+    pairs = zip(rows, totals, strict=True)
+    want = np.concatenate([largest_remainder(r[None], int(t)) for r, t in pairs])
+    np.testing.assert_array_equal(got, want)
+    assert (got.sum(axis=1) == totals).all()

@@ -133,3 +133,14 @@ def test_batched_realisation_raises_like_the_per_env_one():
     good = cat.index(((4,), (2,), (1,), ()))
     with pytest.raises(ValueError, match="no layout"):
         cat.realise_batch(np.array([good, bad]), np.stack([a, a]), np.stack([a == 2, a == 2]))
+
+
+def test_popcount_without_bitwise_count(monkeypatch):
+    """The 16-bit table that stands in for ``np.bitwise_count`` (numpy < 2) counts the same."""
+    from edgegym.hardware import migalloc
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.integers(0, 1 << 62, 500), [0, 1, (1 << 62) - 1, 1 << 40]])
+    want = np.array([bin(int(v)).count("1") for v in x])
+    monkeypatch.setattr(migalloc, "_BITWISE_COUNT", None)
+    np.testing.assert_array_equal(migalloc._popcount(x), want)

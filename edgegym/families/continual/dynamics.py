@@ -455,10 +455,9 @@ class ContinualDynamics:
         x = np.concatenate([r_quanta, a[:, :, 3]], axis=1) * spec.quantum  # (N, 2V) GPUs
         q = np.floor(x / spec.quantum + QUANTA_EPS).astype(np.int64)
         cap = params.cap_quanta - state.reserved_q
-        over = q.sum(axis=1) > cap
-        for total in np.unique(cap[over]):
-            rows = np.flatnonzero(over & (cap == total))
-            q[rows] = largest_remainder(q[rows], int(total))
+        over = np.flatnonzero(q.sum(axis=1) > cap)
+        if over.size:
+            q[over] = largest_remainder(q[over], cap[over])
         shares = q * spec.quantum
         return retrain, a[:, :, 1].copy(), shares[:, :v].copy(), shares[:, v:].copy()
 

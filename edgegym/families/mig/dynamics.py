@@ -52,7 +52,7 @@ from edgegym.families.mig.params import (
     _mask_radix,
 )
 from edgegym.families.mig.reward import TERMS
-from edgegym.families.mig.serving import busy_gpcs, fluid_queue
+from edgegym.families.mig.serving import busy_from, fluid_queue
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
 from edgegym.hardware.migalloc import ABSENT, IDLE
 
@@ -137,6 +137,22 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     return out
 
 
+def _cells(arr: np.ndarray, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), by flat index when contiguous."""
+    if not arr.flags.c_contiguous:
+        return arr[rows, :, k]
+    m, x = arr.shape[1:]
+    return arr.reshape(-1)[(rows[:, None] * m + np.arange(m)) * x + k[:, None]]
+
+
+def _add_cells(arr: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
+    """``arr.flat[at] += value`` in place (``at`` holds no index twice)."""
+    if arr.flags.c_contiguous:
+        arr.reshape(-1)[at] += value
+    else:
+        arr.put(at, arr.take(at) + value)
+
+
 RULES = ("eq10", "per-instance")
 
 
@@ -211,31 +227,41 @@ def reconfigure(
     """
     if rule not in RULES:
         raise ValueError(f"overhead rule must be one of {', '.join(RULES)}, got {rule!r}")
-    n_tasks = psi.shape[1]
+    n_envs, n_tasks = psi.shape
     t = now[:, None]
-    changed = (new >= 0) & (new != old)
-    kept = (new >= 0) & (new == old)
-    ids = np.arange(n_tasks)
-    own_old = old[:, :, None] == ids  # (N, P, 2M)
-    own_new = new[:, :, None] == ids
-    n_old, n_new = own_old.sum(axis=1), own_new.sum(axis=1)
-    g_old = np.einsum("npx,p->nx", own_old, gpcs)
-    g_new = np.einsum("npx,p->nx", own_new, gpcs)
-    flagged = ((n_old != n_new) | (g_old != g_new)) & (n_new > 0) & ~first[:, None]
-    gave = np.where((own_old & ~own_new).any(axis=1), destroy_s, 0.0)
-    got_new = own_new & changed[:, :, None]
+    held = new >= 0
+    changed = held & (new != old)
+    kept = held & (new == old)
+    # Per (env, task) sums over placements as bincounts over flat (env, task) slots, the
+    # allocation before in the first N * 2M slots, after in the next.
+    base = np.arange(n_envs)[:, None] * n_tasks  # (N, 1)
+    had = old >= 0
+    e_old, p_old = np.nonzero(had)
+    e_new, p_new = np.nonzero(held)
+    size = n_envs * n_tasks
+    both = np.concatenate([e_old * n_tasks + old[had], e_new * n_tasks + new[held] + size])
+    n_both = np.bincount(both, minlength=2 * size)
+    g_both = np.bincount(both, np.concatenate([gpcs[p_old], gpcs[p_new]]), minlength=2 * size)
+    n_old, n_new = n_both[:size], n_both[size:]
+    moved = (n_old != n_new) | (g_both[:size] != g_both[size:])
+    flagged = (moved & (n_new > 0)).reshape(n_envs, n_tasks) & ~first[:, None]
+    # A task gave an instance up: it held a placement whose task is now another.
+    gave_up = np.bincount((base + old)[had & (new != old)], minlength=size) > 0
+    gave = np.where(gave_up, destroy_s, 0.0).reshape(n_envs, n_tasks)
+    slot_got = (base + new)[changed]
 
     def measure(ready_at: np.ndarray) -> np.ndarray:
-        wait = np.where(changed, ready_at - t, 0.0)  # (N, P)
-        got = np.where(got_new, wait[:, :, None], 0.0).max(axis=1)
-        return np.where(flagged, np.maximum(got, gave), 0.0)
+        # The longest wait of an instance the task got (0 where it got none).
+        got = np.zeros(size)
+        np.maximum.at(got, slot_got, (ready_at - t)[changed])
+        return np.where(flagged, np.maximum(got.reshape(n_envs, n_tasks), gave), 0.0)
 
     measured = measure(ready_instance)
     plain = measured if plain_ready is None else measure(plain_ready)
     ready = _ready_times(rule, new, ready_old, t, ready_instance, psi, flagged, changed, kept)
     ready = np.where(first[:, None] & changed, t, ready)
     before = np.where(kept, np.maximum(ready_old - t, 0.0), 0.0)
-    after = np.where(new >= 0, np.maximum(ready - t, 0.0), 0.0)
+    after = np.where(held, np.maximum(ready - t, 0.0), 0.0)
     # Summed in placement order, as one instance after another.
     downtime = np.cumsum(after - before, axis=1)[:, -1]
     return Reconfiguration(ready, flagged, measured, downtime, plain)
@@ -255,9 +281,10 @@ def _ready_times(
     """(N, P) when each instance serves after the switch, by the cost ``rule`` of
     :func:`reconfigure` (before its warm start of the first allocation)."""
     if rule == "eq10":
-        x = np.where(new >= 0, new, 0)
-        down = np.take_along_axis(flagged, x, axis=1) & (new >= 0)  # (N, P)
-        psi_p = np.take_along_axis(psi, x, axis=1)
+        held = new >= 0
+        at = np.arange(new.shape[0])[:, None] * psi.shape[1] + np.where(held, new, 0)  # (N, P)
+        down = flagged.ravel()[at] & held
+        psi_p = psi.ravel()[at]
         base = np.where(kept, ready_old, t)
         return np.where(down, np.maximum(t + psi_p, base), np.where(changed, t, ready_old))
     return np.where(changed, ready_instance, ready_old)
@@ -362,15 +389,17 @@ class MIGDynamics:
         too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
         secs = np.where(too_small[None], np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
-        # Retraining sizes each tenant may take (the last: none): those its job fits in while
-        # pending, none once retrained, any while running (its instance is kept as it is).
-        allowed = np.concatenate(
-            [fits & ~state.retrained[:, :, None], np.ones((n, m, 1), dtype=bool)], axis=2
-        )
-        allowed |= state.running[:, :, None]
-        code = allowed @ (1 << np.arange(len(cat.sizes) + 1))  # (N, M)
-        own = state.task[:, None, :] == (m + np.arange(m))[:, None]  # (N, M, P)
-        place = np.where(state.running & own.any(axis=2), own.argmax(axis=2), len(cat.placements))
+        # Retraining sizes each tenant may take (bit Z: none, always): those its job fits in
+        # while pending, none once retrained, any while running (its instance is kept as it is).
+        z = len(cat.sizes)
+        code = (fits & ~state.retrained[:, :, None]) @ (1 << np.arange(z)) + (1 << z)  # (N, M)
+        code = np.where(state.running, (1 << (z + 1)) - 1, code)
+        # Where each tenant's retraining instance is (one at most; P where it has none).
+        n_place = len(cat.placements)
+        at_env, at_place = np.nonzero(state.task >= m)
+        where = np.full((n, m), n_place)
+        where[at_env, state.task[at_env, at_place] - m] = at_place
+        place = np.where(state.running, where, n_place)
         keys = (place << (len(cat.sizes) + 1) | code) @ params.mask_base
         keys[state.window >= spec.windows] = -1
         return params.masks.rows(keys, lambda idx: self._mask_rows(params, keys[idx]))
@@ -514,11 +543,15 @@ class MIGDynamics:
         start = now
         if spec.preinit:
             # An instance whose slices were free can be built ahead of time.
-            free = np.where(params.slices[None], state.slice_free_since[:, None, :], -np.inf)
+            # The latest time one of its slices became free: a max over each placement's
+            # slices (a column appended so that a span may end past the last slice).
+            sfs = state.slice_free_since
+            padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
+            free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
             start = np.where(
                 existed & (old == IDLE),
                 np.minimum(now, state.since_s),
-                np.minimum(now, free.max(2)),
+                np.minimum(now, free),
             )
         rc = reconfigure(
             spec.overhead_rule,
@@ -589,15 +622,26 @@ class MIGDynamics:
         ready = state.ready_s[sel] <= t[:, None] + _EPS  # (K, P)
         tenant_ids = np.arange(m)[None, :, None]
         own_i = (task[:, None, :] == tenant_ids) & ready[:, None, :]  # (K, M, P)
-        own_r = (task[:, None, :] == m + tenant_ids) & ready[:, None, :]
-        speed = np.sum(np.where(own_r, spec.train_speed, 0.0), axis=2)
+        # Per (env, task) of the ready instances: GPCs (whole numbers) and, for a retraining
+        # task, the speed of its one instance (a sum of one term), by bincount.
+        live = ready & (task >= 0)
+        env, place = np.nonzero(live)
+        of = task[live]
+        gpcs = np.bincount(
+            env * (2 * m) + of, params.gpcs[place], minlength=len(t) * 2 * m
+        ).reshape(-1, 2 * m)
+        job = of >= m
+        env, place, of = env[job], place[job], of[job] - m
+        speed = np.bincount(
+            env * m + of, spec.train_speed[of, place], minlength=len(t) * m
+        ).reshape(-1, m)
         speed = np.where(running, speed, 0.0)
         active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
         dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
-        lam = state.arrivals[_rows(t) if rows is None else rows, :, sec]  # (K, M)
+        lam = _cells(state.arrivals, _rows(t) if rows is None else rows, sec)  # (K, M)
         mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
         if spec.mps_inference_slowdown > 0 or spec.mps_retrain_slowdown > 0:
             # MPS interference (scenario ``mps``): with two or more tasks on the GPU, each
@@ -613,7 +657,7 @@ class MIGDynamics:
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
-        busy = busy_gpcs(own_i, own_r, params.gpcs, served, mu, dtc, running)  # (K, M)
+        busy = busy_from(gpcs[:, :m], gpcs[:, m:], served, mu, dtc, running)  # (K, M)
         util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
@@ -648,15 +692,18 @@ class MIGDynamics:
             acc = state.model_acc[rec]
             req = seg.requests[pos]
             served = seg.served[pos]
-            state.acc_integral[rec, :, k] += acc * d
             state.energy_j[rec, k] += seg.energy_j[pos]
             state.retrain_gpu_s[rec] += (
                 np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
             )
-            state.requests[rec, :, k] += req
-            state.served_slo[rec, :, k] += served
-            state.goodput[rec, :, k] += served * acc
-            state.correct[rec, :, k] += req * acc
+            # The (env, tenant, window k) cells of the (N, M, K) counters, by flat index.
+            m, n_k = acc.shape[1], state.requests.shape[2]
+            at = (rec[:, None] * m + np.arange(m)) * n_k + k[:, None]  # (R, M)
+            _add_cells(state.acc_integral, at, acc * d)
+            _add_cells(state.requests, at, req)
+            _add_cells(state.served_slo, at, served)
+            _add_cells(state.goodput, at, served * acc)
+            _add_cells(state.correct, at, req * acc)
             self._log(params, state, rec, dt[pos])
         state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
         if done.any():
@@ -671,6 +718,8 @@ class MIGDynamics:
     def _log(self, params: MIGParams, state: MIGState, rec: np.ndarray, dt: np.ndarray) -> None:
         """Append a stretch record of ``dt`` (K,) seconds to the timelines of envs ``rec``
         (K,) that keep one (the engine's ``metrics.timeline`` layout)."""
+        if state.timeline.count(None) == len(state.timeline):
+            return
         m = params.spec.n_tenants
         for i, d in zip(rec.tolist(), dt, strict=True):
             tl = state.timeline[i]
@@ -727,10 +776,10 @@ class MIGDynamics:
         now = np.floor(t + 1e-9).astype(np.int64)
         ref = np.maximum(spec.size_rate[:, -1], 1e-9)
         started = (now > 0)[:, None]
-        last = np.where(started, state.arrivals[rows, :, np.maximum(now - 1, 0)], 0.0)
+        last = np.where(started, _cells(state.arrivals, rows, np.maximum(now - 1, 0)), 0.0)
         width = np.minimum(now, 10)
         recent = np.where(
-            started, state.recent_sum[rows, :, now] / np.maximum(width, 1)[:, None], 0.0
+            started, _cells(state.recent_sum, rows, now) / np.maximum(width, 1)[:, None], 0.0
         )
         ready = state.ready_s <= t[:, None] + _EPS
         tenant_ids = np.arange(m)[None, :, None]
@@ -746,28 +795,32 @@ class MIGDynamics:
         )
         progress = np.where(status == DONE, 1.0, progress)
         left = np.where(status == PENDING, total, state.job_left)
-        own_r = state.task[:, None, :] == m + tenant_ids
+        # GPCs each task holds (sums of whole numbers: exact in any order).
+        assigned = state.task >= 0
+        env_of, place = np.nonzero(assigned)
+        held = np.bincount(
+            env_of * 2 * m + state.task[assigned], params.gpcs[place], minlength=n * 2 * m
+        ).reshape(n, 2 * m)
         feats = np.zeros((n, m, PER_TENANT))
         feats[:, :, 0] = last / ref
         feats[:, :, 1] = recent / ref
         feats[:, :, 2] = state.backlog / ref
-        feats[:, :, 3] = own_i.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 3] = held[:, :m] / MIG_TOTAL_GPCS
         feats[:, :, 4] = mu / ref
         feats[:, :, 5] = state.model_acc
         feats[:, :, 6] = prof.post_acc[:, k, 0].T
-        np.put_along_axis(feats, (7 + status)[:, :, None], 1.0, axis=2)
+        feats.reshape(-1)[(np.arange(n * m) * PER_TENANT + 7 + status.ravel())] = 1.0
         feats[:, :, 10] = progress
-        feats[:, :, 11] = own_r.astype(float) @ params.gpcs / MIG_TOTAL_GPCS
+        feats[:, :, 11] = held[:, m:] / MIG_TOTAL_GPCS
         feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
         feats[:, :, 13] = self.charged_overhead(params, state)[:, :m] / 10.0
-        assigned = state.task >= 0
         n_assigned = assigned.sum(axis=1)
         waiting = (assigned & (state.ready_s > t[:, None] + 1e-9)).sum(axis=1)
         glob = np.stack(
             [
                 (t - state.window * spec.window_s) / spec.window_s,
                 state.window / spec.windows,
-                1.0 - (assigned.astype(float) @ params.gpcs) / MIG_TOTAL_GPCS,
+                1.0 - held.sum(axis=1) / MIG_TOTAL_GPCS,
                 np.where(n_assigned > 0, waiting / np.maximum(n_assigned, 1), 0.0),
             ],
             axis=1,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,10 @@ _EPS = 1e-9
 #: soak benchmark (random actions, 10^6 steps) found 200,000 let RSS grow 32 % (about 40 MiB)
 #: before the bound was reached; at 16,384 it stays within 5 % for 4 % fewer steps/s.
 MEMO_LIMIT = 16_384
+#: Smallest batch of keys that may skip a memo (:class:`RowMemo`), and how many batches do
+#: after one in which most keys missed.
+BYPASS_MIN = 32
+BYPASS_CALLS = 7
 #: Slack of :meth:`MIGSpec.fits_window` (seconds), so a job that ends exactly at the window's
 #: end fits despite rounding.
 FIT_EPS = 1e-9
@@ -205,14 +210,23 @@ class RowMemo:
     batch of keys is answered by one gather; it starts afresh past :data:`MEMO_LIMIT` keys
     (bounds its memory).
 
+    With ``bypass``, a batch of at least :data:`BYPASS_MIN` keys of which most missed makes
+    the next :data:`BYPASS_CALLS` such batches skip the memo (every row made afresh, nothing
+    stored): where almost every key is new (random actions) the lookups cost more than they
+    save. The rows are the same either way (a pure function).
+
     Args:
         width: Length of a row.
         dtype: Type of the rows.
+        bypass: Whether large batches that mostly miss may skip the memo (``make`` must then
+            accept any index array, repeats included).
     """
 
-    def __init__(self, width: int, dtype: type) -> None:
+    def __init__(self, width: int, dtype: type, bypass: bool = False) -> None:
         self.index: dict[int, int] = {}
         self.table = np.empty((64, width), dtype=dtype)
+        self.bypass = bypass
+        self.skip = 0  # large batches left to skip the memo
 
     def __len__(self) -> int:
         return len(self.index)
@@ -220,11 +234,16 @@ class RowMemo:
     def rows(self, keys: np.ndarray, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """(N, W) the rows of ``keys`` (N,); ``make(idx)`` gives the (K, W) rows of the keys
         at ``idx`` (K,), one for each distinct key missing from the memo."""
+        large = self.bypass and len(keys) >= BYPASS_MIN
+        if large and self.skip > 0:
+            self.skip -= 1
+            return make(np.arange(len(keys)))
         if len(self.index) > MEMO_LIMIT:
             self.index.clear()
-        get = self.index.get
-        at = np.array([get(key, -1) for key in keys.tolist()], dtype=np.int64)
+        at = np.fromiter(map(self.index.get, keys.tolist(), repeat(-1)), np.int64, len(keys))
         miss = np.flatnonzero(at < 0)
+        if large and 2 * miss.size > len(keys):
+            self.skip = BYPASS_CALLS
         if miss.size:
             new, first, inverse = np.unique(keys[miss], return_index=True, return_inverse=True)
             start = len(self.index)
@@ -257,6 +276,7 @@ class MIGParams:
     retrain_size: np.ndarray  # (S, M) size index of each retraining instance, Z where none
     stripped: np.ndarray  # (S, 2^M) the signature keeping only the running jobs' instances
     slices: np.ndarray  # (P, 8) bool: memory slices each placement covers
+    slice_span: np.ndarray  # (2P,) int64 first and one-past-last slice of each placement
     meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
     slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
     gpcs: np.ndarray  # (P,) float GPCs of each placement
@@ -287,15 +307,17 @@ class MIGParams:
                         s[m + i] = ()
                 stripped[n, bits] = cat.index(tuple(s))
         slices = np.zeros((len(cat.placements), MIG_MEMORY_SLICES), dtype=bool)
+        span = np.zeros(2 * len(cat.placements), dtype=np.int64)
         for p, (prof, s0) in enumerate(cat.placements):
             slices[p, s0 : s0 + prof.mem_slices] = True
+            span[2 * p : 2 * p + 2] = s0, s0 + prof.mem_slices
         meets = spec.latency <= spec.slo_s[:, None] + _EPS
         zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
         zmin = np.minimum(zmin, z - 1)
         n_place = len(cat.placements)
         if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
-        tables = (rsize, stripped, slices, meets)
+        tables = (rsize, stripped, slices, span, meets)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -308,6 +330,7 @@ class MIGParams:
             retrain_size=rsize,
             stripped=stripped,
             slices=slices,
+            slice_span=span,
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
             gpcs=cat.placement_size.astype(float),
@@ -315,7 +338,7 @@ class MIGParams:
             clock_mhz=np.array([spec.clock_mhz]),
             mask_base=_mask_radix(cat) ** np.arange(m, dtype=np.int64),
             task_base=(2 * m + 2) ** np.arange(n_place, dtype=np.int64) * (len(cat) << m),
-            realised=RowMemo(n_place, np.int64),
+            realised=RowMemo(n_place, np.int64, bypass=True),
             masks=RowMemo(len(cat), bool),
         )
 
@@ -323,7 +346,8 @@ class MIGParams:
         """(N, P) task per placement of signatures ``a`` (N,) realised from allocations ``task``
         (N, P), keeping the instances of the running (N, M) jobs: memoised, the envs missing
         from the memo realised together
-        (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`)."""
+        (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`; all of them
+        while the memo is bypassed, see :class:`RowMemo`)."""
         bits = running @ (1 << np.arange(running.shape[1]))
         keys = (task + 2) @ self.task_base + (bits * len(self.spec.catalogue) + a)
 

@@ -88,11 +88,24 @@ def busy_gpcs(
         dt: Stretch length (s), broadcastable against ``served``.
         training: (..., M) the tenant's retraining job runs.
     """
-    infer_gpcs = infer_own.astype(float) @ gpcs
+    return busy_from(
+        infer_own.astype(float) @ gpcs, train_own.astype(float) @ gpcs, served, mu, dt, training
+    )
+
+
+def busy_from(
+    infer_gpcs: np.ndarray,
+    train_gpcs: np.ndarray,
+    served: np.ndarray,
+    mu: np.ndarray,
+    dt: np.ndarray | float,
+    training: np.ndarray,
+) -> np.ndarray:
+    """:func:`busy_gpcs` from the GPCs of each tenant's ready inference instances and of its
+    ready retraining instance, (..., M) each."""
     with np.errstate(divide="ignore", invalid="ignore"):
         load = np.where(mu > 0, np.minimum(1.0, served / np.maximum(mu * dt, _EPS)), 0.0)
-    train_gpcs = np.where(training, train_own.astype(float) @ gpcs, 0.0)
-    return infer_gpcs * load + train_gpcs
+    return infer_gpcs * load + np.where(training, train_gpcs, 0.0)
 
 
 class MIGExecutor:
