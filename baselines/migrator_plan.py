@@ -44,7 +44,7 @@ caps the exact solves (the returned certificate then says how far from proven it
 from __future__ import annotations
 
 import functools
-import itertools
+import heapq
 import math
 import time
 from collections.abc import Callable
@@ -237,7 +237,11 @@ def _tenant_plans(p: PlanProblem, i: int, stride: int = 1) -> list[tuple[int, in
 
 
 def solve(
-    p: PlanProblem, gap: float = 0.01, max_plans: int = 200_000, max_combos: int = 2_000_000
+    p: PlanProblem,
+    gap: float = 0.01,
+    max_plans: int = 200_000,
+    max_combos: int = 2_000_000,
+    path_bounds: bool = True,
 ) -> Plan:
     """Branch and bound over retraining plans with an exact Viterbi per plan.
 
@@ -260,13 +264,24 @@ def solve(
     loss = p.loss()  # (M, T, U, U)
     tab = _option_tables(p, served, loss)
     stride, start, size, end = _retraining_plans(p, max_combos)
-    ub = _upper_bounds(p, start, end, size, tab)
+    # Transition cost tables per tenant over joint options.
+    trans = _TransitionCache(p, loss, tab.joint)
+    cut, key = _segments(p, start, end, size, tab)
+    paths = None
+    if path_bounds and trans.enter is not None:
+        paths = _path_bounds(p, tab, trans, loss, cut, key)
+    ub = _upper_bounds(p, cut, key, tab, paths)
+    if paths is not None:
+        n_f = tab.best.shape[1]
+
+        def refine(ks: np.ndarray) -> np.ndarray:
+            c = key[:, ks]
+            return paths.chain(trans, cut[:, ks], paths.row[np.maximum(c, 0)], c % n_f)
+
     gain_cum = np.concatenate(
         [np.zeros((*tab.gain.shape[:2], 1)), np.cumsum(tab.gain, axis=2)], axis=2
     )
     breaks = _table_breaks(p, served, loss)
-    # Transition cost tables per tenant over joint options.
-    trans = _TransitionCache(p, loss, tab.joint)
 
     def viterbi(ks: np.ndarray) -> list[tuple[float, Callable[[], np.ndarray]]]:
         return _viterbi(p, start[:, ks], end[:, ks], size[:, ks], gain_cum, trans, loss,
@@ -274,9 +289,14 @@ def solve(
 
     # Plans share their stretches (and so solve together) when every step starts one.
     batch = BATCH if trans.enter is not None and breaks.all() else 1
-    best_val, best_seq, best_plan, solved, bound = _branch_and_bound(
-        ub, viterbi, gap, max_plans, batch
-    )
+    if paths is None:
+        best_val, best_seq, best_plan, solved, bound = _branch_and_bound(
+            ub, viterbi, gap, max_plans, batch
+        )
+    else:
+        best_val, best_seq, best_plan, solved, bound = _best_first(
+            ub, refine, viterbi, gap, max_plans, batch
+        )
     starts = {
         i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
     }
@@ -374,8 +394,9 @@ def _retraining_plans(
             break
         stride *= 2
     combos = np.array(np.meshgrid(*[np.arange(len(x)) for x in per], indexing="ij")).reshape(m, -1)
-    start = np.stack([np.array([per[i][c][0] for c in combos[i]]) for i in range(m)])  # (M, P)
-    size = np.stack([np.array([per[i][c][1] for c in combos[i]]) for i in range(m)])
+    opts = [np.array(x, dtype=np.int64).reshape(-1, 2) for x in per]
+    start = np.stack([opts[i][combos[i], 0] for i in range(m)])  # (M, P)
+    size = np.stack([opts[i][combos[i], 1] for i in range(m)])
     dur = np.where(size >= 0, p.dur[np.arange(m)[:, None], np.maximum(size, 0)], 0)
     end = np.where(start >= 0, start + dur, -1)  # first step after the job
     return stride, start, size, end
@@ -431,38 +452,275 @@ def _branch_and_bound(
     return best_val, best_seq(), best_plan, solved, bound
 
 
+def _best_first(
+    ub: np.ndarray,
+    refine: Callable[[np.ndarray], np.ndarray],
+    viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
+    gap: float,
+    max_plans: int,
+    batch: int = 1,
+    refine_batch: int = 4096,
+) -> tuple[float, np.ndarray, int, int, float]:
+    """:func:`_branch_and_bound` with two bounds: the cheap one ``ub`` of every plan, and a
+    tighter one (``refine``, a few Viterbi steps per plan) computed for the plans whose cheap
+    bound reaches the top, in batches in cheap-bound order. A plan is solved exactly when its
+    tight bound is the largest bound left; the search stops when the best value is within
+    ``gap`` of every bound left (cheap or tight), or when ``max_plans`` are solved.
+
+    Returns:
+        As :func:`_branch_and_bound`.
+    """
+    best_val, best_seq, best_plan = NEG, None, -1
+    solved = 0
+    bound = NEG
+    order = np.argsort(-ub, kind="stable")
+    order = order[ub[order] > NEG / 2]
+    nxt = 0  # order[nxt:] have only their cheap bound
+    heap: list[tuple[float, int, int]] = []  # (-tight bound, place in order, plan)
+    ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
+    step, r_step = 1, 64
+    while True:
+        cheap = float(ub[order[nxt]]) if nxt < len(order) else NEG
+        tight = -heap[0][0] if heap else NEG
+        top = max(cheap, tight)
+        if top <= NEG / 2:
+            break
+        if best_seq is not None and top <= best_val + gap * abs(top):
+            bound = top
+            break
+        if cheap >= tight:
+            ks = order[nxt : nxt + r_step]
+            tb = np.minimum(refine(ks), ub[ks])
+            for place, (k, b) in enumerate(zip(ks.tolist(), tb.tolist(), strict=True)):
+                if b > NEG / 2:
+                    heapq.heappush(heap, (-b, nxt + place, k))
+            nxt += len(ks)
+            r_step = min(2 * r_step, refine_batch)
+            continue
+        if solved >= max_plans:
+            bound = top
+            break
+        k = heapq.heappop(heap)[2]
+        if k not in ahead:
+            more = [x[2] for x in heapq.nsmallest(min(step, max_plans - solved) - 1, heap)]
+            ks = np.array([k, *more], dtype=np.int64)
+            ahead = dict(zip(ks.tolist(), viterbi(ks), strict=True))
+            step = min(2 * step, batch)
+        val, seq = ahead[k]
+        solved += 1
+        if val > best_val:
+            best_val, best_seq, best_plan = val, seq, k
+    if best_seq is None:
+        raise NoFeasiblePlan("no feasible allocation sequence for this window")
+    return best_val, best_seq(), best_plan, solved, bound
+
+
+def _segments(
+    p: PlanProblem, start: np.ndarray, end: np.ndarray, size: np.ndarray, tab: _OptionTables
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every plan's stretches between the starts and ends of its jobs.
+
+    Returns:
+        (2M + 2, P) the sorted stretch boundaries of each plan (stretch k is
+        ``[cut[k], cut[k + 1])``, empty where they are equal), and per stretch and plan
+        (2M + 1, P) its combination ``o * F + f`` of retraining occupancy row o and completion
+        flags f (bit i: tenant i at post accuracy; -1: no signature has the occupancy).
+    """
+    m, t_n = p.shape
+    n_p = start.shape[1]
+    n_f = tab.best.shape[1]
+    cut = np.concatenate(
+        [np.zeros((1, n_p), dtype=np.int64), np.maximum(start, 0), np.maximum(end, 0),
+         np.full((1, n_p), t_n, dtype=np.int64)]
+    )  # fmt: skip
+    cut = np.sort(np.minimum(cut, t_n).astype(np.int32), axis=0)  # (2M + 2, P)
+    key = np.empty((len(cut) - 1, n_p), dtype=np.int32)
+    bits = (1 << np.arange(m))[:, None]
+    sizes = size.astype(np.int32)
+    for k, a in enumerate(cut[:-1]):
+        running = (a >= start) & (a < end) & (start >= 0)
+        done = np.where(p.pending[:, None], (end >= 0) & (a >= end), True)
+        o = tab.occupancy(np.where(running, sizes, -1).T)
+        key[k] = np.where(o >= 0, o * n_f + (done * bits).sum(axis=0), -1)
+    return cut, key
+
+
 def _upper_bounds(
     p: PlanProblem,
-    start: np.ndarray,
-    end: np.ndarray,
-    size: np.ndarray,
+    cut: np.ndarray,
+    key: np.ndarray,
     tab: _OptionTables,
+    paths: _PathBounds | None = None,
 ) -> np.ndarray:
-    """(P,) bound of every plan: per-step best options, transitions free (prefix sums)."""
-    m, t_n = p.shape
+    """(P,) bound of every plan: the sum over its stretches of the smallest of the stretch's
+    bounds (per-step best options with transitions free, prefix sums; and, with ``paths``, the
+    two path bounds of :class:`_PathBounds`)."""
     best = tab.best
+    n_t = best.shape[2] + 1
     prefix = np.concatenate([np.zeros((*best.shape[:2], 1)), np.cumsum(best, axis=2)], axis=2)
-    bounds = np.concatenate(
-        [
-            np.zeros((1, start.shape[1])),
-            np.maximum(start, 0),
-            np.maximum(end, 0),
-            np.full((1, start.shape[1]), t_n),
-        ]
-    )
-    bounds = np.sort(np.clip(bounds, 0, t_n), axis=0).astype(np.int64)  # (2M + 2, P)
-    total = np.zeros(start.shape[1])
-    for a, b in itertools.pairwise(bounds):
-        seg = b > a
-        running = (a[None, :] >= start) & (a[None, :] < end) & (start >= 0)
-        done = np.where(p.pending[:, None], (end >= 0) & (a[None, :] >= end), True)
-        o = tab.occupancy(np.where(running, size, -1).T)
-        f = (done * (1 << np.arange(m))[:, None]).sum(axis=0)
-        oo = np.maximum(o, 0)
-        part = prefix[oo, f, b] - prefix[oo, f, a]
-        bad = (o < 0) | (part <= NEG / 2)
-        total += np.where(seg, np.where(bad, NEG, part), 0.0)
+    prefix = prefix.reshape(-1)  # row o * F + f, column t
+    total = np.zeros(cut.shape[1])
+    for k in range(len(cut) - 1):
+        a, b, c = cut[k], cut[k + 1], key[k]
+        row = np.maximum(c, 0) * n_t
+        part = prefix[row + b] - prefix[row + a]
+        if paths is not None:
+            part = np.minimum(part, paths.bound(row, a, b))
+        bad = (c < 0) | (part <= NEG / 2)
+        total += np.where(b > a, np.where(bad, NEG, part), 0.0)
     return np.maximum(total, NEG)
+
+
+def _slack(x: np.ndarray) -> np.ndarray:
+    """Room for rounding added to a path bound: its sums run in another order than the exact
+    Viterbi's, so a bound that is tight could otherwise come out below the value it bounds."""
+    return 1e-9 + 1e-12 * np.abs(x)
+
+
+@dataclass(frozen=True)
+class _PathBounds:
+    """Bounds on the paths inside a stretch ``[a, b)`` under each combination c of retraining
+    occupancy and completion flags, for every ``a < b``, from two Viterbi passes over the whole
+    window per combination (the exact value of every stretch would take one pass per start).
+
+    Forward, under c's tables: ``fwd[c, t, j]`` is the best path over ``[0, t]`` ending at j
+    (the switch from the option held before the window included) and ``into[c, t, j]`` the
+    best path over ``[0, t)`` followed by a switch into j at step t. A path over ``[a, b)``
+    from j to j' extends such a prefix to a path over ``[0, b)`` ending at j', so it is worth
+    at most ``fwd[c, b - 1, j'] - into[c, a, j]`` (exactly ``fwd[c, b - 1, j']`` at best where
+    a = 0). Backward, by symmetry: ``bwd[c, t, j]`` is the best path over ``[t, T)`` starting
+    at j and ``onto[c, t, j]`` a switch at step t out of j followed by the best path over
+    ``[t, T)``; the path is worth at most ``bwd[c, a, j] - onto[c, b, j]`` (at best
+    ``bwd[c, a, j]`` where b = T).
+
+    Both bounds are separable in the path's first and last option, so a retraining plan's
+    stretches chain through the real switches between them in a few Viterbi steps
+    (:meth:`chain`); the scalar form (:meth:`bound`) drops those switches and bounds every plan
+    at once.
+
+    Attributes:
+        row: (O * F,) the row c of occupancy o and flags f at ``o * F + f`` (-1: not needed).
+        allowed: (C, J) the options each combination allows.
+        fwd, into, bwd, onto: (C, T, J) (``into[:, 0]`` and ``onto[:, 0]`` unused).
+        fwd_best, into_low, bwd_best, onto_low: ``max_j fwd[c, t - 1]``, ``min_j into[c, t]``,
+            ``max_j bwd[c, t]``, ``min_j onto[c, t]`` over allowed j (0 where the stretch
+            reaches the window's edge: ``into_low[c, 0]``, ``onto_low[c, T]``), flat, at
+            ``(o * F + f) * (T + 1) + t`` (rows no stretch needs are 0).
+    """
+
+    row: np.ndarray
+    allowed: np.ndarray
+    fwd: np.ndarray
+    into: np.ndarray
+    bwd: np.ndarray
+    onto: np.ndarray
+    fwd_best: np.ndarray
+    into_low: np.ndarray
+    bwd_best: np.ndarray
+    onto_low: np.ndarray
+
+    def bound(self, row: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Bound of the best path over ``[a, b)`` under the combination ``row // (T + 1)``
+        (arrays of one shape), the switches into and out of the stretch free."""
+        fwd = self.fwd_best[row + b] - self.into_low[row + a]
+        bwd = self.bwd_best[row + a] - self.onto_low[row + b]
+        out = np.minimum(fwd, bwd)
+        return out + _slack(out)
+
+    def chain(
+        self,
+        trans: _TransitionCache,
+        cut: np.ndarray,
+        row: np.ndarray,
+        flag: np.ndarray,
+    ) -> np.ndarray:
+        """(B,) bound of B plans with stretches ``[cut[k], cut[k + 1])`` under combinations
+        ``row[k]`` and flags ``flag[k]`` ((S + 1, B), (S, B), (S, B)): a Viterbi over the
+        stretch boundaries, each switch between stretches priced exactly, each stretch by the
+        smaller of its two separable bounds."""
+        t_n = self.fwd.shape[1]
+        n_b = cut.shape[1]
+        rows = np.arange(n_b)
+        v = np.full((n_b, self.fwd.shape[2]), NEG)
+        out = np.full(n_b, NEG)
+        for k in range(len(cut) - 1):
+            a, b, c = cut[k], cut[k + 1], row[k]
+            live = b > a
+            if not live.any():
+                continue
+            ok = self.allowed[c]
+            first = live & (a == 0)
+            v = np.where(first[:, None], self.fwd[c, np.maximum(b - 1, 0)], v)
+            inner = live & (a > 0)
+            if inner.any():
+                i = rows[inner]
+                ai, bi, ci = a[i], b[i], c[i]
+                u = trans.best_into_at(v[i], ai, flag[k, i])
+                u = np.where(ok[i], u, NEG)
+                last = bi == t_n
+                head = (u + self.bwd[ci, ai]).max(axis=1)
+                end = np.minimum(bi, t_n - 1)
+                fwd = (u - np.where(ok[i], self.into[ci, ai], 0.0)).max(axis=1)[:, None]
+                fwd = fwd + self.fwd[ci, bi - 1]
+                bwd = head[:, None] - self.onto[ci, end]
+                nxt = np.where(ok[i], np.minimum(fwd, bwd), NEG)
+                v[i] = np.where(last[:, None], v[i], nxt)
+                out[i] = np.where(last, head, out[i])
+            ends = live & (b == t_n) & (a == 0)
+            out = np.where(ends, v.max(axis=1), out)
+        return np.maximum(out + _slack(out), NEG)
+
+
+def _path_bounds(
+    p: PlanProblem,
+    tab: _OptionTables,
+    trans: _TransitionCache,
+    loss: np.ndarray,
+    cut: np.ndarray,
+    key: np.ndarray,
+) -> _PathBounds | None:
+    """The forward and backward passes of :class:`_PathBounds` for every combination that
+    some plan's stretch needs, all combinations side by side (None: no stretch has one)."""
+    m, t_n = p.shape
+    n_o, n_f = tab.best.shape[:2]
+    present = np.zeros(n_o * n_f + 1, dtype=bool)
+    present[np.where(cut[1:] > cut[:-1], key, -1)] = True  # -1: the spare last entry
+    keys = np.flatnonzero(present[:-1])
+    if not len(keys):
+        return None
+    row = np.full(n_o * n_f, -1, dtype=np.int64)
+    row[keys] = np.arange(len(keys))
+    c_o, c_f = keys // n_f, keys % n_f
+    allowed = tab.sig_at[c_o] >= 0  # (C, J)
+    gain = np.where(allowed[:, :, None], tab.gain[c_f], NEG)  # (C, J, T)
+    n_c, n_j = len(keys), tab.joint.shape[0]
+    accs = np.where((c_f[:, None] >> np.arange(m)) & 1 == 1, p.post, p.pre)  # (C, M)
+    entry = np.zeros((n_c, n_j))
+    for i in range(m):
+        prev = p.prev_u[i]
+        if prev >= 0:
+            u = tab.joint[:, i]
+            entry += accs[:, i, None] * np.where(u != prev, loss[i, 0, prev, u], 0.0)[None]
+    big = np.where(allowed, 0.0, -NEG)[:, None, :]  # options not allowed never give the least
+    fwd = np.empty((n_c, t_n, n_j))
+    into = np.zeros((n_c, t_n, n_j))
+    fwd[:, 0] = gain[:, :, 0] - entry
+    for t in range(1, t_n):
+        into[:, t] = trans.best_into(fwd[:, t - 1], t, c_f)
+        fwd[:, t] = into[:, t] + gain[:, :, t]
+    bwd = np.empty((n_c, t_n, n_j))
+    onto = np.zeros((n_c, t_n, n_j))
+    bwd[:, t_n - 1] = gain[:, :, t_n - 1]
+    for t in range(t_n - 1, 0, -1):
+        onto[:, t] = trans.best_onward(bwd[:, t], t, c_f)
+        bwd[:, t - 1] = onto[:, t] + gain[:, :, t - 1]
+    flat = np.zeros((4, n_o * n_f, t_n + 1))  # fwd_best, into_low, bwd_best, onto_low
+    flat[0, keys, 1:] = fwd.max(axis=2)
+    flat[1, keys, 1:t_n] = (into + big).min(axis=2)[:, 1:]
+    flat[2, keys, :t_n] = bwd.max(axis=2)
+    flat[3, keys, 1:t_n] = (onto + big).min(axis=2)[:, 1:]
+    flat = flat.reshape(4, -1)
+    return _PathBounds(row, allowed, fwd, into, bwd, onto, *flat)
 
 
 def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -522,12 +780,26 @@ class _TransitionCache:
         self.key = np.maximum.accumulate(np.where(np.r_[True, ~same], idx, 0))
         self.cache: dict[int, np.ndarray] = {}
         self.weighted: dict[tuple[int, int], np.ndarray] = {}
-        self.stacked: dict[int, np.ndarray] = {}
         self.pre, self.post = p.pre, p.post
         classes = change_classes(p, loss)
         self.enter = None if classes is None else classes[1]
         if classes is not None:
             self._groups(classes[0])
+            self._every_table()
+
+    def _every_table(self) -> None:
+        """:meth:`weighted_at` of every step and completion state at once (the same sums, in
+        the same order): ``every[pos[key[t]], flag]``."""
+        keys = np.unique(self.key)
+        self.every_pos = np.zeros(int(self.key.max()) + 1, dtype=np.int64)
+        self.every_pos[keys] = np.arange(len(keys))
+        n_flags = len(self.keep)
+        acc = np.stack([self.acc(f) for f in range(n_flags)])  # (F, M)
+        out = np.zeros((len(keys), n_flags, *self.group.shape))
+        for i in range(self.joint.shape[1]):
+            term = acc[None, :, i, None] * self.enter[i][keys][:, self.joint[:, i]][:, None, :]
+            out = out + np.where(self.keep[None, None, :, i, None], 0.0, term[:, :, None, :])
+        self.every = out
 
     def _groups(self, cls: np.ndarray) -> None:
         """Per set S of tenants keeping their class (bit i: tenant i): the options grouped by
@@ -548,6 +820,7 @@ class _TransitionCache:
             group.append(gid + n_groups)
             n_groups += len(first)
         self.order = np.concatenate(order)
+        self.flat_order = self.order + np.repeat(np.arange(len(self.keep)) * n_j, n_j)
         self.starts = np.concatenate(starts)
         self.group = np.stack(group)
 
@@ -573,38 +846,56 @@ class _TransitionCache:
         (J, J) from j' to j, or under Eq. 11's shape (2^M, J) the cost of entering j for the
         tenants outside each set S."""
         ck = (int(self.key[t]), int(flag))
+        if self.enter is not None:
+            return self.every[self.every_pos[ck[0]], ck[1]]
         out = self.weighted.get(ck)
         if out is None:
             acc = self.acc(flag)
-            if self.enter is None:
-                tr = self.at(t)
-                out = acc[0] * tr[0]
-                for i in range(1, tr.shape[0]):
-                    out = out + acc[i] * tr[i]
-            else:
-                out = np.zeros(self.group.shape)
-                for i in range(self.joint.shape[1]):  # summed in tenant order, as the dense
-                    term = acc[i] * self.enter[i, ck[0], self.joint[:, i]]
-                    out = out + np.where(self.keep[:, i, None], 0.0, term[None])
+            tr = self.at(t)
+            out = acc[0] * tr[0]
+            for i in range(1, tr.shape[0]):
+                out = out + acc[i] * tr[i]
             self.weighted[ck] = out
         return out
 
     def best_into(self, v: np.ndarray, t: int, flags: np.ndarray) -> np.ndarray:
         """(B, J) ``max over j' of v[b, j'] - cost(j', j)`` for a switch at step ``t`` of B
-        plans in completion states ``flags`` (B,) (B is 1 for the dense table)."""
+        plans in completion states ``flags`` (B,)."""
         if self.enter is None:
-            return (v[0][:, None] - self.weighted_at(t, flags[0])).max(axis=0)[None]
-        if len(flags) == 1:
-            w = self.weighted_at(t, flags[0])[None]
-        else:  # every completion state's table of this step, taken per plan
-            key = int(self.key[t])
-            tables = self.stacked.get(key)
-            if tables is None:
-                tables = np.stack([self.weighted_at(t, f) for f in range(len(self.keep))])
-                self.stacked[key] = tables
-            w = tables[flags]
+            return np.stack(
+                [(v[b][:, None] - self.weighted_at(t, f)).max(axis=0) for b, f in enumerate(flags)]
+            )
+        w = self._tables(t, flags)
         best = np.maximum.reduceat(v[:, self.order], self.starts, axis=1)
         return (best[:, self.group] - w).max(axis=1)
+
+    def best_into_at(self, v: np.ndarray, t: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """:meth:`best_into` with a step per row (``t``, ``flags``: (B,))."""
+        if self.enter is None:
+            return np.stack(
+                [(v[b][:, None] - self.weighted_at(int(t[b]), f)).max(axis=0)
+                 for b, f in enumerate(flags)]
+            )  # fmt: skip
+        w = self.every[self.every_pos[self.key[t]], flags]
+        best = np.maximum.reduceat(v[:, self.order], self.starts, axis=1)
+        return (best[:, self.group] - w).max(axis=1)
+
+    def best_onward(self, v: np.ndarray, t: int, flags: np.ndarray) -> np.ndarray:
+        """(B, J) ``max over j' of v[b, j'] - cost(j, j')`` for a switch at step ``t`` out of
+        every option j (the backward step; the same grouping as :meth:`best_into`, with the
+        cost of entering j' taken before the grouped maximum)."""
+        if self.enter is None:
+            return np.stack(
+                [(v[b][None, :] - self.weighted_at(t, f)).max(axis=1) for b, f in enumerate(flags)]
+            )
+        n_s, n_j = self.group.shape
+        x = (v[:, None, :] - self._tables(t, flags)).reshape(len(v), n_s * n_j)
+        best = np.maximum.reduceat(x[:, self.flat_order], self.starts, axis=1)
+        return best[:, self.group].max(axis=1)
+
+    def _tables(self, t: int, flags: np.ndarray) -> np.ndarray:
+        """(B, 2^M, J) the table of :meth:`weighted_at` per completion state in ``flags``."""
+        return self.every[self.every_pos[self.key[t]]][flags]
 
     def best_from(self, v: np.ndarray, t: int, flag: int, j: int) -> int:
         """The predecessor of option ``j`` at step ``t`` (the first maximiser, as the dense
