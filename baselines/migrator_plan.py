@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -263,40 +264,58 @@ def solve(
     served = p.served()  # (M, U, T)
     loss = p.loss()  # (M, T, U, U)
     tab = _option_tables(p, served, loss)
-    stride, start, size, end = _retraining_plans(p, max_combos)
+    stride, opts = _tenant_options(p, max_combos)
+    n_plans = math.prod(len(o) for o in opts)
     # Transition cost tables per tenant over joint options.
     trans = _TransitionCache(p, loss, tab.joint)
-    cut, key = _segments(p, start, end, size, tab)
-    paths = None
-    if path_bounds and trans.enter is not None:
-        paths = _path_bounds(p, tab, trans, loss, cut, key)
-    ub = _upper_bounds(p, cut, key, tab, paths)
-    if paths is not None:
-        n_f = tab.best.shape[1]
-
-        def refine(ks: np.ndarray) -> np.ndarray:
-            c = key[:, ks]
-            return paths.chain(trans, cut[:, ks], paths.row[np.maximum(c, 0)], c % n_f)
-
     gain_cum = np.concatenate(
         [np.zeros((*tab.gain.shape[:2], 1)), np.cumsum(tab.gain, axis=2)], axis=2
     )
     breaks = _table_breaks(p, served, loss)
-
-    def viterbi(ks: np.ndarray) -> list[tuple[float, Callable[[], np.ndarray]]]:
-        return _viterbi(p, start[:, ks], end[:, ks], size[:, ks], gain_cum, trans, loss,
-                        tab, breaks)  # fmt: skip
-
     # Plans share their stretches (and so solve together) when every step starts one.
     batch = BATCH if trans.enter is not None and breaks.all() else 1
+    paths = None
+    if path_bounds and trans.enter is not None:
+        paths = _path_bounds(p, tab, trans, loss, keys=_combinations(p, tab))
+    plans: dict[str, np.ndarray] = {}
+
+    def viterbi(ks: np.ndarray) -> list[tuple[float, Callable[[], np.ndarray]]]:
+        start, end, size = plans["start"][:, ks], plans["end"][:, ks], plans["size"][:, ks]
+        return _viterbi(p, start, end, size, gain_cum, trans, loss, tab, breaks)
+
     if paths is None:
+        combos = np.array(np.meshgrid(*[np.arange(len(o)) for o in opts], indexing="ij"))
+        start, size, end = _plan_arrays(p, opts, combos.reshape(m, -1))
+        plans.update(start=start, size=size, end=end)
+        ub = _upper_bounds(p, *_segments(p, start, end, size, tab), tab)
         best_val, best_seq, best_plan, solved, bound = _branch_and_bound(
             ub, viterbi, gap, max_plans, batch
         )
     else:
-        best_val, best_seq, best_plan, solved, bound = _best_first(
-            ub, refine, viterbi, gap, max_plans, batch
+        groups = _Groups(p, opts, max(2, round(64 ** (1 / max(m, 1)))))
+        n_f = tab.best.shape[1]
+        names = ("start", "size", "end", "cut", "key")
+        store: dict[str, list[np.ndarray]] = {k: [] for k in names}
+        n_stored = [0]
+
+        def expand(gs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            start, size, end = _plan_arrays(p, opts, groups.plans(gs))
+            cut, key = _segments(p, start, end, size, tab)
+            for name, arr in zip(names, (start, size, end, cut, key), strict=True):
+                store[name].append(arr)
+                plans[name] = np.concatenate(store[name], axis=1)
+            n0 = n_stored[0]
+            n_stored[0] += start.shape[1]
+            return np.arange(n0, n_stored[0]), _upper_bounds(p, cut, key, tab, paths)
+
+        def refine(ks: np.ndarray) -> np.ndarray:
+            c = plans["key"][:, ks]
+            return paths.chain(trans, plans["cut"][:, ks], paths.row[np.maximum(c, 0)], c % n_f)
+
+        best_val, best_seq, best_plan, solved, bound = _grouped_best_first(
+            groups.bounds(tab, paths), expand, refine, viterbi, gap, max_plans, batch
         )
+    start, size = plans["start"], plans["size"]
     starts = {
         i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
     }
@@ -304,7 +323,7 @@ def solve(
         signatures=best_seq,
         value=float(best_val),
         upper_bound=max(bound, float(best_val)),
-        plans_total=start.shape[1],
+        plans_total=n_plans,
         plans_solved=solved,
         seconds=time.perf_counter() - t0,
         starts=starts,
@@ -333,6 +352,7 @@ class _OptionTables:
     occ_base: int
     gain: np.ndarray
     best: np.ndarray
+    occ: np.ndarray  # (O, M) the retraining size of each occupancy row per tenant (-1: none)
 
     def occupancy(self, sizes: np.ndarray) -> np.ndarray:
         """(...,) occupancy row of retraining sizes (..., M) (-1: the tenant runs no job), -1
@@ -373,7 +393,33 @@ def _option_tables(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> _Opt
     base = p.dur.shape[1] + 1
     occ_lookup = np.full(base**m, -1, dtype=np.int64)
     occ_lookup[((occ + 1) * base ** np.arange(m)).sum(axis=1)] = np.arange(n_o)
-    return _OptionTables(joint, sig_at, occ_lookup, base, gain, best)
+    return _OptionTables(joint, sig_at, occ_lookup, base, gain, best, occ)
+
+
+def _tenant_options(p: PlanProblem, max_combos: int) -> tuple[int, list[np.ndarray]]:
+    """Every tenant's retraining plans ((n_i, 2) start and size, :func:`_tenant_plans`) on the
+    finest grid of start steps that keeps their product under ``max_combos``, and the stride."""
+    m = p.shape[0]
+    stride = 1
+    while True:
+        per = [_tenant_plans(p, i, stride) for i in range(m)]
+        if math.prod(len(x) for x in per) <= max_combos or stride >= p.shape[1]:
+            break
+        stride *= 2
+    return stride, [np.array(x, dtype=np.int64).reshape(-1, 2) for x in per]
+
+
+def _plan_arrays(
+    p: PlanProblem, opts: list[np.ndarray], idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tenant and plan (M, P): start step, instance size and first step after the job (-1:
+    no job) of the plans choosing option ``idx[i]`` of each tenant i ((M, P))."""
+    m = p.shape[0]
+    start = np.stack([opts[i][idx[i], 0] for i in range(m)])
+    size = np.stack([opts[i][idx[i], 1] for i in range(m)])
+    dur = np.where(size >= 0, p.dur[np.arange(m)[:, None], np.maximum(size, 0)], 0)
+    end = np.where(start >= 0, start + dur, -1)
+    return start, size, end
 
 
 def _retraining_plans(
@@ -387,19 +433,9 @@ def _retraining_plans(
         and the first step after the job (-1: no job).
     """
     m = p.shape[0]
-    stride = 1
-    while True:
-        per = [_tenant_plans(p, i, stride) for i in range(m)]
-        if math.prod(len(x) for x in per) <= max_combos or stride >= p.shape[1]:
-            break
-        stride *= 2
-    combos = np.array(np.meshgrid(*[np.arange(len(x)) for x in per], indexing="ij")).reshape(m, -1)
-    opts = [np.array(x, dtype=np.int64).reshape(-1, 2) for x in per]
-    start = np.stack([opts[i][combos[i], 0] for i in range(m)])  # (M, P)
-    size = np.stack([opts[i][combos[i], 1] for i in range(m)])
-    dur = np.where(size >= 0, p.dur[np.arange(m)[:, None], np.maximum(size, 0)], 0)
-    end = np.where(start >= 0, start + dur, -1)  # first step after the job
-    return stride, start, size, end
+    stride, opts = _tenant_options(p, max_combos)
+    combos = np.array(np.meshgrid(*[np.arange(len(x)) for x in opts], indexing="ij"))
+    return stride, *_plan_arrays(p, opts, combos.reshape(m, -1))
 
 
 def _branch_and_bound(
@@ -452,49 +488,185 @@ def _branch_and_bound(
     return best_val, best_seq(), best_plan, solved, bound
 
 
-def _best_first(
-    ub: np.ndarray,
+class _Groups:
+    """Retraining plans in groups: each tenant's options cut into blocks of at most ``length``
+    consecutive starts of one instance size, a group being one block per tenant. A group's
+    bound holds for each of its plans without enumerating them: between the blocks' earliest
+    and latest starts (and ends) a tenant's state (waiting, retraining, done) is uncertain, and
+    there each step takes its best option over every state the group allows; where every
+    tenant's state is certain the stretch's path bounds apply as for one plan."""
+
+    def __init__(self, p: PlanProblem, opts: list[np.ndarray], length: int) -> None:
+        self.p, self.opts = p, opts
+        m = p.shape[0]
+        self.first: list[np.ndarray] = []
+        self.count: list[np.ndarray] = []
+        for o in opts:
+            cuts = [0]
+            for k in range(1, len(o)):
+                if o[k, 1] != o[k - 1, 1] or o[k, 1] < 0 or k - cuts[-1] >= length:
+                    cuts.append(k)
+            self.first.append(np.array(cuts, dtype=np.int64))
+            self.count.append(np.diff(np.r_[cuts, len(o)]).astype(np.int64))
+        grid = np.meshgrid(*[np.arange(len(f)) for f in self.first], indexing="ij")
+        self.block = np.array(grid).reshape(m, -1)  # (M, G) block of each tenant
+
+    def __len__(self) -> int:
+        return self.block.shape[1]
+
+    def bounds(self, tab: _OptionTables, paths: _PathBounds) -> np.ndarray:
+        """(G,) bound of every group (NEG: no plan of it is feasible)."""
+        p = self.p
+        m, t_n = p.shape
+        n_g = len(self)
+        n_f = tab.best.shape[1]
+        lo, hi, dur, size = [], [], [], []
+        for i in range(m):
+            f, c = self.first[i][self.block[i]], self.count[i][self.block[i]]
+            o = self.opts[i]
+            lo.append(o[f, 0])
+            hi.append(o[f + c - 1, 0])
+            size.append(o[f, 1])
+            dur.append(np.where(o[f, 1] >= 0, p.dur[i, np.maximum(o[f, 1], 0)], 0))
+        lo, hi, dur, size = (np.array(x) for x in (lo, hi, dur, size))  # (M, G)
+        job = lo >= 0
+        pts = np.concatenate(
+            [np.zeros((1, n_g), dtype=np.int64), np.where(job, lo, 0), np.where(job, hi, 0),
+             np.where(job, lo + dur, 0), np.where(job, hi + dur, 0),
+             np.full((1, n_g), t_n, dtype=np.int64)]
+        )  # fmt: skip
+        pts = np.sort(np.minimum(pts, t_n), axis=0)
+        base = 8 * (p.dur.shape[1] + 1)  # a tenant's code: states + 8 (size + 1)
+        idle = np.where(p.pending, 1, 4)[:, None]  # a tenant without a job waits or is done
+        keys = []
+        for a in pts[:-1]:
+            mask = np.where(
+                job,
+                1 * (a < hi) + 2 * ((a >= lo) & (a < hi + dur)) + 4 * (a >= lo + dur),
+                idle,
+            )
+            code = mask + 8 * (size + 1)
+            keys.append((code * base ** np.arange(m)[:, None]).sum(axis=0))
+        keys = np.array(keys)  # (S, G) the state set of each stretch
+        live = pts[1:] > pts[:-1]
+        sets, inv = np.unique(np.where(live, keys, -1), return_inverse=True)
+        inv = inv.reshape(keys.shape)
+        prefix = np.zeros((len(sets), t_n + 1))
+        single = np.full(len(sets), -1, dtype=np.int64)  # the one combination, if certain
+        bad = np.zeros(len(sets), dtype=bool)
+        for r, key in enumerate(sets.tolist()):
+            if key < 0:
+                continue
+            states = []
+            for i in range(m):
+                code = (key // base**i) % base
+                z, mk = code // 8 - 1, code % 8
+                states.append(
+                    [(-1, 0)] * (mk & 1) + [(z, 0)] * ((mk >> 1) & 1) + [(-1, 1)] * (mk >> 2)
+                )
+            best, combos = None, []
+            for combo in itertools.product(*states):
+                o = int(tab.occupancy(np.array([c[0] for c in combo]))[()])
+                if o < 0:
+                    continue
+                f = sum(c[1] << i for i, c in enumerate(combo))
+                combos.append(o * n_f + f)
+                row = tab.best[o, f]
+                best = row if best is None else np.maximum(best, row)
+            if best is None:
+                bad[r] = True
+                continue
+            prefix[r, 1:] = np.cumsum(best)
+            if len(combos) == 1:
+                single[r] = combos[0]
+        total = np.zeros(n_g)
+        flat = prefix.reshape(-1)
+        for k in range(len(pts) - 1):
+            a, b, r = pts[k], pts[k + 1], inv[k]
+            part = flat[r * (t_n + 1) + b] - flat[r * (t_n + 1) + a]
+            one = single[r]
+            if paths is not None:
+                path = paths.bound(np.maximum(one, 0) * (t_n + 1), a, b)
+                part = np.where(one >= 0, np.minimum(part, path), part)
+            total += np.where(b > a, np.where(bad[r], NEG, part), 0.0)
+        return np.maximum(total, NEG)
+
+    def plans(self, gs: np.ndarray) -> np.ndarray:
+        """(M, P) every tenant's option index of every plan of groups ``gs``."""
+        m = self.block.shape[0]
+        first = np.stack([self.first[i][self.block[i, gs]] for i in range(m)])
+        count = np.stack([self.count[i][self.block[i, gs]] for i in range(m)])
+        n = count.prod(axis=0)
+        grp = np.repeat(np.arange(len(gs)), n)
+        rank = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        idx = np.empty((m, len(grp)), dtype=np.int64)
+        for i in range(m - 1, -1, -1):
+            c = count[i][grp]
+            idx[i] = first[i][grp] + rank % c
+            rank = rank // c
+        return idx
+
+
+def _grouped_best_first(
+    group_ub: np.ndarray,
+    expand: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     refine: Callable[[np.ndarray], np.ndarray],
     viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
     gap: float,
     max_plans: int,
     batch: int = 1,
-    refine_batch: int = 4096,
+    refine_batch: int = 2048,
+    expand_batch: int = 1024,
 ) -> tuple[float, np.ndarray, int, int, float]:
-    """:func:`_branch_and_bound` with two bounds: the cheap one ``ub`` of every plan, and a
-    tighter one (``refine``, a few Viterbi steps per plan) computed for the plans whose cheap
-    bound reaches the top, in batches in cheap-bound order. A plan is solved exactly when its
-    tight bound is the largest bound left; the search stops when the best value is within
-    ``gap`` of every bound left (cheap or tight), or when ``max_plans`` are solved.
+    """:func:`_branch_and_bound` over three bounds, each tighter and dearer than the last: a
+    group's (``group_ub``), a plan's scalar bound (computed when ``expand`` lists the plans of
+    the groups whose bound reaches the top, in batches) and its chained bound (``refine``,
+    for the plans whose scalar bound reaches the top). A plan is solved exactly when its
+    chained bound is the largest bound left; the search stops when the best value is within
+    ``gap`` of every bound left, or when ``max_plans`` are solved.
 
     Returns:
-        As :func:`_branch_and_bound`.
+        As :func:`_branch_and_bound`, the plan being its index in ``expand``'s numbering.
     """
     best_val, best_seq, best_plan = NEG, None, -1
     solved = 0
     bound = NEG
-    order = np.argsort(-ub, kind="stable")
-    order = order[ub[order] > NEG / 2]
-    nxt = 0  # order[nxt:] have only their cheap bound
-    heap: list[tuple[float, int, int]] = []  # (-tight bound, place in order, plan)
+    g_order = np.argsort(-group_ub, kind="stable")
+    g_order = g_order[group_ub[g_order] > NEG / 2]
+    g_next = 0
+    pool = np.zeros(0, dtype=np.int64)  # expanded plans by scalar bound, not yet refined
+    pool_ub = np.zeros(0)
+    p_next = 0
+    heap: list[tuple[float, int, int]] = []  # (-chained bound, plan, plan)
     ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
-    step, r_step = 1, 64
+    step, r_step, g_step = 1, 64, 16
     while True:
-        cheap = float(ub[order[nxt]]) if nxt < len(order) else NEG
-        tight = -heap[0][0] if heap else NEG
-        top = max(cheap, tight)
+        g_top = float(group_ub[g_order[g_next]]) if g_next < len(g_order) else NEG
+        c_top = float(pool_ub[p_next]) if p_next < len(pool) else NEG
+        t_top = -heap[0][0] if heap else NEG
+        top = max(g_top, c_top, t_top)
         if top <= NEG / 2:
             break
         if best_seq is not None and top <= best_val + gap * abs(top):
             bound = top
             break
-        if cheap >= tight:
-            ks = order[nxt : nxt + r_step]
-            tb = np.minimum(refine(ks), ub[ks])
-            for place, (k, b) in enumerate(zip(ks.tolist(), tb.tolist(), strict=True)):
+        if g_top >= c_top and g_top >= t_top:
+            ks, kub = expand(g_order[g_next : g_next + g_step])
+            g_next += g_step
+            g_step = min(2 * g_step, expand_batch)
+            keep = kub > NEG / 2
+            pool = np.concatenate([pool[p_next:], ks[keep]])
+            pool_ub = np.concatenate([pool_ub[p_next:], kub[keep]])
+            order = np.argsort(-pool_ub, kind="stable")
+            pool, pool_ub, p_next = pool[order], pool_ub[order], 0
+            continue
+        if c_top >= t_top:
+            ks = pool[p_next : p_next + r_step]
+            tb = np.minimum(refine(ks), pool_ub[p_next : p_next + r_step])
+            for k, b in zip(ks.tolist(), tb.tolist(), strict=True):
                 if b > NEG / 2:
-                    heapq.heappush(heap, (-b, nxt + place, k))
-            nxt += len(ks)
+                    heapq.heappush(heap, (-b, k, k))
+            p_next += len(ks)
             r_step = min(2 * r_step, refine_batch)
             continue
         if solved >= max_plans:
@@ -513,6 +685,24 @@ def _best_first(
     if best_seq is None:
         raise NoFeasiblePlan("no feasible allocation sequence for this window")
     return best_val, best_seq(), best_plan, solved, bound
+
+
+def _combinations(p: PlanProblem, tab: _OptionTables) -> np.ndarray:
+    """Every combination ``o * F + f`` of retraining occupancy and completion flags some plan
+    can reach: only pending tenants retrain, a tenant retraining is not done, a tenant with
+    nothing to retrain is."""
+    m, t_n = p.shape
+    n_f = tab.best.shape[1]
+    bits = (np.arange(n_f)[:, None] >> np.arange(m)) & 1 == 1  # (F, M)
+    r = tab.occ[:, None, :]  # (O, 1, M)
+    runs = r >= 0
+    fits = np.where(runs, p.dur[np.arange(m), np.maximum(r, 0)] <= t_n, True)
+    ok = (
+        np.all(~runs | (p.pending & ~bits[None]), axis=2)
+        & np.all(p.pending | (bits[None] & ~runs), axis=2)
+        & np.all(fits, axis=2)
+    )  # (O, F)
+    return np.flatnonzero(ok.ravel())
 
 
 def _segments(
@@ -676,16 +866,19 @@ def _path_bounds(
     tab: _OptionTables,
     trans: _TransitionCache,
     loss: np.ndarray,
-    cut: np.ndarray,
-    key: np.ndarray,
+    cut: np.ndarray | None = None,
+    key: np.ndarray | None = None,
+    keys: np.ndarray | None = None,
 ) -> _PathBounds | None:
-    """The forward and backward passes of :class:`_PathBounds` for every combination that
-    some plan's stretch needs, all combinations side by side (None: no stretch has one)."""
+    """The forward and backward passes of :class:`_PathBounds` for the combinations ``keys``
+    (``o * F + f``), or every combination some stretch of plans ``cut``, ``key``
+    (:func:`_segments`) needs, all side by side (None: none)."""
     m, t_n = p.shape
     n_o, n_f = tab.best.shape[:2]
-    present = np.zeros(n_o * n_f + 1, dtype=bool)
-    present[np.where(cut[1:] > cut[:-1], key, -1)] = True  # -1: the spare last entry
-    keys = np.flatnonzero(present[:-1])
+    if keys is None:
+        present = np.zeros(n_o * n_f + 1, dtype=bool)
+        present[np.where(cut[1:] > cut[:-1], key, -1)] = True  # -1: the spare last entry
+        keys = np.flatnonzero(present[:-1])
     if not len(keys):
         return None
     row = np.full(n_o * n_f, -1, dtype=np.int64)

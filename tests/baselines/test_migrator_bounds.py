@@ -106,3 +106,56 @@ def test_path_bounds_change_the_search_not_the_optimum():
     slow = mp.solve(p, gap=0.0, path_bounds=False)
     assert fast.value == pytest.approx(slow.value, rel=1e-12)
     assert fast.plans_solved <= slow.plans_solved
+
+
+@pytest.mark.parametrize("length", [2, 3])
+@pytest.mark.parametrize("seed", range(30))
+def test_group_bounds_are_at_least_their_plans_brute_force_optima(seed, length, tiny_plan_problem):
+    """Plans grouped by blocks of consecutive starts: a group's bound, computed without its
+    plans, is at least the brute-force optimum of each of its plans."""
+    p = tiny_plan_problem(seed, eq11=True)
+    if mp.change_classes(p, p.loss()) is None:
+        pytest.skip("no class structure")
+    plans, _, _, exact = _bounds(p)
+    served, loss = p.served(), p.loss()
+    tab = mp._option_tables(p, served, loss)
+    trans = mp._TransitionCache(p, loss, tab.joint)
+    _, opts = mp._tenant_options(p, 10**9)
+    paths = mp._path_bounds(p, tab, trans, loss, keys=mp._combinations(p, tab))
+    groups = mp._Groups(p, opts, length)
+    gb = groups.bounds(tab, paths)
+    covered = 0
+    for g in range(len(groups)):
+        idx = groups.plans(np.array([g]))
+        for col in idx.T:
+            plan = tuple((int(opts[i][c, 0]), int(opts[i][c, 1])) for i, c in enumerate(col))
+            value = exact[plans[plan]]
+            if value > mp.NEG / 2:
+                assert gb[g] >= value - 1e-9
+            covered += 1
+    assert covered == len(plans)  # the groups list every plan once
+
+
+def test_group_bounds_hold_on_a_real_window():
+    env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
+    env.reset(seed=1)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    plans, _, _, exact = _bounds(p)
+    served, loss = p.served(), p.loss()
+    tab = mp._option_tables(p, served, loss)
+    trans = mp._TransitionCache(p, loss, tab.joint)
+    _, opts = mp._tenant_options(p, 10**9)
+    paths = mp._path_bounds(p, tab, trans, loss, keys=mp._combinations(p, tab))
+    groups = mp._Groups(p, opts, 8)
+    gb = groups.bounds(tab, paths)
+    idx = groups.plans(np.arange(len(groups)))
+    owner = np.repeat(np.arange(len(groups)), [groups.plans(np.array([g])).shape[1]
+                                               for g in range(len(groups))])  # fmt: skip
+    ks = np.array(
+        [plans[tuple((int(opts[i][c, 0]), int(opts[i][c, 1])) for i, c in enumerate(col))]
+         for col in idx.T]
+    )  # fmt: skip
+    ok = exact[ks] > mp.NEG / 2
+    assert ok.sum() > 1000 and len(groups) < len(ks) / 10
+    assert np.all(gb[owner][ok] >= exact[ks][ok] - 1e-9)
