@@ -66,6 +66,9 @@ __all__ = [
 NEG = -1e18
 #: At most this many retraining plans solved together (:func:`_branch_and_bound`).
 BATCH = 64
+#: Stretches between two switches up to this many steps long are chained exactly
+#: (:meth:`_PathBounds.chain`).
+SHORT = 8
 
 
 @dataclass
@@ -308,13 +311,29 @@ def solve(
             n_stored[0] += start.shape[1]
             return np.arange(n0, n_stored[0]), _upper_bounds(p, cut, key, tab, paths)
 
-        def refine(ks: np.ndarray) -> np.ndarray:
+        def refine(ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             c = plans["key"][:, ks]
-            return paths.chain(trans, plans["cut"][:, ks], paths.row[np.maximum(c, 0)], c % n_f)
+            row = np.where(c >= 0, paths.row[np.maximum(c, 0)], -1)
+            return paths.chain(trans, plans["cut"][:, ks], row, c % n_f)
+
+        exact = viterbi
+        if batch > 1:  # the middle of each plan step by step, its ends from the passes
+
+            def exact(ks: np.ndarray) -> list[tuple[float, Callable[[], np.ndarray]]]:
+                cut, key = plans["cut"][:, ks], plans["key"][:, ks]
+                values = _mid_values(p, tab, trans, paths, cut, key)
+                return [
+                    (float(v), functools.partial(sequence, k))
+                    for v, k in zip(values, ks, strict=True)
+                ]
+
+            def sequence(k: int) -> np.ndarray:
+                return viterbi(np.array([k]))[0][1]()
 
         best_val, best_seq, best_plan, solved, bound = _grouped_best_first(
-            groups.bounds(tab, paths), expand, refine, viterbi, gap, max_plans, batch
+            groups.bounds(tab, paths), expand, refine, exact, gap, max_plans, batch
         )
+        best_val = viterbi(np.array([best_plan]))[0][0]  # the value of the plan's sequence
     start, size = plans["start"], plans["size"]
     starts = {
         i: (int(start[i, best_plan]), int(size[i, best_plan])) for i in range(m) if p.pending[i]
@@ -610,7 +629,7 @@ class _Groups:
 def _grouped_best_first(
     group_ub: np.ndarray,
     expand: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-    refine: Callable[[np.ndarray], np.ndarray],
+    refine: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
     gap: float,
     max_plans: int,
@@ -640,6 +659,8 @@ def _grouped_best_first(
     heap: list[tuple[float, int, int]] = []  # (-chained bound, plan, plan)
     ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
     step, r_step, g_step = 1, 64, 16
+    hint = (NEG, -1)  # the largest lower bound seen and its plan
+    done: set[int] = set()  # plans solved
     while True:
         g_top = float(group_ub[g_order[g_next]]) if g_next < len(g_order) else NEG
         c_top = float(pool_ub[p_next]) if p_next < len(pool) else NEG
@@ -662,23 +683,32 @@ def _grouped_best_first(
             continue
         if c_top >= t_top:
             ks = pool[p_next : p_next + r_step]
-            tb = np.minimum(refine(ks), pool_ub[p_next : p_next + r_step])
+            upper, lower = refine(ks)
+            tb = np.minimum(upper, pool_ub[p_next : p_next + r_step])
             for k, b in zip(ks.tolist(), tb.tolist(), strict=True):
                 if b > NEG / 2:
                     heapq.heappush(heap, (-b, k, k))
+            if len(ks) and lower.max() > hint[0]:
+                hint = (float(lower.max()), int(ks[np.argmax(lower)]))
             p_next += len(ks)
             r_step = min(2 * r_step, refine_batch)
             continue
         if solved >= max_plans:
             bound = top
             break
-        k = heapq.heappop(heap)[2]
+        if hint[0] > best_val and hint[1] not in done:
+            k = hint[1]  # the best path seen from below: a plan worth solving first
+        else:
+            k = heapq.heappop(heap)[2]
+            if k in done:
+                continue
         if k not in ahead:
             more = [x[2] for x in heapq.nsmallest(min(step, max_plans - solved) - 1, heap)]
-            ks = np.array([k, *more], dtype=np.int64)
+            ks = np.array([k, *[x for x in more if x not in done and x != k]], dtype=np.int64)
             ahead = dict(zip(ks.tolist(), viterbi(ks), strict=True))
             step = min(2 * step, batch)
         val, seq = ahead[k]
+        done.add(k)
         solved += 1
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
@@ -749,7 +779,9 @@ def _upper_bounds(
     n_t = best.shape[2] + 1
     prefix = np.concatenate([np.zeros((*best.shape[:2], 1)), np.cumsum(best, axis=2)], axis=2)
     prefix = prefix.reshape(-1)  # row o * F + f, column t
-    total = np.zeros(cut.shape[1])
+    n_p = cut.shape[1]
+    live = cut[1:] > cut[:-1]  # (S, P)
+    parts = np.zeros(live.shape)
     for k in range(len(cut) - 1):
         a, b, c = cut[k], cut[k + 1], key[k]
         row = np.maximum(c, 0) * n_t
@@ -757,8 +789,41 @@ def _upper_bounds(
         if paths is not None:
             part = np.minimum(part, paths.bound(row, a, b))
         bad = (c < 0) | (part <= NEG / 2)
-        total += np.where(b > a, np.where(bad, NEG, part), 0.0)
-    return np.maximum(total, NEG)
+        parts[k] = np.where(live[k], np.where(bad, NEG, part), 0.0)
+    total = parts.sum(axis=0)
+    if paths is None or paths.first_pair is None:
+        return np.maximum(total, NEG)
+    # The first two stretches and the last two, each pair with its switch priced exactly.
+    rank = np.cumsum(live, axis=0) - 1
+    n_live = live.sum(axis=0)
+    cols = np.arange(n_p)
+
+    def nth(r: np.ndarray) -> np.ndarray:  # the stretch of live rank r of each plan
+        return np.argmax(live & (rank == r[None]), axis=0)
+
+    k0, k1 = nth(np.zeros(n_p, dtype=np.int64)), nth(np.ones(n_p, dtype=np.int64))
+    kl, kl2 = nth(n_live - 1), nth(n_live - 2)
+    c0, c1, cl, cl2 = (np.maximum(key[k, cols], 0) for k in (k0, k1, kl, kl2))
+    e1, b1 = cut[k1, cols], cut[k1 + 1, cols]
+    el, al2 = cut[kl, cols], cut[kl2, cols]
+    ok = (n_live >= 2) & np.all(np.where(live, key >= 0, True), axis=0)
+    first = ok & (c0 == paths.idle) & (paths.first_pair_ok[c1])
+    last = ok & (cl == paths.done)
+    # first pair: into the second stretch from the idle prefix, its end bounded backward
+    pf = paths.first_pair[c1 * n_t + e1] - np.where(b1 < n_t - 1, paths.onto_low[c1 * n_t + b1], 0)
+    pf = pf + _slack(pf)
+    # last pair: the last-but-one stretch bounded forward, into the finished suffix
+    pl = paths.last_pair[cl2 * n_t + el] - np.where(al2 > 0, paths.into_low[cl2 * n_t + al2], 0)
+    pl = pl + _slack(pl)
+    part0, part1 = parts[k0, cols], parts[k1, cols]
+    partl, partl2 = parts[kl, cols], parts[kl2, cols]
+    two = n_live == 2  # the pair is the whole plan: the first pair's value is exact there
+    out = total
+    out = np.where(first, np.minimum(out, total - part0 - part1 + pf), out)
+    out = np.where(last & ~two, np.minimum(out, total - partl2 - partl + pl), out)
+    both = first & last & (n_live >= 4)
+    out = np.where(both, np.minimum(out, total - part0 - part1 - partl2 - partl + pf + pl), out)
+    return np.maximum(out, NEG)
 
 
 def _slack(x: np.ndarray) -> np.ndarray:
@@ -796,6 +861,17 @@ class _PathBounds:
             ``max_j bwd[c, t]``, ``min_j onto[c, t]`` over allowed j (0 where the stretch
             reaches the window's edge: ``into_low[c, 0]``, ``onto_low[c, T]``), flat, at
             ``(o * F + f) * (T + 1) + t`` (rows no stretch needs are 0).
+        idle, done: the combinations ``o * F + f`` before any job starts and after every job
+            ends (-1: none).
+        first_pair: at ``(o * F + f) * (T + 1) + t``, the best path over ``[0, t)`` under
+            ``idle`` followed by the switch at t into a path over ``[t, T)`` under the
+            combination (the backward bound of a stretch from t that follows the idle one:
+            ``first_pair - onto_low`` at its end); ``first_pair_ok``: the combinations whose
+            flags are idle's (the switch priced with them).
+        last_pair: at ``(o * F + f) * (T + 1) + t``, the best path over ``[0, t)`` under the
+            combination followed by the switch at t into the best path over ``[t, T)`` under
+            ``done`` (the forward bound of a stretch ending at t: ``last_pair - into_low`` at
+            its start).
     """
 
     row: np.ndarray
@@ -808,6 +884,13 @@ class _PathBounds:
     into_low: np.ndarray
     bwd_best: np.ndarray
     onto_low: np.ndarray
+    idle: int = -1
+    done: int = -1
+    gain: np.ndarray | None = None  # (F, T, J) the gain of every option per flags and step
+    gain_cum: np.ndarray | None = None  # (F, T + 1, J) its sums over steps [0, t)
+    first_pair: np.ndarray | None = None
+    first_pair_ok: np.ndarray | None = None
+    last_pair: np.ndarray | None = None
 
     def bound(self, row: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Bound of the best path over ``[a, b)`` under the combination ``row // (T + 1)``
@@ -823,16 +906,25 @@ class _PathBounds:
         cut: np.ndarray,
         row: np.ndarray,
         flag: np.ndarray,
-    ) -> np.ndarray:
-        """(B,) bound of B plans with stretches ``[cut[k], cut[k + 1])`` under combinations
-        ``row[k]`` and flags ``flag[k]`` ((S + 1, B), (S, B), (S, B)): a Viterbi over the
-        stretch boundaries, each switch between stretches priced exactly, each stretch by the
-        smaller of its two separable bounds."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds from above and from below of B plans with stretches ``[cut[k], cut[k + 1])``
+        under combinations ``row[k]`` (-1: none) and flags ``flag[k]`` ((S + 1, B), (S, B),
+        (S, B)): a Viterbi over the stretch boundaries, each switch between stretches priced
+        exactly. From above, each stretch takes the smaller of its two separable bounds, or
+        its exact Viterbi where it is at most ``SHORT`` steps long; from below (the value of a
+        path the plan can follow), a long stretch stays on the option it is entered with.
+
+        Returns:
+            (B,) and (B,): each plan's upper and lower bound.
+        """
+        assert self.gain is not None and self.gain_cum is not None
         t_n = self.fwd.shape[1]
         n_b = cut.shape[1]
         rows = np.arange(n_b)
         v = np.full((n_b, self.fwd.shape[2]), NEG)
+        lv = v.copy()
         out = np.full(n_b, NEG)
+        low = np.full(n_b, NEG)
         for k in range(len(cut) - 1):
             a, b, c = cut[k], cut[k + 1], row[k]
             live = b > a
@@ -840,25 +932,109 @@ class _PathBounds:
                 continue
             ok = self.allowed[c]
             first = live & (a == 0)
-            v = np.where(first[:, None], self.fwd[c, np.maximum(b - 1, 0)], v)
+            if first.any():
+                v[first] = self.fwd[c[first], b[first] - 1]
+                lv[first] = v[first]
             inner = live & (a > 0)
             if inner.any():
                 i = rows[inner]
-                ai, bi, ci = a[i], b[i], c[i]
-                u = trans.best_into_at(v[i], ai, flag[k, i])
-                u = np.where(ok[i], u, NEG)
+                ai, bi, ci, fi, oki = a[i], b[i], c[i], flag[k, i], ok[i]
+                u = np.where(oki, trans.best_into_at(v[i], ai, fi), NEG)
+                lu = np.where(oki, trans.best_into_at(lv[i], ai, fi), NEG)
                 last = bi == t_n
                 head = (u + self.bwd[ci, ai]).max(axis=1)
                 end = np.minimum(bi, t_n - 1)
-                fwd = (u - np.where(ok[i], self.into[ci, ai], 0.0)).max(axis=1)[:, None]
+                fwd = (u - np.where(oki, self.into[ci, ai], 0.0)).max(axis=1)[:, None]
                 fwd = fwd + self.fwd[ci, bi - 1]
                 bwd = head[:, None] - self.onto[ci, end]
-                nxt = np.where(ok[i], np.minimum(fwd, bwd), NEG)
+                nxt = np.where(oki, np.minimum(fwd, bwd), NEG)
+                stay = self.gain_cum[fi, bi] - self.gain_cum[fi, ai]
+                lnxt = np.where(oki, lu + stay, NEG)
+                short = np.flatnonzero(~last & (bi - ai <= SHORT))
+                if len(short):  # a short stretch step by step: exact, and cheap
+                    sa, sb, sc, sf, so = ai[short], bi[short], ci[short], fi[short], oki[short]
+                    nxt[short] = self._steps(trans, u[short], sa, sb, sc, sf, so)
+                    lnxt[short] = self._steps(trans, lu[short], sa, sb, sc, sf, so)
                 v[i] = np.where(last[:, None], v[i], nxt)
+                lv[i] = np.where(last[:, None], lv[i], lnxt)
                 out[i] = np.where(last, head, out[i])
+                low[i] = np.where(last, (lu + self.bwd[ci, ai]).max(axis=1), low[i])
             ends = live & (b == t_n) & (a == 0)
             out = np.where(ends, v.max(axis=1), out)
-        return np.maximum(out + _slack(out), NEG)
+            low = np.where(ends, lv.max(axis=1), low)
+        bad = np.any((cut[1:] > cut[:-1]) & (row < 0), axis=0)  # a stretch nothing allows
+        out, low = np.where(bad, NEG, out), np.where(bad, NEG, low)
+        return np.maximum(out + _slack(out), NEG), np.maximum(low - _slack(low), NEG)
+
+    def _steps(
+        self,
+        trans: _TransitionCache,
+        u: np.ndarray,
+        a: np.ndarray,
+        b: np.ndarray,
+        c: np.ndarray,
+        flag: np.ndarray,
+        ok: np.ndarray,
+    ) -> np.ndarray:
+        """(B, J) the best path over ``[a, b)`` under combinations c ending at each option,
+        entered with values ``u`` at step a (the exact Viterbi of the stretch)."""
+        assert self.gain is not None
+        v = np.where(ok, u + self.gain[flag, a], NEG)
+        for d in range(1, int((b - a).max())):
+            go = np.flatnonzero(a + d < b)
+            t = a[go] + d
+            w = trans.best_into_at(v[go], t, flag[go])
+            v[go] = np.where(ok[go], w + self.gain[flag[go], t], NEG)
+        return v
+
+
+def _mid_values(
+    p: PlanProblem,
+    tab: _OptionTables,
+    trans: _TransitionCache,
+    paths: _PathBounds,
+    cut: np.ndarray,
+    key: np.ndarray,
+) -> np.ndarray:
+    """(B,) exact value of B plans (stretches ``cut``, ``key`` as :func:`_segments` gives
+    them), step by step only between their first and last switch of stretch: the first stretch
+    starts at step 0, so the forward pass of its combination is that plan's own best path up
+    to its end (``paths.fwd``), and the last ends at T, where the backward pass of its
+    combination is its own best path onward (``paths.bwd``). The same Viterbi as
+    :func:`_viterbi` (every step its own stretch), its sums in another order."""
+    t_n = p.shape[1]
+    n_f = tab.best.shape[1]
+    n_b = cut.shape[1]
+    rows = np.arange(n_b)
+    live = cut[1:] > cut[:-1]  # (S, B)
+    inner = (cut > 0) & (cut < t_n)
+    first = np.where(inner.any(axis=0), np.where(inner, cut, t_n).min(axis=0), t_n)
+    last = np.where(inner.any(axis=0), np.where(inner, cut, 0).max(axis=0), t_n)
+    k_first = np.argmax(live, axis=0)  # the stretch from 0
+    k_last = len(live) - 1 - np.argmax(live[::-1], axis=0)  # the stretch to T
+    c_first = paths.row[np.maximum(key[k_first, rows], 0)]
+    c_last = paths.row[np.maximum(key[k_last, rows], 0)]
+    out = paths.fwd_best.reshape(-1, t_n + 1)[np.maximum(key[k_first, rows], 0), t_n].copy()
+    todo = first < t_n
+    if not todo.any():
+        return out
+    gain = tab.gain  # (F, J, T)
+    allowed = tab.sig_at >= 0  # (O, J)
+    v = np.full((n_b, gain.shape[1]), NEG)
+    for t in range(int(first[todo].min()), int(last[todo].max()) + 1):
+        k = (cut[1:-1] <= t).sum(axis=0)  # the stretch holding step t
+        c = key[k, rows]
+        f = np.where(c >= 0, c % n_f, 0)
+        start = todo & (first == t)
+        if start.any():
+            v[start] = paths.fwd[c_first[start], t - 1]
+        u = trans.best_into(v, t, f)
+        end = todo & (last == t)
+        if end.any():
+            out[end] = (u[end] + paths.bwd[c_last[end], t]).max(axis=1)
+        ok = allowed[np.maximum(c, 0) // n_f] & (c >= 0)[:, None]
+        v = np.where(ok, u + gain[f, :, t], NEG)
+    return np.maximum(out, NEG)
 
 
 def _path_bounds(
@@ -913,7 +1089,25 @@ def _path_bounds(
     flat[2, keys, :t_n] = bwd.max(axis=2)
     flat[3, keys, 1:t_n] = (onto + big).min(axis=2)[:, 1:]
     flat = flat.reshape(4, -1)
-    return _PathBounds(row, allowed, fwd, into, bwd, onto, *flat)
+    pairs = {}
+    o_idle = int(tab.occupancy(np.full(m, -1))[()])
+    f_idle = int(sum(1 << i for i in range(m) if not p.pending[i]))
+    idle, done = o_idle * n_f + f_idle, o_idle * n_f + n_f - 1
+    if o_idle >= 0 and row[idle] >= 0 and row[done] >= 0:
+        neg = np.where(allowed, 0.0, NEG)[:, None, :]  # (C, 1, J)
+        first = np.zeros((n_o * n_f, t_n + 1))
+        first[keys, 1:t_n] = (into[row[idle], None, 1:] + bwd[:, 1:] + neg).max(axis=2)
+        last = np.zeros((n_o * n_f, t_n + 1))
+        last[keys, 1:t_n] = (fwd[:, :-1] + onto[row[done], None, 1:] + neg).max(axis=2)
+        ok = np.zeros(n_o * n_f, dtype=bool)
+        ok[keys] = c_f == f_idle
+        pairs = {"idle": idle, "done": done, "first_pair": first.reshape(-1),
+                 "first_pair_ok": ok, "last_pair": last.reshape(-1)}  # fmt: skip
+    gain_ftj = np.ascontiguousarray(tab.gain.transpose(0, 2, 1))
+    cum = np.concatenate([np.zeros((n_f, 1, n_j)), np.cumsum(gain_ftj, axis=1)], axis=1)
+    return _PathBounds(
+        row, allowed, fwd, into, bwd, onto, *flat, **pairs, gain=gain_ftj, gain_cum=cum
+    )
 
 
 def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1058,9 +1252,20 @@ class _TransitionCache:
             return np.stack(
                 [(v[b][:, None] - self.weighted_at(t, f)).max(axis=0) for b, f in enumerate(flags)]
             )
-        w = self._tables(t, flags)
-        best = np.maximum.reduceat(v[:, self.order], self.starts, axis=1)
-        return (best[:, self.group] - w).max(axis=1)
+        return self._grouped(v, self._tables(t, flags))
+
+    def _grouped(self, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``max over S of (the best v among the options that agree with j on S's classes)
+        - w[:, S, j]``: (B, J) from values (B, J) and costs (B, 2^M, J)."""
+        n_b = len(v)
+        n_s, n_j = self.group.shape
+        best = np.maximum.reduceat(np.take(v, self.order, axis=1), self.starts, axis=1)
+        x = np.take(best, self.group.ravel(), axis=1).reshape(n_b, n_s, n_j)
+        x -= w
+        out = x[:, 0].copy()
+        for s in range(1, n_s):
+            np.maximum(out, x[:, s], out=out)
+        return out
 
     def best_into_at(self, v: np.ndarray, t: np.ndarray, flags: np.ndarray) -> np.ndarray:
         """:meth:`best_into` with a step per row (``t``, ``flags``: (B,))."""
@@ -1069,9 +1274,10 @@ class _TransitionCache:
                 [(v[b][:, None] - self.weighted_at(int(t[b]), f)).max(axis=0)
                  for b, f in enumerate(flags)]
             )  # fmt: skip
-        w = self.every[self.every_pos[self.key[t]], flags]
-        best = np.maximum.reduceat(v[:, self.order], self.starts, axis=1)
-        return (best[:, self.group] - w).max(axis=1)
+        n_f = self.every.shape[1]
+        rows = self.every_pos[self.key[t]] * n_f + flags
+        w = np.take(self.every.reshape(-1, *self.group.shape), rows, axis=0)
+        return self._grouped(v, w)
 
     def best_onward(self, v: np.ndarray, t: int, flags: np.ndarray) -> np.ndarray:
         """(B, J) ``max over j' of v[b, j'] - cost(j, j')`` for a switch at step ``t`` out of
@@ -1083,8 +1289,12 @@ class _TransitionCache:
             )
         n_s, n_j = self.group.shape
         x = (v[:, None, :] - self._tables(t, flags)).reshape(len(v), n_s * n_j)
-        best = np.maximum.reduceat(x[:, self.flat_order], self.starts, axis=1)
-        return best[:, self.group].max(axis=1)
+        best = np.maximum.reduceat(np.take(x, self.flat_order, axis=1), self.starts, axis=1)
+        y = np.take(best, self.group.ravel(), axis=1).reshape(len(v), n_s, n_j)
+        out = y[:, 0].copy()
+        for s in range(1, n_s):
+            np.maximum(out, y[:, s], out=out)
+        return out
 
     def _tables(self, t: int, flags: np.ndarray) -> np.ndarray:
         """(B, 2^M, J) the table of :meth:`weighted_at` per completion state in ``flags``."""

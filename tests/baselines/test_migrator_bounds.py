@@ -30,10 +30,6 @@ def _bounds(p: mp.PlanProblem) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray
     paths = mp._path_bounds(p, tab, trans, loss, cut, key)
     scalar = mp._upper_bounds(p, cut, key, tab, paths)
     n_f = tab.best.shape[1]
-    if paths is None:  # no stretch of any plan has an occupancy a signature allows
-        chained = np.full_like(scalar, mp.NEG)
-    else:
-        chained = paths.chain(trans, cut, paths.row[np.maximum(key, 0)], key % n_f)
     gain_cum = np.concatenate(
         [np.zeros((*tab.gain.shape[:2], 1)), np.cumsum(tab.gain, axis=2)], axis=2
     )
@@ -41,6 +37,13 @@ def _bounds(p: mp.PlanProblem) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray
     exact = np.array(
         [v for v, _ in mp._viterbi(p, start, end, size, gain_cum, trans, loss, tab, breaks)]
     )
+    if paths is None:  # no stretch of any plan has an occupancy a signature allows
+        chained = np.full_like(scalar, mp.NEG)
+    else:
+        row = np.where(key >= 0, paths.row[np.maximum(key, 0)], -1)
+        chained, below = paths.chain(trans, cut, row, key % n_f)
+        bad = (below > exact + 1e-6) & (exact > mp.NEG / 2)  # a path the plan can follow
+        assert not bad.any(), (below[bad], exact[bad], cut[:, bad], key[:, bad])
     plans = {
         tuple((int(start[i, k]), int(size[i, k])) for i in range(p.shape[0])): k
         for k in range(start.shape[1])
