@@ -69,6 +69,8 @@ BATCH = 64
 #: Stretches between two switches up to this many steps long are chained exactly
 #: (:meth:`_PathBounds.chain`).
 SHORT = 8
+#: Plans of each refined batch (the best bounded) whose value is also bounded from below.
+HINTS = 128
 
 
 @dataclass
@@ -314,7 +316,12 @@ def solve(
         def refine(ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             c = plans["key"][:, ks]
             row = np.where(c >= 0, paths.row[np.maximum(c, 0)], -1)
-            return paths.chain(trans, plans["cut"][:, ks], row, c % n_f)
+            cut = plans["cut"][:, ks]
+            upper, _ = paths.chain(trans, cut, row, c % n_f, lower=False)
+            top = np.argsort(-upper, kind="stable")[:HINTS]  # paths from below for these
+            lower = np.full(len(ks), NEG)
+            lower[top] = paths.chain(trans, cut[:, top], row[:, top], c[:, top] % n_f)[1]
+            return upper, lower
 
         exact = viterbi
         if batch > 1:  # the middle of each plan step by step, its ends from the passes
@@ -634,7 +641,7 @@ def _grouped_best_first(
     gap: float,
     max_plans: int,
     batch: int = 1,
-    refine_batch: int = 2048,
+    refine_batch: int = 512,
     expand_batch: int = 1024,
 ) -> tuple[float, np.ndarray, int, int, float]:
     """:func:`_branch_and_bound` over three bounds, each tighter and dearer than the last: a
@@ -906,6 +913,7 @@ class _PathBounds:
         cut: np.ndarray,
         row: np.ndarray,
         flag: np.ndarray,
+        lower: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Bounds from above and from below of B plans with stretches ``[cut[k], cut[k + 1])``
         under combinations ``row[k]`` (-1: none) and flags ``flag[k]`` ((S + 1, B), (S, B),
@@ -915,7 +923,7 @@ class _PathBounds:
         path the plan can follow), a long stretch stays on the option it is entered with.
 
         Returns:
-            (B,) and (B,): each plan's upper and lower bound.
+            (B,) and (B,): each plan's upper and lower bound (NEG without ``lower``).
         """
         assert self.gain is not None and self.gain_cum is not None
         t_n = self.fwd.shape[1]
@@ -940,7 +948,7 @@ class _PathBounds:
                 i = rows[inner]
                 ai, bi, ci, fi, oki = a[i], b[i], c[i], flag[k, i], ok[i]
                 u = np.where(oki, trans.best_into_at(v[i], ai, fi), NEG)
-                lu = np.where(oki, trans.best_into_at(lv[i], ai, fi), NEG)
+                lu = np.where(oki, trans.best_into_at(lv[i], ai, fi), NEG) if lower else u
                 last = bi == t_n
                 head = (u + self.bwd[ci, ai]).max(axis=1)
                 end = np.minimum(bi, t_n - 1)
@@ -954,7 +962,8 @@ class _PathBounds:
                 if len(short):  # a short stretch step by step: exact, and cheap
                     sa, sb, sc, sf, so = ai[short], bi[short], ci[short], fi[short], oki[short]
                     nxt[short] = self._steps(trans, u[short], sa, sb, sc, sf, so)
-                    lnxt[short] = self._steps(trans, lu[short], sa, sb, sc, sf, so)
+                    if lower:
+                        lnxt[short] = self._steps(trans, lu[short], sa, sb, sc, sf, so)
                 v[i] = np.where(last[:, None], v[i], nxt)
                 lv[i] = np.where(last[:, None], lv[i], lnxt)
                 out[i] = np.where(last, head, out[i])
@@ -963,7 +972,7 @@ class _PathBounds:
             out = np.where(ends, v.max(axis=1), out)
             low = np.where(ends, lv.max(axis=1), low)
         bad = np.any((cut[1:] > cut[:-1]) & (row < 0), axis=0)  # a stretch nothing allows
-        out, low = np.where(bad, NEG, out), np.where(bad, NEG, low)
+        out, low = np.where(bad, NEG, out), np.where(bad | (not lower), NEG, low)
         return np.maximum(out + _slack(out), NEG), np.maximum(low - _slack(low), NEG)
 
     def _steps(
@@ -1186,7 +1195,7 @@ class _TransitionCache:
         for i in range(self.joint.shape[1]):
             term = acc[None, :, i, None] * self.enter[i][keys][:, self.joint[:, i]][:, None, :]
             out = out + np.where(self.keep[None, None, :, i, None], 0.0, term[:, :, None, :])
-        self.every = out
+        self.every = np.ascontiguousarray(out)
 
     def _groups(self, cls: np.ndarray) -> None:
         """Per set S of tenants keeping their class (bit i: tenant i): the options grouped by

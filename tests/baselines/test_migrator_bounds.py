@@ -44,6 +44,10 @@ def _bounds(p: mp.PlanProblem) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray
         chained, below = paths.chain(trans, cut, row, key % n_f)
         bad = (below > exact + 1e-6) & (exact > mp.NEG / 2)  # a path the plan can follow
         assert not bad.any(), (below[bad], exact[bad], cut[:, bad], key[:, bad])
+        # the exact solve the search runs: the middle step by step, the ends from the passes
+        mid = mp._mid_values(p, tab, trans, paths, cut, key)
+        ok = exact > mp.NEG / 2
+        np.testing.assert_allclose(mid[ok], exact[ok], rtol=1e-9, atol=1e-6)
     plans = {
         tuple((int(start[i, k]), int(size[i, k])) for i in range(p.shape[0])): k
         for k in range(start.shape[1])
