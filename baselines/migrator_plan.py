@@ -34,11 +34,30 @@ size per tenant) the problem is a longest path over the inference options with t
 (exact Viterbi, ``O(T J^2)`` for J joint inference options; ``O(T 2^M J)`` under Eq. 11's cost,
 whose switch losses depend only on which tenants change class: :class:`_TransitionCache`).
 Over retraining plans it is
-branch and bound: dropping the transition costs gives every plan an upper bound computable for
-all plans at once from prefix sums; plans are solved exactly in decreasing bound order until
-the best found value is within ``gap`` of every remaining bound. ``gap=0`` proves optimality;
-the default ``gap=0.01`` proves the result within 1% of the optimum of the model. ``max_plans``
-caps the exact solves (the returned certificate then says how far from proven it is).
+branch and bound: plans are solved exactly in decreasing bound order until the best found value
+is within ``gap`` of every remaining bound. ``gap=0`` proves optimality; the default
+``gap=0.01`` proves the result within 1% of the optimum of the model. ``max_plans`` caps the
+exact solves (the returned certificate then says how far from proven it is).
+
+Under Eq. 11's shape the bounds come in three levels, each tighter and dearer than the last, so
+that few plans are ever enumerated and fewer solved (``path_bounds=False``: the per-step bound
+alone, over every plan, as before):
+
+* a plan runs through stretches of one retraining occupancy and completion state (a
+  *combination*); for every combination two Viterbi passes over the whole window (forward and
+  backward, :func:`_path_bounds`) bound the best path inside any stretch ``[a, b)`` in a form
+  separable in its first and last option (:class:`_PathBounds`);
+* a *group* of plans (blocks of consecutive starts of one size per tenant, :class:`_Groups`)
+  is bounded without listing its plans: where a tenant's state is uncertain each step takes its
+  best option over the states the group allows, elsewhere the stretch's path bound applies;
+* a plan's *scalar* bound sums its stretches' path bounds (switches between stretches free, but
+  the first and the last pair of stretches coupled through the real switch);
+* its *chained* bound (:meth:`_PathBounds.chain`) runs a Viterbi over the stretch boundaries
+  with every switch priced exactly, short stretches step by step, and also gives a lower bound
+  (a path the plan can follow) that points the search at a good plan early.
+
+Exact solves then step only between a plan's first and last switch of stretch
+(:func:`_mid_values`): the passes are that plan's own best paths before and after.
 """
 
 from __future__ import annotations
@@ -256,9 +275,13 @@ def solve(
         gap: Stop when the best value is within this fraction of every remaining bound.
         max_plans: At most this many plans are solved exactly.
         max_combos: Retraining plans considered at most. With two tenants every start step is
-            considered (W1: 84,000 plans); with three or four the start steps are thinned to a
-            stride that keeps the product under this cap, and the optimum and the gap are then
-            those of the model restricted to starts on that grid (``Plan.start_stride``).
+            considered (W1: about 233,000 plans); with three or four the start steps are
+            thinned to a stride that keeps the product under this cap, and the optimum and the
+            gap are then those of the model restricted to starts on that grid
+            (``Plan.start_stride``).
+        path_bounds: Bound plans by Viterbi passes per combination, groups and chains (see
+            the module docstring; only under Eq. 11's shape). False: the per-step bound of
+            every plan, as the first planner did (the same optimum, more plans solved).
 
     Returns:
         The best plan found and its certificate (``gap`` of the result <= ``gap`` unless
@@ -1029,20 +1052,29 @@ def _mid_values(
         return out
     gain = tab.gain  # (F, J, T)
     allowed = tab.sig_at >= 0  # (O, J)
-    v = np.full((n_b, gain.shape[1]), NEG)
+    n_keys = len(paths.row) + 1  # combination keys, -1 shifted to 0
+    # Plans that share their stretches so far share their values: one row per group.
+    grp = np.full(n_b, -1)  # each plan's group (-1: not started or finished)
+    gv = np.zeros((0, gain.shape[1]))  # each group's values
     for t in range(int(first[todo].min()), int(last[todo].max()) + 1):
         k = (cut[1:-1] <= t).sum(axis=0)  # the stretch holding step t
         c = key[k, rows]
-        f = np.where(c >= 0, c % n_f, 0)
         start = todo & (first == t)
-        if start.any():
-            v[start] = paths.fwd[c_first[start], t - 1]
-        u = trans.best_into(v, t, f)
+        act = (grp >= 0) | start
+        parent = np.where(start, len(gv) + c_first, grp)  # a starter's values: its pass
+        ids, inv = np.unique(parent[act] * n_keys + c[act] + 1, return_inverse=True)
+        g_parent, g_c = ids // n_keys, ids % n_keys - 1
+        g_f = np.where(g_c >= 0, g_c % n_f, 0)
+        src = np.concatenate([gv, paths.fwd[:, t - 1]]) if start.any() else gv
+        u = trans.best_into(src[g_parent], t, g_f)
+        new = np.full(n_b, -1)
+        new[act] = inv.ravel()
         end = todo & (last == t)
         if end.any():
-            out[end] = (u[end] + paths.bwd[c_last[end], t]).max(axis=1)
-        ok = allowed[np.maximum(c, 0) // n_f] & (c >= 0)[:, None]
-        v = np.where(ok, u + gain[f, :, t], NEG)
+            out[end] = (u[new[end]] + paths.bwd[c_last[end], t]).max(axis=1)
+        ok = allowed[np.maximum(g_c, 0) // n_f] & (g_c >= 0)[:, None]
+        gv = np.where(ok, u + gain[g_f, :, t], NEG)
+        grp = np.where(end, -1, new)
     return np.maximum(out, NEG)
 
 
