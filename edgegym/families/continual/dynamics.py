@@ -267,6 +267,8 @@ class ContinualDynamics:
     """
 
     terms: tuple[str, ...] = TERMS
+    #: :meth:`step` takes ``go``, the envs to step (the vector env's autoreset steps).
+    steps_some: bool = True
 
     # ------------------------------------------------------------------ start
     def initial(
@@ -466,9 +468,10 @@ class ContinualDynamics:
         params: ContinualParams,
         state: ContinualState,
         alloc: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        go: np.ndarray | None = None,
     ) -> None:
         """Install a projected allocation: start the jobs it asks for (the engine's
-        ``apply``)."""
+        ``apply``); only in envs ``go`` where given."""
         retrain, infer, share_r, share_i = alloc
         running = state.job_cfg >= 0
         retrain = np.where(running, state.job_cfg, retrain)
@@ -476,6 +479,8 @@ class ContinualDynamics:
         retrain = np.where(refused, -1, retrain)
         share_r = np.where(refused, 0.0, share_r)
         start = ~running & (retrain >= 0) & (share_r > 0)
+        if go is not None:
+            start &= go[:, None]
         if start.any():
             e, s = np.nonzero(start)
             cfg = retrain[e, s]
@@ -487,7 +492,14 @@ class ContinualDynamics:
             state.job_est0[e, s] = state.job_est[e, s] = state.est_post_acc[e, s, cfg]
             state.job_ckpt[e, s] = 0
         # A configuration chosen with no share does not start a job: report it as none.
-        state.retrain_cfg = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        retrain = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        if go is not None:
+            keep = ~go[:, None]
+            retrain = np.where(keep, state.retrain_cfg, retrain)
+            infer = np.where(keep, state.infer_cfg, infer)
+            share_r = np.where(keep, state.share_retrain, share_r)
+            share_i = np.where(keep, state.share_infer, share_i)
+        state.retrain_cfg = retrain
         state.infer_cfg = infer
         state.share_retrain = share_r
         state.share_infer = share_i
@@ -713,18 +725,28 @@ class ContinualDynamics:
         return rows.reshape(m, -1)
 
     def step(
-        self, params: ContinualParams, state: ContinualState, actions: np.ndarray
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        actions: np.ndarray,
+        go: np.ndarray | None = None,
     ) -> tuple[ContinualState, Record]:
         """Apply every env's allocation and run it to the env's next decision epoch (a
         retraining completion or the end of the window; in place). Every env must be live.
+
+        ``go`` ((N,) bool, :attr:`steps_some`): step only those envs and leave the others as
+        they are (their actions are ignored, their rows of the Record are not meaningful),
+        as stepping ``batch_take(state, go)`` and putting it back would, bit for bit, without
+        the copies (the vector env's autoreset steps).
 
         ``Record.info`` holds the allocation actually applied: ``retrain_cfg``,
         ``infer_cfg``, ``share_retrain``, ``share_infer`` (each (N, V)).
         """
         spec = params.spec
-        if (state.window >= spec.windows).any():
+        ended = state.window >= spec.windows
+        if (ended if go is None else ended & go).any():
             raise RuntimeError("step() on an env whose episode has ended")
-        self._apply(params, state, self.project(params, state, actions))
+        self._apply(params, state, self.project(params, state, actions), go)
         applied = {
             "retrain_cfg": state.retrain_cfg.copy(),
             "infer_cfg": state.infer_cfg.copy(),
@@ -734,7 +756,6 @@ class ContinualDynamics:
         # One stretch per step: it ends at a completion, a checkpoint, the labels becoming
         # ready or the window's end. (The loop only guards the engine's rule for an env that
         # reached none of them.)
-        go: np.ndarray | None = None
         duration = energy = None
         terms: dict[str, np.ndarray] = {}
         while True:
