@@ -182,6 +182,9 @@ class ContinualState:
     prune_score: np.ndarray  # (N, V, C) Pareto gap of the estimates summed over the windows
     ready_s: np.ndarray  # (N,) time from which retraining jobs may start (labels exist)
     reserved_q: np.ndarray  # (N,) int64 quanta the micro-profiler holds in this window
+    # (N, V, 2C) float32 the observation's per-configuration columns (the profiled estimates,
+    # the cost), set at window starts: nothing else changes them within a window.
+    obs_cfg: np.ndarray
     # Episode metrics (core.metrics.Metrics).
     acc_integral: np.ndarray  # (N, V, K) accuracy-seconds per stream and window
     window_energy_j: np.ndarray  # (N, K) joules per window
@@ -305,6 +308,7 @@ class ContinualDynamics:
             prune_score=np.zeros((m, v, c)),
             ready_s=np.zeros(m),
             reserved_q=np.zeros(m, dtype=np.int64),
+            obs_cfg=np.zeros((m, v, 2 * c), dtype=np.float32),
             acc_integral=np.zeros((m, v, k)),
             window_energy_j=np.zeros((m, k)),
             retrain_gpu_s=np.zeros((m, v)),
@@ -397,6 +401,11 @@ class ContinualDynamics:
         state.est_post_acc[idx] = est
         self._profile(params, state, idx, k, est, cost)
         state.ready_s[idx] = k * spec.window_s + spec.annotation_s
+        # The observation's columns of the window (each computed in float64, then rounded).
+        cols = np.empty((n, v, 2 * c), dtype=np.float32)
+        cols[:, :, :c] = est * state.profiled[idx]  # 0 where no longer profiled
+        cols[:, :, c:] = np.minimum(1.0, cost / (float(spec.gpus) * spec.window_s))  # >= 0
+        state.obs_cfg[idx] = cols
 
     def _profile(
         self,
@@ -814,10 +823,9 @@ class ContinualDynamics:
         )
         rows = np.zeros((m, params.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
         rows[:, :v, :N_STREAM_BASE] = np.clip(base, 0.0, 1.0)
-        # The micro-profiler's estimates, 0 for configurations it no longer profiles.
-        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc * state.profiled
-        cost = state.gpu_seconds / (g * spec.window_s)
-        rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
+        # The micro-profiler's estimates (0 for configurations it no longer profiles) and the
+        # configurations' cost, min(1, gpu_seconds / (G * window_s)): set at the window's start.
+        rows[:, :v, N_STREAM_BASE:] = state.obs_cfg
         mask = np.zeros((m, params.max_streams), dtype=np.float32)
         mask[:, :v] = 1.0
         held = state.reserved_q * spec.quantum  # the micro-profiler's share
