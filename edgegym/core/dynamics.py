@@ -68,7 +68,10 @@ class Dynamics(Protocol, Generic[P, S]):
     """One family's pure functions (see the module docstring for the calling order).
 
     A family's dynamics class may make public only what its envs, vector env, real executor
-    or baselines call beyond these methods, and its docstring lists them.
+    or baselines call beyond these methods, and its docstring lists them. One whose ``step``
+    also takes ``go`` ((N,) bool: step only those envs, leave the others as they are, bit for
+    bit what stepping ``batch_take(state, go)`` and putting it back gives) sets the class
+    attribute ``steps_some = True``; the vector env then steps around its autoresets in place.
     """
 
     #: Names of the reward terms ``step`` returns, in a fixed order.

@@ -178,10 +178,17 @@ class EdgeVectorEnv(VectorEnv):
             self._reinit(idx)
             stepped[idx] = False
         go = np.flatnonzero(stepped)
+        rows: np.ndarray | None = go  # the envs the Record's rows are (None: every env)
         rec = None
         if go.size == n_envs:
             self.state, rec = dyn.step(p, self.state, actions)
             rewards = weighted_reward(rec.terms, self.params.term_weights)
+        elif go.size and getattr(dyn, "steps_some", False):
+            # The dynamics steps only the envs ``stepped``, in place (no copies out and back);
+            # the Record has rows for every env, those of the others not meaningful.
+            self.state, rec = dyn.step(p, self.state, actions, go=stepped)
+            rewards = np.where(stepped, weighted_reward(rec.terms, self.params.term_weights), 0.0)
+            rows = None
         elif go.size:
             sub, rec = dyn.step(p, batch_take(self.state, go), actions[go])
             batch_put(self.state, go, sub)
@@ -191,7 +198,7 @@ class EdgeVectorEnv(VectorEnv):
         obs = dyn.observation(p, self.state)
         info = self._base_info()
         if rec is not None:
-            self._add_record(info, rec, go, stepped)
+            self._add_record(info, rec, rows, stepped)
         if terminated.any():
             ended = np.flatnonzero(terminated)
             info["episode_metrics"] = self._metrics_info(ended)
@@ -214,17 +221,19 @@ class EdgeVectorEnv(VectorEnv):
         return obs, rewards, terminated, truncated, info
 
     def _add_record(
-        self, info: dict[str, Any], rec: Record, go: np.ndarray, have: np.ndarray
+        self, info: dict[str, Any], rec: Record, go: np.ndarray | None, have: np.ndarray
     ) -> None:
-        """Put the step's Record (of envs ``go``) into ``info`` in the vector-info layout."""
+        """Put the step's Record (of envs ``go``; ``None``: rows for every env, those not in
+        ``have`` not meaningful) into ``info`` in the vector-info layout."""
         n_envs = self.num_envs
-        full = go.size == n_envs
+        full = go is not None and go.size == n_envs
+        idx = np.flatnonzero(have) if go is None else go
 
         def spread(v: np.ndarray) -> np.ndarray:
             if full:
                 return v
             out = np.zeros((n_envs, *v.shape[1:]), dtype=v.dtype)
-            out[go] = v
+            out[idx] = v if go is not None else v[idx]
             return out
 
         terms: dict[str, Any] = {}

@@ -110,3 +110,40 @@ def test_single_env_views_of_its_episode() -> None:
     metrics = env.dynamics.episode_metrics(env.params, env.state, 0)
     wa = metrics.acc_integral / env.spec_.window_s
     assert info["episode_metrics"]["accuracy"] == float(wa.mean())
+
+
+def _same_tree(a: object, b: object, where: str = "") -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            _same_tree(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, tuple) or (isinstance(a, np.ndarray) and a.dtype == object):
+        assert len(a) == len(b), where
+        for j, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_tree(x, y, f"{where}/{j}")
+    else:
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        assert a.tobytes() == b.tobytes(), where
+
+
+@pytest.mark.parametrize("overrides", [SMALL, {"scenario": "ekya-table1", "gpus": 4}])
+def test_next_step_autoreset_steps_the_others_in_place(overrides: dict) -> None:
+    """The dynamics' masked step (``go``: the envs not being reset) gives, bit for bit, what
+    stepping a copy of those envs and putting it back gives (the general path)."""
+    fast = ContinualLearningVectorEnv(num_envs=N, **overrides)
+    slow = ContinualLearningVectorEnv(num_envs=N, **overrides)
+    slow.dynamics.steps_some = False  # the batch_take / batch_put path
+    rng = np.random.default_rng(3)
+    _same_tree(fast.reset(seed=11), slow.reset(seed=11))
+    resets = 0
+    for _ in range(60):
+        actions = _raw_actions(rng, fast)
+        resets += int(fast._autoreset.any())
+        out_fast, out_slow = fast.step(actions), slow.step(actions)
+        for a, b in zip(out_fast, out_slow, strict=True):
+            _same_tree(a, b)
+        _same_tree(fast.state.model_acc, slow.state.model_acc)
+    assert resets > 3
+    fast.close()
+    slow.close()

@@ -182,6 +182,9 @@ class ContinualState:
     prune_score: np.ndarray  # (N, V, C) Pareto gap of the estimates summed over the windows
     ready_s: np.ndarray  # (N,) time from which retraining jobs may start (labels exist)
     reserved_q: np.ndarray  # (N,) int64 quanta the micro-profiler holds in this window
+    # (N, V, 2C) float32 the observation's per-configuration columns (the profiled estimates,
+    # the cost), set at window starts: nothing else changes them within a window.
+    obs_cfg: np.ndarray
     # Episode metrics (core.metrics.Metrics).
     acc_integral: np.ndarray  # (N, V, K) accuracy-seconds per stream and window
     window_energy_j: np.ndarray  # (N, K) joules per window
@@ -267,6 +270,8 @@ class ContinualDynamics:
     """
 
     terms: tuple[str, ...] = TERMS
+    #: :meth:`step` takes ``go``, the envs to step (the vector env's autoreset steps).
+    steps_some: bool = True
 
     # ------------------------------------------------------------------ start
     def initial(
@@ -303,6 +308,7 @@ class ContinualDynamics:
             prune_score=np.zeros((m, v, c)),
             ready_s=np.zeros(m),
             reserved_q=np.zeros(m, dtype=np.int64),
+            obs_cfg=np.zeros((m, v, 2 * c), dtype=np.float32),
             acc_integral=np.zeros((m, v, k)),
             window_energy_j=np.zeros((m, k)),
             retrain_gpu_s=np.zeros((m, v)),
@@ -395,6 +401,11 @@ class ContinualDynamics:
         state.est_post_acc[idx] = est
         self._profile(params, state, idx, k, est, cost)
         state.ready_s[idx] = k * spec.window_s + spec.annotation_s
+        # The observation's columns of the window (each computed in float64, then rounded).
+        cols = np.empty((n, v, 2 * c), dtype=np.float32)
+        cols[:, :, :c] = est * state.profiled[idx]  # 0 where no longer profiled
+        cols[:, :, c:] = np.minimum(1.0, cost / (float(spec.gpus) * spec.window_s))  # >= 0
+        state.obs_cfg[idx] = cols
 
     def _profile(
         self,
@@ -466,9 +477,10 @@ class ContinualDynamics:
         params: ContinualParams,
         state: ContinualState,
         alloc: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        go: np.ndarray | None = None,
     ) -> None:
         """Install a projected allocation: start the jobs it asks for (the engine's
-        ``apply``)."""
+        ``apply``); only in envs ``go`` where given."""
         retrain, infer, share_r, share_i = alloc
         running = state.job_cfg >= 0
         retrain = np.where(running, state.job_cfg, retrain)
@@ -476,6 +488,8 @@ class ContinualDynamics:
         retrain = np.where(refused, -1, retrain)
         share_r = np.where(refused, 0.0, share_r)
         start = ~running & (retrain >= 0) & (share_r > 0)
+        if go is not None:
+            start &= go[:, None]
         if start.any():
             e, s = np.nonzero(start)
             cfg = retrain[e, s]
@@ -487,7 +501,14 @@ class ContinualDynamics:
             state.job_est0[e, s] = state.job_est[e, s] = state.est_post_acc[e, s, cfg]
             state.job_ckpt[e, s] = 0
         # A configuration chosen with no share does not start a job: report it as none.
-        state.retrain_cfg = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        retrain = np.where((state.job_cfg < 0) & (retrain >= 0), -1, retrain)
+        if go is not None:
+            keep = ~go[:, None]
+            retrain = np.where(keep, state.retrain_cfg, retrain)
+            infer = np.where(keep, state.infer_cfg, infer)
+            share_r = np.where(keep, state.share_retrain, share_r)
+            share_i = np.where(keep, state.share_infer, share_i)
+        state.retrain_cfg = retrain
         state.infer_cfg = infer
         state.share_retrain = share_r
         state.share_infer = share_i
@@ -713,18 +734,28 @@ class ContinualDynamics:
         return rows.reshape(m, -1)
 
     def step(
-        self, params: ContinualParams, state: ContinualState, actions: np.ndarray
+        self,
+        params: ContinualParams,
+        state: ContinualState,
+        actions: np.ndarray,
+        go: np.ndarray | None = None,
     ) -> tuple[ContinualState, Record]:
         """Apply every env's allocation and run it to the env's next decision epoch (a
         retraining completion or the end of the window; in place). Every env must be live.
+
+        ``go`` ((N,) bool, :attr:`steps_some`): step only those envs and leave the others as
+        they are (their actions are ignored, their rows of the Record are not meaningful),
+        as stepping ``batch_take(state, go)`` and putting it back would, bit for bit, without
+        the copies (the vector env's autoreset steps).
 
         ``Record.info`` holds the allocation actually applied: ``retrain_cfg``,
         ``infer_cfg``, ``share_retrain``, ``share_infer`` (each (N, V)).
         """
         spec = params.spec
-        if (state.window >= spec.windows).any():
+        ended = state.window >= spec.windows
+        if (ended if go is None else ended & go).any():
             raise RuntimeError("step() on an env whose episode has ended")
-        self._apply(params, state, self.project(params, state, actions))
+        self._apply(params, state, self.project(params, state, actions), go)
         applied = {
             "retrain_cfg": state.retrain_cfg.copy(),
             "infer_cfg": state.infer_cfg.copy(),
@@ -734,7 +765,6 @@ class ContinualDynamics:
         # One stretch per step: it ends at a completion, a checkpoint, the labels becoming
         # ready or the window's end. (The loop only guards the engine's rule for an env that
         # reached none of them.)
-        go: np.ndarray | None = None
         duration = energy = None
         terms: dict[str, np.ndarray] = {}
         while True:
@@ -793,10 +823,9 @@ class ContinualDynamics:
         )
         rows = np.zeros((m, params.max_streams, N_STREAM_BASE + 2 * c), dtype=np.float32)
         rows[:, :v, :N_STREAM_BASE] = np.clip(base, 0.0, 1.0)
-        # The micro-profiler's estimates, 0 for configurations it no longer profiles.
-        rows[:, :v, N_STREAM_BASE : N_STREAM_BASE + c] = state.est_post_acc * state.profiled
-        cost = state.gpu_seconds / (g * spec.window_s)
-        rows[:, :v, N_STREAM_BASE + c :] = np.minimum(1.0, cost)  # >= 0
+        # The micro-profiler's estimates (0 for configurations it no longer profiles) and the
+        # configurations' cost, min(1, gpu_seconds / (G * window_s)): set at the window's start.
+        rows[:, :v, N_STREAM_BASE:] = state.obs_cfg
         mask = np.zeros((m, params.max_streams), dtype=np.float32)
         mask[:, :v] = 1.0
         held = state.reserved_q * spec.quantum  # the micro-profiler's share
