@@ -454,11 +454,12 @@ def _planner_section(main_rows, workloads) -> list[str]:
         f"Proven gap to the optimum of the model: median {np.median(gaps) * 100:.2f}%, "
         f"{np.mean(gaps <= 0.01 + 1e-12) * 100:.0f}% of windows within 1%, max "
         f"{gaps.max() * 100:.2f}% (a gap above 1% means the cap of 2,000 exact plan solves "
-        "stopped the search: Eq. 10 charges a switch the task's whole capacity, which the "
-        "transition-free bound of branch and bound ignores, so more plans stay open). Eq. 10's "
-        "costs can violate the triangle inequality (a switch to an option with the same counts "
-        "is free), so the Viterbi runs step by step wherever they do and stays exact. The "
-        "paper: its ILP solves within 1% of the 200 s window with Gurobi.",
+        "stopped the search first). Branch and bound prices each retraining plan by path "
+        "bounds (a forward and a backward Viterbi per stretch between retraining events, "
+        "chained with Eq. 10's switch costs) and solves exactly, by a Viterbi over the "
+        "joint inference options, only the plans whose bound can still beat the incumbent "
+        "(`docs/design-notes.md`). The paper: its ILP solves within 1% of the 200 s window "
+        "with Gurobi.",
         "",
     ]
 
