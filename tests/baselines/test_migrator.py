@@ -145,7 +145,7 @@ def test_the_class_grouped_step_is_the_dense_step_bit_for_bit(monkeypatch):
     the plans solved are those of the dense step one plan at a time, exactly (ties included),
     on a real W1 window whose arrivals vary every step (both with the per-step bounds alone:
     the path bounds need the grouped step)."""
-    from edgegym.baselines import migrator_plan as mod
+    from edgegym.baselines import migrator_paths as mod
 
     env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
     env.reset(seed=1)
