@@ -433,6 +433,38 @@ def _retraining_plans(
     return stride, *_plan_arrays(p, opts, combos.reshape(m, -1))
 
 
+Solved = dict[int, tuple[float, Callable[[], np.ndarray]]]
+
+
+def _solve_ahead(
+    viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
+    ks: np.ndarray,
+    step: int,
+    batch: int,
+) -> tuple[Solved, int]:
+    """Plans ``ks`` solved together (value and backtrack per plan) and the next batch size:
+    twice this one, at most ``batch``."""
+    return dict(zip(ks.tolist(), viterbi(ks), strict=True)), min(2 * step, batch)
+
+
+def _searched(
+    best_val: float,
+    best_seq: Callable[[], np.ndarray] | None,
+    best_plan: int,
+    solved: int,
+    bound: float,
+) -> tuple[float, np.ndarray, int, int, float]:
+    """A search's result: the best value, its signature sequence (backtracked now), its plan,
+    the plans solved and the bound of those left.
+
+    Raises:
+        NoFeasiblePlan: No plan was feasible.
+    """
+    if best_seq is None:
+        raise NoFeasiblePlan("no feasible allocation sequence for this window")
+    return best_val, best_seq(), best_plan, solved, bound
+
+
 def _branch_and_bound(
     ub: np.ndarray,
     viterbi: Callable[[np.ndarray], list[tuple[float, Callable[[], np.ndarray]]]],
@@ -458,7 +490,7 @@ def _branch_and_bound(
     solved = 0
     bound = NEG
     order = np.argsort(-ub, kind="stable")
-    ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
+    ahead: Solved = {}
     step = 1
     for n, k in enumerate(order):
         if ub[k] <= NEG / 2:  # this and every later plan is infeasible
@@ -471,16 +503,12 @@ def _branch_and_bound(
             break
         if k not in ahead:
             ks = order[n : n + min(step, max_plans - solved)]
-            ks = ks[ub[ks] > NEG / 2]
-            ahead = dict(zip(ks.tolist(), viterbi(ks), strict=True))
-            step = min(2 * step, batch)
+            ahead, step = _solve_ahead(viterbi, ks[ub[ks] > NEG / 2], step, batch)
         val, seq = ahead[k]
         solved += 1
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
-    if best_seq is None:
-        raise NoFeasiblePlan("no feasible allocation sequence for this window")
-    return best_val, best_seq(), best_plan, solved, bound
+    return _searched(best_val, best_seq, best_plan, solved, bound)
 
 
 class _Groups:
@@ -633,7 +661,7 @@ def _grouped_best_first(
     pool_ub = np.zeros(0)
     p_next = 0
     heap: list[tuple[float, int, int]] = []  # (-chained bound, plan, plan)
-    ahead: dict[int, tuple[float, Callable[[], np.ndarray]]] = {}
+    ahead: Solved = {}
     step, r_step, g_step = 1, 64, 16
     hint = (NEG, -1)  # the largest lower bound seen and its plan
     done: set[int] = set()  # plans solved
@@ -681,16 +709,13 @@ def _grouped_best_first(
         if k not in ahead:
             more = [x[2] for x in heapq.nsmallest(min(step, max_plans - solved) - 1, heap)]
             ks = np.array([k, *[x for x in more if x not in done and x != k]], dtype=np.int64)
-            ahead = dict(zip(ks.tolist(), viterbi(ks), strict=True))
-            step = min(2 * step, batch)
+            ahead, step = _solve_ahead(viterbi, ks, step, batch)
         val, seq = ahead[k]
         done.add(k)
         solved += 1
         if val > best_val:
             best_val, best_seq, best_plan = val, seq, k
-    if best_seq is None:
-        raise NoFeasiblePlan("no feasible allocation sequence for this window")
-    return best_val, best_seq(), best_plan, solved, bound
+    return _searched(best_val, best_seq, best_plan, solved, bound)
 
 
 def _combinations(p: PlanProblem, tab: _OptionTables) -> np.ndarray:

@@ -115,6 +115,18 @@ def test_path_bounds_change_the_search_not_the_optimum():
     assert fast.plans_solved <= slow.plans_solved
 
 
+def _group_bounds(p, length: int):
+    """Each tenant's plan options, the plans grouped by blocks of ``length`` starts, and every
+    group's bound, as the planner computes them."""
+    loss = p.loss()
+    tab = mp._option_tables(p, p.served(), loss)
+    trans = mp._TransitionCache(p, loss, tab.joint)
+    _, opts = mp._tenant_options(p, 10**9)
+    paths = mp._path_bounds(p, tab, trans, loss, keys=mp._combinations(p, tab))
+    groups = mp._Groups(p, opts, length)
+    return opts, groups, groups.bounds(tab, paths)
+
+
 @pytest.mark.parametrize("length", [2, 3])
 @pytest.mark.parametrize("seed", range(30))
 def test_group_bounds_are_at_least_their_plans_brute_force_optima(seed, length, tiny_plan_problem):
@@ -124,13 +136,7 @@ def test_group_bounds_are_at_least_their_plans_brute_force_optima(seed, length, 
     if mp.change_classes(p, p.loss()) is None:
         pytest.skip("no class structure")
     plans, _, _, exact = _bounds(p)
-    served, loss = p.served(), p.loss()
-    tab = mp._option_tables(p, served, loss)
-    trans = mp._TransitionCache(p, loss, tab.joint)
-    _, opts = mp._tenant_options(p, 10**9)
-    paths = mp._path_bounds(p, tab, trans, loss, keys=mp._combinations(p, tab))
-    groups = mp._Groups(p, opts, length)
-    gb = groups.bounds(tab, paths)
+    opts, groups, gb = _group_bounds(p, length)
     covered = 0
     for g in range(len(groups)):
         idx = groups.plans(np.array([g]))
@@ -149,13 +155,7 @@ def test_group_bounds_hold_on_a_real_window():
     snap = env.sim_state(oracle=True)
     p = build_problem(snap, snap.window_arrivals)
     plans, _, _, exact = _bounds(p)
-    served, loss = p.served(), p.loss()
-    tab = mp._option_tables(p, served, loss)
-    trans = mp._TransitionCache(p, loss, tab.joint)
-    _, opts = mp._tenant_options(p, 10**9)
-    paths = mp._path_bounds(p, tab, trans, loss, keys=mp._combinations(p, tab))
-    groups = mp._Groups(p, opts, 8)
-    gb = groups.bounds(tab, paths)
+    opts, groups, gb = _group_bounds(p, 8)
     idx = groups.plans(np.arange(len(groups)))
     owner = np.repeat(np.arange(len(groups)), [groups.plans(np.array([g])).shape[1]
                                                for g in range(len(groups))])  # fmt: skip
