@@ -18,11 +18,12 @@ base channels on ``side`` x ``side`` inputs (``width=64`` has ResNet-18's channe
   ``mig_required``. With ``beside_s``, the ``mps`` slowdowns too: each stand-in's inference
   beside its retraining job in a second process (an MPS client where the daemon runs, as
   Ekya shared a GPU), against alone.
-* **energy**: per tenant, service time per request at the current clock (converted to the top
-  clock by the model's DVFS rule where NVML reads a lower clock) and, where NVML reads power,
-  mean power at several utilisation levels (duty cycles of the stand-in) with the power
-  model's activity fitted to them. The clock curve (levels, voltages, idle and top power) stays
-  the hardware catalogue's: the profiler never sets clocks.
+* **energy**: per tenant, service time per request at the clock the device ran the stand-in at
+  (read under load, converted to the top clock by the model's DVFS rule where NVML reads a
+  lower clock) and, where NVML reads power, mean power at several utilisation levels (duty
+  cycles of the stand-in) with the power model's activity fitted to them, where the power rose
+  clearly with the utilisation (:data:`MIN_ACTIVITY_SIGNAL`). The clock curve (levels,
+  voltages, idle and top power) stays the hardware catalogue's: the profiler never sets clocks.
 * **dag**: per task model, the node latency (inference, batch 1) and the stand-in's size in
   MB; per retraining configuration, the training cost of its data, all in the scenario's GPU
   time units (seconds on one resource unit of a speed-1 server: seconds on the whole device x
@@ -63,6 +64,12 @@ from edgegym.workload.models import get_model
 FAMILIES = ("mig", "energy", "dag")
 #: Utilisation levels the energy profiler measures power at.
 UTILISATION_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: A fitted activity replaces the catalogue's only where the stand-in moved the power clearly:
+#: a slope above this fraction of the dynamic power at the clock, and above three times the
+#: fit's residual. The compact stand-ins are launch bound on a large GPU (on an H200 their power
+#: stayed within 120-125 W at every duty cycle, 2026-11-28), and a flat line says nothing about
+#: the model they stand in for.
+MIN_ACTIVITY_SIGNAL = 0.05
 #: Batch of the training steps timed (and of the inference it is compared with).
 TRAIN_BATCH = 32
 
@@ -441,8 +448,17 @@ def _profile_mig(
 
 
 # ----------------------------------------------------------------------------- energy
-def _nvml_clocks(index: int | None) -> tuple[float, float] | None:
-    """``(current, top)`` SM clock in MHz as NVML reads them (read-only), or ``None``."""
+def clocks_under_load(
+    model: torch.nn.Module, s: Settings, index: int | None, seconds: float = 0.3
+) -> tuple[float, float] | None:
+    """``(SM clock while the stand-in runs, top SM clock)`` in MHz as NVML reads them
+    (read-only), or ``None`` where NVML reads no clock.
+
+    The clock is read with the stand-in's passes queued on the device: an idle GPU reports its
+    idle clock (345 MHz on an H200) and boosts within milliseconds of work, so a reading taken
+    before the work would rescale every latency by the wrong clock. The median of the readings
+    is kept.
+    """
     if index is None:
         return None
     try:
@@ -450,10 +466,19 @@ def _nvml_clocks(index: int | None) -> tuple[float, float] | None:
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        now = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
         top = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        x = torch.rand(8, 1, s.side, s.side, device=s.device)
+        reads = []
+        with torch.no_grad():
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end or not reads:
+                for _ in range(4):
+                    model(x)
+                reads.append(float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)))
+            _sync(s.device)
     except Exception:  # no NVML, no GPU, or a GPU that does not report clocks
         return None
+    now = float(np.median(reads))
     return (now, top) if now > 0 and top > 0 else None
 
 
@@ -513,14 +538,22 @@ def fit_activity(
     }
 
 
+def activity_is_measurable(fit: dict[str, float]) -> bool:
+    """Whether a :func:`fit_activity` line rose clearly above its noise and the catalogue's
+    dynamic power (:data:`MIN_ACTIVITY_SIGNAL`)."""
+    floor = MIN_ACTIVITY_SIGNAL * fit["catalogue_dynamic_w_at_clock"]
+    return fit["slope_w"] > max(floor, 3.0 * fit["rmse_w"])
+
+
 def _energy_tenant(
-    t: dict[str, Any], gpu: str, s: Settings, meter: EnergyMeter, clocks: tuple[float, float] | None
+    t: dict[str, Any], gpu: str, s: Settings, meter: EnergyMeter
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """One energy tenant: its ``profile`` fields and the record of its measurements."""
     cat = get_model(t["model"])
     arch, model = standin(t["model"], s)
     batch = int(t.get("batch", 1))
     lat = latency_vs_batch(model, sorted({1, batch, 8}), s)
+    clocks = clocks_under_load(model, s, gpu_index(s.device))
     l1, expo = fit_batch(lat, cat.batch_exponent)
     ratio = min(1.0, clocks[0] / clocks[1]) if clocks else 1.0
     # Measured at the current clock; the family's latency is at the top clock (DVFS rule).
@@ -533,15 +566,18 @@ def _energy_tenant(
         "size_mb": _r(size_mb(model), 4),
         "latency_ms_vs_batch": {int(b): _r(v, 5) for b, v in lat.items()},
         "service_ms_per_request": _r(lat[batch] / batch, 5),
-        "clock_mhz": {"current": clocks[0], "top": clocks[1]} if clocks else "not read",
+        "clock_mhz": {"under_load": clocks[0], "top": clocks[1]} if clocks else "not read",
     }
     if meter.available:
         power = power_vs_utilisation(model, s, meter)
         if len(power) >= 2:
             fit = fit_activity(power, PowerModel.from_spec(get_gpu(gpu)), ratio)
-            profile["power_activity"] = _r(fit["activity"], 4)
             record["power_w_vs_utilisation"] = {u: _r(w, 5) for u, w in power.items()}
             record["power_fit"] = {k: _r(v, 5) for k, v in fit.items()}
+            if activity_is_measurable(fit):
+                profile["power_activity"] = _r(fit["activity"], 4)
+            else:
+                record["power_fit"]["kept"] = "catalogue: the stand-in's power stayed flat"
     return profile, record
 
 
@@ -551,28 +587,46 @@ def _profile_energy(sc: dict[str, Any], st: Stamp, s: Settings, meter: Any = Non
     notes = _retarget_gpu(sc, "hardware", st)
     gpu = sc["hardware"]["gpu"]
     meter = meter if meter is not None else EnergyMeter(gpu_index(s.device))
-    clocks = _nvml_clocks(gpu_index(s.device))
     records = []
     for t in sc["tenants"]:
-        t["profile"], record = _energy_tenant(t, gpu, s, meter, clocks)
+        t["profile"], record = _energy_tenant(t, gpu, s, meter)
         records.append(record)
     prov = sc["provenance"]
     how = f"the stand-in networks (width {s.width}, {s.side}x{s.side} inputs)"
-    at = f"{clocks[0]:g} of {clocks[1]:g} MHz" if clocks else "the clock the device ran at"
+    read = [r["clock_mhz"] for r in records if isinstance(r["clock_mhz"], dict)]
+    at = (
+        "SM clock under load "
+        + ", ".join(f"{c['under_load']:g}" for c in read)
+        + f" of {read[0]['top']:g} MHz"
+        if read
+        else "the clock the device ran at"
+    )
     prov["tenants.profile.latency_ms"] = st.measured(
-        f"service time per request of {how} at the current clock ({at}), as at the top clock"
+        f"service time per request of {how} at the clock it ran at ({at}), as at the top clock"
     )
     prov["tenants.profile.batch_exponent"] = st.measured(f"fitted to the latency of {how}")
-    fitted = all("power_activity" in t["profile"] for t in sc["tenants"])
+    fitted = [
+        t.get("name") or t["model"] for t in sc["tenants"] if "power_activity" in t["profile"]
+    ]
+    flat = [r["tenant"] for r in records if "kept" in r.get("power_fit", {})]
     if fitted:
+        kept = f"; kept the catalogue's for {', '.join(flat)} (flat power)" if flat else ""
         prov["tenants.profile.power_activity"] = st.measured(
             f"NVML ({meter.method}) mean power at utilisation {list(UTILISATION_LEVELS)} "
             "(duty cycles of the stand-in), the activity fitted with the catalogue's idle and "
-            "top power"
+            f"top power for {', '.join(fitted)}{kept}"
         )
         power = "measured: tenants.profile.power_activity"
-    else:
-        why = meter.message or "too few power readings"
+    if flat:
+        notes.append(
+            f"the stand-ins of {', '.join(flat)} did not move the power clearly (slope at most "
+            f"{MIN_ACTIVITY_SIGNAL:.0%} of the dynamic power or 3x the fit's residual): their "
+            "power activity stays the catalogue's (edgegym.workload.models)"
+        )
+    if not fitted:
+        why = meter.message or (
+            "the stand-ins' power stayed flat" if flat else "too few power readings"
+        )
         notes.append(
             f"no power measurement on {s.device} ({why}): the power model stays the hardware "
             "catalogue's (each model's activity from edgegym.workload.models)"

@@ -4,11 +4,14 @@ with measured fields marked ``measured:`` and the rest kept from the base scenar
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 import yaml
 
 import edgegym  # noqa: F401  (registers the ids)
@@ -150,6 +153,56 @@ def test_energy_activity_is_fitted_where_nvml_reads_power(tmp_path, monkeypatch)
     assert [t["profile"]["power_activity"] for t in sc["tenants"]] == [0.6, 0.6]
     assert sc["provenance"]["tenants.profile.power_activity"].startswith("measured:")
     _run_env(IDS["energy"], tmp_path / "e.yaml")
+
+
+def test_a_flat_power_line_keeps_the_catalogue_activity(tmp_path, monkeypatch):
+    """On an H200 the launch-bound stand-ins held 120-125 W at every duty cycle (2026-11-28):
+    such a line is noise, and the catalogue's activity stays."""
+    pm = PowerModel.from_spec(get_gpu("TX2"))
+    dyn = float(pm.dynamic_power(pm.max_clock_mhz, 1.0))
+    monkeypatch.setattr(pf, "EnergyMeter", lambda index: FakeMeter(120.0, 0.01 * dyn))
+    settings = pf.Settings(repeats=2, width=4, power_s=0.0)
+    sc, notes = pf.profile_family("energy", tmp_path / "e.yaml", None, settings)
+    assert all("power_activity" not in t["profile"] for t in sc["tenants"])
+    assert any("did not move the power clearly" in n for n in notes)
+    record = sc["provenance"]["measured"]
+    assert record["power"].startswith("catalogue:") and "flat" in record["power"]
+    assert all(t["power_fit"]["kept"].startswith("catalogue") for t in record["tenants"])
+    assert provenance_problems(yaml.safe_load((tmp_path / "e.yaml").read_text())) == []
+
+
+class Counting(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x
+
+
+def test_the_clock_is_read_while_the_stand_in_runs(monkeypatch):
+    """An idle GPU reports its idle clock; the profiler reads it with work queued."""
+    model = Counting()
+    seen = {"calls": 0}
+
+    def clock(handle, kind):
+        busy = model.calls > seen["calls"]
+        seen["calls"] = model.calls
+        return 1980 if busy else 345
+
+    fake = SimpleNamespace(
+        NVML_CLOCK_SM=0,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetMaxClockInfo=lambda h, k: 1980,
+        nvmlDeviceGetClockInfo=clock,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    s = pf.Settings(repeats=1, width=4)
+    assert pf.clocks_under_load(model, s, 0, seconds=0.01) == (1980.0, 1980.0)
+    assert model.calls > 0
+    assert pf.clocks_under_load(model, s, None) is None  # no GPU: no clock
 
 
 def test_dag_profile_measures_nodes_retraining_and_sizes(tmp_path, capsys):

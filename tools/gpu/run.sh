@@ -9,9 +9,9 @@ mkdir -p /tmp/pkg && cp -r edgegym /tmp/pkg/ && cp -r baselines /tmp/pkg/edgegym
 export PYTHONPATH=/tmp/site:/tmp/pkg PYTHONUNBUFFERED=1
 cd /tmp
 python3 -c "import edgegym, gymnasium, pydantic, torch, sklearn, pynvml; print('imports ok', edgegym.__file__, torch.__version__, torch.cuda.is_available())" || exit 1
-# The default fits one short device session (about 8 minutes); add checks, mps, latency or
+# The default fits one short device session (about 9 minutes); add checks, mps, latency or
 # profile2 by name (STEPS="checks mps" bash tools/gpu/run.sh).
-STEPS=${STEPS:-fenergy fdag fcont fmig pmig penergy pdag}
+STEPS=${STEPS:-fenergy fdag pmps penergy pdag fcont fmig}
 for s in $STEPS; do
   echo "##### step $s $(date -u +%T)"; t0=$(date +%s)
   case $s in
@@ -22,9 +22,18 @@ for s in $STEPS; do
     fcont) timeout 100 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --json $OUT/fidelity-continual.json ;;
     fmig) timeout 120 python3 -m edgegym fidelity edgegym/MIGReconfig-v0 --device cuda --json $OUT/fidelity-mig.json ;;
     # Clocks stay as they are on a lent machine: allow_clock_changes is never passed here.
-    fenergy) timeout 60 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
+    fenergy) timeout 240 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
     fdag) timeout 60 python3 -m edgegym fidelity edgegym/DAGOffload-v0 --device cuda --json $OUT/fidelity-dag.json ;;
     pmig) timeout 60 python3 -m edgegym profile --family mig --device cuda --repeats 10 --beside-retraining 5 --out $OUT/profile-mig.yaml ;;
+    pmps)  # the MIG family's profile with inference beside retraining under one MPS daemon
+      export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+      mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+      if which nvidia-cuda-mps-control && timeout 20 nvidia-cuda-mps-control -d; then
+        sleep 1
+        timeout 90 python3 -m edgegym profile --family mig --device cuda --repeats 10 --beside-retraining 5 --out $OUT/profile-mig-mps.yaml
+        echo quit | timeout 20 nvidia-cuda-mps-control; sleep 1
+      else echo "MPS daemon not started"; fi
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY ;;
     penergy) timeout 50 python3 -m edgegym profile --family energy --device cuda --repeats 10 --out $OUT/profile-energy.yaml ;;
     pdag) timeout 30 python3 -m edgegym profile --family dag --device cuda --repeats 10 --out $OUT/profile-dag.yaml ;;
     mps)
