@@ -154,6 +154,43 @@ def _latencies(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def energy_segments(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per window: how the NVML joules of its segments became the simulator's time base.
+
+    ``window_mean_w`` is the counter's joules over the wall seconds the window ran;
+    ``scenario_mean_w`` the converted joules over its scenario seconds. The executor converts
+    segment by segment (each at its own scenario-to-wall ratio), so where the two differ, short
+    segments carried uneven joules: ``zero_j`` counts segments whose counter did not move,
+    ``shortest_wall_s`` is the shortest segment. Empty where no segment was measured.
+    """
+    per: dict[int, dict[str, float]] = {}
+    for rec in log:
+        if rec.get("event") != "segment" or rec.get("measured_j") is None:
+            continue
+        d = per.setdefault(
+            int(rec["window"]),
+            {"segments": 0, "zero_j": 0, "wall_s": 0.0, "duration_s": 0.0, "measured_j": 0.0,
+             "scenario_j": 0.0, "shortest_wall_s": np.inf},
+        )  # fmt: skip
+        d["segments"] += 1
+        d["zero_j"] += int(rec["measured_j"] <= 0.0)
+        d["wall_s"] += float(rec["wall_s"])
+        d["duration_s"] += float(rec["duration_s"])
+        d["measured_j"] += float(rec["measured_j"])
+        d["scenario_j"] += float(rec["scenario_j"] or 0.0)
+        d["shortest_wall_s"] = min(d["shortest_wall_s"], float(rec["wall_s"]))
+    out = []
+    for k, d in sorted(per.items()):
+        row = {"window": k, **{key: round(float(v), 4) for key, v in d.items()}}
+        row["segments"], row["zero_j"] = int(d["segments"]), int(d["zero_j"])
+        row["window_mean_w"] = round(d["measured_j"] / d["wall_s"], 3) if d["wall_s"] else None
+        row["scenario_mean_w"] = (
+            round(d["scenario_j"] / d["duration_s"], 3) if d["duration_s"] else None
+        )
+        out.append(row)
+    return out
+
+
 def fidelity(
     env_id: str,
     scenario: str | None = None,
@@ -215,8 +252,10 @@ def fidelity(
         report["requests"] = requests
         return report
     (sim_rows, _), (real_rows, log) = sim, real
-    return _report(env_id, scenario, policy, seed, device, real_env, sim_rows, real_rows,
-                   _accuracies(log, real_env.profile), _latencies(log))  # fmt: skip
+    report = _report(env_id, scenario, policy, seed, device, real_env, sim_rows, real_rows,
+                     _accuracies(log, real_env.profile), _latencies(log))  # fmt: skip
+    report["energy_segments"] = energy_segments(log)
+    return report
 
 
 def _report(
@@ -319,6 +358,22 @@ def format_report(report: dict[str, Any]) -> str:
                 f"| {row['request']} | {row['app']} | {row['completion_s']:.4g} / "
                 f"{row['sim_completion_s']:.4g} | {acc} / {row['sim_accuracy']:.3f} | "
                 f"{', '.join(map(str, row['retrained'])) or '-'} |"
+            )
+    if report.get("energy_segments"):
+        lines += [
+            "",
+            "Energy on the simulator's time base (NVML joules per wall second, converted per "
+            "segment to scenario seconds):",
+            "",
+            "| window | segments (0 J) | shortest s | wall s / J / W | scenario s / J / W |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for row in report["energy_segments"]:
+            lines.append(
+                f"| {row['window']} | {row['segments']} ({row['zero_j']}) | "
+                f"{row['shortest_wall_s']:.3g} | {row['wall_s']:.3g} / {row['measured_j']:.4g} / "
+                f"{row['window_mean_w']} | {row['duration_s']:.4g} / {row['scenario_j']:.4g} / "
+                f"{row['scenario_mean_w']} |"
             )
     lines += ["", "Emulated: " + "; ".join(report["emulated"]), f"Energy: {report['energy']}"]
     return "\n".join(lines)
