@@ -9,9 +9,9 @@ mkdir -p /tmp/pkg && cp -r edgegym /tmp/pkg/ && cp -r baselines /tmp/pkg/edgegym
 export PYTHONPATH=/tmp/site:/tmp/pkg PYTHONUNBUFFERED=1
 cd /tmp
 python3 -c "import edgegym, gymnasium, pydantic, torch, sklearn, pynvml; print('imports ok', edgegym.__file__, torch.__version__, torch.cuda.is_available())" || exit 1
-# The default fits one short device session (about 9 minutes); add checks, mps, latency or
+# The default took about 5 minutes on an H200 (2026-11-28; the timeouts are ceilings); add checks, mps, latency or
 # profile2 by name (STEPS="checks mps" bash tools/gpu/run.sh).
-STEPS=${STEPS:-fenergy fdag pmps penergy pdag fcont fmig}
+STEPS=${STEPS:-fcont fcont20 fenergy fdag pmps penergy pdag fmig}
 for s in $STEPS; do
   echo "##### step $s $(date -u +%T)"; t0=$(date +%s)
   case $s in
@@ -20,6 +20,7 @@ for s in $STEPS; do
     checks) timeout 200 python3 $R/.gpu/gpu_checks.py ;;
     profile) timeout 200 python3 -m edgegym profile --device cuda --out $OUT/h100.yaml ;;
     fcont) timeout 100 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --json $OUT/fidelity-continual.json ;;
+    fcont20) timeout 100 python3 -m edgegym fidelity edgegym/ContinualLearning-v0 --device cuda --time-scale 20 --json $OUT/fidelity-continual-paced.json ;;
     fmig) timeout 120 python3 -m edgegym fidelity edgegym/MIGReconfig-v0 --device cuda --json $OUT/fidelity-mig.json ;;
     # Clocks stay as they are on a lent machine: allow_clock_changes is never passed here.
     fenergy) timeout 240 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --json $OUT/fidelity-energy.json ;;
