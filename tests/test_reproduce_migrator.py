@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from edgegym.journal import job_key
@@ -94,3 +95,18 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     c = next(c for c in held if c.figure == "Fig. 7" and "Ekya" in c.claim)
     gains = [migrator._gain(t, "migrator", "ekya-mig") for _, t in migrator._points(f, "good")]
     assert c.holds == all(g > 0 and g >= 17 / 2 for g in gains)
+
+
+def test_an_episode_records_when_its_retraining_jobs_end() -> None:
+    """PARIS on W1 starts each window's jobs at the window start on the smallest instance that
+    holds them (2 GPCs for Bert and ViT): each ends its GPU-seconds / that instance's speed
+    into the window, plus the instance's set-up (a few seconds)."""
+    from edgegym.families.mig import MIGReconfigEnv
+
+    out = migrator.run_one(("w1", "paris", {}, 0))
+    params = MIGReconfigEnv("migrator-w1").params
+    spec, gpu_s = params.spec, params.profile.gpu_seconds[:, 0, 0]
+    z = list(spec.catalogue.sizes).index(2)
+    alone = float(np.mean(gpu_s / spec.size_train_speed[:, z]))
+    assert alone <= out["retrain_finish_s"] <= alone + 10.0
+    assert out["retrain_gpcs"] == pytest.approx(2.0)

@@ -218,6 +218,22 @@ def _slo_accuracy_section(f: dict[str, Any], workloads) -> list[str]:
             f"| {LABELS[p]} | +{PAPER_SLO_GAIN[p]}% | {_gain(slo, 'migrator', p):+.1f}% | "
             f"{acc_paper} | {_gain(acc, 'migrator', p):+.1f}% |"
         )
+    if f.get("finish") and f["finish"].get("migrator") is not None:
+        lines += [
+            "",
+            "Retraining jobs: when they end (seconds into the 200 s window, at the end of the "
+            "step they end in) and the GPCs of their instance while they run, mean over every "
+            "job of the default runs:",
+            "",
+            "| | " + " | ".join(LABELS[p] for p in POLICIES) + " |",
+            "|---|" + "---|" * len(POLICIES),
+            "| ends at (s) | "
+            + " | ".join(_opt(f["finish"].get(p), ".0f") for p in POLICIES)
+            + " |",
+            "| instance GPCs | "
+            + " | ".join(_opt(f["job_gpcs"].get(p), ".1f") for p in POLICIES)
+            + " |",
+        ]
     lines += [
         "",
         "Reconfigurations per episode (tasks whose instance or GPC count changed, Eq. 11): "
@@ -226,6 +242,10 @@ def _slo_accuracy_section(f: dict[str, Any], workloads) -> list[str]:
         "",
     ]
     return lines
+
+
+def _opt(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
 
 
 def _batch4_section(f: dict[str, Any], workloads) -> list[str]:
