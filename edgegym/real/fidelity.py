@@ -154,6 +154,30 @@ def _latencies(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def hardware_note(scenario: str, device: str) -> str:
+    """What the real run's device is beside the GPU the scenario models ("" on the CPU, or
+    where they are the same catalogue GPU): power, energy and speed compare different hardware
+    otherwise, and the way to compare like with like is to profile the device first."""
+    if not device.startswith("cuda"):
+        return ""
+    from edgegym.real.profile import _hardware
+    from edgegym.scenarios import load
+
+    sc = load(scenario)
+    modelled = (sc.get("hardware") or sc.get("servers") or {}).get("gpu")
+    measured = _hardware({}, device)
+    if modelled is None or measured.gpu == modelled:
+        return ""
+    family = sc.get("family", "")
+    return (
+        f"the scenario models {modelled}, the run measured {measured.device_name}"
+        f"{f' ({measured.gpu})' if measured.gpu else ''}: power, energy and speed compare "
+        "different hardware; `edgegym profile"
+        f"{f' --family {family}' if family in ('mig', 'energy', 'dag') else ''} --device "
+        f"{device}` writes a scenario of this device to pass as --scenario"
+    )
+
+
 def energy_segments(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per window: how the NVML joules of its segments became the simulator's time base.
 
@@ -290,6 +314,7 @@ def _report(
         "seed": seed,
         "device": device,
         "emulated": real_env.executor.emulated,
+        "hardware": hardware_note(scenario, device),
         "energy": real_env.executor.meter.message or real_env.executor.meter.method,
         "windows": rows,
         "total_diff": total,
@@ -376,4 +401,6 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{row['scenario_mean_w']} |"
             )
     lines += ["", "Emulated: " + "; ".join(report["emulated"]), f"Energy: {report['energy']}"]
+    if report.get("hardware"):
+        lines.append(f"Hardware: {report['hardware']}")
     return "\n".join(lines)

@@ -88,3 +88,23 @@ def test_energy_segments_show_where_the_time_base_loses_joules():
                            "diff": {"r": 0.0}}],
               "emulated": [], "energy": "counter", "energy_segments": [row]}  # fmt: skip
     assert "| 0 | 2 (1) |" in format_report(report)
+
+
+def test_a_gpu_run_says_when_the_scenario_models_another_gpu(monkeypatch):
+    """On an H200 the TX2 pair's power is the H200's (2026-11-28: 122 W against the model's
+    7.5 W): the report says so and names the profile command that makes a scenario of the
+    device; on the GPU the scenario models, and on the CPU, it says nothing."""
+    from edgegym.real import profile
+    from edgegym.real.fidelity import hardware_note
+
+    h200 = profile._Hardware("NVIDIA H200", "H200-141GB", "")
+    monkeypatch.setattr(profile, "_hardware", lambda base, device: h200)
+    note = hardware_note("etf-tx2-resnet50-mobilenetv2", "cuda")
+    assert "models TX2" in note and "NVIDIA H200 (H200-141GB)" in note
+    assert "edgegym profile --family energy --device cuda" in note
+    continual = hardware_note("ekya-cityscapes", "cuda")
+    assert "profile --device cuda" in continual  # the continual family's profile: no --family
+    a100 = profile._Hardware("NVIDIA A100-SXM4-40GB", "A100-40GB", "")
+    monkeypatch.setattr(profile, "_hardware", lambda base, device: a100)
+    assert hardware_note("migrator-w1", "cuda") == ""
+    assert hardware_note("etf-tx2-resnet50-mobilenetv2", "cpu") == ""
