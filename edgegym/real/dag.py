@@ -196,10 +196,15 @@ class RealDAGExecutor(RealReport):
         ]
         self._windows: dict[tuple[int, int], Window] = {}
         self.current: list[ModelVersion] = []
+        from edgegym.families.dag.params import base_model  # a floor above: imported when run
+
         with torch_threads(self.opts["threads"]):
             for m, name in enumerate(self.params.model_names):
                 net = pretrained(
-                    architecture_for(name), self.streams_data[m], int(self.opts["width"]), "cpu"
+                    architecture_for(base_model(name)),
+                    self.streams_data[m],
+                    int(self.opts["width"]),
+                    "cpu",
                 )
                 self.current.append(ModelVersion(m, nets={"cpu": net.eval()}))
 

@@ -227,3 +227,30 @@ def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
     assert seen_energy  # placements cost energy, so the energy weight matters
     with pytest.raises(ValueError, match=r"objective\.power"):
         DAGOffloadEnv(record_timeline=True, requests=12, **{"objective.power": 1.0})
+
+
+def test_each_application_can_train_models_of_its_own():
+    """``model_scope: application``: the SRS slides' applications come with their own datasets
+    (lifelogging on Adience, the others from [22] and [8]), so two applications that both run
+    a MobileNetV3 have two models, each with its own pool and accuracy. A request feeds only
+    its own application's models; under ``shared`` both applications feed one model."""
+    shared = DAGOffloadEnv("srs-edge-5apps", requests=30)
+    own = DAGOffloadEnv("srs-edge-5apps", requests=30, model_scope="application")
+    sc = load("srs-edge-5apps")
+    pairs = {(a["name"], t["model"]) for a in sc["applications"] for t in a["tasks"]}
+    assert sorted(own.model_names) == sorted(f"{a}/{m}" for a, m in pairs)
+    assert len(shared.model_names) == len(sc["models"]) < len(own.model_names)
+    k = own.model_index["social-media/mobilenetv3"]
+    assert own.params.m_start[k] == sc["models"]["mobilenetv3"]["start_accuracy"]
+    for env in (shared, own):
+        env.reset(seed=0)
+        app = env.sim_state().app
+        env.step(np.zeros(1 + env.n_nodes, dtype=np.int64))  # admit without retraining
+        fed = {env.model_index[name] for name in app.models}
+        assert (env.pool_mb[sorted(fed)] > 0).all()
+        others = np.setdiff1d(np.arange(len(env.model_names)), sorted(fed))
+        assert (env.pool_mb[others] == 0).all()
+        mobilenet = [n for n in env.model_names if n.endswith("mobilenetv3")]
+        if env is own:  # the application's own MobileNetV3 only
+            assert sum(env.pool_mb[env.model_index[n]] > 0 for n in mobilenet) <= 1
+            assert all(n.startswith(app.name + "/") for n in app.models)

@@ -201,3 +201,13 @@ def test_fidelity_compares_completion_and_accuracy_real_against_simulated():
     assert all(r["completion_s"] > 0 and r["sim_completion_s"] > 0 for r in requests)
     text = format_report(report)
     assert "| episode |" in text and "| request | app |" in text and "transfers:" in text
+
+
+def test_application_scoped_models_get_their_catalogue_stand_ins():
+    """Under ``model_scope: application`` a model is named "application/model"; the real run
+    builds the stand-in of the catalogue model behind the name and runs a request."""
+    env = DAGOffloadEnv(TINY_DAG_SCENARIO, requests=1, backend="real", model_scope="application")
+    assert all("/" in name for name in env.model_names)
+    env.reset(seed=0)
+    _, reward, _, _, _ = env.step(np.zeros(1 + env.n_nodes, dtype=np.int64))
+    assert np.isfinite(reward)

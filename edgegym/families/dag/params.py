@@ -45,7 +45,7 @@ class DAGParams:
     opt_work: np.ndarray  # (H,) workload of each option
     opt_demand: np.ndarray  # (H,) resource units of each option
     opt_fits: np.ndarray  # (H,) bool: the option's demand fits a server
-    model_names: tuple[str, ...]  # (M,) sorted
+    model_names: tuple[str, ...]  # (M,) sorted; "application/model" under model_scope application
     model_index: dict[str, int]  # model name -> index
     m_start: np.ndarray  # (M,) accuracy at t = 0
     m_ceiling: np.ndarray  # (M,)
@@ -84,6 +84,21 @@ class DAGParams:
     power: PowerModel
 
 
+#: Separates an application from its model in the model names of ``model_scope:
+#: application`` ("lifelogging/mobilenetv3").
+SCOPE_SEP = "/"
+
+
+def base_model(name: str) -> str:
+    """The catalogue model of a (possibly application-scoped) model name."""
+    return name.rsplit(SCOPE_SEP, 1)[-1]
+
+
+def _scoped(sc: Scenario, app: dict[str, Any], model: str) -> str:
+    """A task's model name: the model itself, or the application's own copy of it."""
+    return f"{app['name']}{SCOPE_SEP}{model}" if sc["model_scope"] == "application" else model
+
+
 def _apps(sc: Scenario) -> list[DAGApp]:
     """The scenario's applications as :class:`DAGApp` graphs."""
     mp = sc["models"]
@@ -94,7 +109,7 @@ def _apps(sc: Scenario) -> list[DAGApp]:
         apps.append(
             DAGApp(
                 name=a["name"],
-                models=tuple(x["model"] for x in t),
+                models=tuple(_scoped(sc, a, x["model"]) for x in t),
                 workload=np.array([x["workload"] for x in t]),
                 demand=np.array([x["demand"] for x in t]),
                 input_mb=np.array([x["input_mb"] for x in t]),
@@ -187,13 +202,15 @@ def _option_tables(options: tuple[RetrainOption, ...], units: float) -> dict[str
 
 
 def _model_tables(mp: dict[str, Any], names: tuple[str, ...], from_inputs: bool) -> dict:
-    """The ``m_*`` arrays of :class:`DAGParams`: one entry per model, in ``names`` order."""
-    pool_rate = np.array([mp[m]["pool_mb_per_s"] for m in names])
+    """The ``m_*`` arrays of :class:`DAGParams`: one entry per model, in ``names`` order (an
+    application's own copy of a model starts from the scenario's entry for it)."""
+    entry = [mp[base_model(m)] for m in names]
+    pool_rate = np.array([x["pool_mb_per_s"] for x in entry])
     return {
-        "m_start": np.array([mp[m]["start_accuracy"] for m in names]),
-        "m_ceiling": np.array([mp[m]["ceiling"] for m in names]),
-        "m_drift": np.array([mp[m]["drift_per_s"] for m in names]),
-        "m_floor": np.array([mp[m]["floor"] for m in names]),
+        "m_start": np.array([x["start_accuracy"] for x in entry]),
+        "m_ceiling": np.array([x["ceiling"] for x in entry]),
+        "m_drift": np.array([x["drift_per_s"] for x in entry]),
+        "m_floor": np.array([x["floor"] for x in entry]),
         "m_pool_rate": pool_rate,
         "m_pooled": (pool_rate > 0) | from_inputs,
     }
@@ -206,11 +223,14 @@ def make_params(sc: Scenario) -> DAGParams:
     units = float(sv["gpus_per_server"] * sv["units_per_gpu"])
     theta = float(sc["theta"])
     options = tuple(RetrainOption(**c) for c in sc["retrain_configs"])
-    names = tuple(sorted(sc["models"]))
+    apps = _apps(sc)
+    if sc["model_scope"] == "application":
+        names = tuple(sorted({m for app in apps for m in app.models}))
+    else:
+        names = tuple(sorted(sc["models"]))
     index = {m: k for k, m in enumerate(names)}
     pool_from_inputs = bool(sc["pool_from_inputs"])
     models = _model_tables(sc["models"], names, pool_from_inputs)
-    apps = _apps(sc)
     weights = np.array([a["weight"] for a in sc["applications"]])
     n, n_edges = int(sc["max_nodes"]), int(sc["max_edges"])
     return DAGParams(
@@ -249,4 +269,4 @@ def make_params(sc: Scenario) -> DAGParams:
     )
 
 
-__all__ = ["DAGParams", "make_params"]
+__all__ = ["DAGParams", "base_model", "make_params"]

@@ -149,6 +149,10 @@ class DAGScenario(ScenarioModel):
     max_edges: Annotated[int, Range(1, 256)] = 16
     # Drifted samples = the data each request sends to a model (emptied by a retraining).
     pool_from_inputs: Flag = False
+    # "shared": a model name is one model (one accuracy, one pool) for every application that
+    # uses it; "application": each application's tasks have models of their own (named
+    # "application/model"), as applications with their own datasets train their own models.
+    model_scope: Literal["shared", "application"] = "shared"
     servers: DAGServers = Field(default_factory=DAGServers)
     objective: DAGObjective = Field(default_factory=DAGObjective)
     baselines: DAGBaselines = Field(default_factory=DAGBaselines)
