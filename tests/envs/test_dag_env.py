@@ -230,9 +230,10 @@ def test_reward_is_the_objective_weighted_sum_of_the_signed_terms():
 
 
 def test_each_application_can_train_models_of_its_own():
-    """``model_scope: application`` (the bundled SRS scenarios): the slides' applications come with their own datasets
-    (lifelogging on Adience, the others from [22] and [8]), so two applications that both run
-    a MobileNetV3 have two models, each with its own pool and accuracy. A request feeds only
+    """``model_scope: application`` (the bundled SRS scenarios): the slides' applications come
+    with their own datasets (lifelogging on Adience, the others from [22] and [8]), so two
+    applications that both run a MobileNetV3 have two models, each with its own pool and
+    accuracy. A request feeds only
     its own application's models; under ``shared`` both applications feed one model."""
     shared = DAGOffloadEnv("srs-edge-5apps", requests=30, model_scope="shared")
     own = DAGOffloadEnv("srs-edge-5apps", requests=30)  # the bundled scenarios' setting
