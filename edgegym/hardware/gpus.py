@@ -353,16 +353,18 @@ class PowerModel:
         self, clock_mhz: ArrayLike, utilisation: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         f = np.asarray(clock_mhz, dtype=np.float64)  # (...)
-        u = np.asarray(utilisation, dtype=np.float64)  # (...) broadcastable to f
         if np.any(f <= 0) or np.any(f > self.max_clock_mhz * (1 + 1e-9)):
             raise ValueError(f"clock_mhz must lie in (0, {self.max_clock_mhz}]")
-        if np.any(u < 0) or np.any(u > 1):
-            raise ValueError("utilisation must lie in [0, 1]")
-        return f, u
+        return f, _checked_utilisation(utilisation)  # (...) broadcastable to f
 
     def _dynamic(self, f: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
         v_rel = self.voltage(f) / self.max_voltage_v
-        return (self.max_power_w - self.idle_power_w) * u * (f / self.max_clock_mhz) * v_rel**2
+        return self._dynamic_at(u, f / self.max_clock_mhz, v_rel**2)
+
+    def _dynamic_at(self, u: ArrayLike, rel: ArrayLike, v2: ArrayLike) -> NDArray[np.float64]:
+        """The dynamic-power rule from a clock's factors: ``(max - idle) * u * f / f_max *
+        (V / V_max)^2``."""
+        return (self.max_power_w - self.idle_power_w) * u * rel * v2
 
     def energy(
         self, clock_mhz: ArrayLike, utilisation: ArrayLike, duration_s: ArrayLike
@@ -401,11 +403,8 @@ class PowerModel:
         if f.shape == (1,):
             # One GPU: the same products, elementwise (a sum over one GPU is its value), with
             # the clock's factors worked out once per clock.
-            u = np.asarray(utilisation, dtype=np.float64)
-            if np.any(u < 0) or np.any(u > 1):
-                raise ValueError("utilisation must lie in [0, 1]")
             rel, v2 = _clock_factors(self, float(f[0]))
-            dyn = (self.max_power_w - self.idle_power_w) * u * rel * v2
+            dyn = self._dynamic_at(_checked_utilisation(utilisation), rel, v2)
             total = (self.idle_power_w + dyn) * t
         else:
             u = np.asarray(utilisation, dtype=np.float64)[..., None]  # (..., 1)
@@ -439,6 +438,14 @@ class PowerModel:
     ) -> NDArray[np.float64]:
         """Throughput relative to the maximum clock; see :func:`speed_factor`."""
         return speed_factor(clock_mhz, self.max_clock_mhz, memory_bound)
+
+
+def _checked_utilisation(utilisation: ArrayLike) -> NDArray[np.float64]:
+    """Busy fractions as float64, each in [0, 1] (a ValueError otherwise)."""
+    u = np.asarray(utilisation, dtype=np.float64)
+    if np.any(u < 0) or np.any(u > 1):
+        raise ValueError("utilisation must lie in [0, 1]")
+    return u
 
 
 @functools.lru_cache(maxsize=64)

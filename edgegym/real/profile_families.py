@@ -556,7 +556,7 @@ def _energy_tenant(
     clocks = clocks_under_load(model, s, gpu_index(s.device))
     l1, expo = fit_batch(lat, cat.batch_exponent)
     ratio = min(1.0, clocks[0] / clocks[1]) if clocks else 1.0
-    # Measured at the current clock; the family's latency is at the top clock (DVFS rule).
+    # Measured at the clock it ran at; the family's latency is at the top clock (DVFS rule).
     l1_top = l1 / ((1.0 - cat.memory_bound) / ratio + cat.memory_bound)
     profile = {"latency_ms": _r(max(l1_top, 1e-4)), "batch_exponent": _r(expo, 4)}
     record: dict[str, Any] = {
