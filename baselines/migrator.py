@@ -16,6 +16,7 @@ follows the plan (:class:`MIGRatorPolicy`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -30,6 +31,7 @@ from edgegym.baselines.migrator_plan import (
     change_classes,
     solve,
 )
+from edgegym.hardware.mig import layout_sizes, valid_layouts
 
 __all__ = [
     "FORECASTERS",
@@ -214,6 +216,11 @@ def build_problem(
             for n in sigs
         ]
     )
+    option_sizes = np.zeros((m, cap.shape[1], len(sizes)), dtype=np.int64)
+    for i in range(m):
+        for k, u in enumerate(options[i]):
+            for z in u:
+                option_sizes[i, k, sizes.index(z)] += 1
     prev = np.full(m, -1)
     if snap.signature >= 0:
         for i in range(m):
@@ -244,9 +251,20 @@ def build_problem(
         pending=pending,
         prev_u=prev,
         must_launch=must_launch,
+        option_sizes=option_sizes,
+        layouts=_layout_sizes(cat.gpu, tuple(sizes)),
     )
     prob.signatures = sigs  # type: ignore[attr-defined]
     return prob
+
+
+@functools.cache
+def _layout_sizes(gpu: str, sizes: tuple[int, ...]) -> np.ndarray:
+    """(C, Z) instances of each size in each maximal MIG layout of ``gpu``."""
+    rows = [[layout_sizes(lay).count(z) for z in sizes] for lay in valid_layouts(gpu, True)]
+    rows = np.unique(np.array(rows, dtype=np.int64), axis=0)
+    inside = (rows[:, None] <= rows[None]).all(axis=2) & (rows[:, None] != rows[None]).any(axis=2)
+    return rows[~inside.any(axis=1)]  # a multiset inside another layout's adds nothing
 
 
 def _arrivals_per_step(arrivals_per_s: np.ndarray, edges: np.ndarray) -> np.ndarray:

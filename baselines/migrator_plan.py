@@ -125,6 +125,11 @@ class PlanProblem:
         must_launch: Enforce Formula 4 (a pending tenant launches if any size fits).
         expected_served: optional (M, U, T) requests each option serves in each step, when the
             forecast is a distribution (``E[min(A, cap dt)]``) rather than a point.
+        option_sizes: optional (M, U, Z) instances of each size in each inference option.
+        layouts: optional (C, Z) instances of each size in each maximal MIG layout of the GPU.
+            With ``option_sizes`` they let the MILP write the allocation per tenant (the
+            instances of every tenant's inference option and retraining job fit one layout)
+            instead of one column per allowed signature, where the two are the same set.
     """
 
     arrivals: np.ndarray
@@ -141,6 +146,8 @@ class PlanProblem:
     prev_u: np.ndarray
     must_launch: bool = True
     expected_served: np.ndarray | None = None
+    option_sizes: np.ndarray | None = None
+    layouts: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:

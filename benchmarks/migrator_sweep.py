@@ -12,19 +12,29 @@ Reported per workload: the median and worst window time of each solver, the larg
 gap of each (a solver stopped by its plan cap or time limit proves less than 1%), and the
 smallest ratio of the decomposition's objective to the MILP's. The cross-check holds on a
 window when each solver's objective is at least the other's proven bound times (1 - 1%)
-(``agree``); a window where HiGHS found no plan inside its time limit counts as unsolved.
+(``agree``); a window where HiGHS found no plan inside its time limit counts as unsolved. Two
+correct solvers that each stop at a 1% gap can miss that by up to 1% (each plan may be 1% below
+the optimum, each bound 1% above it), so ``consistent`` also counts the windows where neither
+has a plan above the other's proven bound, which correct solvers always meet.
 
-Run: ``python -m benchmarks.migrator_sweep [--workloads 1-16] [--seeds 0,1]
-[--milp-time-limit S] [--json PATH]`` (one core; the full sweep of both seeds takes tens of
-minutes, most of it in HiGHS).
+``--milp-start decomposition`` starts HiGHS from the decomposition's plan (needs ``highspy``):
+it then has only to prove the bound that certifies that plan, which takes about a third of an
+unstarted solve; HiGHS's own plan is then no independent check.
+
+Run: ``python -m benchmarks.migrator_sweep [--workloads 1-16] [--seeds 0,1] [--windows K,K]
+[--milp-windows K,K] [--milp-start decomposition] [--milp-time-limit S] [--json PATH]`` (one
+core). HiGHS takes half a minute to a few minutes a window (its root LP alone 25-35 s), so the
+full sweep of both seeds, 208 windows, takes hours: ``--milp-windows`` runs it on a sample of
+each episode's windows and the decomposition on all of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.common import add_json_arguments, json_problem, median, pinned_to_one_core
@@ -32,6 +42,15 @@ from benchmarks.migrator import window_problems
 from edgegym.outputs import run_command, write_json
 
 PROG = "python -m benchmarks.migrator_sweep"
+#: The sweep of ``python -m benchmarks``: the decomposition on every window of both seeds, HiGHS
+#: on the third window of each episode (one to a few minutes a window), started from the
+#: decomposition's plan where highspy is installed.
+BENCHMARK = {
+    "seeds": (0, 1),
+    "milp_windows": (2,),
+    "milp_time_limit": 300.0,
+    "seeded": importlib.util.find_spec("highspy") is not None,
+}
 GAP = 0.01
 MAX_PLANS = 2000  # the policy's cap (MIGRatorPolicy)
 
@@ -42,8 +61,14 @@ def _time(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - t0
 
 
-def solve_window(prob: Any, milp_time_limit: float) -> dict[str, Any]:
-    """Both solvers on one window's problem: times, values, bounds, gaps and the cross-check."""
+def solve_window(
+    prob: Any, milp_time_limit: float, seeded: bool = False, milp: bool = True
+) -> dict[str, Any]:
+    """Both solvers on one window's problem: times, values, bounds, gaps and the cross-check.
+    ``seeded``: HiGHS starts from the decomposition's plan (``highspy``), so it has only to
+    prove a bound: the check of the decomposition's plan against HiGHS's bound stays
+    independent, HiGHS's own plan then does not. ``milp=False``: the decomposition alone
+    (``milp_s`` None)."""
     from edgegym.baselines.migrator import NoFeasiblePlan, solve
     from edgegym.baselines.migrator_milp import solve_milp
 
@@ -55,42 +80,55 @@ def solve_window(prob: Any, milp_time_limit: float) -> dict[str, Any]:
         "dec_gap": dec.gap,
         "dec_capped": dec.gap > GAP + 1e-12,
     }
+    if not milp:
+        return {**row, "milp_s": None, "milp_value": None}
     t0 = time.perf_counter()
     try:
-        milp = solve_milp(prob, gap=GAP, time_limit=milp_time_limit)
+        start = dec.signatures if seeded else None
+        milp = solve_milp(prob, gap=GAP, time_limit=milp_time_limit, start=start)
     except NoFeasiblePlan:  # HiGHS found no plan inside the time limit
         return {**row, "milp_s": time.perf_counter() - t0, "milp_value": None}
+    plan = milp
     agree = (
-        dec.value >= milp.upper_bound * (1 - GAP) - 1e-9
-        and milp.value >= dec.upper_bound * (1 - GAP) - 1e-9
+        dec.value >= plan.upper_bound * (1 - GAP) - 1e-9
+        and plan.value >= dec.upper_bound * (1 - GAP) - 1e-9
+    )
+    consistent = (  # neither solver has a plan above the other's proven bound
+        dec.value <= plan.upper_bound * (1 + 1e-9) + 1e-9
+        and plan.value <= dec.upper_bound * (1 + 1e-9) + 1e-9
     )
     return {
         **row,
         "milp_s": time.perf_counter() - t0,
-        "milp_value": milp.value,
-        "milp_bound": milp.upper_bound,
-        "milp_gap": milp.gap,
-        "ratio": dec.value / milp.value if milp.value else float("nan"),
+        "milp_value": plan.value,
+        "milp_bound": plan.upper_bound,
+        "milp_gap": plan.gap,
+        "ratio": dec.value / plan.value if plan.value else float("nan"),
         "agree": agree,
+        "consistent": consistent,
     }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One workload's windows in one row (the MILP's gap, ratio and agreement over the windows
-    where it found a plan in its time limit: ``milp_solved``)."""
-    solved = [r for r in rows if r["milp_value"] is not None]
+    """One workload's windows in one row (the MILP's times over the windows it ran on:
+    ``milp_windows``; its gap, ratio and agreement over those where it found a plan in its time
+    limit: ``milp_solved``)."""
+    tried = [r for r in rows if r["milp_s"] is not None]
+    solved = [r for r in tried if r["milp_value"] is not None]
     return {
         "windows": len(rows),
         "dec_median_s": median([r["dec_s"] for r in rows]),
         "dec_worst_s": max(r["dec_s"] for r in rows),
         "dec_worst_gap": max(r["dec_gap"] for r in rows),
         "dec_capped": sum(r["dec_capped"] for r in rows),
-        "milp_median_s": median([r["milp_s"] for r in rows]),
-        "milp_worst_s": max(r["milp_s"] for r in rows),
+        "milp_windows": len(tried),
+        "milp_median_s": median([r["milp_s"] for r in tried]) if tried else float("nan"),
+        "milp_worst_s": max((r["milp_s"] for r in tried), default=float("nan")),
         "milp_solved": len(solved),
         "milp_worst_gap": max((r["milp_gap"] for r in solved), default=float("nan")),
         "min_ratio": min((r["ratio"] for r in solved), default=float("nan")),
         "agree": sum(r["agree"] for r in solved),
+        "consistent": sum(r.get("consistent", True) for r in solved),
     }
 
 
@@ -99,19 +137,39 @@ def run(
     seeds: Sequence[int] = (0,),
     milp_time_limit: float = 10.0,
     progress: bool = True,
+    windows: Sequence[int] | None = None,
+    seeded: bool = False,
+    milp_windows: Sequence[int] | None = None,
+    save: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Every window of every workload and seed under both solvers; per-workload summaries."""
-    out: dict[str, Any] = {"gap": GAP, "max_plans": MAX_PLANS, "milp_time_limit": milp_time_limit}
+    """Every window of every workload and seed (or the ``windows`` of each episode) under the
+    decomposition, and under the MILP too where the window is one of ``milp_windows`` (None:
+    all); per-workload summaries. ``save`` gets the results so far after every workload (a
+    sweep of hours keeps what it measured if it is stopped)."""
+    out: dict[str, Any] = {"gap": GAP, "max_plans": MAX_PLANS, "milp_time_limit": milp_time_limit,
+                           "windows": None if windows is None else list(windows),
+                           "milp_windows": None if milp_windows is None else list(milp_windows),
+                           "milp_start": "decomposition" if seeded else None}  # fmt: skip
     per: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
     for w in workloads:
         rows = []
         for seed in seeds:
             for k, prob in enumerate(window_problems(seed, f"migrator-w{w}")):
-                row = {"seed": seed, "window": k, **solve_window(prob, milp_time_limit)}
+                if windows is not None and k not in windows:
+                    continue
+                both = milp_windows is None or k in milp_windows
+                row = {"seed": seed, "window": k,
+                       **solve_window(prob, milp_time_limit, seeded, milp=both)}  # fmt: skip
                 rows.append(row)
+                if progress and both:
+                    print(f"    W{w} seed {seed} window {k}: decomposition {row['dec_s']:.2f} s, "
+                          f"MILP {row['milp_s']:.1f} s, agree {row.get('agree', False)}",
+                          file=sys.stderr, flush=True)  # fmt: skip
         per[f"W{w}"] = {"summary": summarise(rows), "rows": rows}
         every += rows
+        if save is not None:
+            save({**out, "workloads": per, "all": summarise(every)})
         if progress:
             s = per[f"W{w}"]["summary"]
             print(
@@ -127,14 +185,18 @@ def run(
 
 def format_result(res: dict[str, Any]) -> str:
     """The per-workload table (markdown)."""
+    started = " started from the decomposition's plan" if res.get("milp_start") else ""
+    sample = res.get("milp_windows")
+    where = f" on windows {', '.join(map(str, sample))} of each episode" if sample else ""
     lines = [
         f"MIGRator planners on W1-W16 (gap {100 * res['gap']:.0f}%, decomposition capped at "
-        f"{res['max_plans']} plans, MILP limited to {res['milp_time_limit']:g} s per window)",
+        f"{res['max_plans']} plans; MILP{where}{started}, limited to "
+        f"{res['milp_time_limit']:g} s per window)",
         "",
         "| workload | windows | decomposition median / worst s | its worst gap | capped "
-        "| MILP median / worst s | MILP found a plan | its worst gap | min objective ratio "
-        "| agree |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| MILP windows | MILP median / worst s | MILP found a plan | its worst gap "
+        "| min objective ratio | agree | consistent |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     items = [*res["workloads"].items(), ("all", {"summary": res["all"]})]
     for name, item in items:
@@ -142,9 +204,11 @@ def format_result(res: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {s['windows']} | {s['dec_median_s']:.2f} / {s['dec_worst_s']:.2f} "
             f"| {100 * s['dec_worst_gap']:.2f}% | {s['dec_capped']} "
+            f"| {s.get('milp_windows', s['windows'])} "
             f"| {s['milp_median_s']:.2f} / {s['milp_worst_s']:.2f} | {s['milp_solved']} "
             f"| {100 * s['milp_worst_gap']:.2f}% | {s['min_ratio']:.4f} "
-            f"| {s['agree']} / {s['milp_solved']} |"
+            f"| {s['agree']} / {s['milp_solved']} "
+            f"| {s.get('consistent', s['agree'])} / {s['milp_solved']} |"
         )
     return "\n".join(lines)
 
@@ -165,10 +229,21 @@ def _workloads(text: str) -> list[int]:
 
 
 def _seeds(text: str) -> list[int]:
+    return _ints(text, "seed")
+
+
+def _windows(text: str) -> list[int]:
+    return _ints(text, "window")
+
+
+def _ints(text: str, what: str) -> list[int]:
     try:
-        return [int(s) for s in text.split(",")]
+        out = [int(s) for s in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a seed list: {text!r} (e.g. 0,1)") from None
+        raise argparse.ArgumentTypeError(f"not a {what} list: {text!r} (e.g. 0,1)") from None
+    if any(k < 0 for k in out):
+        raise argparse.ArgumentTypeError(f"{what}s are 0 or more, got {text!r}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -176,7 +251,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", type=_workloads, default=list(range(1, 17)))
     parser.add_argument("--seeds", type=_seeds, default=[0])
+    parser.add_argument(
+        "--windows",
+        type=_windows,
+        default=None,
+        metavar="K,K",
+        help="only these window indices of each episode (default: every one)",
+    )
+    parser.add_argument(
+        "--milp-windows",
+        type=_windows,
+        default=None,
+        metavar="K,K",
+        help="run HiGHS only on these window indices (the decomposition on every window)",
+    )
     parser.add_argument("--milp-time-limit", type=float, default=10.0, metavar="S")
+    parser.add_argument(
+        "--milp-start",
+        choices=("none", "decomposition"),
+        default="none",
+        help="start HiGHS from the decomposition's plan (needs highspy; default: none)",
+    )
     add_json_arguments(parser)
     args = parser.parse_args(argv)
     if problem := json_problem(args):
@@ -186,7 +281,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"{PROG}: error: --milp-time-limit must be positive", file=sys.stderr)
         raise SystemExit(2)
     with pinned_to_one_core():
-        res = run(args.workloads, args.seeds, args.milp_time_limit)
+        seeded = args.milp_start == "decomposition"
+        save = None if args.json is None else (lambda so_far: write_json(args.json, so_far,
+                                                                          "benchmark"))  # fmt: skip
+        res = run(args.workloads, args.seeds, args.milp_time_limit, windows=args.windows,
+                  seeded=seeded, milp_windows=args.milp_windows, save=save)  # fmt: skip
     print(format_result(res))
     if args.json is not None:
         write_json(args.json, res, "benchmark")

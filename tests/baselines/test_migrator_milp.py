@@ -4,6 +4,9 @@ linearise."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+
 import numpy as np
 import pytest
 
@@ -14,7 +17,7 @@ from edgegym.baselines.migrator import (
     change_classes,
     solve,
 )
-from edgegym.baselines.migrator_milp import solve_milp
+from edgegym.baselines.migrator_milp import _fits_exactly, solve_milp
 from edgegym.families.mig import MIGReconfigEnv
 
 
@@ -31,6 +34,107 @@ def test_milp_equals_brute_force_on_tiny_problems(seed, tiny_plan_problem):
     assert p.feasible(plan.signatures)
     assert plan.value == pytest.approx(best, abs=1e-6)
     assert plan.upper_bound >= best - 1e-6
+
+
+def _layout_problem(seed: int, tiny_plan_problem) -> PlanProblem:
+    """A tiny problem whose allowed signatures are every combination of the tenants' options
+    and retraining sizes whose instances fit one of two random layouts (as on a MIG GPU)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        p = tiny_plan_problem(seed, eq11=True)
+        m, n_u, n_z = 2, p.cap.shape[1], p.dur.shape[1]
+        sizes = rng.integers(0, 2, (m, n_u, n_z))
+        sizes[:, :, 0] += sizes.sum(axis=2) == 0  # every option holds an instance
+        layouts = rng.integers(1, 4, (2, n_z))
+        sigs = []
+        for u0, u1 in itertools.product(range(n_u), repeat=2):
+            for r0, r1 in itertools.product(range(-1, n_z), repeat=2):
+                used = sizes[0, u0] + sizes[1, u1]
+                used = used + sum(np.eye(n_z, dtype=int)[r] for r in (r0, r1) if r >= 0)
+                if np.any(np.all(used <= layouts, axis=1)):
+                    sigs.append((u0, u1, r0, r1))
+        if 2 <= len(sigs) <= 9 and len(sigs) ** p.shape[1] <= 20_000:
+            sig = np.array(sigs)
+            q = dataclasses.replace(p, sig_u=sig[:, :2], sig_r=sig[:, 2:], option_sizes=sizes,
+                                    layouts=layouts)  # fmt: skip
+            if _without_one(q) is not None:
+                return q
+        seed += 1000
+
+
+def _without_one(p: PlanProblem) -> np.ndarray | None:
+    """Signature indices less one whose every tenant's option and retraining size some other
+    signature still uses (so the per-tenant choices are the same, their combinations not)."""
+    both = np.concatenate([p.sig_u, p.sig_r], axis=1)
+    for k in range(len(both)):
+        rest = np.delete(both, k, axis=0)
+        if all(np.isin(both[:, j], rest[:, j]).all() for j in range(both.shape[1])):
+            return np.delete(np.arange(len(both)), k)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_per_tenant_encoding_equals_brute_force(seed, tiny_plan_problem):
+    """Where the allowed signatures are exactly the combinations that fit a layout the MILP
+    writes the allocation per tenant; with one signature taken away it must not (the fit then
+    allows a signature the problem forbids) and falls back to one column per signature. Both
+    reach brute force's optimum."""
+    p = _layout_problem(seed, tiny_plan_problem)
+    assert _fits_exactly(p)
+    keep = _without_one(p)
+    fewer = dataclasses.replace(p, sig_u=p.sig_u[keep], sig_r=p.sig_r[keep])
+    assert not _fits_exactly(fewer)
+    for q in (p, fewer):
+        try:
+            best, _ = brute_force(q)
+        except ValueError:
+            with pytest.raises(ValueError, match="no feasible"):
+                solve_milp(q)
+            continue
+        plan = solve_milp(q, gap=0.0)
+        assert q.feasible(plan.signatures)
+        assert plan.value == pytest.approx(best, abs=1e-6)
+
+
+def test_a_real_window_is_written_per_tenant_and_both_encodings_agree():
+    """Every W1-W16 problem's signatures are the combinations that fit an A100 layout, so the
+    MILP takes the compact encoding; forcing one column per signature gives the same optimum."""
+    env = MIGReconfigEnv("migrator-w5", window_s=12, windows=1, data_fraction=0.05)
+    env.reset(seed=3)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    assert _fits_exactly(p)
+    compact = solve_milp(p, gap=1e-9)
+    per_signature = solve_milp(dataclasses.replace(p, layouts=None), gap=1e-9)
+    assert compact.value == pytest.approx(per_signature.value, rel=1e-9)
+    assert compact.gap < 1e-6 and per_signature.gap < 1e-6
+
+
+def test_highs_started_from_the_decomposition_certifies_its_plan():
+    """Started from the decomposition's plan, HiGHS keeps it (or finds better) and proves a
+    bound the plan is within 1% of; a plan of the wrong length is refused."""
+    pytest.importorskip("highspy")
+    env = MIGReconfigEnv("migrator-w5", window_s=12, windows=1, data_fraction=0.05)
+    env.reset(seed=3)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    dec = solve(p, gap=0.01)
+    plan = solve_milp(p, gap=0.01, start=dec.signatures)
+    assert p.feasible(plan.signatures)
+    assert plan.value >= dec.value - 1e-6
+    assert dec.value >= plan.upper_bound * 0.99 - 1e-6
+    assert plan.upper_bound >= dec.value - 1e-6
+    with pytest.raises(ValueError, match="steps"):
+        solve_milp(p, start=dec.signatures[:-1])
+
+
+def test_a_started_solve_without_highspy_says_what_to_install(monkeypatch, tiny_plan_problem):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "highspy", None)
+    p = tiny_plan_problem(0, eq11=True)
+    with pytest.raises(ImportError, match="pip install highspy"):
+        solve_milp(p, start=np.zeros(p.shape[1], dtype=int))
 
 
 def test_milp_equals_the_decomposition_on_a_real_window():
@@ -59,12 +163,15 @@ def test_the_planner_sweep_cross_checks_both_solvers_on_a_window():
     row = solve_window(build_problem(snap, snap.window_arrivals), milp_time_limit=60.0)
     assert row["agree"] and row["ratio"] == pytest.approx(1.0, abs=0.011)
     assert row["dec_gap"] <= 0.01 + 1e-12 and not row["dec_capped"]
+    assert row["consistent"]
     unsolved = {**row, "milp_value": None}
-    s = summarise([row, unsolved])
-    assert (s["windows"], s["milp_solved"], s["agree"]) == (2, 1, 1)
+    skipped = {**row, "milp_s": None, "milp_value": None}  # a window HiGHS was not run on
+    s = summarise([row, unsolved, skipped])
+    assert (s["windows"], s["milp_windows"], s["milp_solved"], s["agree"]) == (3, 2, 1, 1)
     table = format_result({"gap": 0.01, "max_plans": 2000, "milp_time_limit": 60.0,
-                           "workloads": {"W5": {"summary": s}}, "all": s})  # fmt: skip
-    assert "| W5 | 2 |" in table and "| 1 / 1 |" in table
+                           "milp_windows": [2], "workloads": {"W5": {"summary": s}},
+                           "all": s})  # fmt: skip
+    assert "| W5 | 3 |" in table and "| 1 / 1 | 1 / 1 |" in table and "windows 2 of" in table
 
 
 def test_classes_follow_eq11_and_other_rules_are_refused(tiny_plan_problem):
@@ -106,3 +213,19 @@ def test_the_policy_plans_with_the_milp_when_asked():
     env = MIGReconfigEnv("migrator-w5", window_s=16, windows=1)
     with pytest.raises(ValueError, match="solver='gurobi' is unknown"):
         make_policy("migrator:solver=gurobi", env)
+
+
+def test_the_sweep_runs_the_decomposition_alone_and_saves_as_it_goes():
+    """``--milp-windows`` with no window: the decomposition on every window of the episode,
+    HiGHS on none; the results so far are handed to ``save`` after each workload."""
+    from benchmarks.migrator_sweep import _windows, format_result, run
+
+    saved = []
+    res = run(workloads=[7], seeds=[0], milp_windows=[], progress=False, save=saved.append)
+    s = res["workloads"]["W7"]["summary"]
+    assert s["windows"] == 4 and s["milp_windows"] == 0 and s["milp_solved"] == 0
+    assert s["dec_worst_gap"] <= 0.01 + 1e-12
+    assert len(saved) == 1 and saved[0]["workloads"]["W7"]["summary"] == s
+    assert "| W7 | 4 |" in format_result(res)
+    with pytest.raises(Exception, match="0 or more"):
+        _windows("-1")
