@@ -93,8 +93,9 @@ class _Rows:
 
 
 class _Vars:
-    """The MILP's variable vector, handed out block by block: ``add(name, shape)`` reserves a
-    block and returns its column indices in that shape."""
+    """The MILP's variable vector, handed out block by block: ``add(shape, integer, upper)``
+    reserves a block (binary or continuous, bounded by 0 and ``upper``) and returns its column
+    indices in that shape."""
 
     def __init__(self) -> None:
         self.n = 0
