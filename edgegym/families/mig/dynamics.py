@@ -50,6 +50,7 @@ from edgegym.families.mig.params import (
     FIT_EPS,
     MIGParams,
     _mask_radix,
+    slice_tree,
 )
 from edgegym.families.mig.reward import TERMS
 from edgegym.families.mig.serving import busy_from, fluid_queue
@@ -537,17 +538,24 @@ class MIGDynamics:
         first = state.signature < 0
         old = state.task
         new = params.realise(a, old, state.running)
-        tenant = np.where(new >= 0, new, 0) % m
         existed = old != ABSENT
-        ov = np.where(existed, spec.overhead_reload_s[tenant], spec.overhead_new_s[tenant])
+        # The overhead of the instance's model, reusing the instance where it existed.
+        code = new + 2
+        ov = np.where(
+            existed, params.overhead_by_task[1].take(code), params.overhead_by_task[0].take(code)
+        )
         start = now
         if spec.preinit:
             # An instance whose slices were free can be built ahead of time.
             # The latest time one of its slices became free: a max over each placement's
-            # slices (a column appended so that a span may end past the last slice).
+            # slices, read off the tree of slices where the placements are its nodes (else
+            # a column appended so that a span may end past the last slice).
             sfs = state.slice_free_since
-            padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
-            free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
+            if params.slice_node is not None:
+                free = slice_tree(sfs).take(params.slice_node, axis=1)
+            else:
+                padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
+                free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
             start = np.where(
                 existed & (old == IDLE),
                 np.minimum(now, state.since_s),
@@ -582,7 +590,7 @@ class MIGDynamics:
         state.since_s = np.where(new != old, now, state.since_s)
         state.task = new
         # Memory slices covered by a working instance are not free; newly free ones are.
-        busy = ((new >= 0).astype(np.int64) @ params.slices.astype(np.int64)) > 0
+        busy = ((new >= 0) @ params.slices_f) > 0  # (N, 8) sums of 0 / 1: exact
         sfs = state.slice_free_since
         state.slice_free_since = np.where(busy, np.inf, np.where(np.isinf(sfs), now, sfs))
         state.signature = a.copy()
