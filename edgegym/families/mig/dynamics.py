@@ -38,6 +38,7 @@ executor in place of the batched stretch (:meth:`MIGDynamics.stretch` and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,12 +139,34 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     return out
 
 
-def _cells(arr: np.ndarray, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), by flat index when contiguous."""
+def _sum_last(x: np.ndarray) -> np.ndarray:
+    """``x.sum(axis=-1)``, bit for bit, by adding columns where the last axis is short: numpy
+    adds fewer than 8 values one after another from 0.0 (pairwise only from 8 on, where this
+    calls ``sum``), and a reduction over a short axis costs far more per row than an add
+    (``tests/envs/test_mig_vector.py`` checks the equality)."""
+    n = x.shape[-1]
+    if n >= 8 or n == 0:
+        return x.sum(axis=-1)
+    total = 0.0 + x[..., 0]
+    for j in range(1, n):
+        total += x[..., j]
+    return total
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_base(n: int, m: int, x: int) -> np.ndarray:
+    """(N, M) flat index of cell ``(i, j, 0)`` of a C-contiguous (N, M, X) array (read-only)."""
+    out = (np.arange(n)[:, None] * m + np.arange(m)) * x
+    out.setflags(write=False)
+    return out
+
+
+def _cells(arr: np.ndarray, rows: np.ndarray | slice, k: np.ndarray) -> np.ndarray:
+    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), ``rows`` an index array or
+    ``slice(None)`` (every row), by flat index when contiguous."""
     if not arr.flags.c_contiguous:
-        return arr[rows, :, k]
-    m, x = arr.shape[1:]
-    return arr.reshape(-1)[(rows[:, None] * m + np.arange(m)) * x + k[:, None]]
+        return arr[_rows(arr) if isinstance(rows, slice) else rows, :, k]
+    return arr.reshape(-1).take(_cell_base(*arr.shape)[rows] + k[:, None])
 
 
 def _add_cells(arr: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
@@ -462,7 +485,7 @@ class MIGDynamics:
             raise RuntimeError("step() on an env whose episode has ended")
         a, projected = self.project(params, state, actions)
         before = self._counters(state)  # before the reconfiguration: its downtime counts
-        queued = state.backlog.sum(axis=1)  # requests waiting when the step starts
+        queued = _sum_last(state.backlog)  # requests waiting when the step starts
         changes = self._apply(params, state, a)
         t0 = state.time_s.copy()
         w_start = state.window * spec.window_s
@@ -489,15 +512,15 @@ class MIGDynamics:
             self.enter_window(params, state, new_window, state.window[new_window] + 1)
         state.mask = self._mask(params, state)
         full = spec.power.max_power_w * max(spec.basis_s, 1e-9)
-        req = d_req.sum(axis=1)
+        req = _sum_last(d_req)
         has = req > 0
         safe = np.where(has, req, 1.0)
         # Served in the step within the SLO, of the requests it had to serve: those queued at
         # its start and those arriving in it (a queue served late counts against no step's
         # arrivals alone, so the fraction stays in [0, 1]).
         present = req + queued
-        slo = np.where(present > 0, d_slo.sum(axis=1) / np.where(present > 0, present, 1.0), 1.0)
-        good = d_good.sum(axis=1)
+        slo = np.where(present > 0, _sum_last(d_slo) / np.where(present > 0, present, 1.0), 1.0)
+        good = _sum_last(d_good)
         terms = {"goodput": good / state.norm, "energy": -d_energy / full}
         info = {
             "projected": projected,
@@ -505,7 +528,7 @@ class MIGDynamics:
             "goodput": good,
             "requests": req,
             "slo_attainment": np.minimum(slo, 1.0),  # min: float rounding only
-            "accuracy": np.where(has, d_corr.sum(axis=1) / safe, 0.0),
+            "accuracy": np.where(has, _sum_last(d_corr) / safe, 0.0),
             "downtime_s": d_down,
             "overhead_s": d_over,
             "tenant_requests": d_req,
@@ -519,11 +542,11 @@ class MIGDynamics:
         reconfiguration overhead so far (a step's numbers are differences of these, as the
         engine's metrics give them)."""
         return (
-            state.requests.sum(axis=2),
-            state.served_slo.sum(axis=2),
-            state.goodput.sum(axis=2),
-            state.correct.sum(axis=2),
-            state.energy_j.sum(axis=1),
+            _sum_last(state.requests),
+            _sum_last(state.served_slo),
+            _sum_last(state.goodput),
+            _sum_last(state.correct),
+            _sum_last(state.energy_j),
             state.downtime_s.copy(),
             state.overhead_s.copy(),
         )
@@ -649,8 +672,8 @@ class MIGDynamics:
             finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
         dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
-        lam = _cells(state.arrivals, _rows(t) if rows is None else rows, sec)  # (K, M)
-        mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
+        lam = _cells(state.arrivals, sel, sec)  # (K, M)
+        mu = np.sum(np.where(own_i, params.rate_slo, 0.0), axis=2)
         if spec.mps_inference_slowdown > 0 or spec.mps_retrain_slowdown > 0:
             # MPS interference (scenario ``mps``): with two or more tasks on the GPU, each
             # serves and retrains slower; the jobs' finish times follow the slower speed.
@@ -666,7 +689,7 @@ class MIGDynamics:
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
         busy = busy_from(gpcs[:, :m], gpcs[:, m:], served, mu, dtc, running)  # (K, M)
-        util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
+        util = np.minimum(1.0, _sum_last(busy) / MIG_TOTAL_GPCS)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
             dt=dt,
@@ -692,27 +715,32 @@ class MIGDynamics:
             | (left <= _EPS * np.maximum(state.job_total[sel], 1))
         )
         state.job_left = _put(state.job_left, sel, left)
+        # The envs whose stretch took time: ``rec`` indexes the state's rows and ``sub`` the
+        # stretch's (both slices where every env ran one: views, no copies).
         pos = dt > 0
-        rec = np.flatnonzero(pos) if rows is None else rows[pos]
-        if rec.size:
+        if rows is None and pos.all():
+            rec, sub, envs = slice(None), slice(None), _rows(dt)
+        else:
+            sub = pos
+            rec = envs = np.flatnonzero(pos) if rows is None else rows[pos]
+        if envs.size:
             k = state.window[rec]
-            d = dt[pos, None]
+            d = dt[sub, None]
             acc = state.model_acc[rec]
-            req = seg.requests[pos]
-            served = seg.served[pos]
-            state.energy_j[rec, k] += seg.energy_j[pos]
+            req = seg.requests[sub]
+            served = seg.served[sub]
+            state.energy_j[envs, k] += seg.energy_j[sub]
             state.retrain_gpu_s[rec] += (
                 np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
             )
             # The (env, tenant, window k) cells of the (N, M, K) counters, by flat index.
-            m, n_k = acc.shape[1], state.requests.shape[2]
-            at = (rec[:, None] * m + np.arange(m)) * n_k + k[:, None]  # (R, M)
+            at = _cell_base(*state.requests.shape)[rec] + k[:, None]  # (R, M)
             _add_cells(state.acc_integral, at, acc * d)
             _add_cells(state.requests, at, req)
             _add_cells(state.served_slo, at, served)
             _add_cells(state.goodput, at, served * acc)
             _add_cells(state.correct, at, req * acc)
-            self._log(params, state, rec, dt[pos])
+            self._log(params, state, envs, dt[sub])
         state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
         if done.any():
             done = _put(np.zeros_like(state.running), sel, done)
@@ -779,20 +807,20 @@ class MIGDynamics:
         """(N, 14 M + 4) float32 (see :mod:`edgegym.families.mig.observation` for the table)."""
         spec, prof = params.spec, params.profile
         n, m = state.time_s.shape[0], spec.n_tenants
-        rows = _rows(state.time_s)
         t = state.time_s
         now = np.floor(t + 1e-9).astype(np.int64)
         ref = np.maximum(spec.size_rate[:, -1], 1e-9)
         started = (now > 0)[:, None]
-        last = np.where(started, _cells(state.arrivals, rows, np.maximum(now - 1, 0)), 0.0)
+        every = slice(None)
+        last = np.where(started, _cells(state.arrivals, every, np.maximum(now - 1, 0)), 0.0)
         width = np.minimum(now, 10)
         recent = np.where(
-            started, _cells(state.recent_sum, rows, now) / np.maximum(width, 1)[:, None], 0.0
+            started, _cells(state.recent_sum, every, now) / np.maximum(width, 1)[:, None], 0.0
         )
         ready = state.ready_s <= t[:, None] + _EPS
         tenant_ids = np.arange(m)[None, :, None]
         own_i = state.task[:, None, :] == tenant_ids  # (N, M, P)
-        mu = np.sum(np.where(own_i & ready[:, None, :] & params.meets, spec.rate, 0.0), axis=2)
+        mu = np.sum(np.where(own_i & ready[:, None, :], params.rate_slo, 0.0), axis=2)
         status = status_of(state.running, state.retrained)
         k = np.minimum(state.window, spec.windows - 1)
         total = prof.gpu_seconds[:, k, 0].T

@@ -290,6 +290,7 @@ class MIGParams:
     overhead_by_task: np.ndarray  # (2, 2M + 2) new / reused instance overhead by task + 2
     meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
     slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
+    rate_slo: np.ndarray  # (M, P) requests/s of one instance within the SLO (0 where missed)
     gpcs: np.ndarray  # (P,) float GPCs of each placement
     speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
     clock_mhz: np.ndarray  # (1,) the GPU's clock
@@ -331,7 +332,8 @@ class MIGParams:
         if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
         node = _slice_nodes(span)
-        tables = (rsize, stripped, slices, span, meets, overhead)
+        rate_slo = np.where(meets, spec.rate, 0.0)
+        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -350,6 +352,7 @@ class MIGParams:
             overhead_by_task=overhead,
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
+            rate_slo=rate_slo,
             gpcs=cat.placement_size.astype(float),
             speed_min=spec.size_train_speed[np.arange(m), zmin],
             clock_mhz=np.array([spec.clock_mhz]),
