@@ -153,6 +153,29 @@ def _sum_last(x: np.ndarray) -> np.ndarray:
     return total
 
 
+def _running_total(x: np.ndarray) -> np.ndarray:
+    """``np.cumsum(x, axis=-1)[..., -1]`` of a float array, bit for bit: the values added one
+    after another from the first, by columns (quicker where the last axis is short)."""
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape[:-1])
+    total = x[..., 0].copy()
+    for j in range(1, x.shape[-1]):
+        total += x[..., j]
+    return total
+
+
+def _min_last(x: np.ndarray) -> np.ndarray:
+    """``x.min(axis=-1)`` (a minimum is exact in any order) by halving the last axis: quicker
+    than a reduction where that axis is short."""
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        y = np.minimum(x[..., :half], x[..., half : 2 * half])
+        if x.shape[-1] % 2:
+            np.minimum(y[..., 0], x[..., -1], out=y[..., 0])
+        x = y
+    return x[..., 0]
+
+
 @functools.lru_cache(maxsize=16)
 def _cell_base(n: int, m: int, x: int) -> np.ndarray:
     """(N, M) flat index of cell ``(i, j, 0)`` of a C-contiguous (N, M, X) array (read-only)."""
@@ -306,7 +329,7 @@ def _ready_times(
     :func:`reconfigure` (before its warm start of the first allocation)."""
     if rule == "eq10":
         held = new >= 0
-        at = np.arange(new.shape[0])[:, None] * psi.shape[1] + np.where(held, new, 0)  # (N, P)
+        at = _cell_base(new.shape[0], 1, psi.shape[1]) + np.where(held, new, 0)  # (N, P)
         down = flagged.ravel()[at] & held
         psi_p = psi.ravel()[at]
         base = np.where(kept, ready_old, t)
@@ -601,14 +624,14 @@ class MIGDynamics:
         )
         plain = rc.plain
         state.ready_s = rc.ready
-        state.overhead_plain_s = state.overhead_plain_s + np.cumsum(plain, axis=1)[:, -1]
+        state.overhead_plain_s = state.overhead_plain_s + _running_total(plain)
         count = np.where(first, 0, ((new >= 0) & (new != old)).sum(axis=1))
         state.reconfigurations += count
         state.downtime_s = state.downtime_s + rc.downtime
         measured = np.where(rc.flagged, rc.measured, 0.0)
         state.overhead_sum = state.overhead_sum + measured
         state.overhead_events = state.overhead_events + rc.flagged
-        state.overhead_s = state.overhead_s + np.cumsum(measured, axis=1)[:, -1]
+        state.overhead_s = state.overhead_s + _running_total(measured)
         state.reconfig_events = state.reconfig_events + rc.flagged.sum(axis=1)
         state.since_s = np.where(new != old, now, state.since_s)
         state.task = new
@@ -670,7 +693,7 @@ class MIGDynamics:
         active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
-        dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
+        dt = np.maximum(0.0, np.minimum(until[sel] - t, _min_last(finish)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
         lam = _cells(state.arrivals, sel, sec)  # (K, M)
         mu = np.sum(np.where(own_i, params.rate_slo, 0.0), axis=2)
@@ -683,7 +706,7 @@ class MIGDynamics:
             speed = np.where(shared, speed * (1.0 - spec.mps_retrain_slowdown), speed)
             with np.errstate(divide="ignore", invalid="ignore"):
                 finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
-            dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
+            dt = np.maximum(0.0, np.minimum(until[sel] - t, _min_last(finish)))
         bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
