@@ -433,8 +433,7 @@ class MIGDynamics:
         ov = self.charged_overhead(params, state)[:, m:]  # (N, M) a retraining start's cost
         with np.errstate(divide="ignore", invalid="ignore"):
             secs = ov[:, :, None] + left[:, :, None] / spec.size_train_speed
-        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
-        secs = np.where(too_small[None], np.inf, secs)
+        secs = np.where(params.train_too_small, np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
         # Retraining sizes each tenant may take (bit Z: none, always): those its job fits in
         # while pending, none once retrained, any while running (its instance is kept as it is).

@@ -262,7 +262,7 @@ class RowMemo:
             self.table[start : start + len(new)] = make(miss[first])
             self.index.update(zip(new.tolist(), range(start, start + len(new)), strict=True))
             at[miss] = start + inverse
-        return self.table[at]
+        return self.table.take(at, axis=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,6 +291,7 @@ class MIGParams:
     meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
     slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
     rate_slo: np.ndarray  # (M, P) requests/s of one instance within the SLO (0 where missed)
+    train_too_small: np.ndarray  # (M, Z) bool: an instance of the size cannot hold the job
     gpcs: np.ndarray  # (P,) float GPCs of each placement
     speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
     clock_mhz: np.ndarray  # (1,) the GPU's clock
@@ -333,7 +334,8 @@ class MIGParams:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
         node = _slice_nodes(span)
         rate_slo = np.where(meets, spec.rate, 0.0)
-        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo)
+        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
+        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo, too_small)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -353,6 +355,7 @@ class MIGParams:
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
             rate_slo=rate_slo,
+            train_too_small=too_small,
             gpcs=cat.placement_size.astype(float),
             speed_min=spec.size_train_speed[np.arange(m), zmin],
             clock_mhz=np.array([spec.clock_mhz]),
