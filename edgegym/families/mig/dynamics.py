@@ -145,7 +145,7 @@ def _sum_last(x: np.ndarray) -> np.ndarray:
     calls ``sum``), and a reduction over a short axis costs far more per row than an add
     (``tests/envs/test_mig_vector.py`` checks the equality)."""
     n = x.shape[-1]
-    if n >= 8 or n == 0:
+    if n >= 8 or n == 0 or x.dtype != np.float64:
         return x.sum(axis=-1)
     total = 0.0 + x[..., 0]
     for j in range(1, n):
@@ -154,10 +154,10 @@ def _sum_last(x: np.ndarray) -> np.ndarray:
 
 
 def _running_total(x: np.ndarray) -> np.ndarray:
-    """``np.cumsum(x, axis=-1)[..., -1]`` of a float array, bit for bit: the values added one
-    after another from the first, by columns (quicker where the last axis is short)."""
-    if x.shape[-1] == 0:
-        return np.zeros(x.shape[:-1])
+    """``np.cumsum(x, axis=-1)[..., -1]``, bit for bit: the values added one after another
+    from the first, by columns (quicker where the last axis is short)."""
+    if x.shape[-1] == 0 or x.dtype != np.float64:
+        return np.cumsum(x, axis=-1)[..., -1]
     total = x[..., 0].copy()
     for j in range(1, x.shape[-1]):
         total += x[..., j]

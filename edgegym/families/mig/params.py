@@ -332,10 +332,10 @@ class MIGParams:
         n_place = len(cat.placements)
         if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
-        node = _slice_nodes(span)
         rate_slo = np.where(meets, spec.rate, 0.0)
         too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
-        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo, too_small)
+        slices_f = slices.astype(float)
+        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo, too_small, slices_f)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -349,8 +349,8 @@ class MIGParams:
             stripped=stripped,
             slices=slices,
             slice_span=span,
-            slice_node=node,
-            slices_f=slices.astype(float),
+            slice_node=_slice_nodes(span),
+            slices_f=slices_f,
             overhead_by_task=overhead,
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
@@ -400,13 +400,17 @@ def _slice_nodes(span: np.ndarray) -> np.ndarray | None:
     """(P,) where each placement's memory slices lie in the tree of slices that
     :func:`slice_tree` builds (the 8 slices, then the 4 aligned pairs, the 2 aligned fours and
     all 8), or ``None`` where some placement covers a span that is not a node of it."""
+    s = MIG_MEMORY_SLICES
+    if s & (s - 1):
+        return None  # no tree of halves
     node = []
     for start, end in span.reshape(-1, 2).tolist():
         width = end - start
-        level = width.bit_length() - 1
-        if width != 1 << level or start % width or end > MIG_MEMORY_SLICES:
+        if width < 1 or width & (width - 1) or start % width or end > s:
             return None
-        node.append(2 * MIG_MEMORY_SLICES - (MIG_MEMORY_SLICES >> level) * 2 + start // width)
+        # The level of spans this wide starts after the narrower ones: s + s/2 + ... of them
+        # (2s - 2 s/width), then the span's place in its level.
+        node.append(2 * s - 2 * s // width + start // width)
     out = np.array(node, dtype=np.int64)
     out.setflags(write=False)
     return out
