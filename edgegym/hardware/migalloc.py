@@ -197,26 +197,22 @@ class AllocationCatalogue:
         # the popcount of their intersection.
         bit = tab.place_bit
         lay_bits = tab.layout_bits[pair_lay]  # (Q,)
-        keep_bits = keep @ bit
         score = _SCORE * _popcount((linear @ bit)[pair_env] & lay_bits)
         score += _popcount(((prev != ABSENT) @ bit)[pair_env] & lay_bits)
-        lacked = _popcount(keep_bits)[pair_env] - _popcount(keep_bits[pair_env] & lay_bits)
-        score -= _LACK * lacked
+        score -= _LACK * _popcount((keep @ bit)[pair_env] & ~lay_bits)  # kept ones it lacks
         over_b, over_c = np.nonzero(over)
         if over_b.size:
             # min(kept, need) of each over class: the class's placements as one bitmask, an
-            # env's over classes side by side in columns.
-            members = np.bincount(
-                slot[held].ravel(), np.broadcast_to(bit, held.shape)[held], minlength=over.size
-            ).astype(np.int64)[over_b * n_class + over_c]
+            # env's over classes one below another (row j: each env's j-th over class).
+            members = (held[over_b] & (cls[over_b] == over_c[:, None])) @ bit
             col = np.arange(over_b.size) - np.searchsorted(over_b, over_b)
-            sets = np.zeros((n_env, int(col.max()) + 1), dtype=np.int64)
+            sets = np.zeros((int(col.max()) + 1, n_env), dtype=np.int64)
             cap = np.zeros_like(sets)
-            sets[over_b, col] = members
-            cap[over_b, col] = need[over_b, over_c]
-            for j in range(sets.shape[1]):
-                kept = _popcount(sets[pair_env, j] & lay_bits)
-                score += _SCORE * np.minimum(kept, cap[pair_env, j])
+            sets[col, over_b] = members
+            cap[col, over_b] = need[over_b, over_c]
+            for j in range(sets.shape[0]):
+                kept = _popcount(sets[j].take(pair_env) & lay_bits)
+                score += _SCORE * np.minimum(kept, cap[j].take(pair_env))
         if n_env and width.min() > 0:
             best = np.maximum.reduceat(score, starts)
             stuck = np.flatnonzero(best < 0)
@@ -262,7 +258,7 @@ class AllocationCatalogue:
             upto += left[:, t]
             task += np.take(upto, tab.size_index, axis=1) <= rank
         room = seen[:, tab.size_first + tab.size_count] - seen[:, tab.size_first]  # (B, Z)
-        assert np.all(room >= upto), "layout cannot host the signature"
+        assert (room >= upto).all(), "layout cannot host the signature"
         filled = np.where(task < self.n_tasks, task, IDLE)
         return np.where(keep, prev, np.where(free, filled, ABSENT)).astype(np.int64)
 

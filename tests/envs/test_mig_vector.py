@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgegym.families.mig import MIGReconfigEnv
+from edgegym.families.mig.dynamics import _min_last, _running_total, _sum_last
 from edgegym.families.mig.params import keep_pairs
 from edgegym.families.mig.vector import MIGVectorEnv
 
@@ -110,3 +111,22 @@ def test_memoised_mask_is_the_rules() -> None:
                 want &= ok | st.running[i, j]
             np.testing.assert_array_equal(vec.action_masks()[i], want)
         vec.step(np.array([int(rng.choice(np.flatnonzero(row))) for row in vec.action_masks()]))
+
+
+def test_short_reductions_are_numpys() -> None:
+    """The column-by-column reductions of the step equal numpy's ``sum``, ``cumsum`` and
+    ``min`` bit for bit, signed zeros, infinities and every short length included (numpy adds
+    fewer than 8 values one after another from 0.0; a numpy that changed this would fail here
+    before any golden trajectory moved)."""
+    rng = np.random.default_rng(0)
+    for n in range(10):
+        x = rng.standard_normal((500, 3, n)) * 10.0 ** rng.integers(-12, 12, (500, 3, n))
+        x[::7] = -0.0
+        x[1::11, :, : n // 2] = np.inf
+        pairs = [(x.sum(axis=-1), _sum_last(x))]
+        if n:
+            pairs.append((np.cumsum(x, axis=-1)[..., -1], _running_total(x)))
+            pairs.append((x.min(axis=-1), _min_last(x)))
+        for want, got in pairs:
+            assert want.dtype == got.dtype and want.shape == got.shape
+            assert np.array_equal(want.view(np.int64), got.view(np.int64))

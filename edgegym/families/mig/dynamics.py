@@ -38,6 +38,7 @@ executor in place of the batched stretch (:meth:`MIGDynamics.stretch` and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ from edgegym.families.mig.params import (
     FIT_EPS,
     MIGParams,
     _mask_radix,
+    slice_tree,
 )
 from edgegym.families.mig.reward import TERMS
 from edgegym.families.mig.serving import busy_from, fluid_queue
@@ -137,12 +139,57 @@ def _put(arr: np.ndarray, sel: slice | np.ndarray, value: np.ndarray) -> np.ndar
     return out
 
 
-def _cells(arr: np.ndarray, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), by flat index when contiguous."""
+def _sum_last(x: np.ndarray) -> np.ndarray:
+    """``x.sum(axis=-1)``, bit for bit, by adding columns where the last axis is short: numpy
+    adds fewer than 8 values one after another from 0.0 (pairwise only from 8 on, where this
+    calls ``sum``), and a reduction over a short axis costs far more per row than an add
+    (``tests/envs/test_mig_vector.py`` checks the equality)."""
+    n = x.shape[-1]
+    if n >= 8 or n == 0 or x.dtype != np.float64:
+        return x.sum(axis=-1)
+    total = 0.0 + x[..., 0]
+    for j in range(1, n):
+        total += x[..., j]
+    return total
+
+
+def _running_total(x: np.ndarray) -> np.ndarray:
+    """``np.cumsum(x, axis=-1)[..., -1]``, bit for bit: the values added one after another
+    from the first, by columns (quicker where the last axis is short)."""
+    if x.shape[-1] == 0 or x.dtype != np.float64:
+        return np.cumsum(x, axis=-1)[..., -1]
+    total = x[..., 0].copy()
+    for j in range(1, x.shape[-1]):
+        total += x[..., j]
+    return total
+
+
+def _min_last(x: np.ndarray) -> np.ndarray:
+    """``x.min(axis=-1)`` (a minimum is exact in any order) by halving the last axis: quicker
+    than a reduction where that axis is short."""
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        y = np.minimum(x[..., :half], x[..., half : 2 * half])
+        if x.shape[-1] % 2:
+            np.minimum(y[..., 0], x[..., -1], out=y[..., 0])
+        x = y
+    return x[..., 0]
+
+
+@functools.lru_cache(maxsize=16)
+def _cell_base(n: int, m: int, x: int) -> np.ndarray:
+    """(N, M) flat index of cell ``(i, j, 0)`` of a C-contiguous (N, M, X) array (read-only)."""
+    out = (np.arange(n)[:, None] * m + np.arange(m)) * x
+    out.setflags(write=False)
+    return out
+
+
+def _cells(arr: np.ndarray, rows: np.ndarray | slice, k: np.ndarray) -> np.ndarray:
+    """``arr[rows, :, k]`` of an (N, M, X) array, (R, M), ``rows`` an index array or
+    ``slice(None)`` (every row), by flat index when contiguous."""
     if not arr.flags.c_contiguous:
-        return arr[rows, :, k]
-    m, x = arr.shape[1:]
-    return arr.reshape(-1)[(rows[:, None] * m + np.arange(m)) * x + k[:, None]]
+        return arr[_rows(arr) if isinstance(rows, slice) else rows, :, k]
+    return arr.reshape(-1).take(_cell_base(*arr.shape)[rows] + k[:, None])
 
 
 def _add_cells(arr: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
@@ -282,7 +329,7 @@ def _ready_times(
     :func:`reconfigure` (before its warm start of the first allocation)."""
     if rule == "eq10":
         held = new >= 0
-        at = np.arange(new.shape[0])[:, None] * psi.shape[1] + np.where(held, new, 0)  # (N, P)
+        at = _cell_base(new.shape[0], 1, psi.shape[1]) + np.where(held, new, 0)  # (N, P)
         down = flagged.ravel()[at] & held
         psi_p = psi.ravel()[at]
         base = np.where(kept, ready_old, t)
@@ -386,8 +433,7 @@ class MIGDynamics:
         ov = self.charged_overhead(params, state)[:, m:]  # (N, M) a retraining start's cost
         with np.errstate(divide="ignore", invalid="ignore"):
             secs = ov[:, :, None] + left[:, :, None] / spec.size_train_speed
-        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
-        secs = np.where(too_small[None], np.inf, secs)
+        secs = np.where(params.train_too_small, np.inf, secs)
         fits = secs <= time_left[:, None, None] + FIT_EPS  # (N, M, Z): MIGSpec.fits_window
         # Retraining sizes each tenant may take (bit Z: none, always): those its job fits in
         # while pending, none once retrained, any while running (its instance is kept as it is).
@@ -461,7 +507,7 @@ class MIGDynamics:
             raise RuntimeError("step() on an env whose episode has ended")
         a, projected = self.project(params, state, actions)
         before = self._counters(state)  # before the reconfiguration: its downtime counts
-        queued = state.backlog.sum(axis=1)  # requests waiting when the step starts
+        queued = _sum_last(state.backlog)  # requests waiting when the step starts
         changes = self._apply(params, state, a)
         t0 = state.time_s.copy()
         w_start = state.window * spec.window_s
@@ -488,15 +534,15 @@ class MIGDynamics:
             self.enter_window(params, state, new_window, state.window[new_window] + 1)
         state.mask = self._mask(params, state)
         full = spec.power.max_power_w * max(spec.basis_s, 1e-9)
-        req = d_req.sum(axis=1)
+        req = _sum_last(d_req)
         has = req > 0
         safe = np.where(has, req, 1.0)
         # Served in the step within the SLO, of the requests it had to serve: those queued at
         # its start and those arriving in it (a queue served late counts against no step's
         # arrivals alone, so the fraction stays in [0, 1]).
         present = req + queued
-        slo = np.where(present > 0, d_slo.sum(axis=1) / np.where(present > 0, present, 1.0), 1.0)
-        good = d_good.sum(axis=1)
+        slo = np.where(present > 0, _sum_last(d_slo) / np.where(present > 0, present, 1.0), 1.0)
+        good = _sum_last(d_good)
         terms = {"goodput": good / state.norm, "energy": -d_energy / full}
         info = {
             "projected": projected,
@@ -504,7 +550,7 @@ class MIGDynamics:
             "goodput": good,
             "requests": req,
             "slo_attainment": np.minimum(slo, 1.0),  # min: float rounding only
-            "accuracy": np.where(has, d_corr.sum(axis=1) / safe, 0.0),
+            "accuracy": np.where(has, _sum_last(d_corr) / safe, 0.0),
             "downtime_s": d_down,
             "overhead_s": d_over,
             "tenant_requests": d_req,
@@ -518,11 +564,11 @@ class MIGDynamics:
         reconfiguration overhead so far (a step's numbers are differences of these, as the
         engine's metrics give them)."""
         return (
-            state.requests.sum(axis=2),
-            state.served_slo.sum(axis=2),
-            state.goodput.sum(axis=2),
-            state.correct.sum(axis=2),
-            state.energy_j.sum(axis=1),
+            _sum_last(state.requests),
+            _sum_last(state.served_slo),
+            _sum_last(state.goodput),
+            _sum_last(state.correct),
+            _sum_last(state.energy_j),
             state.downtime_s.copy(),
             state.overhead_s.copy(),
         )
@@ -537,17 +583,24 @@ class MIGDynamics:
         first = state.signature < 0
         old = state.task
         new = params.realise(a, old, state.running)
-        tenant = np.where(new >= 0, new, 0) % m
         existed = old != ABSENT
-        ov = np.where(existed, spec.overhead_reload_s[tenant], spec.overhead_new_s[tenant])
+        # The overhead of the instance's model, reusing the instance where it existed.
+        code = new + 2
+        ov = np.where(
+            existed, params.overhead_by_task[1].take(code), params.overhead_by_task[0].take(code)
+        )
         start = now
         if spec.preinit:
             # An instance whose slices were free can be built ahead of time.
             # The latest time one of its slices became free: a max over each placement's
-            # slices (a column appended so that a span may end past the last slice).
+            # slices, read off the tree of slices where the placements are its nodes (else
+            # a column appended so that a span may end past the last slice).
             sfs = state.slice_free_since
-            padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
-            free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
+            if params.slice_node is not None:
+                free = slice_tree(sfs).take(params.slice_node, axis=1)
+            else:
+                padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
+                free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
             start = np.where(
                 existed & (old == IDLE),
                 np.minimum(now, state.since_s),
@@ -570,19 +623,19 @@ class MIGDynamics:
         )
         plain = rc.plain
         state.ready_s = rc.ready
-        state.overhead_plain_s = state.overhead_plain_s + np.cumsum(plain, axis=1)[:, -1]
+        state.overhead_plain_s = state.overhead_plain_s + _running_total(plain)
         count = np.where(first, 0, ((new >= 0) & (new != old)).sum(axis=1))
         state.reconfigurations += count
         state.downtime_s = state.downtime_s + rc.downtime
         measured = np.where(rc.flagged, rc.measured, 0.0)
         state.overhead_sum = state.overhead_sum + measured
         state.overhead_events = state.overhead_events + rc.flagged
-        state.overhead_s = state.overhead_s + np.cumsum(measured, axis=1)[:, -1]
+        state.overhead_s = state.overhead_s + _running_total(measured)
         state.reconfig_events = state.reconfig_events + rc.flagged.sum(axis=1)
         state.since_s = np.where(new != old, now, state.since_s)
         state.task = new
         # Memory slices covered by a working instance are not free; newly free ones are.
-        busy = ((new >= 0).astype(np.int64) @ params.slices.astype(np.int64)) > 0
+        busy = ((new >= 0) @ params.slices_f) > 0  # (N, 8) sums of 0 / 1: exact
         sfs = state.slice_free_since
         state.slice_free_since = np.where(busy, np.inf, np.where(np.isinf(sfs), now, sfs))
         state.signature = a.copy()
@@ -639,10 +692,10 @@ class MIGDynamics:
         active = running & (speed > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
-        dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
+        dt = np.maximum(0.0, np.minimum(until[sel] - t, _min_last(finish)))
         sec = np.minimum(np.floor(t + _EPS).astype(np.int64), params.n_seconds - 1)
-        lam = _cells(state.arrivals, _rows(t) if rows is None else rows, sec)  # (K, M)
-        mu = np.sum(np.where(own_i & params.meets, spec.rate, 0.0), axis=2)
+        lam = _cells(state.arrivals, sel, sec)  # (K, M)
+        mu = np.sum(np.where(own_i, params.rate_slo, 0.0), axis=2)
         if spec.mps_inference_slowdown > 0 or spec.mps_retrain_slowdown > 0:
             # MPS interference (scenario ``mps``): with two or more tasks on the GPU, each
             # serves and retrains slower; the jobs' finish times follow the slower speed.
@@ -652,13 +705,13 @@ class MIGDynamics:
             speed = np.where(shared, speed * (1.0 - spec.mps_retrain_slowdown), speed)
             with np.errstate(divide="ignore", invalid="ignore"):
                 finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
-            dt = np.maximum(0.0, np.minimum(until[sel] - t, finish.min(axis=1)))
+            dt = np.maximum(0.0, np.minimum(until[sel] - t, _min_last(finish)))
         bmax = np.sum(np.where(own_i, params.slack, 0.0), axis=2)
         dtc = dt[:, None]
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
         busy = busy_from(gpcs[:, :m], gpcs[:, m:], served, mu, dtc, running)  # (K, M)
-        util = np.minimum(1.0, busy.sum(axis=1) / MIG_TOTAL_GPCS)
+        util = np.minimum(1.0, _sum_last(busy) / MIG_TOTAL_GPCS)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
             dt=dt,
@@ -684,27 +737,32 @@ class MIGDynamics:
             | (left <= _EPS * np.maximum(state.job_total[sel], 1))
         )
         state.job_left = _put(state.job_left, sel, left)
+        # The envs whose stretch took time: ``rec`` indexes the state's rows and ``sub`` the
+        # stretch's (both slices where every env ran one: views, no copies).
         pos = dt > 0
-        rec = np.flatnonzero(pos) if rows is None else rows[pos]
-        if rec.size:
+        if rows is None and pos.all():
+            rec, sub, envs = slice(None), slice(None), _rows(dt)
+        else:
+            sub = pos
+            rec = envs = np.flatnonzero(pos) if rows is None else rows[pos]
+        if envs.size:
             k = state.window[rec]
-            d = dt[pos, None]
+            d = dt[sub, None]
             acc = state.model_acc[rec]
-            req = seg.requests[pos]
-            served = seg.served[pos]
-            state.energy_j[rec, k] += seg.energy_j[pos]
+            req = seg.requests[sub]
+            served = seg.served[sub]
+            state.energy_j[envs, k] += seg.energy_j[sub]
             state.retrain_gpu_s[rec] += (
                 np.where(state.running[rec], state.share_retrain[rec], 0.0) * d
             )
             # The (env, tenant, window k) cells of the (N, M, K) counters, by flat index.
-            m, n_k = acc.shape[1], state.requests.shape[2]
-            at = (rec[:, None] * m + np.arange(m)) * n_k + k[:, None]  # (R, M)
+            at = _cell_base(*state.requests.shape)[rec] + k[:, None]  # (R, M)
             _add_cells(state.acc_integral, at, acc * d)
             _add_cells(state.requests, at, req)
             _add_cells(state.served_slo, at, served)
             _add_cells(state.goodput, at, served * acc)
             _add_cells(state.correct, at, req * acc)
-            self._log(params, state, rec, dt[pos])
+            self._log(params, state, envs, dt[sub])
         state.time_s = _put(state.time_s, sel, state.time_s[sel] + dt)
         if done.any():
             done = _put(np.zeros_like(state.running), sel, done)
@@ -771,20 +829,20 @@ class MIGDynamics:
         """(N, 14 M + 4) float32 (see :mod:`edgegym.families.mig.observation` for the table)."""
         spec, prof = params.spec, params.profile
         n, m = state.time_s.shape[0], spec.n_tenants
-        rows = _rows(state.time_s)
         t = state.time_s
         now = np.floor(t + 1e-9).astype(np.int64)
         ref = np.maximum(spec.size_rate[:, -1], 1e-9)
         started = (now > 0)[:, None]
-        last = np.where(started, _cells(state.arrivals, rows, np.maximum(now - 1, 0)), 0.0)
+        every = slice(None)
+        last = np.where(started, _cells(state.arrivals, every, np.maximum(now - 1, 0)), 0.0)
         width = np.minimum(now, 10)
         recent = np.where(
-            started, _cells(state.recent_sum, rows, now) / np.maximum(width, 1)[:, None], 0.0
+            started, _cells(state.recent_sum, every, now) / np.maximum(width, 1)[:, None], 0.0
         )
         ready = state.ready_s <= t[:, None] + _EPS
         tenant_ids = np.arange(m)[None, :, None]
         own_i = state.task[:, None, :] == tenant_ids  # (N, M, P)
-        mu = np.sum(np.where(own_i & ready[:, None, :] & params.meets, spec.rate, 0.0), axis=2)
+        mu = np.sum(np.where(own_i & ready[:, None, :], params.rate_slo, 0.0), axis=2)
         status = status_of(state.running, state.retrained)
         k = np.minimum(state.window, spec.windows - 1)
         total = prof.gpu_seconds[:, k, 0].T

@@ -231,13 +231,21 @@ class RowMemo:
     def __len__(self) -> int:
         return len(self.index)
 
+    def skips(self, n_keys: int) -> bool:
+        """Whether a batch of ``n_keys`` keys skips the memo (counted as one that did): a
+        caller may then make every row itself without forming the keys (:meth:`rows` does
+        the same)."""
+        if self.bypass and n_keys >= BYPASS_MIN and self.skip > 0:
+            self.skip -= 1
+            return True
+        return False
+
     def rows(self, keys: np.ndarray, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """(N, W) the rows of ``keys`` (N,); ``make(idx)`` gives the (K, W) rows of the keys
         at ``idx`` (K,), one for each distinct key missing from the memo."""
-        large = self.bypass and len(keys) >= BYPASS_MIN
-        if large and self.skip > 0:
-            self.skip -= 1
+        if self.skips(len(keys)):
             return make(np.arange(len(keys)))
+        large = self.bypass and len(keys) >= BYPASS_MIN
         if len(self.index) > MEMO_LIMIT:
             self.index.clear()
         at = np.fromiter(map(self.index.get, keys.tolist(), repeat(-1)), np.int64, len(keys))
@@ -254,7 +262,7 @@ class RowMemo:
             self.table[start : start + len(new)] = make(miss[first])
             self.index.update(zip(new.tolist(), range(start, start + len(new)), strict=True))
             at[miss] = start + inverse
-        return self.table[at]
+        return self.table.take(at, axis=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,8 +285,13 @@ class MIGParams:
     stripped: np.ndarray  # (S, 2^M) the signature keeping only the running jobs' instances
     slices: np.ndarray  # (P, 8) bool: memory slices each placement covers
     slice_span: np.ndarray  # (2P,) int64 first and one-past-last slice of each placement
+    slice_node: np.ndarray | None  # (P,) each placement's slices in a tree of slices, or None
+    slices_f: np.ndarray  # (P, 8) ``slices`` as 0.0 / 1.0
+    overhead_by_task: np.ndarray  # (2, 2M + 2) new / reused instance overhead by task + 2
     meets: np.ndarray  # (M, P) bool: the batch latency meets the SLO
     slack: np.ndarray  # (M, P) queue bound of one instance (0 where the SLO is missed)
+    rate_slo: np.ndarray  # (M, P) requests/s of one instance within the SLO (0 where missed)
+    train_too_small: np.ndarray  # (M, Z) bool: an instance of the size cannot hold the job
     gpcs: np.ndarray  # (P,) float GPCs of each placement
     speed_min: np.ndarray  # (M,) retraining speed of the smallest instance holding the job
     clock_mhz: np.ndarray  # (1,) the GPU's clock
@@ -311,13 +324,18 @@ class MIGParams:
         for p, (prof, s0) in enumerate(cat.placements):
             slices[p, s0 : s0 + prof.mem_slices] = True
             span[2 * p : 2 * p + 2] = s0, s0 + prof.mem_slices
+        tenant = np.concatenate([[0, 0], np.arange(2 * m) % m])  # the tenant of each task + 2
+        overhead = np.stack([spec.overhead_new_s[tenant], spec.overhead_reload_s[tenant]])
         meets = spec.latency <= spec.slo_s[:, None] + _EPS
         zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
         zmin = np.minimum(zmin, z - 1)
         n_place = len(cat.placements)
         if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
-        tables = (rsize, stripped, slices, span, meets)
+        rate_slo = np.where(meets, spec.rate, 0.0)
+        too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
+        slices_f = slices.astype(float)
+        tables = (rsize, stripped, slices, span, meets, overhead, rate_slo, too_small, slices_f)
         for arr in tables:
             arr.setflags(write=False)
         return cls(
@@ -331,8 +349,13 @@ class MIGParams:
             stripped=stripped,
             slices=slices,
             slice_span=span,
+            slice_node=_slice_nodes(span),
+            slices_f=slices_f,
+            overhead_by_task=overhead,
             meets=meets,
             slack=np.where(meets, spec.rate * (spec.slo_s[:, None] - spec.latency), 0.0),
+            rate_slo=rate_slo,
+            train_too_small=too_small,
             gpcs=cat.placement_size.astype(float),
             speed_min=spec.size_train_speed[np.arange(m), zmin],
             clock_mhz=np.array([spec.clock_mhz]),
@@ -348,6 +371,9 @@ class MIGParams:
         from the memo realised together
         (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`; all of them
         while the memo is bypassed, see :class:`RowMemo`)."""
+        if self.realised.skips(len(a)):  # every env afresh: no keys, no copies
+            cat = self.spec.catalogue
+            return cat.realise_batch(a, task, job_places(self, task, running))[1]
         bits = running @ (1 << np.arange(running.shape[1]))
         keys = (task + 2) @ self.task_base + (bits * len(self.spec.catalogue) + a)
 
@@ -368,6 +394,36 @@ def job_places(params: MIGParams, task: np.ndarray, running: np.ndarray) -> np.n
     m = params.spec.n_tenants
     job = task >= m
     return job & np.take_along_axis(running, np.where(job, task - m, 0), axis=1)
+
+
+def _slice_nodes(span: np.ndarray) -> np.ndarray | None:
+    """(P,) where each placement's memory slices lie in the tree of slices that
+    :func:`slice_tree` builds (the 8 slices, then the 4 aligned pairs, the 2 aligned fours and
+    all 8), or ``None`` where some placement covers a span that is not a node of it."""
+    s = MIG_MEMORY_SLICES
+    if s & (s - 1):
+        return None  # no tree of halves
+    node = []
+    for start, end in span.reshape(-1, 2).tolist():
+        width = end - start
+        if width < 1 or width & (width - 1) or start % width or end > s:
+            return None
+        # The level of spans this wide starts after the narrower ones: s + s/2 + ... of them
+        # (2s - 2 s/width), then the span's place in its level.
+        node.append(2 * s - 2 * s // width + start // width)
+    out = np.array(node, dtype=np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def slice_tree(values: np.ndarray) -> np.ndarray:
+    """(N, 15) the maxima of ``values`` (N, 8) over every node of the tree of memory slices: the
+    8 slices, the 4 aligned pairs, the 2 aligned fours, all 8 (:func:`_slice_nodes`)."""
+    levels = [values]
+    while levels[-1].shape[1] > 1:
+        last = levels[-1]
+        levels.append(np.maximum(last[:, 0::2], last[:, 1::2]))
+    return np.concatenate(levels, axis=1)
 
 
 def _mask_radix(cat: AllocationCatalogue) -> int:

@@ -54,14 +54,15 @@ def fluid_queue(
         ``(served, backlog at the end)``.
     """
     b0 = np.minimum(b0, bmax)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_empty = np.where(mu > lam, b0 / np.maximum(mu - lam, _EPS), np.inf)
-        drain_served = np.where(t_empty >= dt, mu * dt, b0 + lam * dt)
-        drain_b1 = np.where(t_empty >= dt, b0 - (mu - lam) * dt, 0.0)
-        t_full = np.where(lam > mu, (bmax - b0) / np.maximum(lam - mu, _EPS), np.inf)
-        fill_b1 = np.where(t_full >= dt, b0 + (lam - mu) * dt, bmax)
+    spare, excess, full = mu - lam, lam - mu, mu * dt  # each formed once
     filling = lam > mu
-    served = np.where(filling, mu * dt, drain_served)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        draining = np.where(mu > lam, b0 / np.maximum(spare, _EPS), np.inf) >= dt  # all of dt
+        drain_served = np.where(draining, full, b0 + lam * dt)
+        drain_b1 = np.where(draining, b0 - spare * dt, 0.0)
+        t_full = np.where(filling, (bmax - b0) / np.maximum(excess, _EPS), np.inf)
+        fill_b1 = np.where(t_full >= dt, b0 + excess * dt, bmax)
+    served = np.where(filling, full, drain_served)
     return served, np.maximum(0.0, np.where(filling, fill_b1, drain_b1))
 
 
