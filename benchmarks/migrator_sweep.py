@@ -18,23 +18,27 @@ the optimum, each bound 1% above it), so ``consistent`` also counts the windows 
 has a plan above the other's proven bound, which correct solvers always meet.
 
 ``--milp-start decomposition`` starts HiGHS from the decomposition's plan (needs ``highspy``):
-it then has only to prove the bound that certifies that plan, which takes about a third of an
-unstarted solve; HiGHS's own plan is then no independent check.
+it then has only to prove the bound that certifies that plan, which took a third to a half of
+an unstarted solve's time on the four windows measured both ways; HiGHS's own plan is then no
+independent check.
 
 Run: ``python -m benchmarks.migrator_sweep [--workloads 1-16] [--seeds 0,1] [--windows K,K]
 [--milp-windows K,K] [--milp-start decomposition] [--milp-time-limit S] [--json PATH]`` (one
-core). HiGHS takes half a minute to a few minutes a window (its root LP alone 25-35 s), so the
-full sweep of both seeds, 208 windows, takes hours: ``--milp-windows`` runs it on a sample of
-each episode's windows and the decomposition on all of them.
+core; ``--merge A.json B.json`` prints sweeps run apart, say one per core, as one table).
+HiGHS takes half a minute to a few minutes a window (its root LP alone 25-35 s), so the full
+sweep of both seeds, 208 windows, takes hours: ``--milp-windows`` runs it on a sample of each
+episode's windows and the decomposition on all of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common import add_json_arguments, json_problem, median, pinned_to_one_core
@@ -213,6 +217,50 @@ def format_result(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: What must be equal in sweeps that :func:`merge` puts in one table.
+SETTINGS = ("gap", "max_plans", "milp_time_limit", "milp_start")
+
+
+def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Sweeps of other windows or seeds (the JSON of :func:`run`, for example one process per
+    core) as one: their rows per workload, each window once, summarised again.
+
+    Raises:
+        ValueError: the sweeps ran with other settings, or two ran the same window.
+    """
+    first = parts[0]
+    for other in parts[1:]:
+        differ = [k for k in SETTINGS if other.get(k) != first.get(k)]
+        if differ:
+            raise ValueError(f"the sweeps differ in {', '.join(differ)}: not one table")
+    per: dict[str, list[dict[str, Any]]] = {}
+    for part in parts:
+        for name, item in part["workloads"].items():
+            per.setdefault(name, []).extend(item["rows"])
+    out: dict[str, Any] = {k: first.get(k) for k in SETTINGS}
+    out["merged"] = len(parts)
+    every: list[dict[str, Any]] = []
+    workloads: dict[str, Any] = {}
+    for name in sorted(per, key=lambda w: int(w[1:])):
+        rows = sorted(per[name], key=lambda r: (r["seed"], r["window"]))
+        keys = [(r["seed"], r["window"]) for r in rows]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"{name}: a window is in more than one sweep")
+        workloads[name] = {"summary": summarise(rows), "rows": rows}
+        every += rows
+    out["workloads"] = workloads
+    out["all"] = summarise(every)
+    return out
+
+
+def _read_sweep(path: Path) -> dict[str, Any]:
+    """One sweep's JSON (plain data: nothing in it runs), checked to be a sweep."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("workloads"), dict):
+        raise ValueError(f"{path} is not the JSON of {PROG}")
+    return data
+
+
 def _workloads(text: str) -> list[int]:
     out: list[int] = []
     for part in text.split(","):
@@ -272,11 +320,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="none",
         help="start HiGHS from the decomposition's plan (needs highspy; default: none)",
     )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="print (and with --json write) these sweeps' results as one table; runs nothing",
+    )
     add_json_arguments(parser)
     args = parser.parse_args(argv)
     if problem := json_problem(args):
         print(f"{PROG}: error: {problem}", file=sys.stderr)
         raise SystemExit(2)
+    if args.merge:
+        try:
+            res = merge([_read_sweep(path) for path in args.merge])
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"{PROG}: error: --merge: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        print(format_result(res))
+        if args.json is not None:
+            write_json(args.json, res, "benchmark")
+            print(f"wrote {args.json}")
+        return res
     if args.milp_time_limit <= 0:
         print(f"{PROG}: error: --milp-time-limit must be positive", file=sys.stderr)
         raise SystemExit(2)

@@ -229,3 +229,30 @@ def test_the_sweep_runs_the_decomposition_alone_and_saves_as_it_goes():
     assert "| W7 | 4 |" in format_result(res)
     with pytest.raises(Exception, match="0 or more"):
         _windows("-1")
+
+
+def test_sweeps_run_apart_merge_into_one_table():
+    """``--merge``: two sweeps' rows per workload, summarised again; sweeps with other settings
+    or the same window twice are refused."""
+    from benchmarks.migrator_sweep import merge, summarise
+
+    def row(seed, window, agree=True):
+        return {"seed": seed, "window": window, "dec_s": 0.1, "dec_value": 10.0,
+                "dec_bound": 10.05, "dec_gap": 0.005, "dec_capped": False, "milp_s": 30.0,
+                "milp_value": 10.0, "milp_bound": 10.08, "milp_gap": 0.008, "ratio": 1.0,
+                "agree": agree, "consistent": True}  # fmt: skip
+
+    def sweep(rows, limit=300.0):
+        return {"gap": 0.01, "max_plans": 2000, "milp_time_limit": limit,
+                "milp_start": "decomposition",
+                "workloads": {"W3": {"summary": summarise(rows), "rows": rows}}}  # fmt: skip
+
+    both = merge([sweep([row(0, 2)]), sweep([row(1, 2, agree=False), row(0, 0)])])
+    s = both["workloads"]["W3"]["summary"]
+    assert (s["windows"], s["agree"], s["consistent"]) == (3, 2, 3)
+    assert [(r["seed"], r["window"]) for r in both["workloads"]["W3"]["rows"]] == [
+        (0, 0), (0, 2), (1, 2)]  # fmt: skip
+    with pytest.raises(ValueError, match="milp_time_limit"):
+        merge([sweep([row(0, 2)]), sweep([row(1, 2)], limit=10.0)])
+    with pytest.raises(ValueError, match="more than one sweep"):
+        merge([sweep([row(0, 2)]), sweep([row(0, 2)])])
