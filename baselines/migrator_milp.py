@@ -199,7 +199,9 @@ def _fits_exactly(p: PlanProblem) -> bool:
             return False
     combos: Counter = Counter({(0,) * n_z: 1})  # instances in use -> combinations so far
     for i in range(m):
-        pairs = {(int(u), int(r)) for u in p.sig_u[:, i] for r in p.sig_r[:, i]}
+        pairs = [
+            (int(u), int(r)) for u in np.unique(p.sig_u[:, i]) for r in np.unique(p.sig_r[:, i])
+        ]
         step: Counter = Counter()
         for c, k in combos.items():
             for u, r in pairs:
