@@ -512,6 +512,20 @@ class _TransitionCache:
         self.flat_order = self.order + np.repeat(np.arange(len(self.keep)) * n_j, n_j)
         self.starts = np.concatenate(starts)
         self.group = np.stack(group)
+        # The same groups as padded member tables, one per set S: (K_S, groups of S) option
+        # indices, short groups padded with their first member (a maximum is unchanged by
+        # repeats). A grouped maximum then reads K_S contiguous rows of the transposed values.
+        ends = np.r_[self.starts[1:], len(self.order)]
+        self.padded: list[tuple[np.ndarray, np.ndarray]] = []
+        for s in range(len(self.keep)):
+            gi = np.flatnonzero((self.starts >= s * n_j) & (self.starts < (s + 1) * n_j))
+            sizes = ends[gi] - self.starts[gi]
+            pad = np.empty((int(sizes.max()), len(gi)), dtype=np.int64)
+            for c, g in enumerate(gi):
+                members = self.order[self.starts[g] : ends[g]]
+                pad[:, c] = members[0]
+                pad[: len(members), c] = members
+            self.padded.append((gi, pad))
 
     def at(self, t: int) -> np.ndarray:
         """(M, J, J) costs of switching at step ``t``."""
@@ -554,20 +568,34 @@ class _TransitionCache:
             return np.stack(
                 [(v[b][:, None] - self.weighted_at(t, f)).max(axis=0) for b, f in enumerate(flags)]
             )
-        return self._grouped(v, self._tables(t, flags))
+        w = self._tables(t, flags)
+        return self._grouped(v, lambda s: w[:, s])
 
-    def _grouped(self, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _grouped(self, v: np.ndarray, w: Callable[[int], np.ndarray]) -> np.ndarray:
         """``max over S of (the best v among the options that agree with j on S's classes)
-        - w[:, S, j]``: (B, J) from values (B, J) and costs (B, 2^M, J)."""
+        - w(S)[:, j]``: (B, J) from values (B, J) and the costs (B, J) of each set S.
+
+        Worked on the transposed values, so that every grouped maximum and every term is an
+        elementwise operation over B contiguous plans; the same maxima and differences as
+        the direct form, so bit for bit its result."""
         n_b = len(v)
-        n_s, n_j = self.group.shape
-        best = np.maximum.reduceat(np.take(v, self.order, axis=1), self.starts, axis=1)
-        x = np.take(best, self.group.ravel(), axis=1).reshape(n_b, n_s, n_j)
-        x -= w
-        out = x[:, 0].copy()
-        for s in range(1, n_s):
-            np.maximum(out, x[:, s], out=out)
-        return out
+        vt = np.ascontiguousarray(v.T)  # (J, B)
+        best = np.empty((len(self.starts), n_b))  # (groups, B)
+        for gi, pad in self.padded:
+            if pad.shape[1] == 1:  # one group: every option
+                best[gi[0]] = vt.max(axis=0)
+            else:
+                members = np.take(vt, pad.ravel(), axis=0).reshape(*pad.shape, n_b)
+                best[gi] = members.max(axis=0)
+        out = None
+        for s in range(self.group.shape[0]):
+            x = np.take(best, self.group[s], axis=0)  # (J, B)
+            x -= w(s).T
+            if out is None:
+                out = x
+            else:
+                np.maximum(out, x, out=out)
+        return out.T
 
     def best_into_at(self, v: np.ndarray, t: np.ndarray, flags: np.ndarray) -> np.ndarray:
         """:meth:`best_into` with a step per row (``t``, ``flags``: (B,))."""
@@ -576,10 +604,10 @@ class _TransitionCache:
                 [(v[b][:, None] - self.weighted_at(int(t[b]), f)).max(axis=0)
                  for b, f in enumerate(flags)]
             )  # fmt: skip
-        n_f = self.every.shape[1]
-        rows = self.every_pos[self.key[t]] * n_f + flags
-        w = np.take(self.every.reshape(-1, *self.group.shape), rows, axis=0)
-        return self._grouped(v, w)
+        n_s, n_j = self.group.shape
+        rows = (self.every_pos[self.key[t]] * self.every.shape[1] + flags) * n_s
+        table = self.every.reshape(-1, n_j)  # row (pos * F + flag) * 2^M + S
+        return self._grouped(v, lambda s: np.take(table, rows + s, axis=0))
 
     def best_onward(self, v: np.ndarray, t: int, flags: np.ndarray) -> np.ndarray:
         """(B, J) ``max over j' of v[b, j'] - cost(j, j')`` for a switch at step ``t`` out of

@@ -652,8 +652,9 @@ def _grouped_best_first(
     group's (``group_ub``), a plan's scalar bound (computed when ``expand`` lists the plans of
     the groups whose bound reaches the top, in batches) and its chained bound (``refine``,
     for the plans whose scalar bound reaches the top). A plan is solved exactly when its
-    chained bound is the largest bound left; the search stops when the best value is within
-    ``gap`` of every bound left, or when ``max_plans`` are solved.
+    chained bound is the largest bound left, or at once when its bound from below (a path it
+    can follow) is the best seen and above the best plan so far; the search stops when the
+    best value is within ``gap`` of every bound left, or when ``max_plans`` are solved.
 
     Returns:
         As :func:`_branch_and_bound`, the plan being its index in ``expand``'s numbering.
@@ -703,16 +704,23 @@ def _grouped_best_first(
                 hint = (float(lower.max()), int(ks[np.argmax(lower)]))
             p_next += len(ks)
             r_step = min(2 * r_step, refine_batch)
+            if hint[0] > best_val and hint[1] not in done and solved < max_plans:
+                # The best path seen from below is above the best plan: solve its plan now.
+                # An early incumbent stops the search as soon as every bound left is within
+                # the gap of it, instead of after refining every plan above the best bound.
+                k = hint[1]
+                val, seq = viterbi(np.array([k]))[0]
+                done.add(k)
+                solved += 1
+                if val > best_val:
+                    best_val, best_seq, best_plan = val, seq, k
             continue
         if solved >= max_plans:
             bound = top
             break
-        if hint[0] > best_val and hint[1] not in done:
-            k = hint[1]  # the best path seen from below: a plan worth solving first
-        else:
-            k = heapq.heappop(heap)[2]
-            if k in done:
-                continue
+        k = heapq.heappop(heap)[2]
+        if k in done:
+            continue
         if k not in ahead:
             more = [x[2] for x in heapq.nsmallest(min(step, max_plans - solved) - 1, heap)]
             ks = np.array([k, *[x for x in more if x not in done and x != k]], dtype=np.int64)

@@ -203,14 +203,19 @@ def format_result(res: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     items = [*res["workloads"].items(), ("all", {"summary": res["all"]})]
+
+    def num(x: float, spec: str, unit: str = "") -> str:  # "-": the MILP ran on no window
+        return "-" if x != x else format(x, spec) + unit
+
     for name, item in items:
         s = item["summary"]
         lines.append(
             f"| {name} | {s['windows']} | {s['dec_median_s']:.2f} / {s['dec_worst_s']:.2f} "
             f"| {100 * s['dec_worst_gap']:.2f}% | {s['dec_capped']} "
             f"| {s.get('milp_windows', s['windows'])} "
-            f"| {s['milp_median_s']:.2f} / {s['milp_worst_s']:.2f} | {s['milp_solved']} "
-            f"| {100 * s['milp_worst_gap']:.2f}% | {s['min_ratio']:.4f} "
+            f"| {num(s['milp_median_s'], '.2f')} / {num(s['milp_worst_s'], '.2f')} "
+            f"| {s['milp_solved']} | {num(100 * s['milp_worst_gap'], '.2f', '%')} "
+            f"| {num(s['min_ratio'], '.4f')} "
             f"| {s['agree']} / {s['milp_solved']} "
             f"| {s.get('consistent', s['agree'])} / {s['milp_solved']} |"
         )

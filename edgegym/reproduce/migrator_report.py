@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.reproduce import migrator_workloads as mw
 from edgegym.reproduce.claims import Claim, count_sentence, holds_cell
 from edgegym.reproduce.migrator import (
     BASES,
@@ -111,12 +112,14 @@ def _intro(args, timing: dict[str, float]) -> list[str]:
         "(`paris`) and `static-half`, all on the same simulated GPU (see `baselines/mig.py` for "
         "how the MPS systems are mapped onto MIG instances). Ekya and Astraea share the GPU by "
         "MPS in the paper (§5.1), so their runs have MPS interference on (`mps.interference`: "
-        "co-located inference 2.0% and retraining 4.3% slower, measured on an H200; see the "
+        f"co-located inference {100 * mw.MPS['inference_slowdown']:.1f}% and retraining "
+        f"{100 * mw.MPS['retrain_slowdown']:.1f}% slower, measured on an H200; see the "
         "scenario provenance); MIGRator, PARIS and static-half run on isolated MIG instances.",
         "",
-        "Inputs: both traces at 120 req/s (the paper states no rate; §5.1 points to "
-        "Fig. 3, whose curves lie mostly within 50-250 req/s), half of each trace's per-second "
-        "shape recurring every 200 s window (synthesised), batch 1, one A100. Every input that "
+        f"Inputs: both traces at {mw.RATE} req/s (the paper states no rate; §5.1 points to "
+        f"Fig. 3, whose curves lie mostly within 50-250 req/s), {mw.PERSISTENCE:.0%} of each "
+        "trace's per-second shape recurring every 200 s window (synthesised), batch "
+        f"{mw.BATCH}, one A100. Every input that "
         "stays synthesised or unstated is swept (robustness section), and a held-out claim holds "
         "only if it holds at every sweep point.",
         "",
@@ -130,7 +133,6 @@ def _intro(args, timing: dict[str, float]) -> list[str]:
 
 def _calibration_section(rows, claims: list[Claim]) -> list[str]:
     """Fig. 2's splits re-measured against the paper, and the calibration rows."""
-    from edgegym.reproduce import migrator_workloads as mw
     from edgegym.reproduce.migrator_calibration import FIG2_ACC, FIG2_SLO, SPLITS
 
     fig2 = {k: np.array(v) for k, v in rows["calibration"]["fig2"].items()}
@@ -400,9 +402,10 @@ def _mps_section(f: dict[str, Any], workloads) -> list[str]:
         "",
         "The paper's Ekya and Astraea share the GPU by MPS and lose SLO attainment to "
         "interference that MIG removes (§5.2). Their runs here have `mps.interference` on: "
-        "whenever two or more tasks hold the GPU, inference serves 2.0% and retraining "
-        "progresses 4.3% slower (H200 measurement of 2026-11-27, ResNet18; the scenario "
-        "provenance has the numbers). Without it:",
+        "whenever two or more tasks hold the GPU, inference serves "
+        f"{100 * mw.MPS['inference_slowdown']:.1f}% and retraining progresses "
+        f"{100 * mw.MPS['retrain_slowdown']:.1f}% slower (H200 measurement of 2026-11-27, "
+        "ResNet50 and ViT-B/16; the scenario provenance has the numbers). Without it:",
         "",
         "| policy | Goodput with MPS interference (main) | without | SLO with | SLO without |",
         "|---|---|---|---|---|",
@@ -435,11 +438,16 @@ def _sweep_section(f: dict[str, Any]) -> list[str]:
     lines = [
         "## Robustness sweeps",
         "",
-        "Inputs the paper does not state are swept: the trace level (x0.5, x2 around 120 "
-        "req/s), the share of the per-second shape that recurs (x0.5: 0.25, x2: 1.0 around "
-        "0.5) and the MPS slowdowns of Ekya and Astraea (x0.5, x2 around the measured 2.0% / "
-        "4.3%, and 30% for both: the memory-contention value of Villarrubia et al., arXiv "
-        "2604.22430). The MPS points rerun Ekya and Astraea only. MIGRator's gains (%):",
+        "Inputs the paper does not state are swept: the trace level ("
+        + ", ".join(f"x{k:g}" for k in mw.RATE_SWEEP)
+        + f" around {mw.RATE} req/s), the share of the per-second shape that recurs ("
+        + ", ".join(f"x{v / mw.PERSISTENCE:g}: {v:g}" for v in mw.PERSISTENCE_SWEEP)
+        + f" around {mw.PERSISTENCE:g}) and the MPS slowdowns of Ekya and Astraea ("
+        + ", ".join(f"x{k:g}" for k in mw.MPS_SWEEP)
+        + f" around the measured {100 * mw.MPS['inference_slowdown']:.1f}% / "
+        f"{100 * mw.MPS['retrain_slowdown']:.1f}%, and {mw.MPS_CONTENTION:.0%} for both: the "
+        "memory-contention value of Villarrubia et al., arXiv 2604.22430). The MPS points "
+        "rerun Ekya and Astraea only. MIGRator's gains (%):",
         "",
         "| point | Goodput vs Ekya | vs Astraea | vs PARIS | SLO vs Ekya | vs Astraea | vs PARIS | "
         "accuracy vs Ekya | vs Astraea | vs PARIS | pre-init reduction | batch-4 wins |",
@@ -517,8 +525,9 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         "",
         "Latency per instance size, SLOs and accuracy ceilings are synthesised (the paper "
         "publishes none; see each scenario's provenance). MPS interference is applied as a "
-        "uniform slowdown of co-located work measured with ResNet18 on an H200; the paper's "
-        "larger models may suffer more (the 30% sweep point).",
+        "uniform slowdown of co-located work measured with ResNet50 and ViT-B/16 on an H200 "
+        "(their mean); the paper's larger models may suffer more (the "
+        f"{mw.MPS_CONTENTION:.0%} sweep point).",
         "",
         "Not tuned to the claims: the inputs come from the sources in the scenario files; "
         "`retrain_scale` was fitted to Fig. 2 (a characterisation, not an evaluation result); "

@@ -115,6 +115,42 @@ def test_path_bounds_change_the_search_not_the_optimum():
     assert fast.plans_solved <= slow.plans_solved
 
 
+def test_grouped_switch_step_is_the_dense_one_bit_for_bit():
+    """Under Eq. 11's shape the Viterbi step takes grouped maxima instead of the (J, J) table
+    of switch costs; into an option (one step, one step per plan) and onward from it, every
+    value equals the dense maximum's exactly."""
+    env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
+    env.reset(seed=1)
+    snap = env.sim_state(oracle=True)
+    p = build_problem(snap, snap.window_arrivals)
+    loss = p.loss()
+    tab = mp._option_tables(p, p.served(), loss)
+    trans = mp._TransitionCache(p, loss, tab.joint)
+    assert trans.enter is not None
+    rng = np.random.default_rng(0)
+    n_j, m = tab.joint.shape
+    v = rng.normal(1000.0, 50.0, size=(9, n_j))
+    v[:, rng.random(n_j) < 0.2] = mp.NEG  # options a stretch does not allow
+    flags = rng.integers(0, 2**m, size=9)
+    steps = rng.integers(0, p.shape[1], size=9)
+
+    def dense(t: int, f: int) -> np.ndarray:  # (J, J) accuracy-weighted cost from j' to j
+        tr, acc = trans.at(t), trans.acc(f)
+        out = acc[0] * tr[0]
+        for i in range(1, m):  # weighted_at's order
+            out = out + acc[i] * tr[i]
+        return out
+
+    for t in np.unique(steps):
+        into = np.stack([(v[b][:, None] - dense(t, f)).max(axis=0) for b, f in enumerate(flags)])
+        onward = np.stack([(v[b][None, :] - dense(t, f)).max(axis=1) for b, f in enumerate(flags)])
+        np.testing.assert_array_equal(trans.best_into(v, int(t), flags), into)
+        np.testing.assert_array_equal(trans.best_onward(v, int(t), flags), onward)
+    at = np.stack([(v[b][:, None] - dense(t, f)).max(axis=0)
+                   for b, (t, f) in enumerate(zip(steps, flags, strict=True))])  # fmt: skip
+    np.testing.assert_array_equal(trans.best_into_at(v, steps, flags), at)
+
+
 def _group_bounds(p, length: int):
     """Each tenant's plan options, the plans grouped by blocks of ``length`` starts, and every
     group's bound, as the planner computes them."""
@@ -166,3 +202,31 @@ def test_group_bounds_hold_on_a_real_window():
     ok = exact[ks] > mp.NEG / 2
     assert ok.sum() > 1000 and len(groups) < len(ks) / 10
     assert np.all(gb[owner][ok] >= exact[ks][ok] - 1e-9)
+
+
+def test_a_plan_best_from_below_is_solved_at_once_and_can_end_the_search():
+    """The search solves the plan with the best bound from below as soon as a refined batch
+    shows it; when its value is within the gap of every bound left, the search stops there
+    instead of refining every plan whose scalar bound is above the best chained bound."""
+    n = 2000
+    scalar = np.linspace(105.0, 100.0, n)  # the plans' scalar bounds, best first
+    refined: list[int] = []
+
+    def expand(gs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.arange(n), scalar.copy()
+
+    def refine(ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        refined.append(len(ks))
+        return scalar[ks] - 2.0, np.where(ks == 7, 99.0, 50.0)  # plan 7: a path worth 99
+
+    def viterbi(ks: np.ndarray) -> list:
+        return [(99.5 if k == 7 else 50.0, lambda: np.zeros(3, dtype=np.int64)) for k in ks]
+
+    val, seq, plan, solved, bound = mp._grouped_best_first(
+        np.array([106.0]), expand, refine, viterbi, gap=0.1, max_plans=100
+    )
+    assert (plan, val, solved) == (7, 99.5, 1)
+    assert np.array_equal(seq, np.zeros(3))  # its sequence, backtracked
+    assert refined == [64]  # one batch; best-first alone refined 960, down to the chained bounds
+    assert val <= bound <= val + 0.1 * abs(bound)  # the certificate: every bound left
+    assert bound >= scalar[64] - 1e-12  # the pool's next plan is still among them
