@@ -671,7 +671,6 @@ def _grouped_best_first(
     heap: list[tuple[float, int, int]] = []  # (-chained bound, plan, plan)
     ahead: Solved = {}
     step, r_step, g_step = 1, 64, 16
-    hint = (NEG, -1)  # the largest lower bound seen and its plan
     done: set[int] = set()  # plans solved
     while True:
         g_top = float(group_ub[g_order[g_next]]) if g_next < len(g_order) else NEG
@@ -700,15 +699,14 @@ def _grouped_best_first(
             for k, b in zip(ks.tolist(), tb.tolist(), strict=True):
                 if b > NEG / 2:
                     heapq.heappush(heap, (-b, k, k))
-            if len(ks) and lower.max() > hint[0]:
-                hint = (float(lower.max()), int(ks[np.argmax(lower)]))
             p_next += len(ks)
             r_step = min(2 * r_step, refine_batch)
-            if hint[0] > best_val and hint[1] not in done and solved < max_plans:
-                # The best path seen from below is above the best plan: solve its plan now.
+            k = int(ks[np.argmax(lower)]) if len(ks) else -1
+            if k >= 0 and lower.max() > best_val and k not in done and solved < max_plans:
+                # The batch's best path from below is above the best plan: solve its plan now.
                 # An early incumbent stops the search as soon as every bound left is within
                 # the gap of it, instead of after refining every plan above the best bound.
-                k = hint[1]
+                # (A solved plan is worth at least its path, so no earlier batch's is left.)
                 val, seq = viterbi(np.array([k]))[0]
                 done.add(k)
                 solved += 1

@@ -89,10 +89,9 @@ def solve_window(
     t0 = time.perf_counter()
     try:
         start = dec.signatures if seeded else None
-        milp = solve_milp(prob, gap=GAP, time_limit=milp_time_limit, start=start)
+        plan = solve_milp(prob, gap=GAP, time_limit=milp_time_limit, start=start)
     except NoFeasiblePlan:  # HiGHS found no plan inside the time limit
         return {**row, "milp_s": time.perf_counter() - t0, "milp_value": None}
-    plan = milp
     agree = (
         dec.value >= plan.upper_bound * (1 - GAP) - 1e-9
         and plan.value >= dec.upper_bound * (1 - GAP) - 1e-9
@@ -191,7 +190,10 @@ def format_result(res: dict[str, Any]) -> str:
     """The per-workload table (markdown)."""
     started = " started from the decomposition's plan" if res.get("milp_start") else ""
     sample = res.get("milp_windows")
-    where = f" on windows {', '.join(map(str, sample))} of each episode" if sample else ""
+    where = ""  # None: every window
+    if sample is not None:
+        listed = ", ".join(map(str, sample))
+        where = f" on windows {listed} of each episode" if sample else " on no window"
     lines = [
         f"MIGRator planners on W1-W16 (gap {100 * res['gap']:.0f}%, decomposition capped at "
         f"{res['max_plans']} plans; MILP{where}{started}, limited to "
@@ -286,7 +288,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def _windows(text: str) -> list[int]:
-    return _ints(text, "window")
+    return [] if text == "none" else _ints(text, "window")
 
 
 def _ints(text: str, what: str) -> list[int]:
@@ -316,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         type=_windows,
         default=None,
         metavar="K,K",
-        help="run HiGHS only on these window indices (the decomposition on every window)",
+        help="run HiGHS only on these window indices, or 'none' (the decomposition on every "
+        "window)",
     )
     parser.add_argument("--milp-time-limit", type=float, default=10.0, metavar="S")
     parser.add_argument(

@@ -223,7 +223,9 @@ def test_the_sweep_runs_the_decomposition_alone_and_saves_as_it_goes():
     assert s["windows"] == 4 and s["milp_windows"] == 0 and s["milp_solved"] == 0
     assert s["dec_worst_gap"] <= 0.01 + 1e-12
     assert len(saved) == 1 and saved[0]["workloads"]["W7"]["summary"] == s
-    assert "| W7 | 4 |" in format_result(res)
+    table = format_result(res)
+    assert "| W7 | 4 |" in table and "MILP on no window" in table and "| - / - |" in table
+    assert _windows("none") == []  # the command line's way to ask for no HiGHS window
     with pytest.raises(Exception, match="0 or more"):
         _windows("-1")
 
