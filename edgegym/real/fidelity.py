@@ -178,6 +178,14 @@ def hardware_note(scenario: str, device: str) -> str:
     )
 
 
+#: Segments shorter than this many wall seconds read the NVML energy counter unreliably. On an
+#: H200 (2026-11-28, docs/real-gpu.md) unpaced continual segments of 32-35 ms read 0 J or
+#: carried the joules of the segment before, so the converted window power came out at 52 and
+#: 253 W against 122 and 151 W of wall power; paced (--time-scale 20, shortest 0.17 s) every
+#: segment read and the two agreed within 0.1 W.
+SHORTEST_RELIABLE_SEGMENT_S = 0.1
+
+
 def energy_segments(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per window: how the NVML joules of its segments became the simulator's time base.
 
@@ -400,6 +408,15 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{row['window_mean_w']} | {row['duration_s']:.4g} / {row['scenario_j']:.4g} / "
                 f"{row['scenario_mean_w']} |"
             )
+        shortest = min(row["shortest_wall_s"] for row in report["energy_segments"])
+        if shortest < SHORTEST_RELIABLE_SEGMENT_S:
+            lines += [
+                "",
+                f"Warning: segments as short as {shortest:.3g} s are below the NVML counter's "
+                f"reliable span ({SHORTEST_RELIABLE_SEGMENT_S} s): their joules land in the wrong "
+                "segment, so the scenario-second energy above is not a measurement; rerun with "
+                "--time-scale (20 on an H200 gave every segment its joules).",
+            ]
     lines += ["", "Emulated: " + "; ".join(report["emulated"]), f"Energy: {report['energy']}"]
     if report.get("hardware"):
         lines.append(f"Hardware: {report['hardware']}")

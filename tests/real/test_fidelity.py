@@ -87,7 +87,11 @@ def test_energy_segments_show_where_the_time_base_loses_joules():
               "windows": [{"window": 0, "sim": {"r": 1.0}, "real": {"r": 1.0},
                            "diff": {"r": 0.0}}],
               "emulated": [], "energy": "counter", "energy_segments": [row]}  # fmt: skip
-    assert "| 0 | 2 (1) |" in format_report(report)
+    text = format_report(report)
+    assert "| 0 | 2 (1) |" in text
+    assert "Warning: segments as short as 0.001 s" in text and "--time-scale" in text
+    report["energy_segments"] = [{**row, "shortest_wall_s": 0.17}]  # paced: no warning
+    assert "Warning" not in format_report(report)
 
 
 def test_a_gpu_run_says_when_the_scenario_models_another_gpu(monkeypatch):

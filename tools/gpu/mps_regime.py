@@ -16,7 +16,10 @@ Inputs are random 3x224x224 tensors (the cost of a forward/backward pass does no
 pixels). fp32 with PyTorch's defaults (cuDNN may use TF32). Run: ``python3 mps_regime.py`` with
 $OUT set; it writes $OUT/mps_regime_resnet18.json. ``--model resnet50|vit_b16 --plan interference``
 measures only the co-location slowdown: each workload alone at MPS share p (25/50/75) against the
-pair at p / 100-p. ``--quick`` shrinks everything for a CPU dry run.
+pair at p / 100-p. ``--plan shares`` measures one process alone at every share in sevenths of the
+GPU (14, 29, 43, 57, 71, 86, 100 %): batch-1 and batch-8 inference and batch-32 retraining, the
+share-efficiency curve of an MPS share mode whose steps match MIG's GPCs. ``--quick`` shrinks
+everything for a CPU dry run.
 """
 
 from __future__ import annotations
@@ -250,6 +253,11 @@ def train(
 def measure_all() -> dict:
     meter = Energy()
     model = build(MODEL).to(DEV)
+    if "--sevenths" in sys.argv:  # the shares plan: what a share mode's capacity and speed need
+        return {
+            "infer": [infer(model, b, SECONDS * 0.6, meter) for b in (1, 8)],
+            "train": [train(model, 32, SECONDS, meter, False)],
+        }
     if "--short" in sys.argv:  # the interference plan: the two workloads a pair runs
         return {
             "infer": [infer(model, 8, 2 * SECONDS, meter)],
@@ -318,6 +326,10 @@ def mps(cmd: str) -> bool:
         return False
 
 
+#: MPS thread percentages in sevenths of the GPU (a MIG GPC is a seventh of an A100's or H200's).
+SEVENTHS = (14, 29, 43, 57, 71, 86, 100)
+
+
 def interference(save) -> None:
     """Under one MPS daemon: each workload alone at share p, then the pair at p / 100-p."""
     curve, pairs = {}, []
@@ -371,6 +383,12 @@ def main() -> None:
     try:
         if plan == "interference":
             interference(save)
+            return
+        if plan == "shares":
+            curve = {}
+            for pct in SEVENTHS:
+                curve[pct] = result(spawn(["--alone", "--sevenths"], pct))
+                save("curve", curve)
             return
         curve = {}
         for pct in (10, 25, 50, 100):

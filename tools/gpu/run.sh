@@ -10,12 +10,16 @@ export PYTHONPATH=/tmp/site:/tmp/pkg PYTHONUNBUFFERED=1
 cd /tmp
 python3 -c "import edgegym, gymnasium, pydantic, torch, sklearn, pynvml; print('imports ok', edgegym.__file__, torch.__version__, torch.cuda.is_available())" || exit 1
 # The default took about 5 minutes on an H200 (2026-11-28; the timeouts are ceilings); add checks, mps, latency or
-# profile2 by name (STEPS="checks mps" bash tools/gpu/run.sh).
+# profile2, shares or fenergyh by name (STEPS="checks mps" bash tools/gpu/run.sh).
 STEPS=${STEPS:-fcont fcont20 fenergy fdag pmps penergy pdag fmig}
 for s in $STEPS; do
   echo "##### step $s $(date -u +%T)"; t0=$(date +%s)
   case $s in
     latency) timeout 60 python3 $R/.gpu/latency_check.py ;;
+    shares)  # the share-efficiency curve in sevenths, one process alone under one MPS daemon
+      for m in resnet50 vit_b16; do timeout 150 python3 $R/tools/gpu/mps_regime.py --model $m --plan shares; done ;;
+    fenergyh)  # the energy fidelity on the scenario penergy wrote of this GPU (run penergy first)
+      timeout 150 python3 -m edgegym fidelity edgegym/EnergyFairShare-v0 --device cuda --scenario $OUT/profile-energy.yaml --json $OUT/fidelity-energy-this-gpu.json ;;
     profile2) timeout 100 python3 -m edgegym profile --device cuda --out $OUT/h100-2.yaml ;;
     checks) timeout 200 python3 $R/.gpu/gpu_checks.py ;;
     profile) timeout 200 python3 -m edgegym profile --device cuda --out $OUT/h100.yaml ;;
