@@ -44,7 +44,7 @@ from edgegym.real import TINY_SCENARIO
 from edgegym.real.data import DigitStream
 from edgegym.real.executor import DEFAULT_OPTIONS, check_device
 from edgegym.real.models import architecture_for
-from edgegym.real.retrain import RetrainJob, evaluate, pretrained
+from edgegym.real.retrain import RetrainJob, evaluate, pretrained, sync
 from edgegym.scenarios import load, resolve
 from edgegym.workload.continual import RetrainConfig
 
@@ -110,18 +110,22 @@ def catalogue_gpu(device_name: str, memory_gb: float | None = None) -> str | Non
 def _latency_ms(
     model: torch.nn.Module, batch: int, device: str, repeats: int, side: int = 8
 ) -> float:
-    """Milliseconds per forward pass of a batch of ``side`` x ``side`` one-channel inputs."""
+    """Milliseconds to serve a batch of ``side`` x ``side`` one-channel inputs.
+
+    Each pass waits for the device (:func:`~edgegym.real.retrain.sync`), as every real executor
+    serves a batch: a request's result exists only then. Passes queued back to back hide each
+    batch's launch and wait behind the next one's; profiled that way on an H200, the energy
+    family's real run served 33 % fewer requests than its model (docs/real-gpu.md).
+    """
     x = torch.rand(batch, 1, side, side, device=device)
     model.eval()
     with torch.no_grad():
         model(x)  # warm-up
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
+        sync(device)
         t0 = time.perf_counter()
         for _ in range(repeats):
             model(x)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
+            sync(device)
     return 1000.0 * (time.perf_counter() - t0) / repeats
 
 

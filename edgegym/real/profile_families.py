@@ -56,6 +56,7 @@ from edgegym.real.energy import EnergyMeter
 from edgegym.real.executor import check_device, gpu_index
 from edgegym.real.models import architecture_for, build
 from edgegym.real.profile import _hardware, _latency_ms
+from edgegym.real.retrain import sync
 from edgegym.real.sharing import Sharing, detect
 from edgegym.scenarios import load, resolve
 from edgegym.workload.models import get_model
@@ -126,11 +127,6 @@ def _stamp(device: str) -> Stamp:
     return Stamp(device, name, hw.gpu, date)
 
 
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
 # ----------------------------------------------------------------------------- measurements
 def standin(model_name: str, s: Settings) -> tuple[str, torch.nn.Module]:
     """The stand-in network of a scenario's model, on the device, in eval mode."""
@@ -176,11 +172,11 @@ def train_ms_per_sample(model: torch.nn.Module, s: Settings, batch: int = TRAIN_
         opt.step()
 
     step()  # warm-up
-    _sync(s.device)
+    sync(s.device)
     t0 = time.perf_counter()
     for _ in range(s.repeats):
         step()
-    _sync(s.device)
+    sync(s.device)
     ms = 1000.0 * (time.perf_counter() - t0) / s.repeats / batch
     model.load_state_dict(state)
     model.eval()
@@ -475,7 +471,7 @@ def clocks_under_load(
                 for _ in range(4):
                     model(x)
                 reads.append(float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)))
-            _sync(s.device)
+            sync(s.device)
     except Exception:  # no NVML, no GPU, or a GPU that does not report clocks
         return None
     now = float(np.median(reads))
@@ -502,7 +498,7 @@ def power_vs_utilisation(
                 t0 = time.perf_counter()
                 while time.perf_counter() - t0 < u * period_s:
                     model(x)
-                    _sync(s.device)
+                    sync(s.device)
                 time.sleep(max(0.0, period_s - (time.perf_counter() - t0)))
             m = meter.end("u")
             if m.energy_j is not None and m.seconds > 0:

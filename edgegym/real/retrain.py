@@ -30,7 +30,8 @@ def _tensor(a: np.ndarray, device: str) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(a)).to(device)
 
 
-def _sync(device: str) -> None:
+def sync(device: str) -> None:
+    """Wait for ``device``'s queued work (a no-op off CUDA): the end of a served batch or step."""
     if device.startswith("cuda"):
         torch.cuda.synchronize()
 
@@ -46,7 +47,7 @@ def evaluate(
     for i in range(0, len(y), batch_size):
         out = model(_tensor(x[i : i + batch_size], device))
         correct += int((out.argmax(1).cpu().numpy() == y[i : i + batch_size]).sum())
-    _sync(device)
+    sync(device)
     return correct / max(len(y), 1), time.perf_counter() - t0
 
 
@@ -102,7 +103,7 @@ class RetrainJob:
                 self.opt.zero_grad(set_to_none=True)
                 loss_fn(self.model(self.x[idx]), self.y[idx]).backward()
                 self.opt.step()
-            _sync(self.device)
+            sync(self.device)
             self.seconds += time.perf_counter() - t0
             self.epochs_done += 1
             if measure:

@@ -33,6 +33,7 @@ import numpy as np
 from edgegym.real.clocks import ClockLock
 from edgegym.real.energy import EnergyMeter
 from edgegym.real.executor import RealReport, gpu_index, merge_options
+from edgegym.real.retrain import sync
 
 if TYPE_CHECKING:  # the family sits a floor above the real executors: imported when run
     from edgegym.families.energy.timeslice import QuantumResult, TimeSliceExecutor
@@ -145,8 +146,7 @@ class RealTimeSliceExecutor(RealReport):
             while True:
                 model(x)
                 served += x.shape[0]
-                if self.device.startswith("cuda"):
-                    torch.cuda.synchronize()
+                sync(self.device)
                 if time.perf_counter() - t0 >= wall_s:
                     return served, time.perf_counter() - t0
 
