@@ -74,7 +74,12 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     assert sum(parts.values()) == pytest.approx(saved["elapsed"], abs=0.01)
     report = (tmp_path / "migrator.md").read_text()
     assert "min (experiments and ablations " in report and ", robustness sweeps " in report
-    for section in ("## MPS interference", "## Robustness sweeps", "MIGRator (level)"):
+    for section in (
+        "## MPS interference",
+        "## Robustness sweeps",
+        "MIGRator (level)",
+        "### Astraea's retraining share below one GPC",
+    ):
         assert section in report
     assert (tmp_path / "migrator-sweeps.png").stat().st_size > 0
     runs = json.loads((tmp_path / "migrator-runs.json").read_text())["rows"]
@@ -91,6 +96,14 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     assert saved and all(c.smoke for c in saved)  # a quick run: marked smoke, not counted
     for c in held:
         assert "every sweep point" in c.test
+    # the sub-GPC ablation: Astraea alone, slower retraining, never the claim's verdict
+    sub = runs["sub_gpc"]
+    assert {r["policy"] for r in sub} == {"astraea"}
+    assert sorted({r["overrides"]["retrain_share"] for r in sub}) == sorted(
+        migrator.SUB_GPC_SHARES
+    )
+    acc_claim = next(c for c in held if c.figure == "Fig. 8b" and "Astraea" in c.claim)
+    assert acc_claim.holds or "Measured (ablation, not an input)" in acc_claim.why
     # a gain claim holds only if it holds at the default and at every sweep point
     c = next(c for c in held if c.figure == "Fig. 7" and "Ekya" in c.claim)
     gains = [migrator._gain(t, "migrator", "ekya-mig") for _, t in migrator._points(f, "good")]
@@ -110,3 +123,24 @@ def test_an_episode_records_when_its_retraining_jobs_end() -> None:
     alone = float(np.mean(gpu_s / spec.size_train_speed[:, z]))
     assert alone <= out["retrain_finish_s"] <= alone + 10.0
     assert out["retrain_gpcs"] == pytest.approx(2.0)
+
+
+def test_a_sub_gpc_retraining_share_slows_only_the_mps_baselines_retraining() -> None:
+    """``retrain_share`` f keeps f of the retraining speed the MPS baseline has beside the
+    measured interference (or a swept one); MIGRator and PARIS hold MIG instances: untouched."""
+    from edgegym.reproduce import migrator_workloads as mw
+
+    base = mw.MPS["retrain_slowdown"]
+    half = migrator.scenario_overrides("w1", "astraea", {"retrain_share": 0.5})
+    assert half["mps.retrain_slowdown"] == pytest.approx(1.0 - 0.5 * (1.0 - base))
+    assert "mps.inference_slowdown" not in half  # inference keeps the scenario's
+    swept = migrator.scenario_overrides("w1", "astraea", {"retrain_share": 0.25, "mps_x": 2.0})
+    assert swept["mps.retrain_slowdown"] == pytest.approx(1.0 - 0.25 * (1.0 - 2.0 * base))
+    assert "mps.retrain_slowdown" not in migrator.scenario_overrides(
+        "w1", "migrator", {"retrain_share": 0.5}
+    )
+    # and the episode's retraining is slower for it: the job ends later in the window
+    job = ("w1", "astraea", {}, 0)
+    slow = ("w1", "astraea", {"retrain_share": 0.25}, 0)
+    ends = [migrator.run_one(j)["retrain_finish_s"] for j in (job, slow)]
+    assert ends[1] > ends[0]
