@@ -99,9 +99,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     # the sub-GPC ablation: Astraea alone, slower retraining, never the claim's verdict
     sub = runs["sub_gpc"]
     assert {r["policy"] for r in sub} == {"astraea"}
-    assert sorted({r["overrides"]["retrain_share"] for r in sub}) == sorted(
-        migrator.SUB_GPC_SHARES
-    )
+    assert sorted({r["overrides"]["retrain_share"] for r in sub}) == sorted(migrator.SUB_GPC_SHARES)
     acc_claim = next(c for c in held if c.figure == "Fig. 8b" and "Astraea" in c.claim)
     assert acc_claim.holds or "Measured (ablation, not an input)" in acc_claim.why
     # a gain claim holds only if it holds at the default and at every sweep point

@@ -6,9 +6,10 @@ smoke run on W1, W5 and W9, written to ``runs/reproduction-quick`` with its clai
 claims stand beside them. Sections: the inputs calibrated to the paper's characterisation
 measurements (Fig. 2, Fig. 5, §5.2), Goodput per workload W1-W16 (Fig. 7), SLO attainment and
 accuracy (Fig. 8), batch size 4 (Fig. 9), the reconfiguration basis (Fig. 10),
-pre-initialisation's reduction of reconfiguration overhead (§5.2, 83%), two ablations (the
-baselines without pre-initialisation; the per-instance cost rule instead of Eq. 10), forecast
-vs oracle arrivals, and the planner's solve times and proven optimality gaps. The run ends by
+pre-initialisation's reduction of reconfiguration overhead (§5.2, 83%), the ablations (the
+baselines without pre-initialisation; the per-instance cost rule instead of Eq. 10; the MPS
+baselines without interference; Astraea's retraining at a share below one GPC), forecast vs
+oracle arrivals, and the planner's solve times and proven optimality gaps. The run ends by
 writing MIGRator's records into ``<out>/claims.json`` (:func:`edgegym.reproduce.claims.update`):
 the calibration rows and the held-out claims, each decided by the rule in its ``test``.
 """
