@@ -142,3 +142,24 @@ def test_a_sub_gpc_retraining_share_slows_only_the_mps_baselines_retraining() ->
     slow = ("w1", "astraea", {"retrain_share": 0.25}, 0)
     ends = [migrator.run_one(j)["retrain_finish_s"] for j in (job, slow)]
     assert ends[1] > ends[0]
+
+
+def test_the_share_exponent_sweep_scales_every_models_exponent_up_to_linear() -> None:
+    """``share_alpha_x`` rewrites each tenant's inference share exponent (capped at 1, linear),
+    keeping the workload's trace level and persistence; a smaller exponent makes a small
+    instance serve more of what the whole GPU serves."""
+    from edgegym.families.mig import MIGReconfigEnv
+    from edgegym.reproduce import migrator_workloads as mw
+    from edgegym.workload.models import get_model
+
+    half = migrator.scenario_overrides("w5", "paris", {"share_alpha_x": 0.5})
+    linear = migrator.scenario_overrides("w5", "paris", {"share_alpha_x": 100.0})
+    for ov, want in ((half, lambda a: 0.5 * a), (linear, lambda a: 1.0)):
+        assert [t["profile"]["share_alpha"] for t in ov["tenants"]] == [
+            want(get_model(t["model"]).share_alpha) for t in ov["tenants"]
+        ]
+        assert [t["arrival"]["rate"] for t in ov["tenants"]] == [mw.RATE] * 2
+    rates = [MIGReconfigEnv("migrator-w5", **ov).params.spec.size_rate for ov in (half, {}, linear)]
+    one_gpc = [r[:, 0] / r[:, -1] for r in rates]  # a 1-GPC instance over the whole GPU
+    assert np.all(one_gpc[0] > one_gpc[1]) and np.all(one_gpc[1] > one_gpc[2])
+    assert one_gpc[2] == pytest.approx(1 / 7)
