@@ -84,7 +84,7 @@ SWEEPS: dict[str, dict[str, float]] = {
     "persistence x0.5": {"persistence": 0.25},
     "persistence x2": {"persistence": 1.0},
     "share exponent x0.5": {"share_alpha_x": 0.5},
-    "share exponent linear": {"share_alpha_x": 100.0},
+    "share exponent linear": {"share_alpha_x": 100.0},  # every exponent capped at 1
     "MPS x0.5": {"mps_x": 0.5},
     "MPS x2": {"mps_x": 2.0},
     "MPS 30%": {"mps_abs": 0.30},
