@@ -3,15 +3,16 @@
 MIGRator (§5.1) compares against PARIS (static MIG partition by compute intensity), Ekya
 (retraining-aware, reallocates only when a retraining starts or ends) and Astraea (per-second
 SLO-driven partitioning that ignores retraining benefit). Ekya and Astraea are MPS systems in the
-paper; here their allocation logic runs on the same MIG environment as everyone else (their SM
-shares mapped onto instances), and the MPS interference the paper blames for part of their SLO
-loss is the environment's: the reproduction runs them with the scenario's ``mps.interference``
-on (co-located work slowed by the measured ``mps.*_slowdown``), MIGRator and PARIS
-with it off. The policies themselves do not model the interference (neither does the paper's
-Ekya or Astraea). ``static-half`` gives each tenant a
-fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a signature index.
+paper; the reproduction runs them on MPS shares of the GPU (scenario ``mps.shares``) with the
+MPS interference the paper blames for part of their SLO loss on (``mps.interference``:
+co-located work slowed by the measured ``mps.*_slowdown``), MIGRator and PARIS on MIG instances
+without it. The policies themselves do not model the interference (neither does the paper's
+Ekya or Astraea). ``static-half`` gives each tenant a fixed half of the GPU. All read
+``env.unwrapped.sim_state()`` and return a signature index.
 
-Shared rule for the retraining instance of the non-planning baselines: a pending job starts at
+Every rule reads the catalogue, so they run unchanged on MPS shares (scenario ``mps.shares``:
+sizes and the GPU's unit count in shares instead of GPCs). Shared rule for the retraining
+instance of the non-planning baselines: a pending job starts at
 the window start on the smallest instance that holds it and finishes inside the window (the
 retraining-unaware choice); Ekya instead picks the size by its accuracy estimate. PARIS and
 static-half first make sure every tenant's inference holds an instance that meets its SLO (at
@@ -134,7 +135,7 @@ class ParisPolicy(_StaticTarget):
             ]
         )
         gp = spec.catalogue.gpcs[cands][:, :m].astype(float)
-        free = 7 - spec.catalogue.gpcs[cands][:, m:].sum(axis=1)
+        free = spec.catalogue.units - spec.catalogue.gpcs[cands][:, m:].sum(axis=1)
         target = intensity / intensity.sum()
         err = np.abs(gp / np.maximum(free[:, None], 1) - target[None, :]).sum(axis=1)
         score = gp.sum(axis=1) * 10.0 - err  # use the GPU fully, then match the split
@@ -151,8 +152,9 @@ class StaticHalfPolicy(_StaticTarget):
         """Valid signature closest to the fixed per-tenant GPC budget."""
         spec = snap.spec
         m = spec.n_tenants
-        budget = np.full(m, 7 // m)
-        budget[: 7 - budget.sum()] += 1
+        units = spec.catalogue.units  # 7 GPCs under MIG, the MPS shares otherwise
+        budget = np.full(m, units // m)
+        budget[: units - budget.sum()] += 1
         cands = _serving_candidates(snap)
         gp = spec.catalogue.gpcs[cands]
         per = gp[:, :m] + gp[:, m:]

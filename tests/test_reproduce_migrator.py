@@ -78,7 +78,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         "## MPS interference",
         "## Robustness sweeps",
         "MIGRator (level)",
-        "### Astraea's retraining share below one GPC",
+        "### The MPS baselines on MIG instances (ablation)",
     ):
         assert section in report
     assert (tmp_path / "migrator-sweeps.png").stat().st_size > 0
@@ -96,12 +96,13 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     assert saved and all(c.smoke for c in saved)  # a quick run: marked smoke, not counted
     for c in held:
         assert "every sweep point" in c.test
-    # the sub-GPC ablation: Astraea alone, slower retraining, never the claim's verdict
-    sub = runs["sub_gpc"]
-    assert {r["policy"] for r in sub} == {"astraea"}
-    assert sorted({r["overrides"]["retrain_share"] for r in sub}) == sorted(migrator.SUB_GPC_SHARES)
+    # the MPS baselines hold MPS shares; the ablation puts them on MIG instances, and the
+    # accuracy claims over them say what it measured
+    on_mig = runs["on_mig"]
+    assert {r["policy"] for r in on_mig} == set(migrator.MPS_POLICIES)
+    assert all(r["overrides"] == {"mps.shares": 0} for r in on_mig)
     acc_claim = next(c for c in held if c.figure == "Fig. 8b" and "Astraea" in c.claim)
-    assert acc_claim.holds or "Measured (ablation, not an input)" in acc_claim.why
+    assert acc_claim.holds or "on MIG instances instead of MPS shares" in acc_claim.why
     # a gain claim holds only if it holds at the default and at every sweep point
     c = next(c for c in held if c.figure == "Fig. 7" and "Ekya" in c.claim)
     gains = [migrator._gain(t, "migrator", "ekya-mig") for _, t in migrator._points(f, "good")]
@@ -123,25 +124,22 @@ def test_an_episode_records_when_its_retraining_jobs_end() -> None:
     assert out["retrain_gpcs"] == pytest.approx(2.0)
 
 
-def test_a_sub_gpc_retraining_share_slows_only_the_mps_baselines_retraining() -> None:
-    """``retrain_share`` f keeps f of the retraining speed the MPS baseline has beside the
-    measured interference (or a swept one); MIGRator and PARIS hold MIG instances: untouched."""
-    from edgegym.reproduce import migrator_workloads as mw
-
-    base = mw.MPS["retrain_slowdown"]
-    half = migrator.scenario_overrides("w1", "astraea", {"retrain_share": 0.5})
-    assert half["mps.retrain_slowdown"] == pytest.approx(1.0 - 0.5 * (1.0 - base))
-    assert "mps.inference_slowdown" not in half  # inference keeps the scenario's
-    swept = migrator.scenario_overrides("w1", "astraea", {"retrain_share": 0.25, "mps_x": 2.0})
-    assert swept["mps.retrain_slowdown"] == pytest.approx(1.0 - 0.25 * (1.0 - 2.0 * base))
-    assert "mps.retrain_slowdown" not in migrator.scenario_overrides(
-        "w1", "migrator", {"retrain_share": 0.5}
-    )
-    # and the episode's retraining is slower for it: the job ends later in the window
-    job = ("w1", "astraea", {}, 0)
-    slow = ("w1", "astraea", {"retrain_share": 0.25}, 0)
-    ends = [migrator.run_one(j)["retrain_finish_s"] for j in (job, slow)]
-    assert ends[1] > ends[0]
+def test_the_mps_baselines_hold_mps_shares_and_the_mig_based_ones_mig_instances() -> None:
+    """Ekya and Astraea (MPS in the paper) run with MPS shares of the GPU, interference on and
+    no pre-initialisation; ``mps.shares: 0`` puts them back on MIG instances (pre-initialised
+    as the scenario says); MIGRator and PARIS hold MIG instances."""
+    for p in migrator.MPS_POLICIES:
+        ov = migrator.scenario_overrides("w1", p, {})
+        assert ov["mps.shares"] == migrator.MPS_SHARES and ov["preinit"] is False
+        assert ov["mps.interference"] is True
+        on_mig = migrator.scenario_overrides("w1", p, {"mps.shares": 0})
+        assert on_mig["mps.shares"] == 0 and "preinit" not in on_mig
+    for p in ("migrator", "paris"):
+        assert "mps.shares" not in migrator.scenario_overrides("w1", p, {})
+    # Astraea's retraining takes the smallest share its job finishes in: less than a GPC
+    out = migrator.run_one(("w1", "astraea", {}, 0))
+    assert out["retrain_gpcs"] < 1.0
+    assert migrator.run_one(("w1", "astraea", {"mps.shares": 0}, 0))["retrain_gpcs"] >= 1.0
 
 
 def test_the_share_exponent_sweep_scales_every_models_exponent_up_to_linear() -> None:

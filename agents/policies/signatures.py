@@ -85,12 +85,18 @@ def signature_table(gpu: str, n_tenants: int) -> np.ndarray:
 
 def _catalogue_of(env: gym.Env) -> tuple[str, int]:
     """``(gpu, tenants)`` of a MIG environment's signature catalogue."""
+    from edgegym.hardware.migalloc import ShareCatalogue
     from edgegym.wrappers import family_of
 
     family = family_of(env)
     spec = getattr(env.unwrapped, "spec_", None)
     if family != "mig" or spec is None:
         raise ValueError(f"SignaturePolicy reads the mig family's signatures, not {family!r}")
+    if isinstance(spec.catalogue, ShareCatalogue):
+        raise ValueError(
+            "SignaturePolicy scores MIG instance signatures; this environment holds MPS shares "
+            f"(mps.shares: {spec.catalogue.units}): set mps.shares: 0"
+        )
     return spec.catalogue.gpu, int(spec.catalogue.n_tenants)
 
 

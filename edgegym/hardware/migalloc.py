@@ -14,6 +14,10 @@ current allocation, so that a reconfiguration touches as few instances as possib
 retraining job's instance is always kept. Ties go to the layout keeping more existing instances,
 then to the lower layout index.
 
+:func:`share_catalogue` gives the same contract for a GPU shared by MPS instead of MIG (the
+paper's Ekya and Astraea): each task holds one share of the GPU's SMs in ``units`` equal parts,
+and a :class:`ShareCatalogue` realises each signature on its only allocation.
+
 Tasks are numbered ``0 .. M-1`` (inference of tenant m) and ``M .. 2M-1`` (retraining of tenant
 m). Placements (profile, start slice) are numbered in :attr:`AllocationCatalogue.placements`
 order; physical allocations are ``(P,)`` int arrays with the task on each placement, ``IDLE``
@@ -22,14 +26,30 @@ for an instance that exists but serves no task and ``ABSENT`` for a placement no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
-from edgegym.hardware.mig import MIGInstance, MIGLayout, get_mig_profiles, valid_layouts
+from edgegym.hardware.mig import (
+    MIG_TOTAL_GPCS,
+    MIGInstance,
+    MIGLayout,
+    MIGProfile,
+    get_mig_profiles,
+    valid_layouts,
+)
 
-__all__ = ["ABSENT", "IDLE", "AllocationCatalogue", "catalogue"]
+__all__ = [
+    "ABSENT",
+    "IDLE",
+    "MAX_SHARE_SIGNATURES",
+    "AllocationCatalogue",
+    "ShareCatalogue",
+    "catalogue",
+    "share_catalogue",
+]
 
 IDLE = -1
 ABSENT = -2
@@ -52,6 +72,8 @@ class AllocationCatalogue:
         layouts: (L,) every valid non-empty layout.
         layout_place: (L, P) bool, layout contains placement.
         hosts: (N, L) bool, layout can host the signature (enough instances of every size).
+        units: What the GPU is divided into: its 7 GPCs (sizes, ``gpcs`` and
+            ``placement_size`` count them).
     """
 
     gpu: str
@@ -66,6 +88,7 @@ class AllocationCatalogue:
     layouts: tuple[MIGLayout, ...]
     layout_place: np.ndarray
     hosts: np.ndarray
+    units: int = MIG_TOTAL_GPCS
 
     def __len__(self) -> int:
         return len(self.signatures)
@@ -437,4 +460,140 @@ def catalogue(gpu: str, n_tenants: int) -> AllocationCatalogue:
         layouts=layouts,
         layout_place=layout_place,
         hosts=hosts,
+    )
+
+
+#: Most signatures a share catalogue may have: the mask, Ekya's and Astraea's rules scan them
+#: all at every decision (two tenants in fourteenths: 1,820; three: 12,376).
+MAX_SHARE_SIGNATURES = 20_000
+
+
+@dataclass(frozen=True, eq=False)
+class ShareCatalogue(AllocationCatalogue):
+    """MPS shares in place of MIG instances (:func:`share_catalogue`).
+
+    The GPU is divided into ``units`` equal shares of its SMs; each task holds at most one
+    share of one or more units (each inference task one, a retraining job none or one), the
+    shares summing to ``units`` or less. A placement is a (share size, task) pair, so every
+    signature has exactly one physical allocation (``alloc``): realising it needs no layout,
+    and a task is reconfigured exactly when its share changes. Memory is not partitioned, so
+    placements cover no memory slices and there are no layouts (``layouts`` is empty).
+
+    Attributes:
+        alloc: (N, P) task per placement of each signature (``ABSENT`` elsewhere).
+    """
+
+    alloc: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+
+    def feasible(self, keep: list[tuple[int, int]]) -> np.ndarray:
+        """(N,) signatures that keep every ``(placement, task)`` in ``keep``: the task holds a
+        share of the placement's size (and the placement is the task's)."""
+        ok = np.ones(len(self), dtype=bool)
+        for p, task in keep:
+            ok &= self.alloc[:, p] == task
+        return ok
+
+    def realise(
+        self, n: int, prev: np.ndarray, keep: list[tuple[int, int]] | None = None
+    ) -> tuple[int, np.ndarray]:
+        """``(n, (P,) task per placement)``: a signature's only allocation.
+
+        Raises:
+            ValueError: If the signature moves a placement in ``keep``.
+        """
+        out = self.alloc[n]
+        for p, task in keep or ():
+            if out[p] != task:
+                raise ValueError(f"{self.describe(n)} does not keep task {task}'s share")
+        return n, out.copy()
+
+    def realise_batch(
+        self, n: np.ndarray, prev: np.ndarray, keep: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`realise` of B signatures: ``((B,) n, (B, P) allocations)``.
+
+        Raises:
+            ValueError: If a signature moves a placement in ``keep`` (B, P).
+        """
+        n = np.asarray(n, dtype=np.int64)
+        out = self.alloc[n]
+        moved = keep & (out != prev)
+        if moved.any():
+            b = int(np.flatnonzero(moved.any(axis=1))[0])
+            raise ValueError(f"{self.describe(int(n[b]))} does not keep a running job's share")
+        return n, out
+
+
+@cache
+def share_catalogue(gpu: str, n_tenants: int, units: int) -> ShareCatalogue:
+    """The MPS share catalogue of a GPU divided into ``units`` shares (cached).
+
+    Args:
+        gpu: GPU catalogue name (the placements' profiles carry it).
+        n_tenants: M >= 1.
+        units: Shares the GPU is divided into, in [2, 28].
+
+    Returns:
+        The catalogue; signatures sorted as :func:`catalogue` sorts them.
+
+    Raises:
+        ValueError: On a bad count, or more than :data:`MAX_SHARE_SIGNATURES` signatures.
+    """
+    if not 2 <= units <= 28:
+        raise ValueError(f"units must be in [2, 28], got {units}")
+    m = n_tenants
+    if not 1 <= m <= units:
+        raise ValueError(f"n_tenants must be in [1, {units}] for {units} units, got {m}")
+    # Inference holds one unit at least: 2M tasks share units - M spare units (a stars and
+    # bars count).
+    n_sig = math.comb(units - m + 2 * m, 2 * m)
+    if n_sig > MAX_SHARE_SIGNATURES:
+        raise ValueError(
+            f"{m} tenants on {units} MPS units give {n_sig:,} signatures, more than "
+            f"{MAX_SHARE_SIGNATURES:,}: use fewer units"
+        )
+    sizes = tuple(range(1, units + 1))
+    n_tasks = 2 * m
+    shares: list[tuple[int, ...]] = []
+
+    def walk(left: int, acc: tuple[int, ...]) -> None:
+        if len(acc) == n_tasks:
+            shares.append(acc)
+            return
+        low = 1 if len(acc) < m else 0  # inference holds a unit at least
+        reserve = max(0, m - len(acc) - 1)  # one unit for each inference task still to come
+        for s in range(low, left - reserve + 1):
+            walk(left - s, (*acc, s))
+
+    walk(units, ())
+    sigs_unsorted = [tuple((s,) if s else () for s in c) for c in shares]
+    order = sorted(range(len(shares)), key=lambda i: sigs_unsorted[i])
+    share = np.array([shares[i] for i in order], dtype=np.int64).reshape(-1, n_tasks)  # (N, 2M)
+    sigs = tuple(sigs_unsorted[i] for i in order)
+    counts = np.zeros((len(sigs), n_tasks, units), dtype=np.int64)
+    rows, tasks = np.nonzero(share)
+    counts[rows, tasks, share[rows, tasks] - 1] = 1
+    profiles = [
+        MIGProfile(gpu, f"mps.{s}/{units}", s, 0.0, 0, 0, tuple(range(n_tasks))) for s in sizes
+    ]
+    placements = tuple((prof, t) for prof in profiles for t in range(n_tasks))  # by size, task
+    alloc = np.full((len(sigs), len(placements)), ABSENT, dtype=np.int64)
+    alloc[rows, (share[rows, tasks] - 1) * n_tasks + tasks] = tasks
+    for arr in (counts, share, alloc):
+        arr.setflags(write=False)
+    return ShareCatalogue(
+        gpu=gpu,
+        n_tenants=m,
+        sizes=sizes,
+        signatures=sigs,
+        counts=counts,
+        gpcs=share,
+        n_instances=(share > 0).astype(np.int64),
+        placements=placements,
+        placement_size=np.array([p.gpcs for p, _ in placements]),
+        layouts=(),
+        layout_place=np.zeros((0, len(placements)), dtype=bool),
+        hosts=np.zeros((len(sigs), 0), dtype=bool),
+        units=units,
+        alloc=alloc,
     )

@@ -67,8 +67,14 @@ BASELINES = ["ekya-mig", "astraea", "paris", "static-half"]
 BASES = [0.5, 1.0, 3.0, 5.0, 10.0]
 BASIS_WORKLOADS = list(WORKLOADS)  # Fig. 10 shows every workload
 ORACLE_WORKLOADS = ["w1", "w4", "w5", "w8"]
-#: The paper's MPS-based baselines (§5.1): their runs have MPS interference on (scenario ``mps``).
+#: The paper's MPS-based baselines (§5.1): their runs hold MPS shares of the GPU, with MPS
+#: interference on (scenario ``mps``).
 MPS_POLICIES = ("ekya-mig", "astraea")
+#: Shares the MPS baselines divide the GPU into (scenario ``mps.shares``): half a GPC each, 7 SMs
+#: of an A100's 98 under MIG (MPS itself takes any percentage of the SMs,
+#: ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE``). A modelling choice, swept at 7 (one GPC, MIG's unit)
+#: and 21 (28 would give 27,405 signatures for two tenants, more than the masks can key).
+MPS_SHARES = 14
 #: Robustness sweeps of the inputs that stay synthesised or unstated (a held-out claim must hold at
 #: all of them): name -> reproduction overrides (:func:`scenario_overrides`). ``load_x`` scales both
 #: traces' level (the paper states none), ``persistence`` sets how much of the per-second shape
@@ -88,13 +94,9 @@ SWEEPS: dict[str, dict[str, float]] = {
     "MPS x0.5": {"mps_x": 0.5},
     "MPS x2": {"mps_x": 2.0},
     "MPS 30%": {"mps_abs": 0.30},
+    "MPS shares 7": {"mps.shares": 7},
+    "MPS shares 21": {"mps.shares": 21},
 }
-#: What-ifs of the MPS share the paper's Astraea gives a retraining job (§5.2: by compute
-#: intensity, with no one-GPC floor), which is not modelled (Astraea holds MIG instances here):
-#: Astraea's retraining at these fractions of its instance's speed, as half and a quarter of a
-#: GPC would run it (ViT-B/16's retraining speed is proportional to its MPS share in sevenths on
-#: an H200, docs/real-gpu.md). An ablation, never an input: the claims are judged without it.
-SUB_GPC_SHARES = (0.5, 0.25)
 #: Sweep points that rerun every policy (the others rerun only :data:`MPS_POLICIES`).
 ALL_POLICY_SWEEPS = (
     "load x0.5",
@@ -113,13 +115,13 @@ BASIS_SWEEPS = ALL_POLICY_SWEEPS[:4]
 
 def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The environment overrides of one job: the reproduction's own keys (``load_x``,
-    ``persistence``, ``share_alpha_x``, ``mps_x``, ``mps_abs``, ``retrain_share``) turned into
-    scenario fields, and MPS interference on for the MPS-based baselines unless the job says
-    otherwise (``mps.interference``). ``retrain_share`` f leaves an MPS baseline's retraining f
-    of the speed it has beside the measured interference (:data:`SUB_GPC_SHARES`)."""
+    ``persistence``, ``share_alpha_x``, ``mps_x``, ``mps_abs``) turned into scenario fields;
+    the MPS-based baselines hold :data:`MPS_SHARES` MPS shares (no pre-initialisation, which
+    builds MIG instances) with MPS interference on, unless the job says otherwise
+    (``mps.shares``, ``mps.interference``; ``mps.shares: 0`` puts them on MIG instances)."""
     from edgegym.reproduce import migrator_workloads as mw
 
-    own = ("load_x", "persistence", "share_alpha_x", "mps_x", "mps_abs", "retrain_share")
+    own = ("load_x", "persistence", "share_alpha_x", "mps_x", "mps_abs")
     out = {k: v for k, v in overrides.items() if k not in own}
     if {"load_x", "persistence", "share_alpha_x"} & set(overrides):
         out["tenants"] = mw.tenants(
@@ -134,6 +136,9 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
     base = policy.split(":")[0]
     if base in MPS_POLICIES:
         out.setdefault("mps.interference", True)
+        out.setdefault("mps.shares", MPS_SHARES)
+        if out["mps.shares"]:
+            out["preinit"] = False
         if "mps_x" in overrides:
             f = float(overrides["mps_x"])
             out["mps.inference_slowdown"] = mw.MPS["inference_slowdown"] * f
@@ -142,9 +147,6 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
             out["mps.inference_slowdown"] = out["mps.retrain_slowdown"] = float(
                 overrides["mps_abs"]
             )
-        if "retrain_share" in overrides:  # a retraining share below the instance it holds
-            kept = 1.0 - float(out.get("mps.retrain_slowdown", mw.MPS["retrain_slowdown"]))
-            out["mps.retrain_slowdown"] = 1.0 - float(overrides["retrain_share"]) * kept
     return out
 
 
@@ -162,8 +164,9 @@ def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
     term = False
     projected = steps = 0
     idle = 0.0
-    gpcs = env.params.gpcs
-    m, window_s = env.params.spec.n_tenants, env.params.spec.window_s
+    spec = env.params.spec
+    gpcs = env.params.gpcs * 7.0 / spec.catalogue.units  # in GPCs under MPS shares too
+    m, window_s = spec.n_tenants, spec.window_s
     finish_s: list[float] = []  # seconds into its window at which each retraining job ended
     job_gpcs: list[float] = []  # GPCs of each running job's instance, per step
     while not term:
@@ -313,11 +316,7 @@ def _experiments(workloads, basis_w, oracle_w, seeds: int) -> dict[str, list]:
         "basis": [j for b in BASES for j in _jobs(["migrator"], basis_w, {"basis_s": b}, seeds)],
         "no_mps": _jobs(list(MPS_POLICIES), workloads, {"mps.interference": False}, seeds),
         "level": _jobs(["migrator:forecaster=level"], workloads, {}, seeds),
-        "sub_gpc": [
-            j
-            for f in SUB_GPC_SHARES
-            for j in _jobs(["astraea"], workloads, {"retrain_share": f}, seeds)
-        ],
+        "on_mig": _jobs(list(MPS_POLICIES), workloads, {"mps.shares": 0}, seeds),
         **sweeps,
     }
 
@@ -510,15 +509,13 @@ def _facts(workloads, basis_w, oracle_w, rows) -> dict[str, Any]:
     if rows.get("no_mps"):
         f["no_mps"] = _table(rows["no_mps"], "goodput", list(MPS_POLICIES), workloads)
         f["no_mps_slo"] = _table(rows["no_mps"], "slo_attainment", list(MPS_POLICIES), workloads)
-    if rows.get("sub_gpc"):
-        f["sub_gpc"] = {
-            share: _table(
-                [r for r in rows["sub_gpc"] if r["overrides"]["retrain_share"] == share],
-                "accuracy",
-                ["astraea"],
-                workloads,
-            )["astraea"]
-            for share in SUB_GPC_SHARES
+    if rows.get("on_mig"):
+        f["on_mig"] = {
+            key: _table(rows["on_mig"], metric, list(MPS_POLICIES), workloads)
+            for key, metric in (("good", "goodput"), ("slo", "slo_attainment"), ("acc", "accuracy"))
+        }
+        f["on_mig_job_gpcs"] = {
+            p: _mean_of(rows["on_mig"], p, "retrain_gpcs") for p in MPS_POLICIES
         }
     if rows.get("level"):
         lv = rows["level"]
@@ -652,7 +649,7 @@ def _gain_claims(f: dict[str, Any], scope: str) -> list[Claim]:
             f"forecast adds {f['oracle_gain']:+.1f} Goodput points (oracle table); under the "
             f"per-instance rule the gain is {_gain(rule_tab, 'migrator', p):+.1f}% and against "
             f"baselines without pre-initialisation {_gain_vs(good, f['nopre'], p):+.1f}% "
-            "(ablations)"
+            "(ablations)." + _on_mig_text(f, p, key)
         )
 
     claims = []
@@ -725,10 +722,8 @@ def _accuracy_claims(f: dict[str, Any], scope: str) -> list[Claim]:
                     "finishes it (baselines/mig.py), so at the default inputs their average "
                     f"accuracies lie within {max(base_acc) - min(base_acc):.1f} points of each "
                     f"other and {acc['migrator']['avg'] * 100 - max(base_acc):.1f} of MIGRator's; "
-                    "on MIG, not valuing retraining only changes the size of the retraining "
-                    f"instance. {_finish_text(f)}"
-                    + (_sub_gpc_text(f) if p == "astraea" else "")
-                    + _not_swept(swept)
+                    "not valuing retraining only changes the size of the retraining instance "
+                    f"or share. {_finish_text(f)}" + _on_mig_text(f, p, "acc") + _not_swept(swept)
                 ),
             )
         )
@@ -753,27 +748,28 @@ def _finish_text(f: dict[str, Any]) -> str:
         "seventh of the GPU, more where a "
         "model's training memory needs it). Fig. 2 itself bounds what a small retraining "
         "instance costs: 1 against 4 retraining GPCs is 8 accuracy points there. The paper's "
-        "Astraea shares SMs by MPS by compute intensity, where a retraining job's share has no "
-        "one-GPC floor; that allocation is not modelled (Astraea runs on MIG instances here)."
+        "Ekya and Astraea share SMs by MPS, and so do they here (MPS shares in "
+        f"{MPS_SHARES}ths of the GPU, `mps.shares`): a retraining job's share has no one-GPC "
+        "floor."
     )
 
 
-def _sub_gpc_gains(f: dict[str, Any]) -> dict[float, float]:
-    """MIGRator's accuracy gain (%) over Astraea with Astraea's retraining at each of
-    :data:`SUB_GPC_SHARES` of its instance's speed (empty where the ablation did not run)."""
-    acc = f["acc"]["migrator"]["avg"]
-    return {s: 100.0 * (acc / t["avg"] - 1.0) for s, t in f.get("sub_gpc", {}).items()}
+def _on_mig_gains(f: dict[str, Any], key: str) -> dict[str, float]:
+    """MIGRator's gain (%) in ``key`` (``good``, ``slo``, ``acc``) over each MPS baseline run
+    on MIG instances instead of MPS shares (empty where that ablation did not run)."""
+    if not f.get("on_mig"):
+        return {}
+    ours = f[key]["migrator"]["avg"]
+    return {p: 100.0 * (ours / t["avg"] - 1.0) for p, t in f["on_mig"][key].items()}
 
 
-def _sub_gpc_text(f: dict[str, Any]) -> str:
-    gains = _sub_gpc_gains(f)
-    if not gains:
+def _on_mig_text(f: dict[str, Any], p: str, key: str) -> str:
+    gains = _on_mig_gains(f, key)
+    if p not in gains:
         return ""
-    per = ", ".join(f"{share:g} of its speed {g:+.1f}%" for share, g in gains.items())
     return (
-        " Measured (ablation, not an input): with Astraea's retraining at a fraction of its "
-        f"instance's speed, as a sub-GPC MPS share would run it, MIGRator's gain is: {per} "
-        f"(paper +{PAPER_ACC_GAIN['astraea']}%)."
+        f" Measured (ablation): with {LABELS[p]} on MIG instances instead of MPS shares, "
+        f"MIGRator's gain is {gains[p]:+.1f}%."
     )
 
 
@@ -814,6 +810,11 @@ def _batch4_claim(f: dict[str, Any], workloads) -> Claim:
     ok, fails, swept = _across(f, "wins4", lambda v: v == n)
     ok = ok and swept
     per_point = "; ".join(f"{name} {v}" for name, v in _points(f, "wins4"))
+    losses = "; ".join(
+        f"{name}: {_losses(tab, workloads)}"
+        for name, tab in _points(f, "good4")
+        if _wins(tab, workloads) < n
+    )
     return Claim(
         paper="migrator",
         figure="Fig. 9",
@@ -826,9 +827,7 @@ def _batch4_claim(f: dict[str, Any], workloads) -> Claim:
         test="all of them" + SWEPT,
         why=""
         if ok
-        else f"fails at: {fails or '-'} (workloads won per point: {per_point}); at the default "
-        "inputs, batch-4 table of the report: "
-        + _losses(f["good4"], workloads)
+        else f"fails at: {fails or '-'} (workloads won per point: {per_point}); {losses}"
         + _not_swept(swept),
     )
 

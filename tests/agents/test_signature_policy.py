@@ -110,6 +110,9 @@ def test_size_free_registry_and_bad_envs():
     kwargs = SignaturePolicy.kwargs_for(env, {"net_arch": [8]})
     with pytest.raises(ValueError, match="496 signatures"):
         SignaturePolicy(env.observation_space, gym.spaces.Discrete(10), lambda _: 0.0, **kwargs)
+    shares = gym.make(MIG, **{"mps.shares": 14, "preinit": False})
+    with pytest.raises(ValueError, match="holds MPS shares"):
+        SignaturePolicy.kwargs_for(shares, {})
 
 
 def test_cloning_a_baseline_fits_its_choices():

@@ -227,9 +227,16 @@ def _reference_mask(env):
     return out
 
 
-@pytest.mark.parametrize("scenario", ["migrator-w1", "migrator-w8"])
-def test_masks_exclude_exactly_the_invalid_actions(scenario):
-    env = MIGReconfigEnv(scenario, window_s=40, windows=2)
+@pytest.mark.parametrize(
+    ("scenario", "overrides"),
+    [
+        ("migrator-w1", {}),
+        ("migrator-w8", {}),
+        ("migrator-w1", {"mps.shares": 14, "preinit": False}),  # MPS shares: no layouts
+    ],
+)
+def test_masks_exclude_exactly_the_invalid_actions(scenario, overrides):
+    env = MIGReconfigEnv(scenario, window_s=40, windows=2, **overrides)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     checked = 0

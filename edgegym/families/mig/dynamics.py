@@ -55,7 +55,7 @@ from edgegym.families.mig.params import (
 )
 from edgegym.families.mig.reward import TERMS
 from edgegym.families.mig.serving import busy_from, fluid_queue
-from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS
+from edgegym.hardware.mig import MIG_MEMORY_SLICES
 from edgegym.hardware.migalloc import ABSENT, IDLE
 
 _EPS = 1e-9
@@ -78,6 +78,7 @@ class MIGState:
     task: np.ndarray  # (N, P) int64 task per placement (IDLE -1, ABSENT -2)
     ready_s: np.ndarray  # (N, P) time each instance finishes its reconfiguration
     since_s: np.ndarray  # (N, P) time each placement got its task (or became free)
+    retire_s: np.ndarray  # (N, P) when an old MPS share still serving ends (inf: none)
     backlog: np.ndarray  # (N, M) requests queued per tenant (fluid)
     slice_free_since: np.ndarray  # (N, 8) time each memory slice became free (inf: busy)
     model_acc: np.ndarray  # (N, M) accuracy of the deployed model on the window's data
@@ -214,6 +215,14 @@ class Reconfiguration:
     plain: np.ndarray  # (N, 2M) ``measured`` had every new instance served at ``plain_ready``
 
 
+def _retire(state: MIGState) -> None:
+    """End the old MPS shares whose task's new process is ready (:func:`switch_shares`)."""
+    done = state.retire_s <= state.time_s[:, None] + _EPS
+    if done.any():
+        state.task = np.where(done, ABSENT, state.task)
+        state.retire_s = np.where(done, np.inf, state.retire_s)
+
+
 def reconfigure(
     rule: str,
     old: np.ndarray,
@@ -337,6 +346,79 @@ def _ready_times(
     return np.where(changed, ready_instance, ready_old)
 
 
+def switch_shares(
+    rule: str,
+    old: np.ndarray,
+    target: np.ndarray,
+    ready_old: np.ndarray,
+    now: np.ndarray,
+    restart: np.ndarray,
+    psi: np.ndarray,
+    first: np.ndarray,
+) -> tuple[np.ndarray, Reconfiguration, np.ndarray]:
+    """The reconfiguration rule under MPS shares (scenario ``mps.shares``), for N envs.
+
+    A task whose share changes starts a new process at the new share (``restart``: library
+    and model load) while the process at its old share goes on serving until the new one is
+    ready, then ends (make before break: MPS partitions no memory and lets the shares
+    overlap, unlike MIG, whose GPCs must be freed first). A task that goes back to the share
+    it still serves on cancels its pending restart at no cost; one whose target is already
+    pending keeps waiting. The new process is ready after ``restart`` under
+    ``"per-instance"``, after the task's Psi under ``"eq10"`` (its mean measured restart in
+    the last window, MIGRator Eq. 10); either way the restart is what is measured (Psi's
+    input). A task with nothing serving meanwhile (a retraining job's start) is down until
+    then; that is the only downtime.
+
+    Args:
+        rule: ``"eq10"`` or ``"per-instance"``.
+        old: (N, P) task per placement before: a task may hold a serving placement and a
+            pending one.
+        target: (N, P) the signature's allocation (one placement per task).
+        ready_old: (N, P) when each placement served before.
+        now: (N,) time of the decision.
+        restart: (N, P) seconds a new process of the task at each target placement takes.
+        psi: (N, 2M) Psi of each task.
+        first: (N,) bool: the first decision (a warm start: ready at once, nothing flagged).
+
+    Returns:
+        ``(new, reconfiguration, retire)``: (N, P) task per placement (the target plus every
+        old share still serving), the :class:`Reconfiguration` and (N, P) when each old
+        share still serving ends (``inf`` elsewhere).
+    """
+    if rule not in RULES:
+        raise ValueError(f"overhead rule must be one of {', '.join(RULES)}, got {rule!r}")
+    n_envs, n_tasks = psi.shape
+    t = now[:, None]
+    base = _cell_base(n_envs, 1, n_tasks)  # (N, 1) first flat (env, task) slot of each env
+    held = target >= 0
+    slot = base + np.where(held, target, 0)  # (N, P) the target task's slot
+    start = held & (target != old) & ~first[:, None]  # a new process
+    wait = restart if rule == "per-instance" else psi.ravel()[slot]
+    ready = np.where(held & (target == old), ready_old, np.where(start, t + wait, t))
+    flagged = np.zeros(n_envs * n_tasks, dtype=bool)
+    flagged[slot[start]] = True
+    measured = np.zeros(n_envs * n_tasks)
+    measured[slot[start]] = restart[start]
+    # When each task's target serves, where that is still to come (a restart started now or
+    # earlier); the old share a task serves on goes on serving until then.
+    coming = held & (ready > t + _EPS)
+    task_ready = np.full(n_envs * n_tasks, np.inf)
+    task_ready[slot[coming]] = ready[coming]
+    had = old >= 0
+    old_slot = base + np.where(had, old, 0)
+    serving = had & (ready_old <= t + _EPS) & (target != old)
+    bridge = serving & np.isfinite(task_ready[old_slot])
+    new = np.where(held, target, np.where(bridge, old, ABSENT))
+    ready = np.where(bridge, ready_old, ready)
+    retire = np.where(bridge, task_ready[old_slot], np.inf)
+    bridged = np.zeros(n_envs * n_tasks, dtype=bool)
+    bridged[old_slot[bridge]] = True
+    down = np.where(start & ~bridged[slot], ready - t, 0.0)
+    downtime = np.cumsum(down, axis=1)[:, -1]
+    flagged, measured = flagged.reshape(n_envs, n_tasks), measured.reshape(n_envs, n_tasks)
+    return new, Reconfiguration(ready, flagged, measured, downtime, measured), retire
+
+
 class MIGDynamics:
     """The MIG family's :class:`~edgegym.core.dynamics.Dynamics` (pure batched functions).
 
@@ -372,6 +454,7 @@ class MIGDynamics:
             task=np.full((n, p), ABSENT, dtype=np.int64),
             ready_s=np.zeros((n, p)),
             since_s=np.zeros((n, p)),
+            retire_s=np.full((n, p), np.inf),
             backlog=np.zeros((n, m)),
             slice_free_since=np.zeros((n, MIG_MEMORY_SLICES)),
             model_acc=np.repeat(prof.start_acc.astype(float)[None], n, axis=0),
@@ -515,6 +598,8 @@ class MIGDynamics:
             w_start + (state.step_in_window + 1) * spec.basis_s, w_start + spec.window_s
         )
         while True:
+            if params.mps:
+                _retire(state)
             go = state.time_s < t_end - _EPS
             if not go.any():
                 break
@@ -583,44 +668,20 @@ class MIGDynamics:
         first = state.signature < 0
         old = state.task
         new = params.realise(a, old, state.running)
-        existed = old != ABSENT
-        # The overhead of the instance's model, reusing the instance where it existed.
-        code = new + 2
-        ov = np.where(
-            existed, params.overhead_by_task[1].take(code), params.overhead_by_task[0].take(code)
-        )
-        start = now
-        if spec.preinit:
-            # An instance whose slices were free can be built ahead of time.
-            # The latest time one of its slices became free: a max over each placement's
-            # slices, read off the tree of slices where the placements are its nodes (else
-            # a column appended so that a span may end past the last slice).
-            sfs = state.slice_free_since
-            if params.slice_node is not None:
-                free = slice_tree(sfs).take(params.slice_node, axis=1)
-            else:
-                padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
-                free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
-            start = np.where(
-                existed & (old == IDLE),
-                np.minimum(now, state.since_s),
-                np.minimum(now, free),
+        if params.mps:
+            restart = params.overhead_by_task[0].take(new + 2)
+            new, rc, state.retire_s = switch_shares(
+                spec.overhead_rule,
+                old,
+                new,
+                state.ready_s,
+                state.time_s,
+                restart,
+                state.psi_s,
+                first,
             )
-        rc = reconfigure(
-            spec.overhead_rule,
-            old,
-            new,
-            state.ready_s,
-            state.time_s,
-            np.maximum(now, start + ov),
-            state.psi_s,
-            params.gpcs,
-            spec.destroy_s,
-            first,
-            # What the same reconfiguration would take without pre-initialisation (§5.2's
-            # baseline of its saving).
-            now + ov if spec.preinit else None,
-        )
+        else:
+            rc = self._reconfigure(params, state, old, new, first)
         plain = rc.plain
         state.ready_s = rc.ready
         state.overhead_plain_s = state.overhead_plain_s + _running_total(plain)
@@ -654,6 +715,58 @@ class MIGDynamics:
             state.job_target = np.where(start_job, target, state.job_target)
             state.running = state.running | start_job
         return count
+
+    def _reconfigure(
+        self,
+        params: MIGParams,
+        state: MIGState,
+        old: np.ndarray,
+        new: np.ndarray,
+        first: np.ndarray,
+    ) -> Reconfiguration:
+        """The MIG reconfiguration from ``old`` to ``new`` (N, P) under the scenario's rule
+        (:func:`reconfigure`), with each new instance's overhead (its model's, reusing the
+        instance where it existed) shortened by pre-initialisation where the scenario has it."""
+        spec = params.spec
+        now = state.time_s[:, None]
+        existed = old != ABSENT
+        # The overhead of the instance's model, reusing the instance where it existed.
+        code = new + 2
+        ov = np.where(
+            existed, params.overhead_by_task[1].take(code), params.overhead_by_task[0].take(code)
+        )
+        start = now
+        if spec.preinit:
+            # An instance whose slices were free can be built ahead of time.
+            # The latest time one of its slices became free: a max over each placement's
+            # slices, read off the tree of slices where the placements are its nodes (else
+            # a column appended so that a span may end past the last slice).
+            sfs = state.slice_free_since
+            if params.slice_node is not None:
+                free = slice_tree(sfs).take(params.slice_node, axis=1)
+            else:
+                padded = np.concatenate([sfs, sfs[:, :1]], axis=1)
+                free = np.maximum.reduceat(padded, params.slice_span, axis=1)[:, ::2]
+            start = np.where(
+                existed & (old == IDLE),
+                np.minimum(now, state.since_s),
+                np.minimum(now, free),
+            )
+        return reconfigure(
+            spec.overhead_rule,
+            old,
+            new,
+            state.ready_s,
+            state.time_s,
+            np.maximum(now, start + ov),
+            state.psi_s,
+            params.gpcs,
+            spec.destroy_s,
+            first,
+            # What the same reconfiguration would take without pre-initialisation (§5.2's
+            # baseline of its saving).
+            now + ov if spec.preinit else None,
+        )
 
     def stretch(
         self,
@@ -711,7 +824,7 @@ class MIGDynamics:
         served, b1 = fluid_queue(state.backlog[sel], lam, mu, bmax, dtc)
         state.backlog = _put(state.backlog, sel, b1)
         busy = busy_from(gpcs[:, :m], gpcs[:, m:], served, mu, dtc, running)  # (K, M)
-        util = np.minimum(1.0, _sum_last(busy) / MIG_TOTAL_GPCS)
+        util = np.minimum(1.0, _sum_last(busy) / spec.catalogue.units)
         energy, _ = spec.power.gpu_energy(params.clock_mhz, util, dt)
         return Stretch(
             dt=dt,
@@ -859,17 +972,18 @@ class MIGDynamics:
         held = np.bincount(
             env_of * 2 * m + state.task[assigned], params.gpcs[place], minlength=n * 2 * m
         ).reshape(n, 2 * m)
+        units = spec.catalogue.units  # GPCs (MIG) or MPS shares
         feats = np.zeros((n, m, PER_TENANT))
         feats[:, :, 0] = last / ref
         feats[:, :, 1] = recent / ref
         feats[:, :, 2] = state.backlog / ref
-        feats[:, :, 3] = held[:, :m] / MIG_TOTAL_GPCS
+        feats[:, :, 3] = held[:, :m] / units
         feats[:, :, 4] = mu / ref
         feats[:, :, 5] = state.model_acc
         feats[:, :, 6] = prof.post_acc[:, k, 0].T
         feats.reshape(-1)[(np.arange(n * m) * PER_TENANT + 7 + status.ravel())] = 1.0
         feats[:, :, 10] = progress
-        feats[:, :, 11] = held[:, m:] / MIG_TOTAL_GPCS
+        feats[:, :, 11] = held[:, m:] / units
         feats[:, :, 12] = left / np.maximum(params.speed_min, 1e-9) / spec.window_s
         feats[:, :, 13] = self.charged_overhead(params, state)[:, :m] / 10.0
         n_assigned = assigned.sum(axis=1)
@@ -878,7 +992,7 @@ class MIGDynamics:
             [
                 (t - state.window * spec.window_s) / spec.window_s,
                 state.window / spec.windows,
-                1.0 - held.sum(axis=1) / MIG_TOTAL_GPCS,
+                1.0 - held.sum(axis=1) / units,
                 np.where(n_assigned > 0, waiting / np.maximum(n_assigned, 1), 0.0),
             ],
             axis=1,

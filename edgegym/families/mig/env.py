@@ -20,8 +20,7 @@ from edgegym.families.mig.dynamics import MIGDynamics, MIGState, Stretch, status
 from edgegym.families.mig.params import MIGParams, make_params
 from edgegym.families.mig.serving import MIGExecutor
 from edgegym.families.mig.snapshot import PENDING, MIGSnapshot
-from edgegym.hardware.mig import MIG_TOTAL_GPCS
-from edgegym.hardware.migalloc import ABSENT
+from edgegym.hardware.migalloc import ABSENT, ShareCatalogue
 from edgegym.scenarios import Scenario
 
 DEFAULT_SCENARIO = "migrator-w1"
@@ -215,15 +214,18 @@ class MIGReconfigEnv(EdgeEnv):
 
     def describe_action(self, action: Any) -> str:
         """The allocation signature in words and numbers: each tenant's inference and
-        retraining instances (GPCs), and the catalogue's short form."""
+        retraining instances (GPCs; under MPS its share, e.g. ``3/14``), and the catalogue's
+        short form."""
         spec = self.spec_
+        cat = spec.catalogue
         n = int(np.asarray(action).reshape(-1)[0])
-        sig = spec.catalogue.signatures[n]
+        sig = cat.signatures[n]
         m = spec.n_tenants
+        unit = f"/{cat.units}" if isinstance(cat, ShareCatalogue) else "g"
         lines = []
         for i in range(m):
-            infer = " + ".join(f"{g}g" for g in sig[i]) or "none"
-            retrain = " + ".join(f"{g}g" for g in sig[m + i]) or "none"
+            infer = " + ".join(f"{g}{unit}" for g in sig[i]) or "none"
+            retrain = " + ".join(f"{g}{unit}" for g in sig[m + i]) or "none"
             lines.append(f"tenant {i}: inference on {infer}, retraining on {retrain}")
         return "\n".join([*lines, f"({spec.catalogue.describe(n)})"])
 
@@ -244,6 +246,11 @@ class MIGReconfigEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         params = make_params(sc)
+        if self.backend == "real" and isinstance(params.spec.catalogue, ShareCatalogue):
+            raise ValueError(
+                "backend='real' runs MIG instances; a scenario with MPS shares (mps.shares > 0) "
+                "has no real backend: use backend='sim' or mps.shares: 0"
+            )
         self.spec_ = params.spec
         self.profile = params.profile
         self._use(params, MIGDynamics(), *mig_spaces(params))
@@ -381,8 +388,10 @@ class MIGReconfigEnv(EdgeEnv):
         desc = spec.catalogue.describe(sig) if sig >= 0 else "-"
         shown = f"{min(window + 1, spec.windows)}/{spec.windows}"
         title = f"t = {now:.1f} s   window {shown}{' (done)' if done else ''}   {desc}"
+        units = spec.catalogue.units
+        shared = isinstance(spec.catalogue, ShareCatalogue)
         layout = Panel(
-            f"MIG GPCs ({spec.gpu.name})",
+            f"MPS shares of {units} ({spec.gpu.name})" if shared else f"MIG GPCs ({spec.gpu.name})",
             labels,
             [
                 Series("retraining", gpcs[0], dark, "0.3"),
@@ -390,8 +399,8 @@ class MIGReconfigEnv(EdgeEnv):
                 Series("reconfiguring", gpcs[2], "0.55"),
             ],
             stacked=True,
-            ylim=(0.0, float(MIG_TOTAL_GPCS)),
-            ylabel="GPCs",
+            ylim=(0.0, float(units)),
+            ylabel="shares" if shared else "GPCs",
         )
         serving = Panel(
             f"window {k + 1}: {int(req.sum())} requests",

@@ -22,7 +22,9 @@ Feature 13 is the task's Psi under ``overhead.rule: eq10`` (MIGRator Eq. 10), th
 new instance for the model under ``per-instance``.
 
 Then 4 globals: time into the window / window, window index / windows, unassigned GPCs / 7,
-fraction of assigned instances still reconfiguring. Values are clipped to [0, 10].
+fraction of assigned instances still reconfiguring. Values are clipped to [0, 10]. With MPS
+shares (scenario ``mps.shares: n``) GPCs read shares and 7 reads n; while a task's new process
+starts, its old share still serving counts as held too.
 
 :meth:`edgegym.families.mig.dynamics.MIGDynamics.observation` computes it for a batch of envs.
 """

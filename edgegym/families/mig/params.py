@@ -20,8 +20,13 @@ import numpy as np
 from edgegym.families.mig.datasets import NCDataset, get_dataset, nc_profile
 from edgegym.families.mig.reward import term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
-from edgegym.hardware.mig import MIG_MEMORY_SLICES, MIG_TOTAL_GPCS, get_mig_profiles
-from edgegym.hardware.migalloc import AllocationCatalogue, catalogue
+from edgegym.hardware.mig import MIG_MEMORY_SLICES, get_mig_profiles
+from edgegym.hardware.migalloc import (
+    AllocationCatalogue,
+    ShareCatalogue,
+    catalogue,
+    share_catalogue,
+)
 from edgegym.scenarios import Scenario
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.continual import ContinualProfile
@@ -89,7 +94,8 @@ class MIGSpec:
         gpu = get_gpu(hw["gpu"])
         tenants = sc["tenants"]
         m = len(tenants)
-        cat = catalogue(gpu.name, m)
+        units = int(sc["mps"]["shares"])
+        cat = share_catalogue(gpu.name, m, units) if units else catalogue(gpu.name, m)
         models = tuple(model_with(t["model"], t.get("profile")) for t in tenants)
         datasets = tuple(get_dataset(t["dataset"]) for t in tenants)
         base = Path(sc.source).parent
@@ -97,7 +103,7 @@ class MIGSpec:
         batch = int(sc["batch"])
         clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
         cf = clock / gpu.max_clock_mhz  # DVFS: slower clock, slower models, less power
-        share = cat.placement_size / MIG_TOTAL_GPCS  # (P,)
+        share = cat.placement_size / cat.units  # (P,)
         latency = np.stack([md.latency_s(share, cf, batch) for md in models])  # (M, P)
         rate = batch / latency
         clock_speed = np.array(
@@ -106,15 +112,21 @@ class MIGSpec:
         train_speed = np.stack([share**md.train_alpha for md in models]) * clock_speed[:, None]
         slo = np.array([t["slo_ms"] / 1000.0 for t in tenants])
         sizes = np.array(cat.sizes)
-        zshare = sizes / MIG_TOTAL_GPCS
+        zshare = sizes / cat.units
         zlat = np.stack([md.latency_s(zshare, cf, batch) for md in models])
         size_rate = np.where(zlat <= slo[:, None] + 1e-9, batch / zlat, 0.0)
         size_train = np.stack([zshare**md.train_alpha for md in models]) * clock_speed[:, None]
-        min_inf, min_train = _memory_minimums(gpu.name, models)
         ov = sc["overhead"]
         load_s = np.array([md.model_load_s for md in models])
-        new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
         reload_s = ov["library_s"] + load_s
+        destroy_s = float(ov["destroy_s"])
+        if units:  # MPS: any share holds any model; a new share is a process restart
+            _check_memory(gpu, models)
+            min_inf = min_train = np.ones(m, dtype=np.int64)
+            new_s, destroy_s = reload_s, 0.0
+        else:
+            min_inf, min_train = _memory_minimums(gpu.name, models)
+            new_s = ov["destroy_s"] + ov["create_s"] + ov["library_s"] + load_s
         ok = _valid_static(cat, sizes, min_inf, min_train)
         window_s = float(sc["window_s"])
         basis = float(sc["basis_s"])
@@ -151,7 +163,7 @@ class MIGSpec:
             min_train_size=min_train,
             overhead_new_s=new_s,
             overhead_reload_s=reload_s,
-            destroy_s=float(ov["destroy_s"]),
+            destroy_s=destroy_s,
             overhead_rule=str(ov["rule"]),
             valid_static=ok,
             mps_inference_slowdown=mps_inf,
@@ -297,6 +309,7 @@ class MIGParams:
     clock_mhz: np.ndarray  # (1,) the GPU's clock
     mask_base: np.ndarray  # (M,) int64 weights of the key of a mask
     task_base: np.ndarray  # (P,) int64 weights of the allocation in the key of a realisation
+    mps: bool  # MPS shares (``mps.shares``): one allocation per signature, make before break
     realised: RowMemo = field(repr=False)  # (P,) allocation by (allocation, jobs, signature)
     masks: RowMemo = field(repr=False)  # (S,) mask by mask key (see MIGDynamics._mask)
     feasible: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, repr=False)
@@ -330,8 +343,12 @@ class MIGParams:
         zmin = np.searchsorted(np.array(cat.sizes), spec.min_train_size)
         zmin = np.minimum(zmin, z - 1)
         n_place = len(cat.placements)
-        if (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63 or _mask_radix(cat) ** m >= 2**63:
-            raise ValueError(f"{cat.gpu}: too many MIG placements to key allocations")
+        fixed = isinstance(cat, ShareCatalogue)  # one allocation per signature: no memo
+        if (not fixed and (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63) or _mask_radix(
+            cat
+        ) ** m >= 2**63:
+            what = f"{m} tenants on {cat.units} MPS shares" if fixed else f"{cat.gpu}'s MIG"
+            raise ValueError(f"{what}: too many placements to key allocations")
         rate_slo = np.where(meets, spec.rate, 0.0)
         too_small = np.asarray(cat.sizes)[None, :] < spec.min_train_size[:, None]
         slices_f = slices.astype(float)
@@ -344,7 +361,7 @@ class MIGParams:
             profile=spec.profile(),
             n_seconds=spec.n_seconds,
             n_steps=spec.windows * spec.steps_per_window,
-            share=cat.gpcs.astype(float) / MIG_TOTAL_GPCS,
+            share=cat.gpcs.astype(float) / cat.units,
             retrain_size=rsize,
             stripped=stripped,
             slices=slices,
@@ -360,7 +377,10 @@ class MIGParams:
             speed_min=spec.size_train_speed[np.arange(m), zmin],
             clock_mhz=np.array([spec.clock_mhz]),
             mask_base=_mask_radix(cat) ** np.arange(m, dtype=np.int64),
-            task_base=(2 * m + 2) ** np.arange(n_place, dtype=np.int64) * (len(cat) << m),
+            task_base=np.zeros(n_place, dtype=np.int64)
+            if fixed
+            else (2 * m + 2) ** np.arange(n_place, dtype=np.int64) * (len(cat) << m),
+            mps=fixed,
             realised=RowMemo(n_place, np.int64, bypass=True),
             masks=RowMemo(len(cat), bool),
         )
@@ -370,10 +390,12 @@ class MIGParams:
         (N, P), keeping the instances of the running (N, M) jobs: memoised, the envs missing
         from the memo realised together
         (:meth:`~edgegym.hardware.migalloc.AllocationCatalogue.realise_batch`; all of them
-        while the memo is bypassed, see :class:`RowMemo`)."""
+        while the memo is bypassed, see :class:`RowMemo`). Under MPS shares each signature has
+        one allocation, looked up."""
+        if self.mps:
+            return self.spec.catalogue.alloc.take(a, axis=0)
         if self.realised.skips(len(a)):  # every env afresh: no keys, no copies
-            cat = self.spec.catalogue
-            return cat.realise_batch(a, task, job_places(self, task, running))[1]
+            return self.spec.catalogue.realise_batch(a, task, job_places(self, task, running))[1]
         bits = running @ (1 << np.arange(running.shape[1]))
         keys = (task + 2) @ self.task_base + (bits * len(self.spec.catalogue) + a)
 
@@ -441,6 +463,20 @@ def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list
 def make_params(sc: Scenario) -> MIGParams:
     """The :class:`MIGParams` of a loaded scenario (``Family.params``)."""
     return MIGParams.from_spec(MIGSpec.from_scenario(sc))
+
+
+def _check_memory(gpu: GPUSpec, models: tuple[Any, ...]) -> None:
+    """Under MPS every tenant's model and its retraining job share the GPU's memory at once.
+
+    Raises:
+        ValueError: If they do not fit, naming the sizes.
+    """
+    need = sum(md.memory_gb + md.train_memory_gb for md in models)
+    if need > gpu.memory_gb:
+        raise ValueError(
+            f"mps.shares: the tenants' models and retraining jobs need {need:.1f} GB together, "
+            f"more than the {gpu.name}'s {gpu.memory_gb:g} GB that MPS shares unpartitioned"
+        )
 
 
 def _memory_minimums(gpu_name: str, models: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:

@@ -80,9 +80,18 @@ class MIGMPS(Record):
     measurement of 2026-11-27 (``tools/gpu/mps_regime.py``; fp32, 224x224; docs/real-gpu.md)
     over ResNet50 and ViT-B/16 co-located as inference (batch 8) and retraining (batch 32) at
     25/50/75% shares: inference lost 15.3% on average (ResNet50 14-39%, ViT 4-5%), retraining
-    3.6% (ResNet50 2.5-8.7%, ViT 1.4-1.9%)."""
+    3.6% (ResNet50 2.5-8.7%, ViT 1.4-1.9%).
+
+    ``shares`` n > 0 makes the tasks hold MPS shares of the GPU in n-ths of its SMs instead of
+    MIG instances (:func:`edgegym.hardware.migalloc.share_catalogue`: one share per task, the
+    action space its signatures). A share change restarts the task's process (the library and
+    model load of ``overhead``; nothing is destroyed or created) while the old process serves on
+    at the old share until the new one is ready, memory is not partitioned
+    (every model fits, the tenants' models together must fit the GPU's memory) and there is
+    nothing to pre-initialise. 0 (default): MIG instances."""
 
     interference: Flag = False
+    shares: Annotated[int, Range(0, 28)] = 0
     inference_slowdown: Slowdown = 0.153
     retrain_slowdown: Slowdown = 0.036
 
@@ -139,6 +148,16 @@ class MIGScenario(ScenarioModel):
                 field="windows",
             )
         self.windows = self.windows or shortest
+        if self.mps.shares == 1:
+            raise rule(
+                "must be 0 (MIG instances) or at least 2 MPS shares, got 1", field="mps.shares"
+            )
+        if self.mps.shares and self.preinit:
+            raise rule(
+                "must be false with MPS shares (mps.shares > 0): pre-initialisation builds MIG "
+                "instances ahead of time, and MPS has none",
+                field="preinit",
+            )
         return self
 
 
