@@ -16,7 +16,7 @@ where ``loss[m, t]`` is charged when the inference option changes at t: a capaci
 during the overhead)``, the overhead spread over the seconds it lasts instead of clipped to one
 step). :func:`~edgegym.baselines.migrator.build_problem` fills ``added`` and ``psi`` with the
 cost rule the environment applies (``overhead.rule``,
-:func:`edgegym.families.mig.dynamics.reconfigure`), so the planner's model is the environment's:
+:func:`edgegym.families.mig.reconfig.reconfigure`), so the planner's model is the environment's:
 
 * ``eq10`` (the default; MIGRator Eq. 10-11): ``added[u', u]`` is the *whole* capacity of ``u``
   when the number of instances or of GPCs differs between ``u'`` and ``u`` (Eq. 11), else 0;

@@ -146,7 +146,7 @@ def test_psi_is_the_mean_overhead_measured_in_the_last_window(tmp_path):
 def test_reconfigure_rule_by_hand():
     """:func:`reconfigure` on two envs with 3 placements (GPCs 4, 2, 1) and one tenant (tasks
     I0 = 0, R0 = 1) at t = 10, Psi = (3, 6), per-instance readiness 14 s."""
-    from edgegym.families.mig.dynamics import reconfigure
+    from edgegym.families.mig.reconfig import reconfigure
 
     gpcs = np.array([4.0, 2.0, 1.0])
     old = np.array([[0, -1, -2], [0, 0, -1]])

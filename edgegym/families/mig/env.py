@@ -145,7 +145,7 @@ class MIGReconfigEnv(EdgeEnv):
     valid signature at the first decision); ``info["projected"]`` says so. An index outside
     ``Discrete(N)`` is a ``ValueError``.
 
-    **Reconfiguration** (``overhead.rule``, :func:`edgegym.families.mig.dynamics.reconfigure`). The
+    **Reconfiguration** (``overhead.rule``, :func:`edgegym.families.mig.reconfig.reconfigure`). The
     default, ``eq10``, is MIGRator's Eq. 10-11: when the number of instances or of GPCs a task holds
     changes, the task's whole capacity is down for its Psi, the mean overhead measured over its
     reconfigurations in the last window (before any: a new instance's overhead). ``per-instance``

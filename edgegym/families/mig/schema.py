@@ -53,7 +53,7 @@ class MIGHardware(Record):
 
 class MIGOverhead(Record):
     """``overhead``: MIGRator Fig. 5 components per instance (model load is per model) and the
-    rule that charges them (:func:`edgegym.families.mig.dynamics.reconfigure`): ``eq10`` (MIGRator
+    rule that charges them (:func:`edgegym.families.mig.reconfig.reconfigure`): ``eq10`` (MIGRator
     Eq. 10-11: a task whose instance or GPC count changes loses its whole capacity for its Psi, the
     mean overhead measured over its reconfigurations in the last window) or ``per-instance`` (each
     instance given a new task is down for its own components)."""
