@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
@@ -165,7 +166,7 @@ def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
     projected = steps = 0
     idle = 0.0
     spec = env.params.spec
-    gpcs = env.params.gpcs * 7.0 / spec.catalogue.units  # in GPCs under MPS shares too
+    gpcs = env.params.gpcs * MIG_TOTAL_GPCS / spec.catalogue.units  # GPCs under MPS shares too
     m, window_s = spec.n_tenants, spec.window_s
     finish_s: list[float] = []  # seconds into its window at which each retraining job ended
     job_gpcs: list[float] = []  # GPCs of each running job's instance, per step
@@ -177,7 +178,7 @@ def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
         projected += int(info["projected"])
         steps += 1
         task = env.state.task[0]
-        idle += 1.0 - float(gpcs[task >= 0].sum()) / 7.0
+        idle += 1.0 - float(gpcs[task >= 0].sum()) / MIG_TOTAL_GPCS
         ended = running & ~env.state.running[0]
         # A job ends inside the step; the step's end stands for it (a 1 s basis by default).
         finish_s += [float(env.state.time_s[0]) - window * window_s] * int(ended.sum())

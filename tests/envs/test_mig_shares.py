@@ -5,32 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import yaml
 
 from edgegym.baselines import make_policy
 from edgegym.families.mig import MIGReconfigEnv
 from edgegym.hardware.migalloc import ShareCatalogue
 from edgegym.scenarios import ScenarioError
 from edgegym.workload.models import get_model
+from tests.envs.test_mig import _scenario as mig_scenario
+from tests.envs.test_mig import _tenant
 
 
 def _scenario(tmp_path, tenants, **top):
-    data = {"name": "tiny", "family": "mig", "window_s": 10, "windows": 1, "tenants": tenants}
-    data["mps"] = {"shares": 14}
-    data.update(top)
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
-
-
-def _tenant(rate, model="resnet50", slo=25):
-    return {
-        "model": model,
-        "dataset": "nc-cifar10",
-        "slo_ms": slo,
-        "ceiling": 0.9,
-        "arrival": {"kind": "trace", "counts": [rate], "interval_s": 1},
-    }
+    """test_mig's one-window scenario, its tenants holding 14 MPS shares unless ``mps`` says."""
+    return mig_scenario(tmp_path, tenants, **{"mps": {"shares": 14}, **top})
 
 
 def test_a_share_serves_as_a_mig_instance_of_the_same_fraction():
@@ -73,6 +60,8 @@ def test_a_share_change_restarts_the_process_beside_the_old_one(tmp_path, rule):
             sorted(int(cat.placement_size[p]) for p in np.flatnonzero(env.state.task[0] >= 0))
         )
     assert held == [[2, 14], [2, 14], [14], [14]]  # the old share ends when the new serves
+    assert infos[6]["layout"] == "I0:2/14 I0:14/14 (starting)"
+    assert infos[-1]["layout"] == "I0:14/14"
     m = infos[-1]["episode_metrics"]
     assert [i["reconfigurations"] for i in infos] == [0] * 6 + [1, 0, 0, 0]
     assert m["downtime_s"] == 0.0

@@ -457,11 +457,16 @@ class MIGReconfigEnv(EdgeEnv):
         task = self._state().task[0]
         m = self.spec_.n_tenants
         parts = []
+        shares = isinstance(cat, ShareCatalogue)
+        ready = self._state().ready_s[0] <= float(self._state().time_s[0]) + _EPS
         for p in np.flatnonzero(task != ABSENT):
             prof, s0 = cat.placements[p]
             t = int(task[p])
             who = "idle" if t < 0 else (f"I{t}" if t < m else f"R{t - m}")
-            parts.append(f"{prof.name}@{s0}:{who}")
+            if shares:  # MPS: the task and its share, a new process not serving yet marked
+                parts.append(f"{who}:{prof.gpcs}/{cat.units}{'' if ready[p] else ' (starting)'}")
+            else:
+                parts.append(f"{prof.name}@{s0}:{who}")
         return " ".join(parts)
 
     def _state_info(self) -> dict[str, Any]:

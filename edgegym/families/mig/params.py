@@ -344,9 +344,8 @@ class MIGParams:
         zmin = np.minimum(zmin, z - 1)
         n_place = len(cat.placements)
         fixed = isinstance(cat, ShareCatalogue)  # one allocation per signature: no memo
-        if (not fixed and (2 * m + 2) ** n_place * 2**m * len(cat) >= 2**63) or _mask_radix(
-            cat
-        ) ** m >= 2**63:
+        realise_keys = 0 if fixed else (2 * m + 2) ** n_place * 2**m * len(cat)
+        if realise_keys >= 2**63 or _mask_radix(cat) ** m >= 2**63:
             what = f"{m} tenants on {cat.units} MPS shares" if fixed else f"{cat.gpu}'s MIG"
             raise ValueError(f"{what}: too many placements to key allocations")
         rate_slo = np.where(meets, spec.rate, 0.0)

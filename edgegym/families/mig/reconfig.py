@@ -64,7 +64,8 @@ def reconfigure(
     serves under the per-instance components (``ready_instance - now`` for each instance that
     got the task; 0 for instances it keeps), or ``destroy_s`` where it only gave instances up
     (MIGRator Fig. 5: destruction, creation, library load, model load). Psi (Table 2) is the mean
-    of these over a task's reconfigurations in the last window (:meth:`MIGDynamics.enter_window`).
+    of these over a task's reconfigurations in the last window
+    (:meth:`edgegym.families.mig.dynamics.MIGDynamics.enter_window`).
 
     **Cost**, by ``rule``:
 
