@@ -32,6 +32,7 @@ SMALL: dict[str, list[tuple[str | None, dict[str, Any]]]] = {
     "mig": [
         ("migrator-w5", {"window_s": 12, "windows": 2}),
         ("migrator-w1", {"window_s": 10, "windows": 2, "objective.energy": 0.3}),
+        ("migrator-w5", {"window_s": 12, "windows": 2, "mps.shares": 14, "preinit": False}),
     ],
     "continual": [
         (None, {"streams": 3, "windows": 3}),
