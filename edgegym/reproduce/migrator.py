@@ -760,8 +760,7 @@ def _on_mig_gains(f: dict[str, Any], key: str) -> dict[str, float]:
     on MIG instances instead of MPS shares (empty where that ablation did not run)."""
     if not f.get("on_mig"):
         return {}
-    ours = f[key]["migrator"]["avg"]
-    return {p: 100.0 * (ours / t["avg"] - 1.0) for p, t in f["on_mig"][key].items()}
+    return {p: _gain_vs(f[key], f["on_mig"][key], p) for p in f["on_mig"][key]}
 
 
 def _on_mig_text(f: dict[str, Any], p: str, key: str) -> str:
@@ -888,9 +887,10 @@ def _basis_claims(f: dict[str, Any]) -> list[Claim]:
     ]
 
 
-def _gain_vs(good, other, p: str) -> float:
-    """MIGRator's average Goodput gain over policy ``p`` of another table (%)."""
-    return 100.0 * (good["migrator"]["avg"] / other[p]["avg"] - 1.0)
+def _gain_vs(tab, other, p: str) -> float:
+    """MIGRator's average gain (%) in ``tab``'s metric (Goodput, SLO attainment, accuracy)
+    over policy ``p`` of another table of the same metric."""
+    return 100.0 * (tab["migrator"]["avg"] / other[p]["avg"] - 1.0)
 
 
 def _losses(tab, workloads) -> str:

@@ -462,9 +462,10 @@ def _on_mig_section(f: dict[str, Any]) -> list[str]:
     for p in MPS_POLICIES:
         cells = []
         for key in ("good", "slo", "acc"):
-            mig = f[key]["migrator"]["avg"]
-            cells += [f"{100 * (mig / f[key][p]['avg'] - 1):+.1f}"]
-            cells += [f"{100 * (mig / on[key][p]['avg'] - 1):+.1f}"]
+            cells += [
+                f"{_gain(f[key], 'migrator', p):+.1f}",
+                f"{_gain_vs(f[key], on[key], p):+.1f}",
+            ]
         paper = f"+{PAPER_GAIN[p]} / +{PAPER_SLO_GAIN[p]} / " + (
             "similar" if PAPER_ACC_GAIN[p] == 0 else f"+{PAPER_ACC_GAIN[p]}"
         )

@@ -20,7 +20,7 @@ from edgegym.families.mig.dynamics import MIGDynamics, MIGState, Stretch, status
 from edgegym.families.mig.params import MIGParams, make_params
 from edgegym.families.mig.serving import MIGExecutor
 from edgegym.families.mig.snapshot import PENDING, MIGSnapshot
-from edgegym.hardware.migalloc import ABSENT, ShareCatalogue
+from edgegym.hardware.migalloc import ABSENT
 from edgegym.scenarios import Scenario
 
 DEFAULT_SCENARIO = "migrator-w1"
@@ -221,7 +221,7 @@ class MIGReconfigEnv(EdgeEnv):
         n = int(np.asarray(action).reshape(-1)[0])
         sig = cat.signatures[n]
         m = spec.n_tenants
-        unit = f"/{cat.units}" if isinstance(cat, ShareCatalogue) else "g"
+        unit = f"/{cat.units}" if self.params.mps else "g"
         lines = []
         for i in range(m):
             infer = " + ".join(f"{g}{unit}" for g in sig[i]) or "none"
@@ -246,7 +246,7 @@ class MIGReconfigEnv(EdgeEnv):
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )
         params = make_params(sc)
-        if self.backend == "real" and isinstance(params.spec.catalogue, ShareCatalogue):
+        if self.backend == "real" and params.mps:
             raise ValueError(
                 "backend='real' runs MIG instances; a scenario with MPS shares (mps.shares > 0) "
                 "has no real backend: use backend='sim' or mps.shares: 0"
@@ -389,7 +389,7 @@ class MIGReconfigEnv(EdgeEnv):
         shown = f"{min(window + 1, spec.windows)}/{spec.windows}"
         title = f"t = {now:.1f} s   window {shown}{' (done)' if done else ''}   {desc}"
         units = spec.catalogue.units
-        shared = isinstance(spec.catalogue, ShareCatalogue)
+        shared = self.params.mps
         layout = Panel(
             f"MPS shares of {units} ({spec.gpu.name})" if shared else f"MIG GPCs ({spec.gpu.name})",
             labels,
@@ -457,7 +457,7 @@ class MIGReconfigEnv(EdgeEnv):
         task = self._state().task[0]
         m = self.spec_.n_tenants
         parts = []
-        shares = isinstance(cat, ShareCatalogue)
+        shares = self.params.mps
         ready = self._state().ready_s[0] <= float(self._state().time_s[0]) + _EPS
         for p in np.flatnonzero(task != ABSENT):
             prof, s0 = cat.placements[p]
