@@ -161,3 +161,28 @@ def test_the_share_exponent_sweep_scales_every_models_exponent_up_to_linear() ->
     one_gpc = [r[:, 0] / r[:, -1] for r in rates]  # a 1-GPC instance over the whole GPU
     assert np.all(one_gpc[0] > one_gpc[1]) and np.all(one_gpc[1] > one_gpc[2])
     assert one_gpc[2] == pytest.approx(1 / 7)
+
+
+def test_the_slo_and_ceiling_sweeps_rewrite_only_their_own_field() -> None:
+    """``slo_x`` scales every tenant's SLO and ``ceiling_error_x`` the error its ceiling leaves;
+    at x1 the tenants are the workload file's. At SLO x0.5 a 'High' model no longer meets its
+    SLO on one GPC at batch 1, which it does at the file's SLO."""
+    from edgegym.families.mig import MIGReconfigEnv
+    from edgegym.reproduce import migrator_workloads as mw
+    from edgegym.scenarios import load
+
+    file_tenants = load("migrator-w1")["tenants"]
+    for t, f in zip(mw.tenants("w1"), file_tenants, strict=True):
+        assert {k: f[k] for k in t} == t  # the file's fields, equal values
+    tight = migrator.scenario_overrides("w1", "paris", {"slo_x": 0.5})["tenants"]
+    worse = migrator.scenario_overrides("w1", "paris", {"ceiling_error_x": 2.0})["tenants"]
+    for t, f in zip(tight, file_tenants, strict=True):
+        assert t["slo_ms"] == 0.5 * f["slo_ms"] and t["ceiling"] == f["ceiling"]
+    for t, f in zip(worse, file_tenants, strict=True):
+        assert t["ceiling"] == pytest.approx(1 - 2 * (1 - f["ceiling"]))
+        assert t["slo_ms"] == f["slo_ms"] and t["arrival"] == f["arrival"]
+    one_gpc = [
+        MIGReconfigEnv("migrator-w1", **ov).params.spec.size_rate[:, 0]
+        for ov in ({}, {"tenants": tight})
+    ]
+    assert np.all(one_gpc[0] > 0) and np.all(one_gpc[1] == 0)

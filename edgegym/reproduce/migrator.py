@@ -36,7 +36,7 @@ from edgegym.reproduce.claims import (
     smoke_run,
     update,
 )
-from edgegym.reproduce.migrator_workloads import WORKLOADS
+from edgegym.reproduce.migrator_workloads import CEILING_ERROR_SWEEP, SLO_SWEEP, WORKLOADS
 from edgegym.workload.models import get_model
 
 PROG = "python -m edgegym.reproduce.migrator"
@@ -85,6 +85,8 @@ MPS_SHARES = 14
 #: instance of s of the GPU is s^alpha; ``edgegym.workload.models``), capped at 1 (linear, as the
 #: papers' simulators scale a share): under MPS on an H200 ViT-B/16 and ResNet50 measured 0.62x
 #: and 0.45x the catalogue's at batch 1 (docs/real-gpu.md), MIG instances of an A100 likely more.
+#: ``slo_x`` scales every model's synthesised SLO and ``ceiling_error_x`` the error its
+#: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither.
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
     "load x2": {"load_x": 2.0},
@@ -97,6 +99,8 @@ SWEEPS: dict[str, dict[str, float]] = {
     "MPS 30%": {"mps_abs": 0.30},
     "MPS shares 7": {"mps.shares": 7},
     "MPS shares 21": {"mps.shares": 21},
+    **{f"SLO x{k:g}": {"slo_x": k} for k in SLO_SWEEP},
+    **{f"ceiling error x{k:g}": {"ceiling_error_x": k} for k in CEILING_ERROR_SWEEP},
 }
 #: Sweep points that rerun every policy (the others rerun only :data:`MPS_POLICIES`).
 ALL_POLICY_SWEEPS = (
@@ -106,6 +110,8 @@ ALL_POLICY_SWEEPS = (
     "persistence x2",
     "share exponent x0.5",
     "share exponent linear",
+    *(f"SLO x{k:g}" for k in SLO_SWEEP),
+    *(f"ceiling error x{k:g}" for k in CEILING_ERROR_SWEEP),
 )
 #: Sweep points of the batch-4 claim (Fig. 9) and of the basis claims (Fig. 10, on
 #: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level and
@@ -116,19 +122,23 @@ BASIS_SWEEPS = ALL_POLICY_SWEEPS[:4]
 
 def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The environment overrides of one job: the reproduction's own keys (``load_x``,
-    ``persistence``, ``share_alpha_x``, ``mps_x``, ``mps_abs``) turned into scenario fields;
+    ``persistence``, ``share_alpha_x``, ``slo_x``, ``ceiling_error_x``, ``mps_x``, ``mps_abs``)
+    turned into scenario fields;
     the MPS-based baselines hold :data:`MPS_SHARES` MPS shares (no pre-initialisation, which
     builds MIG instances) with MPS interference on, unless the job says otherwise
     (``mps.shares``, ``mps.interference``; ``mps.shares: 0`` puts them on MIG instances)."""
     from edgegym.reproduce import migrator_workloads as mw
 
-    own = ("load_x", "persistence", "share_alpha_x", "mps_x", "mps_abs")
+    per_tenant = ("load_x", "persistence", "share_alpha_x", "slo_x", "ceiling_error_x")
+    own = (*per_tenant, "mps_x", "mps_abs")
     out = {k: v for k, v in overrides.items() if k not in own}
-    if {"load_x", "persistence", "share_alpha_x"} & set(overrides):
+    if set(per_tenant) & set(overrides):
         out["tenants"] = mw.tenants(
             workload,
             rate=mw.RATE * float(overrides.get("load_x", 1.0)),
             persistence=float(overrides.get("persistence", mw.PERSISTENCE)),
+            slo_x=float(overrides.get("slo_x", 1.0)),
+            ceiling_error_x=float(overrides.get("ceiling_error_x", 1.0)),
         )
         if "share_alpha_x" in overrides:
             x = float(overrides["share_alpha_x"])

@@ -292,9 +292,24 @@ def render(key: str) -> str:
     )
 
 
-def tenants(key: str, rate: float = RATE, persistence: float = PERSISTENCE) -> list[dict]:
-    """The ``tenants`` of one workload's file, at another trace level or persistence (the
-    reproduction's sweeps override the whole list with it)."""
+#: The SLO sweep of the reproduction: every model's :data:`SLO_MS` scaled x0.5 and x2 (at x0.5
+#: the 'High' models no longer meet theirs on one GPC at batch 1).
+SLO_SWEEP = (0.5, 2.0)
+#: The ceiling sweep of the reproduction: the error left by every :data:`CEILING` (1 - ceiling)
+#: scaled x0.5 and x2.
+CEILING_ERROR_SWEEP = (0.5, 2.0)
+
+
+def tenants(
+    key: str,
+    rate: float = RATE,
+    persistence: float = PERSISTENCE,
+    slo_x: float = 1.0,
+    ceiling_error_x: float = 1.0,
+) -> list[dict]:
+    """The ``tenants`` of one workload's file, at another trace level, persistence, SLO scale or
+    ceiling (its error ``1 - ceiling`` scaled); the reproduction's sweeps override the whole
+    list with it."""
     m1, d1, m2, d2 = WORKLOADS[key]
     out = []
     for model, data, kind in ((m1, d1, "alibaba"), (m2, d2, "azure")):
@@ -306,8 +321,8 @@ def tenants(key: str, rate: float = RATE, persistence: float = PERSISTENCE) -> l
                 "name": model,
                 "model": model,
                 "dataset": data,
-                "slo_ms": SLO_MS[model],
-                "ceiling": CEILING[(model, data)],
+                "slo_ms": SLO_MS[model] * float(slo_x),
+                "ceiling": 1.0 - (1.0 - CEILING[(model, data)]) * float(ceiling_error_x),
                 "arrival": arrival,
             }
         )
