@@ -405,14 +405,14 @@ def _plot_sweeps(rows, workloads, path: Path) -> None:
     sweeps = _sweep_facts(rows, workloads, [])
     good = _table(rows["main"], "goodput", POLICIES, workloads)
     pts = [("default", good), *((n, pt["good"]) for n, pt in sweeps.items())]
-    fig, ax = plt.subplots(figsize=(10, 3.6))
+    fig, ax = plt.subplots(figsize=(12, 4.2))
     x = np.arange(len(pts))
     w = 0.8 / len(PAPER_GAIN)
     for i, p in enumerate(PAPER_GAIN):
         gains = [_gain(t, "migrator", p) for _, t in pts]
         ax.bar(x + i * w - 0.4 + w / 2, gains, w, label=f"vs {LABELS[p]} (paper +{PAPER_GAIN[p]}%)")
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xticks(x, [n for n, _ in pts], fontsize=8)
+    ax.set_xticks(x, [n for n, _ in pts], fontsize=8, rotation=30, ha="right")
     ax.set_ylabel("MIGRator Goodput gain (%)")
     ax.set_title("Robustness sweeps: x0.5 / x2 of the unstated inputs")
     ax.legend(fontsize=8)

@@ -1,0 +1,56 @@
+"""The Ekya reproduction's sweep (g) of the synthesised inputs: every such input of the default
+scenario has an x0.5 and an x2 variant that loads as a valid scenario, changes only its own
+field, is the scenario itself at x1, and moves the input the way the report says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgegym.families.continual.params import ContinualSpec
+from edgegym.reproduce import ekya
+from edgegym.scenarios import load
+from edgegym.workload.continual import config_quality
+
+
+@pytest.mark.parametrize("label", list(ekya.SYNTHESISED))
+def test_each_synthesised_input_is_swept_alone(label: str) -> None:
+    sc = load("ekya-cityscapes")
+    scale = ekya.SYNTHESISED[label]
+    assert load("ekya-cityscapes", **scale(sc, 1.0)) == sc  # x1 is the scenario
+    for factor in ekya.SWEEP_FACTORS:
+        ov = scale(sc, factor)
+        changed = load("ekya-cityscapes", **ov)  # validates the variant
+        sections = {key.split(".")[0] for key in ov}
+        assert all(changed[k] == sc[k] for k in sc.data if k not in sections)
+        assert changed != sc, f"{label} x{factor:g} changes nothing"
+
+
+def test_the_sensitivity_sweep_brings_cheap_configurations_closer_to_the_best() -> None:
+    """x0.5 flattens the configurations' quality (the cheapest reaches more of the best's gain,
+    as in the authors' measured windows), x2 steepens it."""
+    sc = load("ekya-cityscapes")
+    cheapest = int(np.argmin([c["gpu_seconds"] for c in sc["retrain_configs"]]))
+    spec = ContinualSpec.from_scenario(sc)
+    mean_q = []
+    for factor in (0.5, 1.0, 2.0):
+        sens = ekya.SYNTHESISED["configurations' differences (drift.sensitivity)"](sc, factor)
+        q = config_quality(
+            spec.retrain_configs,
+            sens["drift.sensitivity"],
+            (50, 10),
+            np.random.default_rng(0),
+        )
+        mean_q.append(float(q[..., cheapest].mean()))
+    assert mean_q[0] > mean_q[1] > mean_q[2]
+
+
+def test_inputs_an_explicit_table_does_not_have_are_left_out() -> None:
+    """On the authors' measured tables only the inputs that exist are swept."""
+    sc = load("ekya-cityscapes-authors-profiles")
+    kept = {label for label, scale in ekya.SYNTHESISED.items() if scale(sc, 2.0) is not None}
+    assert "configurations' differences (drift.sensitivity)" not in kept
+    assert "best model's error (1 - drift.ceiling)" not in kept
+    assert "retraining cost (retrain_configs.gpu_seconds)" in kept
+    for label in kept:
+        load("ekya-cityscapes-authors-profiles", **ekya.SYNTHESISED[label](sc, 2.0))
