@@ -4,6 +4,8 @@ field, is the scenario itself at x1, and moves the input the way the report says
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -54,3 +56,18 @@ def test_inputs_an_explicit_table_does_not_have_are_left_out() -> None:
     assert "retraining cost (retrain_configs.gpu_seconds)" in kept
     for label in kept:
         load("ekya-cityscapes-authors-profiles", **ekya.SYNTHESISED[label](sc, 2.0))
+
+
+def test_every_synthesised_input_of_the_scenario_is_swept_or_said_why_not() -> None:
+    """Each input the default scenario's provenance calls synthesised or a choice is scaled by
+    (g) (named in a label) or listed in ``NOT_SWEPT`` with the reason."""
+    from edgegym.provenance import source_of
+
+    raw = load("ekya-cityscapes").data
+    swept = " ".join(ekya.SYNTHESISED)
+    for key in raw["provenance"]:
+        kind = (source_of(raw, key) or "").split(":")[0]
+        if kind in ("synthesised", "choice"):
+            named = re.search(rf"[( ]{re.escape(key)}[) ]", swept)
+            assert named or key in ekya.NOT_SWEPT, key
+    assert set(ekya.NOT_SWEPT) <= set(raw["provenance"])  # no stale entries

@@ -550,6 +550,25 @@ SYNTHESISED = {
 }
 
 
+#: The default scenario's synthesised inputs and choices that (g) does not scale, and why
+#: (``tests/test_reproduce_ekya.py`` checks that every other one is in :data:`SYNTHESISED`).
+NOT_SWEPT = {
+    "hardware.gpus": "the experiment's setting: (a) runs 1 and 2 GPUs, (b) 1 to 16",
+    "hardware.share_quantum": "the allocation unit; (d) sweeps the thief's step Delta",
+    "objective": "what is measured, not an input",
+    "uniform.holdout_seed": "which two hold-out streams the uniform baselines are chosen on",
+    "retrain_configs.name": "a name",
+    "retrain_configs.epochs": "the grid of 18 configurations: (g) scales their relative "
+    "quality (drift.sensitivity) and their cost",
+    "retrain_configs.batch_size": "as retrain_configs.epochs",
+    "retrain_configs.layers_retrained": "as retrain_configs.epochs",
+    "retrain_configs.last_layer_width": "as retrain_configs.epochs",
+    "retrain_configs.data_fraction": "as retrain_configs.epochs",
+    "retrain_configs.quality": "informational only (drift.sensitivity draws each window's)",
+    "drift": "the block: its fields are swept one at a time",
+}
+
+
 def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
     """(g) The thief against the best uniform variant and no retraining at 10 streams on 1 and
     2 GPUs, with each synthesised input scaled by x0.5 and x2 (one at a time)."""
