@@ -71,3 +71,14 @@ def test_every_synthesised_input_of_the_scenario_is_swept_or_said_why_not() -> N
             named = re.search(rf"[( ]{re.escape(key)}[) ]", swept)
             assert named or key in ekya.NOT_SWEPT, key
     assert set(ekya.NOT_SWEPT) <= set(raw["provenance"])  # no stale entries
+
+
+def test_runs_at_scaled_inputs_stay_out_of_the_a_min_table(monkeypatch) -> None:
+    """The report's a_MIN table covers the scenario's inputs: a run of (g) at scaled inputs
+    that put a_MIN out of reach is not folded in, the same run otherwise is."""
+    monkeypatch.setattr(ekya, "BELOW_A_MIN", {})
+    low = {"drift.ceiling": [0.30, 0.35], "gpus": 1}
+    ekya._run(["no-retrain"], "ekya-cityscapes", 1, track_a_min=False, **low)
+    assert ekya.BELOW_A_MIN == {}
+    ekya._run(["no-retrain"], "ekya-cityscapes", 1, **low)
+    assert ekya.BELOW_A_MIN["no-retrain"] > 0.5
