@@ -587,7 +587,9 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         "publishes none; see each scenario's provenance). The SLOs and ceilings are swept "
         "(robustness table); the latencies are not swept on their own: scaling them moves "
         "which instances meet the SLO (the SLO sweep) and the requests an instance serves "
-        "(the load sweep). MPS interference is applied as a "
+        "(the load sweep). The split of Fig. 5's overhead into its components is synthesised "
+        "too and not swept: its total is calibrated to §4.1.4 (calibration rows), and "
+        "pre-initialisation hides all of it. MPS interference is applied as a "
         "uniform slowdown of co-located work measured with ResNet50 and ViT-B/16 on an H200 "
         "(their mean); the paper's larger models may suffer more (the "
         f"{mw.MPS_CONTENTION:.0%} sweep point).",
