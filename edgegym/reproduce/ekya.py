@@ -180,9 +180,7 @@ def _run(
             raise RuntimeError(f"evaluation failed: {res.errors}")
         for p in members:
             out[p] = res.result(p)
-    for p, r in out.items():
-        if not track_a_min:
-            break
+    for p, r in out.items() if track_a_min else ():
         below = max(e["metrics"].get("below_a_min_frac", 0.0) for e in r["per_episode"])
         fam = _family(p)
         BELOW_A_MIN[fam] = max(BELOW_A_MIN.get(fam, 0.0), below)
