@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from edgegym.reproduce import __main__ as reproduce_main
-from edgegym.reproduce import migrator, srs
+from edgegym.reproduce import ekya, etf, migrator, srs
 from edgegym.reproduce.claims import (
     Claim,
     holds_cell,
+    in_smoke_run,
     load,
     record,
     smoke_run,
@@ -159,7 +160,10 @@ def test_a_quick_run_does_not_write_the_committed_claims_table(tmp_path, monkeyp
     assert (docs / "claims.json").read_text() == before
 
 
-@pytest.mark.parametrize(("module", "runs"), [(srs, "_run_all"), (migrator, "_run_and_save")])
+@pytest.mark.parametrize(
+    ("module", "runs"),
+    [(srs, "_run_all"), (migrator, "_run_and_save"), (ekya, "_sections"), (etf, "_run")],
+)
 def test_a_quick_reproduction_refuses_a_full_runs_folder(
     tmp_path, module, runs, monkeypatch, capsys
 ) -> None:
@@ -184,3 +188,22 @@ def test_smoke_marks_claims_made_inside_it_only() -> None:
         assert holds_cell(c) == "smoke"
     full = _claim("etf", True)
     assert "smoke" not in record(full) and summary([full]) == "1/1 held-out claims hold"
+
+
+@pytest.mark.parametrize(("module", "runs"), [(ekya, "_sections"), (etf, "_run")])
+def test_every_reproduction_takes_quick_itself(tmp_path, module, runs, monkeypatch) -> None:
+    """``python -m edgegym.reproduce PAPER --quick`` works for every paper: the run is a smoke
+    run (its claims marked) written to runs/reproduction-quick by default."""
+    monkeypatch.chdir(tmp_path)
+    seen: list[tuple[bool, Path]] = []
+
+    def run(*args, **kwargs):
+        out = next(a for a in args if isinstance(a, Path))
+        seen.append((in_smoke_run(), out))
+        raise RuntimeError("stop after the checks")
+
+    monkeypatch.setattr(module, runs, run)
+    with pytest.raises(RuntimeError, match="stop after the checks"):
+        reproduce_main.main([module.__name__.rsplit(".", 1)[1], "--quick"])
+    assert seen == [(True, Path("runs/reproduction-quick"))]
+    assert not in_smoke_run()

@@ -42,10 +42,8 @@ def _argv(paper: str, args: argparse.Namespace) -> list[str]:
         argv += ["--workers", str(args.workers)]
     if paper != "etf" and args.ray is not None:  # etf: under a minute, section after section
         argv += ["--ray", args.ray]
-    if args.quick and paper in ("srs", "migrator"):
+    if args.quick:
         argv.append("--quick")
-    if args.quick and paper == "ekya":
-        argv += ["--episodes", "1"]
     return argv
 
 

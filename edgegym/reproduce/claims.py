@@ -45,6 +45,11 @@ Value = float | int | str | bool | None
 DEFAULT_OUT = "docs/reproduction"
 #: Where a smoke run (``--quick``) writes by default: outside the committed docs.
 QUICK_OUT = "runs/reproduction-quick"
+#: ``--quick``'s help where a reproduction has no reduced sample of its own to name.
+QUICK_HELP = (
+    f"a smoke run on a reduced sample, written to {QUICK_OUT} unless --out says otherwise: "
+    "every claim marked smoke and none counted"
+)
 
 _SMOKE = [False]  # whether claims made now belong to a smoke run (see smoke_run)
 

@@ -1,6 +1,7 @@
 """Reproduce Ekya's evaluation (NSDI'22 §6) and write ``docs/reproduction/ekya.md``.
 
-Run ``python -m edgegym.reproduce.ekya [--episodes N] [--scenario NAME] [--out DIR]``. Every
+Run ``python -m edgegym.reproduce.ekya [--episodes N] [--scenario NAME] [--out DIR] [--quick]``
+(``--quick``: a smoke run of one episode per point, written to ``runs/reproduction-quick``). Every
 number in the report comes from this run; the paper's numbers stand beside them. Sections:
 (a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 2);
 (b) 10 streams on 1-16 GPUs (Fig. 8) and the GPU-saving factor; (c) FixedRes / FixedConfig
@@ -774,15 +775,21 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
         "ekya-waymo also fits)",
     )
     ap.add_argument("--episodes", type=int, default=3, help="seeded episodes per point (>= 1)")
-    claims_table.add_output_arguments(ap, "report and figure folder")
+    ap.add_argument(
+        "--quick", action="store_true", help=claims_table.QUICK_HELP + " (one episode per point)"
+    )
+    claims_table.add_output_arguments(ap, "report and figure folder", quick=True)
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
+    args.out = claims_table.out_folder(args)
+    if args.quick:
+        args.episodes = 1
     if args.episodes < 1:
         return f"--episodes must be >= 1, got {args.episodes}"
     if problem := ray_problem(args.ray):
         return problem
     try:
-        out = claims_table.check_out(args.out, OUTPUTS, args.force)
+        out = claims_table.check_out(args.out, OUTPUTS, args.force, smoke=args.quick)
     except ValueError as exc:
         return str(exc)
     problem = scenario_problem(args.scenario)
@@ -910,14 +917,15 @@ def main(argv: list[str] | None = None) -> int:
 
     sc, ep = args.scenario, args.episodes
     BELOW_A_MIN.clear()
-    r = _sections(sc, ep, out, log)
     from edgegym.reproduce.ekya_claims import judge  # the claims, judged from the measurements
 
-    claims = judge(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
-    minutes = (time.time() - t0) / 60
-    command = regenerate_command(sc, ep, args.out)
-    write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")
-    claims_table.update("ekya", claims, out)
+    with claims_table.smoke_run(args.quick):  # a quick run's claims are smoke checks
+        r = _sections(sc, ep, out, log)
+        claims = judge(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
+        minutes = (time.time() - t0) / 60
+        command = regenerate_command(sc, ep, args.out)
+        write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")
+        claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0
 

@@ -1,6 +1,7 @@
 """Reproduce the Energy-Time Fairness evaluation (SEC'23 §6) and write ``docs/reproduction/etf.md``.
 
-Run ``python -m edgegym.reproduce.etf [--out DIR]`` (under a minute). Every number in the report
+Run ``python -m edgegym.reproduce.etf [--out DIR] [--quick]`` (under a minute; ``--quick``: a smoke
+run sweeping one variant, written to ``runs/reproduction-quick``). Every number in the report
 comes from this run; the paper's numbers stand beside them. Sections: TF / EF / ETF on the TX2
 pair (Fig. 5), the power-disparity sweep (Fig. 6), phi sweeps on TX2 and A10G (Fig. 7, 8), the
 dynamic three-tenant run (Fig. 9), the efficiency incentive (Fig. 10, with an ablation that holds
@@ -30,12 +31,15 @@ from edgegym.families.energy import EnergyFairShareEnv
 from edgegym.hardware.gpus import PowerModel, get_gpu
 from edgegym.outputs import run_command, save_figure, write_text
 from edgegym.reproduce.claims import (
+    QUICK_HELP,
     Claim,
     add_output_arguments,
     check_out,
     count_sentence,
     holds_cell,
     in_smoke_run,
+    out_folder,
+    smoke_run,
     update,
 )
 from edgegym.scenarios import Scenario, load
@@ -930,19 +934,27 @@ def main(argv: list[str] | None = None) -> int:
         checked before any work starts).
     """
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    add_output_arguments(ap)
+    ap.add_argument("--quick", action="store_true", help=QUICK_HELP)
+    add_output_arguments(ap, quick=True)
     args = ap.parse_args(argv)
+    args.out = out_folder(args)
     try:
-        out = check_out(args.out, OUTPUTS, args.force)
+        out = check_out(args.out, OUTPUTS, args.force, smoke=args.quick)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    with smoke_run(args.quick):  # a quick run's claims are smoke checks, not results
+        return _run(out)
+
+
+def _run(out: Path) -> int:
+    """Every experiment and the sweep into ``out``, then the report."""
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     plt = _pyplot()
     lines, claims = _experiments(out, plt)
     swept = {}
-    # a smoke run (``all --quick``) sweeps one variant: enough to exercise the path
+    # a smoke run (``--quick``) sweeps one variant: enough to exercise the path
     for variant in SWEEP[1:2] if in_smoke_run() else SWEEP[1:]:
         with _under(variant):
             swept[variant.name] = _experiments(None, None)[1]
