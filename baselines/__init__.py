@@ -41,6 +41,7 @@ def _uniform(config: int, infer: float) -> Callable[..., Policy]:
     def build(env: gym.Env) -> Policy:
         return UniformPolicy(env, config=config, infer=infer)
 
+    build.paper_setup = UniformPolicy.paper_setup  # type: ignore[attr-defined]
     return build
 
 
@@ -245,6 +246,25 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
     return call_factory(spec, factory, env, kwargs)
 
 
+def paper_setup(spec: Any, scenario: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario overrides that run policy ``spec`` where its paper evaluates it, on top of
+    the user's ``given`` ones (:meth:`Policy.paper_setup`): for example no micro-profiler for
+    Ekya's uniform baselines, MPS shares for MIGRator's Ekya and Astraea. Empty for every
+    other policy: the published schedulers themselves, ``ppo``/``rllib`` agents, your own
+    scheduler and policy objects run the scenario as given.
+
+    Raises:
+        ValueError: A malformed built-in spec (as :func:`parse_policy`).
+    """
+    if not isinstance(spec, str) or is_user_spec(spec):
+        return {}
+    if spec.partition(":")[0].strip() not in POLICIES:
+        return {}  # ppo, rllib, or an unknown name that make_policy reports
+    name, kwargs = parse_policy(spec)
+    setup = getattr(POLICIES[name][0], "paper_setup", None)
+    return dict(setup(scenario, given, **kwargs)) if setup is not None else {}
+
+
 def call_factory(
     spec: str, factory: Callable[..., Any], env: gym.Env, kwargs: dict[str, Any]
 ) -> Any:
@@ -295,6 +315,7 @@ __all__ = [
     "call_factory",
     "env_family",
     "make_policy",
+    "paper_setup",
     "parse_policy",
     "thief_schedule",
 ]

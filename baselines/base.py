@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -17,6 +18,23 @@ class Policy:
     """
 
     name = "policy"
+
+    @classmethod
+    def paper_setup(cls, scenario: str, given: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """Scenario overrides that put this scheduler where its paper evaluates it (none here).
+
+        A published scheduler's baselines are often evaluated in a setting of their own: Ekya's
+        uniform baselines run no micro-profiler, MIGRator's Ekya and Astraea share the GPU by
+        MPS. :func:`edgegym.evaluate` applies these overrides on top of the user's ``given``
+        ones for this policy's episodes (``setup=False`` runs every policy on the scenario as
+        given) and reports them with the policy's result.
+
+        Args:
+            scenario: The scenario name or path being evaluated.
+            given: The user's scenario overrides (dotted keys).
+            **params: The policy's own parameters (``"name:key=value"``).
+        """
+        return {}
 
     def __init__(self, env: gym.Env) -> None:
         self.env = env

@@ -40,8 +40,9 @@ again when they exist) and reads a job's refined estimate at its checkpoints
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -414,6 +415,19 @@ class _SnapshotPolicy(Policy):
         raise NotImplementedError
 
 
+#: How Ekya evaluates its baselines (§5-6): the uniform baselines and no-retraining use fixed
+#: configurations, so they run no micro-profiler (no GPU share held for profiling) and load no
+#: checkpoints (checkpointing is Ekya's, arXiv §5).
+WITHOUT_PROFILER: dict[str, Any] = {"profiler.cost_s": 0.0, "profiler.checkpoint_epochs": 0}
+
+
+class _WithoutProfiler(_SnapshotPolicy):
+    @classmethod
+    def paper_setup(cls, scenario: str, given: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """No micro-profiler and no checkpoints (:data:`WITHOUT_PROFILER`)."""
+        return dict(WITHOUT_PROFILER)
+
+
 #: Ekya's stealing increment Delta, in GPUs: "a tiny quantum ... in multiples of delta"
 #: (§4.2); 0.1 GPUs here (one quantum of the bundled scenarios).
 PAPER_DELTA = 0.1
@@ -501,6 +515,23 @@ class FixedConfigPolicy(ThiefPolicy):
 
     name = "ekya-fixedconfig"
 
+    @classmethod
+    def paper_setup(cls, scenario: str, given: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """It profiles its one configuration only: the profiling cost is that configuration's
+        share of the scenario's, with nothing to prune."""
+        from edgegym.families.continual.params import ContinualSpec
+        from edgegym.scenarios import load
+
+        config = params.get("config", 1)
+        if config not in (1, 2):  # the constructor says what is wrong
+            return {}
+        spec = ContinualSpec.from_scenario(load(scenario, **given))
+        cfg = spec.uniform_configs[config - 1]
+        return {
+            "profiler.cost_s": spec.profile_cost_s * float(spec.profile_weight[cfg]),
+            "profiler.prune_every": 0,
+        }
+
     def __init__(
         self, env: gym.Env, delta: float | None = None, oracle: bool = False, config: int = 1
     ) -> None:
@@ -517,7 +548,7 @@ class FixedConfigPolicy(ThiefPolicy):
         return thief_schedule(snap, self.delta, self.oracle, configs=[cfg], partial=self.partial)[0]
 
 
-class UniformPolicy(_SnapshotPolicy):
+class UniformPolicy(_WithoutProfiler):
     """Ekya's uniform baseline: Config 1 or 2, a fixed inference share (30/50/90%).
 
     Args:
@@ -565,7 +596,7 @@ class FixedResPolicy(_SnapshotPolicy):
         return alloc
 
 
-class NoRetrainPolicy(_SnapshotPolicy):
+class NoRetrainPolicy(_WithoutProfiler):
     """Never retrain; GPUs split evenly among the inference jobs."""
 
     name = "no-retrain"

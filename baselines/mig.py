@@ -3,12 +3,13 @@
 MIGRator (§5.1) compares against PARIS (static MIG partition by compute intensity), Ekya
 (retraining-aware, reallocates only when a retraining starts or ends) and Astraea (per-second
 SLO-driven partitioning that ignores retraining benefit). Ekya and Astraea are MPS systems in the
-paper; the reproduction runs them on MPS shares of the GPU (scenario ``mps.shares``) with the
-MPS interference the paper blames for part of their SLO loss on (``mps.interference``:
-co-located work slowed by the measured ``mps.*_slowdown``), MIGRator and PARIS on MIG instances
-without it. The policies themselves do not model the interference (neither does the paper's
-Ekya or Astraea). ``static-half`` gives each tenant a fixed half of the GPU. All read
-``env.unwrapped.sim_state()`` and return a signature index.
+paper, so :func:`edgegym.evaluate` runs them there (their ``paper_setup``, :func:`mps_setup`):
+on MPS shares of the GPU (scenario ``mps.shares``) with the MPS interference the paper blames
+for part of their SLO loss on (``mps.interference``: co-located work slowed by the measured
+``mps.*_slowdown``), MIGRator and PARIS on MIG instances without it. The policies themselves
+do not model the interference (neither does the paper's Ekya or Astraea). ``static-half``
+gives each tenant a fixed half of the GPU. All read ``env.unwrapped.sim_state()`` and return a
+signature index.
 
 Every rule reads the catalogue, so they run unchanged on MPS shares (scenario ``mps.shares``:
 sizes and the GPU's unit count in shares instead of GPCs). Shared rule for the retraining
@@ -22,12 +23,47 @@ GPU cannot host both.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 
 from edgegym.baselines.base import Policy
 
 PENDING, RUNNING, DONE = 0, 1, 2
+
+#: Shares the MPS baselines divide the GPU into (scenario ``mps.shares``): half a GPC each, 7 SMs
+#: of an A100's 98 under MIG (MPS itself takes any percentage of the SMs,
+#: ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE``). A modelling choice; the MIGRator reproduction sweeps
+#: it at 7 (one GPC, MIG's unit) and 21 (28 would give 27,405 signatures for two tenants, more
+#: than the masks can key).
+MPS_SHARES = 14
+
+
+def mps_setup(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Where MIGRator's paper runs its MPS-based baselines, Ekya and Astraea (§5.1): on MPS
+    shares of the GPU (:data:`MPS_SHARES`, no pre-initialisation, which builds MIG instances)
+    with MPS interference on, each unless ``given`` sets it (``mps.shares: 0`` puts them on MIG
+    instances, ``mps.interference: false`` switches the interference off)."""
+    out: dict[str, Any] = {}
+    if "mps.interference" not in given:
+        out["mps.interference"] = True
+    shares = given.get("mps.shares", MPS_SHARES)
+    if "mps.shares" not in given:
+        out["mps.shares"] = shares
+    if shares:
+        out["preinit"] = False
+    return out
+
+
+class _OnMPS:
+    """Mixin: the paper runs this baseline on MPS shares (:func:`mps_setup`)."""
+
+    @classmethod
+    def paper_setup(cls, scenario: str, given: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """MPS shares with MPS interference (:func:`mps_setup`)."""
+        return mps_setup(given)
 
 
 def _capacity(spec, n: np.ndarray) -> np.ndarray:
@@ -163,7 +199,7 @@ class StaticHalfPolicy(_StaticTarget):
         return int(cands[np.argmax(score)])
 
 
-class EkyaMIGPolicy(_StaticTarget):
+class EkyaMIGPolicy(_OnMPS, _StaticTarget):
     """Ekya's logic on MIG: at a window start and whenever a retraining starts or ends, pick
     (always retraining, as Ekya does) the allocation that maximises the estimated
     accuracy-weighted requests served over the rest of the window, from mean arrival rates
@@ -205,7 +241,7 @@ class EkyaMIGPolicy(_StaticTarget):
         return int(cands[np.argmax(value)])
 
 
-class AstraeaPolicy(Policy):
+class AstraeaPolicy(_OnMPS, Policy):
     """Astraea's logic on MIG: every decision, the allocation that serves the most requests at
     the last second's arrival rate (SLO chasing), ignoring retraining benefit; retraining gets
     the smallest instance that works at the window start. A switch must promise more than

@@ -102,8 +102,9 @@ class EvalResult:
         Schema: ``{"env", "scenario", "overrides", "seeds", "results": [{"policy",
         "episodes", "mean_return", "std_return", "metrics": {name: {"mean", "std"}},
         "per_episode": [{"seed", "return", "metrics", "steps", "decision_time_s"}],
-        "decision_time_s"}]}``; a result also has ``"error"`` when its policy raised and
-        ``"timeline"`` when timelines were kept.
+        "decision_time_s"}]}``; a result also has ``"error"`` when its policy raised,
+        ``"timeline"`` when timelines were kept and ``"setup"`` (the scenario overrides its
+        paper's setup added, :func:`policy_setup`) when there were any.
         """
         results = []
         for r in self.results:
@@ -196,6 +197,7 @@ class EvalResult:
                     _num(_scale(r.get("decision_time_s"), 1e3), 3),
                 ]
             )
+        notes += _setup_notes(self.results)
         if _same_episode_every_seed(self.results, len(self.seeds)):
             notes.append(
                 f"Every one of the {len(self.seeds)} seeds gave each policy the same episode: "
@@ -221,6 +223,22 @@ class EvalResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _setup_notes(results: list[dict[str, Any]]) -> list[str]:
+    """One line per distinct paper setup: the policies that ran with it and its overrides."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        if r.get("setup"):
+            text = ", ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in r["setup"].items()
+            )
+            groups.setdefault(text, []).append(r["policy"])
+    return [
+        f"as their paper evaluates them: {', '.join(names)} with {text}"
+        for text, names in groups.items()
+    ]
 
 
 def jsonable(obj: Any) -> Any:
@@ -377,7 +395,9 @@ def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
     return float(arr.mean()), float(arr.std())
 
 
-def _summarise(name: str, per_episode: list[dict[str, Any]]) -> dict[str, Any]:
+def _summarise(
+    name: str, per_episode: list[dict[str, Any]], setup: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     mean_ret, std_ret = _mean_std([e["return"] for e in per_episode])
     metric_names: list[str] = []
     for e in per_episode:
@@ -388,7 +408,7 @@ def _summarise(name: str, per_episode: list[dict[str, Any]]) -> dict[str, Any]:
         metrics[key] = {"mean": mean, "std": std}
     steps = sum(e["steps"] for e in per_episode)
     total_t = sum(e["decision_time_s"] * e["steps"] for e in per_episode)
-    return {
+    entry = {
         "policy": name,
         "episodes": len(per_episode),
         "mean_return": mean_ret,
@@ -397,6 +417,9 @@ def _summarise(name: str, per_episode: list[dict[str, Any]]) -> dict[str, Any]:
         "per_episode": per_episode,
         "decision_time_s": total_t / steps if steps else None,
     }
+    if setup:
+        entry["setup"] = dict(setup)
+    return entry
 
 
 def _run_episode(env: gym.Env, policy: Any, seed: int) -> dict[str, Any]:
@@ -473,6 +496,18 @@ def _check_arguments(
     return items, seeds
 
 
+def policy_setup(
+    spec: PolicyLike, scenario: str | None, overrides: Mapping[str, Any], setup: bool = True
+) -> dict[str, Any]:
+    """The overrides ``spec``'s paper adds for its episodes on top of ``overrides`` (none when
+    ``setup`` is false or ``scenario`` is unset; :func:`edgegym.baselines.paper_setup`)."""
+    if not setup or scenario is None:
+        return {}
+    from edgegym.baselines import paper_setup
+
+    return paper_setup(spec, scenario, overrides)
+
+
 def _build_all(
     env_id: str,
     scenario: str | None,
@@ -480,23 +515,28 @@ def _build_all(
     max_streams: int | None,
     timeline: bool,
     items: list[tuple[Any, PolicyLike]],
-) -> list[tuple[str, gym.Env, Any]]:
-    """Every policy's environment and policy, named uniquely, before any episode runs (so bad
-    arguments fail before any work); on a failure the environments built are closed."""
-    built: list[tuple[str, gym.Env, Any]] = []
+    setup: bool = True,
+) -> list[tuple[str, gym.Env, Any, dict[str, Any]]]:
+    """Every policy's environment (with its paper's setup, :func:`policy_setup`), policy and
+    setup, named uniquely, before any episode runs (so bad arguments fail before any work); on
+    a failure the environments built are closed."""
+    built: list[tuple[str, gym.Env, Any, dict[str, Any]]] = []
     names: set[str] = set()
     try:
         for given, spec in items:
-            env = make_env(env_id, scenario, overrides, max_streams, record_timeline=timeline)
+            extra = policy_setup(spec, scenario, overrides, setup)
+            env = make_env(
+                env_id, scenario, {**overrides, **extra}, max_streams, record_timeline=timeline
+            )
             policy = _build_policy(spec, env)
             name = str(given) if given is not None else _policy_name(policy, spec)
             base, n = name, 2
             while name in names:
                 name, n = f"{base}#{n}", n + 1
             names.add(name)
-            built.append((name, env, policy))
+            built.append((name, env, policy, extra))
     except BaseException:
-        for _, env, _ in built:
+        for _, env, _, _ in built:
             env.close()
         raise
     return built
@@ -543,7 +583,7 @@ def _evaluate_parallel(
 
 def _evaluate_serial(
     result: EvalResult,
-    built: list[tuple[str, gym.Env, Any]],
+    built: list[tuple[str, gym.Env, Any, dict[str, Any]]],
     seeds: list[int],
     timeline: bool,
     progress: bool,
@@ -554,7 +594,7 @@ def _evaluate_serial(
 
     bar = progress_bar(len(built) * len(seeds), "evaluate", "ep", progress)
     try:
-        for name, env, policy in built:
+        for name, env, policy, extra in built:
             per_episode: list[dict[str, Any]] = []
             error: str | None = None
             bar.set_postfix_str(name, refresh=False)
@@ -563,7 +603,7 @@ def _evaluate_serial(
                     per_episode.append(_run_episode(env, policy, s))
                 except KeyboardInterrupt:
                     if per_episode:  # keep what this policy finished
-                        entry = _summarise(name, per_episode)
+                        entry = _summarise(name, per_episode, extra)
                         entry["error"] = f"interrupted after {len(per_episode)} episode(s)"
                         result.results.append(entry)
                     raise EvaluationInterrupted(result) from None
@@ -578,13 +618,13 @@ def _evaluate_serial(
                     if hasattr(env.unwrapped, "record_timeline"):
                         env.unwrapped.record_timeline = False  # later episodes need no timeline
                 bar.update(1)
-            entry = _summarise(name, per_episode)
+            entry = _summarise(name, per_episode, extra)
             if error is not None:
                 entry["error"] = error
             result.results.append(entry)
     finally:
         bar.close()
-        for _, env, _ in built:
+        for _, env, _, _ in built:
             env.close()
     return result
 
@@ -601,6 +641,7 @@ def evaluate(
     max_streams: int | None = None,
     workers: int = 1,
     ray: str | None = None,
+    setup: bool = True,
 ) -> EvalResult:
     """Score policies on the same seeded episodes.
 
@@ -631,6 +672,11 @@ def evaluate(
             specs or picklable factories; spec strings are).
         ray: Run each (policy, seed) episode as a Ray task on the cluster at this address
             (``"local"``, ``"auto"``, ``host:port``; :func:`edgegym.parallel.init_ray`).
+        setup: Run each published scheduler's baselines where its paper evaluates them
+            (:func:`edgegym.baselines.paper_setup`: Ekya's uniform baselines and no-retraining
+            without the micro-profiler, MIGRator's Ekya and Astraea on MPS shares), on top of
+            ``overrides``; each result's ``"setup"`` names what was added. False runs every
+            policy on the scenario as given.
 
     With ``workers > 1`` or ``ray``, every episode gets a fresh environment and policy, built
     and seeded in the worker exactly as here, so the numbers equal those of the serial run
@@ -651,17 +697,17 @@ def evaluate(
     overrides = dict(overrides or {})
     scenario = scenario if scenario is not None else default_scenario(env_id)
 
-    built = _build_all(env_id, scenario, overrides, max_streams, timeline, items)
+    built = _build_all(env_id, scenario, overrides, max_streams, timeline, items, setup)
 
     result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
     unwrapped = built[0][1].unwrapped
     result.scenario_info = _plot_info(unwrapped)
 
     if ray is not None or workers != 1:
-        for _, env, _ in built:
+        for _, env, _, _ in built:
             env.close()
-        job = partial(EpisodeJob, env_id, scenario, overrides, max_streams)
-        names = [name for name, _, _ in built]
+        job = partial(EpisodeJob, env_id, scenario, overrides, max_streams, setup=setup)
+        names = [name for name, _, _, _ in built]
         return _evaluate_parallel(
             result, job, items, names, seeds, timeline, workers, ray, progress
         )
@@ -694,22 +740,29 @@ class EpisodeJob:
     policy: PolicyLike
     seed: int
     timeline: bool = False
+    setup: bool = True  # with the policy's paper setup (:func:`policy_setup`)
 
 
 def run_episode_job(job: EpisodeJob) -> dict[str, Any]:
-    """Play one :class:`EpisodeJob` on a fresh environment and policy.
+    """Play one :class:`EpisodeJob` on a fresh environment (with the policy's paper setup
+    unless ``job.setup`` is false) and policy.
 
     Returns:
-        ``{"episode": <per-episode record>}`` (and ``"timeline"`` when asked for), or
-        ``{"error": <message>}`` when the policy or environment raised.
+        ``{"episode": <per-episode record>}`` (and ``"timeline"`` when asked for, ``"setup"``
+        when the paper setup added overrides), or ``{"error": <message>}`` when the policy or
+        environment raised.
     """
-    env = make_env(job.env_id, job.scenario, job.overrides, job.max_streams, job.timeline)
+    extra = policy_setup(job.policy, job.scenario, job.overrides, job.setup)
+    overrides = {**job.overrides, **extra}
+    env = make_env(job.env_id, job.scenario, overrides, job.max_streams, job.timeline)
     try:
         policy = _build_policy(job.policy, env)
         try:
             out: dict[str, Any] = {"episode": _run_episode(env, policy, int(job.seed))}
         except Exception as exc:
             return {"error": _error_text(exc, int(job.seed))}
+        if extra:
+            out["setup"] = extra
         if job.timeline:
             out["timeline"] = _timeline_of(env)
         return out
@@ -722,12 +775,13 @@ def summarise_outcomes(name: str, outcomes: Sequence[Mapping[str, Any]]) -> dict
     episodes before the first failure, and that failure's ``error`` (as the serial run)."""
     per_episode: list[dict[str, Any]] = []
     error = None
+    setup = next((o["setup"] for o in outcomes if "setup" in o), None)
     for outcome in outcomes:
         if "error" in outcome:
             error = outcome["error"]
             break
         per_episode.append(outcome["episode"])
-    entry = _summarise(name, per_episode)
+    entry = _summarise(name, per_episode, setup)
     if error is not None:
         entry["error"] = error
     return entry
@@ -749,6 +803,7 @@ __all__ = [
     "headline_metrics",
     "jsonable",
     "make_env",
+    "policy_setup",
     "run_episode_job",
     "summarise_outcomes",
 ]

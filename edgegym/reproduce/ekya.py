@@ -11,9 +11,10 @@ synthesised inputs swept (x0.5, x2): a held-out claim of the thief beating the u
 baselines holds only if it holds across the sweep. It ends by
 writing the paper's records of ``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
 
-Each scheduler runs in the setup the paper evaluates it in (:func:`paper_setup`): the uniform
-baselines and no-retraining use neither the micro-profiler (no GPU share held for it) nor
-Ekya's checkpointing; Ekya-FixedConfig profiles its one configuration only.
+Each scheduler runs in the setup the paper evaluates it in (:func:`edgegym.evaluate`'s
+default, :meth:`edgegym.baselines.Policy.paper_setup`): the uniform baselines and
+no-retraining use neither the micro-profiler (no GPU share held for it) nor Ekya's
+checkpointing; Ekya-FixedConfig profiles its one configuration only.
 """
 
 from __future__ import annotations
@@ -116,37 +117,6 @@ def _family(policy: str) -> str:
     return "uniform" if name.startswith("uniform") else name
 
 
-def _param(policy: str, key: str, default: str) -> str:
-    """A ``name:key=value,...`` policy parameter."""
-    for item in policy.partition(":")[2].split(","):
-        k, _, v = item.partition("=")
-        if k.strip() == key:
-            return v.strip()
-    return default
-
-
-def paper_setup(policy: str, sc: Scenario) -> dict[str, Any]:
-    """Scenario overrides that run ``policy`` as the paper evaluates it.
-
-    The uniform baselines and no-retraining have no micro-profiler and no checkpointing (Ekya
-    §5-6: they use fixed configurations; checkpointing is Ekya's, arXiv §5): no GPU share is
-    held for profiling and no checkpoint is loaded. Ekya-FixedConfig profiles only its fixed
-    configuration: its profiling cost is that configuration's share, with nothing to prune.
-    Ekya and Ekya-FixedRes run the scenario as it is.
-    """
-    name = policy.partition(":")[0]
-    if name.startswith("uniform") or name == "no-retrain":
-        return {"profiler.cost_s": 0.0, "profiler.checkpoint_epochs": 0}
-    if name == "ekya-fixedconfig":
-        spec = ContinualSpec.from_scenario(sc)
-        cfg = spec.uniform_configs[int(_param(policy, "config", "1")) - 1]
-        return {
-            "profiler.cost_s": spec.profile_cost_s * float(spec.profile_weight[cfg]),
-            "profiler.prune_every": 0,
-        }
-    return {}
-
-
 #: Where :func:`_run`'s episodes run: here, or as Ray tasks (``--ray``; :func:`edgegym.evaluate`).
 PARALLEL: dict[str, Any] = {"ray": None}
 
@@ -158,29 +128,22 @@ def _run(
     track_a_min: bool = True,
     **overrides: Any,
 ) -> Results:
-    """Evaluate ``policies`` on ``scenario`` with ``overrides``, each in its paper setup; unless
-    ``track_a_min`` is false (inputs scaled by (g)), fold their time below a_MIN into
-    :data:`BELOW_A_MIN`."""
-    sc = load(scenario, **overrides)
-    groups: dict[tuple[tuple[str, Any], ...], list[str]] = {}
-    for p in policies:
-        groups.setdefault(tuple(sorted(paper_setup(p, sc).items())), []).append(p)
-    out: Results = {}
-    for setup, members in groups.items():
-        res = evaluate(
-            ENV_ID,
-            members,
-            scenario=scenario,
-            episodes=episodes,
-            seed=0,
-            overrides={**overrides, **dict(setup)},
-            progress=False,
-            **PARALLEL,
-        )
-        if not res.ok:
-            raise RuntimeError(f"evaluation failed: {res.errors}")
-        for p in members:
-            out[p] = res.result(p)
+    """Evaluate ``policies`` on ``scenario`` with ``overrides``, each in its paper setup
+    (:func:`edgegym.evaluate`'s default); unless ``track_a_min`` is false (inputs scaled by
+    (g)), fold their time below a_MIN into :data:`BELOW_A_MIN`."""
+    res = evaluate(
+        ENV_ID,
+        list(policies),
+        scenario=scenario,
+        episodes=episodes,
+        seed=0,
+        overrides=overrides,
+        progress=False,
+        **PARALLEL,
+    )
+    if not res.ok:
+        raise RuntimeError(f"evaluation failed: {res.errors}")
+    out: Results = {p: res.result(p) for p in policies}
     for p, r in out.items() if track_a_min else ():
         below = max(e["metrics"].get("below_a_min_frac", 0.0) for e in r["per_episode"])
         fam = _family(p)

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.baselines import paper_setup
+from edgegym.baselines.mig import MPS_SHARES
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
 from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner
@@ -71,11 +73,6 @@ ORACLE_WORKLOADS = ["w1", "w4", "w5", "w8"]
 #: The paper's MPS-based baselines (§5.1): their runs hold MPS shares of the GPU, with MPS
 #: interference on (scenario ``mps``).
 MPS_POLICIES = ("ekya-mig", "astraea")
-#: Shares the MPS baselines divide the GPU into (scenario ``mps.shares``): half a GPC each, 7 SMs
-#: of an A100's 98 under MIG (MPS itself takes any percentage of the SMs,
-#: ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE``). A modelling choice, swept at 7 (one GPC, MIG's unit)
-#: and 21 (28 would give 27,405 signatures for two tenants, more than the masks can key).
-MPS_SHARES = 14
 #: Robustness sweeps of the inputs that stay synthesised or unstated (a held-out claim must hold at
 #: all of them): name -> reproduction overrides (:func:`scenario_overrides`). ``load_x`` scales both
 #: traces' level (the paper states none), ``persistence`` sets how much of the per-second shape
@@ -124,9 +121,11 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
     """The environment overrides of one job: the reproduction's own keys (``load_x``,
     ``persistence``, ``share_alpha_x``, ``slo_x``, ``ceiling_error_x``, ``mps_x``, ``mps_abs``)
     turned into scenario fields;
-    the MPS-based baselines hold :data:`MPS_SHARES` MPS shares (no pre-initialisation, which
-    builds MIG instances) with MPS interference on, unless the job says otherwise
-    (``mps.shares``, ``mps.interference``; ``mps.shares: 0`` puts them on MIG instances)."""
+    then the policy's paper setup (:func:`edgegym.baselines.paper_setup`, as
+    :func:`edgegym.evaluate` applies it): the MPS-based baselines hold :data:`MPS_SHARES` MPS
+    shares (no pre-initialisation, which builds MIG instances) with MPS interference on, unless
+    the job says otherwise (``mps.shares``, ``mps.interference``; ``mps.shares: 0`` puts them on
+    MIG instances)."""
     from edgegym.reproduce import migrator_workloads as mw
 
     per_tenant = ("load_x", "persistence", "share_alpha_x", "slo_x", "ceiling_error_x")
@@ -144,12 +143,8 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
             x = float(overrides["share_alpha_x"])
             for t in out["tenants"]:
                 t["profile"] = {"share_alpha": min(1.0, get_model(t["model"]).share_alpha * x)}
-    base = policy.split(":")[0]
-    if base in MPS_POLICIES:
-        out.setdefault("mps.interference", True)
-        out.setdefault("mps.shares", MPS_SHARES)
-        if out["mps.shares"]:
-            out["preinit"] = False
+    out.update(paper_setup(policy, f"migrator-{workload}", out))
+    if policy.split(":")[0] in MPS_POLICIES:
         if "mps_x" in overrides:
             f = float(overrides["mps_x"])
             out["mps.inference_slowdown"] = mw.MPS["inference_slowdown"] * f

@@ -1,0 +1,100 @@
+"""Each published scheduler's baselines run where its paper evaluates them (``paper_setup``):
+the evaluator applies it by default, reports it, and drops it with ``setup=False``."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgegym.baselines import paper_setup
+from edgegym.baselines.ekya import WITHOUT_PROFILER
+from edgegym.baselines.mig import MPS_SHARES
+from edgegym.cli import main
+from edgegym.evaluation import evaluate
+from edgegym.families.continual.params import ContinualSpec
+from edgegym.scenarios import load
+
+ENV = "edgegym/ContinualLearning-v0"
+# Ten streams on one GPU, two windows: the micro-profiler's share is one the others need.
+SMALL = {"windows": 2}
+
+
+@pytest.mark.parametrize("spec", ["uniform", "uniform-c2-90", "uniform:config=2", "no-retrain"])
+def test_ekya_uniform_baselines_run_without_the_micro_profiler(spec):
+    assert paper_setup(spec, "ekya-cityscapes", {}) == WITHOUT_PROFILER
+    assert WITHOUT_PROFILER == {"profiler.cost_s": 0.0, "profiler.checkpoint_epochs": 0}
+
+
+@pytest.mark.parametrize(
+    "spec", ["thief", "thief:delta=0.2", "ekya-fixedres", "migrator", "paris", "etf", "mrs"]
+)
+def test_published_schedulers_and_the_others_run_the_scenario_as_given(spec):
+    assert paper_setup(spec, "ekya-cityscapes", {}) == {}
+
+
+@pytest.mark.parametrize("spec", ["ppo", "ppo:agents/trained/continual", "my_sched.py:Mine"])
+def test_agents_and_own_schedulers_get_no_setup(spec):
+    assert paper_setup(spec, "ekya-cityscapes", {}) == {}
+
+
+@pytest.mark.parametrize("config", [1, 2])
+def test_fixedconfig_profiles_its_one_configuration(config):
+    given = {"streams": 4}
+    setup = paper_setup(f"ekya-fixedconfig:config={config}", "ekya-cityscapes", given)
+    spec = ContinualSpec.from_scenario(load("ekya-cityscapes", **given))
+    cfg = spec.uniform_configs[config - 1]
+    assert setup["profiler.prune_every"] == 0
+    assert setup["profiler.cost_s"] == pytest.approx(
+        spec.profile_cost_s * float(spec.profile_weight[cfg])
+    )
+    assert 0 < setup["profiler.cost_s"] < spec.profile_cost_s  # one of many configurations
+
+
+def test_migrators_mps_baselines_run_on_mps_shares_unless_told_otherwise():
+    want = {"mps.interference": True, "mps.shares": MPS_SHARES, "preinit": False}
+    for spec in ("ekya-mig", "astraea", "astraea:hysteresis=0.1"):
+        assert paper_setup(spec, "migrator-w1", {}) == want
+    # The user's choice wins: on MIG instances (shares 0) pre-initialisation stays as given.
+    assert paper_setup("ekya-mig", "migrator-w1", {"mps.shares": 0}) == {"mps.interference": True}
+    assert paper_setup("astraea", "migrator-w1", {"mps.shares": 7, "mps.interference": False}) == {
+        "preinit": False
+    }
+
+
+def test_evaluate_applies_the_setup_and_reports_it():
+    kw = {"scenario": "ekya-cityscapes", "episodes": 2, "progress": False}
+    paper = evaluate(ENV, ["uniform-c1-90", "thief"], overrides=SMALL, **kw)
+    same = evaluate(ENV, ["uniform-c1-90", "thief"], overrides=SMALL, setup=False, **kw)
+    by_hand = evaluate(
+        ENV, ["uniform-c1-90"], overrides={**SMALL, **WITHOUT_PROFILER}, setup=False, **kw
+    )
+    assert paper.result("uniform-c1-90")["setup"] == WITHOUT_PROFILER
+    assert "setup" not in paper.result("thief") and "setup" not in same.result("uniform-c1-90")
+    runs = {"paper": paper, "same": same, "hand": by_hand}
+    acc = {k: r.result("uniform-c1-90")["metrics"]["accuracy"]["mean"] for k, r in runs.items()}
+    assert acc["paper"] == acc["hand"]
+    # The micro-profiler's GPU share costs the uniform split accuracy it never uses.
+    assert acc["paper"] > acc["same"]
+    # The published scheduler itself runs the scenario as given either way.
+    thief = [[e["return"] for e in r.result("thief")["per_episode"]] for r in (paper, same)]
+    assert thief[0] == thief[1]
+    assert "as their paper evaluates them: uniform-c1-90 with profiler.cost_s=0" in paper.table()
+    assert "as their paper evaluates them" not in same.table()
+
+
+def test_workers_apply_the_same_setup():
+    kw = {"scenario": "ekya-cityscapes", "episodes": 2, "progress": False, "overrides": SMALL}
+    serial = evaluate(ENV, ["no-retrain", "ekya-fixedconfig"], **kw)
+    pooled = evaluate(ENV, ["no-retrain", "ekya-fixedconfig"], workers=2, **kw)
+    for p in ("no-retrain", "ekya-fixedconfig"):
+        assert pooled.result(p)["setup"] == serial.result(p)["setup"]
+        returns = [[e["return"] for e in r.result(p)["per_episode"]] for r in (serial, pooled)]
+        assert returns[0] == returns[1]
+
+
+def test_cli_same_setup_runs_every_policy_on_the_scenario_as_given(capsys):
+    argv = ["evaluate", ENV, "--scenario", "ekya-table1", "--policy", "uniform"]
+    argv += ["--episodes", "1", "--no-progress"]
+    assert main(argv) == 0
+    assert "as their paper evaluates them: uniform with" in capsys.readouterr().out
+    assert main([*argv, "--same-setup"]) == 0
+    assert "as their paper evaluates them" not in capsys.readouterr().out
