@@ -45,6 +45,10 @@ def _uniform(config: int, infer: float) -> Callable[..., Policy]:
     return build
 
 
+def _uniform_text(config: int, infer: float) -> str:
+    return f"uniform, Config {config}, {round(100 * infer)}% inference; no micro-profiler"
+
+
 def _etf(phi: float) -> Callable[..., Policy]:
     def build(env: gym.Env, **kw: Any) -> Policy:
         return ETFPolicy(env, **{"phi": phi, **kw})
@@ -70,13 +74,16 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         ("continual",),
         "Ekya's thief scheduler (Alg. 1-2), delta=0.1 (on the quantum grid)",
     ),
-    "uniform": (UniformPolicy, ("continual",), "uniform, Config 1, 50% inference"),
-    "uniform-c1-30": (_uniform(1, 0.3), ("continual",), "uniform, Config 1, 30% inference"),
-    "uniform-c1-50": (_uniform(1, 0.5), ("continual",), "uniform, Config 1, 50% inference"),
-    "uniform-c1-90": (_uniform(1, 0.9), ("continual",), "uniform, Config 1, 90% inference"),
-    "uniform-c2-30": (_uniform(2, 0.3), ("continual",), "uniform, Config 2, 30% inference"),
-    "uniform-c2-50": (_uniform(2, 0.5), ("continual",), "uniform, Config 2, 50% inference"),
-    "uniform-c2-90": (_uniform(2, 0.9), ("continual",), "uniform, Config 2, 90% inference"),
+    "uniform": (UniformPolicy, ("continual",), _uniform_text(1, 0.5)),
+    **{
+        f"uniform-c{c}-{round(100 * infer)}": (
+            _uniform(c, infer),
+            ("continual",),
+            _uniform_text(c, infer),
+        )
+        for c in (1, 2)
+        for infer in (0.3, 0.5, 0.9)
+    },
     "ekya-fixedres": (
         FixedResPolicy,
         ("continual",),
@@ -85,9 +92,13 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
     "ekya-fixedconfig": (
         FixedConfigPolicy,
         ("continual",),
-        "Ekya-FixedConfig: thief shares, Config 1",
+        "Ekya-FixedConfig: thief shares, Config 1 (profiles only it)",
     ),
-    "no-retrain": (NoRetrainPolicy, ("continual",), "never retrain, even inference shares"),
+    "no-retrain": (
+        NoRetrainPolicy,
+        ("continual",),
+        "never retrain, even inference shares; no micro-profiler",
+    ),
     "random": (RandomPolicy, AnyFamily(), "uniformly random valid actions"),
     "migrator": (
         MIGRatorPolicy,
@@ -96,11 +107,11 @@ POLICIES: dict[str, tuple[Callable[..., Policy], tuple[str, ...], str]] = {
         "within gap=0.01; forecaster=level, solver=milp)",
     ),
     "paris": (ParisPolicy, ("mig",), "PARIS: static MIG split by compute intensity"),
-    "ekya-mig": (EkyaMIGPolicy, ("mig",), "Ekya on MIG: reallocate at retraining start/end"),
+    "ekya-mig": (EkyaMIGPolicy, ("mig",), "Ekya on MPS shares: reallocate at retraining start/end"),
     "astraea": (
         AstraeaPolicy,
         ("mig",),
-        "Astraea on MIG: per-step SLO chasing, no retraining value",
+        "Astraea on MPS shares: per-step SLO chasing, no retraining value",
     ),
     "static-half": (StaticHalfPolicy, ("mig",), "fixed half of the GPU per tenant"),
     "etf": (ETFPolicy, ("energy",), "Energy-Time Fairness, Algorithm 1 (phi=0.7)"),
