@@ -154,12 +154,48 @@ class ParisPolicy(_StaticTarget):
     """PARIS: inference GPCs split in proportion to compute intensity (GFLOPs x mean rate).
 
     Static: the split is the same in every window and changes only when a retraining instance
-    comes or goes (which PARIS does not value; the job gets the smallest instance that works).
+    comes or goes (which PARIS does not value; the job gets the smallest instance that works):
+    MIGRator §5.2, "Ekya and PARIS only conduct resource reconfiguration at i) the beginning of
+    the retraining process and ii) the end of the retraining process".
+
+    Args:
+        env: A ``MIGReconfig`` environment.
+        static: The paper's other description of PARIS (§5.2, Fig. 8 text: it "neither allows
+            reconfiguration during execution"; Table 1: no fine-grain reconfiguration): the
+            inference instances of the first decision are kept for the whole run, a retraining
+            instance is built while a job waits and its slices stay empty after the job ends.
     """
 
     name = "paris"
 
+    def __init__(self, env: gym.Env, static: bool = False) -> None:
+        super().__init__(env)
+        self.static = bool(static)
+        self._inference: np.ndarray | None = None  # (M, Z) instance counts kept when static
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the current choice (and the kept inference instances)."""
+        super().reset(seed)
+        self._inference = None
+
     def choose(self, snap) -> int:
+        """The compute-intensity split (:meth:`_split`); with ``static``, after the first
+        decision, the valid signature that keeps its inference instances."""
+        cat = snap.spec.catalogue
+        m = snap.spec.n_tenants
+        if self.static and self._inference is not None:
+            sizes = _retrain_sizes(snap)
+            for trial in (sizes, np.zeros_like(sizes)):  # a job that cannot fit waits
+                cands = _with_retraining(snap, trial)
+                same = cands[np.all(cat.counts[cands, :m, :] == self._inference, axis=(1, 2))]
+                if same.size:
+                    return int(same[0])
+        choice = self._split(snap)
+        if self.static and self._inference is None:
+            self._inference = cat.counts[choice, :m, :].copy()
+        return choice
+
+    def _split(self, snap) -> int:
         """Valid signature whose inference GPCs best match the compute-intensity split."""
         spec = snap.spec
         m = spec.n_tenants

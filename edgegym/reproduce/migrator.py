@@ -323,6 +323,7 @@ def _experiments(workloads, basis_w, oracle_w, seeds: int) -> dict[str, list]:
         "no_mps": _jobs(list(MPS_POLICIES), workloads, {"mps.interference": False}, seeds),
         "level": _jobs(["migrator:forecaster=level"], workloads, {}, seeds),
         "on_mig": _jobs(list(MPS_POLICIES), workloads, {"mps.shares": 0}, seeds),
+        "paris_static": _jobs(["paris:static=true"], workloads, {}, seeds),
         **sweeps,
     }
 

@@ -45,3 +45,27 @@ def test_static_policies_reconfigure_only_at_retraining_events():
         metrics, _ = _episode(name)
         # start (1 layout) + each retraining start/end changes a handful of instances at most
         assert metrics["reconfigurations"] <= 12
+
+
+def test_static_paris_keeps_its_inference_instances_for_the_whole_run():
+    """``paris:static=true`` (MIGRator's "neither allows reconfiguration during execution"):
+    every step serves inference on the first decision's instances, and a retraining instance
+    exists only while its job does; the default PARIS regrows inference when a job ends."""
+    seen = {}
+    for spec in ("paris:static=true", "paris"):
+        env = MIGReconfigEnv("migrator-w1", window_s=60, windows=2, data_fraction=0.3)
+        pol = make_policy(spec, env)
+        obs, _ = env.reset(seed=0)
+        pol.reset(0)
+        cat, m = env.params.spec.catalogue, env.params.spec.n_tenants
+        layouts, term, ended = [], False, 0
+        while not term:
+            action, _ = pol.predict(obs)
+            obs, _, term, _, info = env.step(action)
+            assert not info["projected"]
+            layouts.append(cat.counts[int(action), :m, :].tolist())
+            ended += int(env.state.retrained[0].sum())
+        seen[spec] = layouts
+        assert ended > 0  # jobs finished, so there was something to regrow into
+    assert all(lay == seen["paris:static=true"][0] for lay in seen["paris:static=true"])
+    assert len({str(lay) for lay in seen["paris"]}) > 1
