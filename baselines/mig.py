@@ -49,10 +49,13 @@ def mps_setup(given: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "mps.interference" not in given:
         out["mps.interference"] = True
-    shares = given.get("mps.shares", MPS_SHARES)
     if "mps.shares" not in given:
-        out["mps.shares"] = shares
-    if shares:
+        out["mps.shares"] = MPS_SHARES
+    try:  # a command line's --set value arrives as text
+        on_shares = int(given.get("mps.shares", MPS_SHARES)) != 0
+    except (TypeError, ValueError):
+        on_shares = True  # the scenario's validation names the bad value
+    if on_shares:
         out["preinit"] = False
     return out
 

@@ -54,7 +54,9 @@ def test_migrators_mps_baselines_run_on_mps_shares_unless_told_otherwise():
     for spec in ("ekya-mig", "astraea", "astraea:hysteresis=0.1"):
         assert paper_setup(spec, "migrator-w1", {}) == want
     # The user's choice wins: on MIG instances (shares 0) pre-initialisation stays as given.
-    assert paper_setup("ekya-mig", "migrator-w1", {"mps.shares": 0}) == {"mps.interference": True}
+    for zero in (0, "0"):  # "0": as the command line's --set passes it
+        on_mig = paper_setup("ekya-mig", "migrator-w1", {"mps.shares": zero})
+        assert on_mig == {"mps.interference": True}
     assert paper_setup("astraea", "migrator-w1", {"mps.shares": 7, "mps.interference": False}) == {
         "preinit": False
     }

@@ -79,8 +79,15 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         "## Robustness sweeps",
         "MIGRator (level)",
         "### The MPS baselines on MIG instances (ablation)",
+        "- **Two descriptions of PARIS**",
     ):
         assert section in report
+    # PARIS's other description runs as an ablation, and the PARIS claims quote it
+    assert {
+        r["policy"]
+        for r in json.loads((tmp_path / "migrator-runs.json").read_text())["rows"]["paris_static"]
+    } == {migrator.STATIC_PARIS}
+    assert "never reconfiguring during execution (`paris:static=true`)" in report
     assert (tmp_path / "migrator-sweeps.png").stat().st_size > 0
     runs = json.loads((tmp_path / "migrator-runs.json").read_text())["rows"]
     assert {f"sweep:{n}" for n in migrator.SWEEPS} <= set(runs)
