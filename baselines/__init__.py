@@ -260,20 +260,30 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
 def paper_setup(spec: Any, scenario: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario overrides that run policy ``spec`` where its paper evaluates it, on top of
     the user's ``given`` ones (:meth:`Policy.paper_setup`): for example no micro-profiler for
-    Ekya's uniform baselines, MPS shares for MIGRator's Ekya and Astraea. Empty for every
-    other policy: the published schedulers themselves, ``ppo``/``rllib`` agents, your own
-    scheduler and policy objects run the scenario as given.
+    Ekya's uniform baselines, MPS shares for MIGRator's Ekya and Astraea. Your own scheduler's
+    class (``FILE.py:NAME``, ``MODULE:NAME`` or the class itself) may declare one the same way
+    (docs/own-scheduler.md). Empty for every other policy: the published schedulers themselves,
+    ``ppo``/``rllib`` agents, factories and policy objects run the scenario as given.
 
     Raises:
-        ValueError: A malformed built-in spec (as :func:`parse_policy`).
+        ValueError: A malformed spec (as :func:`parse_policy`), or a user spec that does not
+            load (as :func:`edgegym.baselines.custom.load_object`).
     """
-    if not isinstance(spec, str) or is_user_spec(spec):
-        return {}
-    if spec.partition(":")[0].strip() not in POLICIES:
+    if inspect.isclass(spec):
+        obj, kwargs = spec, {}
+    elif not isinstance(spec, str):
+        return {}  # a factory or a ready object (bound to an environment of its own)
+    elif is_user_spec(spec):
+        obj, kwargs = load_object(spec)
+        if not inspect.isclass(obj):
+            return {}
+    elif spec.partition(":")[0].strip() in POLICIES:
+        name, kwargs = parse_policy(spec)
+        obj = POLICIES[name][0]
+    else:
         return {}  # ppo, rllib, or an unknown name that make_policy reports
-    name, kwargs = parse_policy(spec)
-    setup = getattr(POLICIES[name][0], "paper_setup", None)
-    return dict(setup(scenario, given, **kwargs)) if setup is not None else {}
+    setup = getattr(obj, "paper_setup", None)
+    return dict(setup(scenario, given, **kwargs)) if callable(setup) else {}
 
 
 def call_factory(

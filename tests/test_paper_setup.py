@@ -31,8 +31,8 @@ def test_published_schedulers_and_the_others_run_the_scenario_as_given(spec):
     assert paper_setup(spec, "ekya-cityscapes", {}) == {}
 
 
-@pytest.mark.parametrize("spec", ["ppo", "ppo:agents/trained/continual", "my_sched.py:Mine"])
-def test_agents_and_own_schedulers_get_no_setup(spec):
+@pytest.mark.parametrize("spec", ["ppo", "ppo:agents/trained/continual", "rllib:runs/x"])
+def test_agents_get_no_setup(spec):
     assert paper_setup(spec, "ekya-cityscapes", {}) == {}
 
 
@@ -100,3 +100,46 @@ def test_cli_same_setup_runs_every_policy_on_the_scenario_as_given(capsys):
     assert "as their paper evaluates them: uniform with" in capsys.readouterr().out
     assert main([*argv, "--same-setup"]) == 0
     assert "as their paper evaluates them" not in capsys.readouterr().out
+
+
+OWN = '''
+from edgegym.baselines.ekya import WITHOUT_PROFILER
+
+
+class InferenceOnly:
+    """Every stream's inference at an even share; it runs no micro-profiler."""
+
+    @classmethod
+    def paper_setup(cls, scenario, given, **params):
+        return dict(WITHOUT_PROFILER)
+
+    def __init__(self, env):
+        self.env = env
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        from edgegym.baselines.ekya import NoRetrainPolicy  # the built-in no-retrain's rule
+
+        return NoRetrainPolicy(self.env).act(), state
+
+
+def factory(env):
+    return InferenceOnly(env)
+'''
+
+
+def test_your_own_scheduler_declares_its_setup_the_same_way(tmp_path):
+    path = tmp_path / "own.py"
+    path.write_text(OWN)
+    spec = f"{path}:InferenceOnly"
+    assert paper_setup(spec, "ekya-cityscapes", {}) == WITHOUT_PROFILER
+    assert paper_setup(f"{path}:factory", "ekya-cityscapes", {}) == {}  # not a class
+    kw = {"scenario": "ekya-cityscapes", "episodes": 1, "progress": False, "overrides": SMALL}
+    res = evaluate(ENV, {"own": spec, "no-retrain": "no-retrain"}, **kw)
+    assert res.result("own")["setup"] == WITHOUT_PROFILER
+    own, builtin = (res.result(p)["per_episode"][0]["return"] for p in ("own", "no-retrain"))
+    assert own == builtin  # the same decisions in the same setup
+    # the class itself, passed from Python, too
+    from edgegym.baselines.custom import load_object
+
+    cls, _ = load_object(spec)
+    assert evaluate(ENV, [cls], **kw).results[0]["setup"] == WITHOUT_PROFILER
