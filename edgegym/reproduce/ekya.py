@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -432,34 +433,43 @@ def _scaled_shared(sc: Scenario, factor: float) -> dict[str, Any]:
     return {"profiler.shared": min(1.0, sc["profiler"]["shared"] * factor)}
 
 
-def _generated(sc: Scenario) -> bool:
-    """Whether the scenario draws its profiles from ranges (the inputs below exist only then)."""
-    return sc["drift"]["kind"] == "generated"
+#: A (g) scaler: the overrides that scale one input by a factor, ``None`` where it is absent.
+Scaler = Callable[[Scenario, float], "dict[str, Any] | None"]
 
 
+def _generated_only(scale: Scaler) -> Scaler:
+    """``scale`` for a scenario that draws its profiles from ranges (``drift.kind:
+    generated``); ``None`` for one with explicit tables, which has no such input."""
+
+    @functools.wraps(scale)
+    def scaler(sc: Scenario, factor: float) -> dict[str, Any] | None:
+        return scale(sc, factor) if sc["drift"]["kind"] == "generated" else None
+
+    return scaler
+
+
+@_generated_only
 def _scaled_error(sc: Scenario, factor: float) -> dict[str, Any] | None:
     """The error the best retrained model leaves, ``1 - drift.ceiling``, times ``factor``."""
-    if not _generated(sc):
-        return None
     return {"drift.ceiling": [round(1.0 - (1.0 - c) * factor, 6) for c in sc["drift"]["ceiling"]]}
 
 
+@_generated_only
 def _scaled_gap_floor(sc: Scenario, factor: float) -> dict[str, Any] | None:
     """The lower bound of the never-retrained model's loss times ``factor`` (the upper bound is
     Fig. 2b's measured 22 points and stays), at most the upper bound."""
-    if not _generated(sc):
-        return None
     lo, hi = sc["drift"]["floor_gap"]
     return {"drift.floor_gap": [min(hi, lo * factor), hi]}
 
 
+@_generated_only
 def _scaled_sensitivity(sc: Scenario, factor: float) -> dict[str, Any] | None:
     """How much the configurations differ within a window, times ``factor``: the epoch time
     constant and the data exponent scaled, and the quality lost by retraining only the last
     layers (``1 - partial_layers``) scaled within [0, 1]. Above 1 the cheap configurations fall
     further behind the best one; below 1 they come closer to it (as in the three windows the
     authors measured, scenario ``ekya-cityscapes-authors-profiles``)."""
-    sens = sc["drift"].get("sensitivity") if _generated(sc) else None
+    sens = sc["drift"].get("sensitivity")
     if not sens:
         return None
     return {
@@ -471,9 +481,8 @@ def _scaled_sensitivity(sc: Scenario, factor: float) -> dict[str, Any] | None:
     }
 
 
+@_generated_only
 def _scaled_jitter(sc: Scenario, factor: float) -> dict[str, Any] | None:
-    if not _generated(sc):
-        return None
     return {"drift.config_jitter": min(0.5, sc["drift"]["config_jitter"] * factor)}
 
 
@@ -481,9 +490,8 @@ def _scaled_spread(key: str):
     """Scaler of a per-window multiplier's range around 1 (``drift.data_volume``,
     ``drift.demand``): its distance from 1 times ``factor``."""
 
+    @_generated_only
     def scale(sc: Scenario, factor: float) -> dict[str, Any] | None:
-        if not _generated(sc):
-            return None
         return {f"drift.{key}": [round(1.0 + (v - 1.0) * factor, 6) for v in sc["drift"][key]]}
 
     return scale

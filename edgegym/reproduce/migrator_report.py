@@ -559,8 +559,11 @@ def _static_paris_lines(f: dict[str, Any]) -> list[str]:
     static = {key: _static_paris_gain(f, key) for key in ("good", "slo", "acc")}
     if static["good"] is None:
         return []
-    paper = {"good": PAPER_GAIN["paris"], "slo": PAPER_SLO_GAIN["paris"]}
-    paper["acc"] = PAPER_ACC_GAIN["paris"]
+    paper = {
+        "good": PAPER_GAIN["paris"],
+        "slo": PAPER_SLO_GAIN["paris"],
+        "acc": PAPER_ACC_GAIN["paris"],
+    }
     default = {key: _gain(f[key], "migrator", "paris") for key in paper}
     names = {"good": "Goodput", "slo": "SLO attainment", "acc": "accuracy"}
     between = [
