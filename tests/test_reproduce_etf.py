@@ -21,6 +21,7 @@ def test_report_and_claims(tmp_path: Path, monkeypatch) -> None:
     held = [c for c in claims if c.role == "held-out"]
     assert len(held) >= 3 and any(c.role == "calibration" for c in claims)
     assert all(c.why for c in claims if not c.holds)
+    assert not any(c.why for c in claims if c.holds)  # a claim that holds has no reason
     assert "etf.md" in (tmp_path / "README.md").read_text()
 
 

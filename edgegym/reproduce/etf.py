@@ -599,9 +599,10 @@ def _fig10_reading(
 
 def _claim(**fields: Any) -> Claim:
     """A claim whose failure, where no closer reason is given, states the measured value
-    against its rule (what a sweep variant's failing claim says)."""
+    against its rule (what a sweep variant's failing claim says); a claim that holds has no
+    reason."""
     fields.setdefault("why", "")
-    if not fields["why"]:
+    if not fields["why"] and not fields["holds"]:
         fields["why"] = f"measured {fields['edgegym_value']}, outside the rule: {fields['test']}"
     return Claim(**fields)
 
