@@ -212,13 +212,15 @@ def _pyplot() -> Any:
 
 def _intro() -> list[str]:
     """The report's title and what every run shares."""
+    dyn = _scenario("etf-dynamic-3")
     return [
         "# Energy-Time Fairness reproduction (edgegym/EnergyFairShare-v0)",
         "",
         f"Regenerate with `python -m edgegym.reproduce.etf` ({dt.date.today().isoformat()}). "
         "Every edgegym number comes from that run; the paper's stand beside them. Tenants are "
-        "backlogged unless said otherwise; each run is "
-        f"{QUANTA} quanta of 0.3 s in 60 units of 5 ms (`tf` = ETF with phi = 1, `ef` = phi = 0, "
+        f"backlogged unless said otherwise; each run is {QUANTA} quanta of 0.3 s in 60 units "
+        f"of 5 ms (Fig. 9's dynamic run: {dyn['quanta']} quanta, "
+        f"{dyn['quanta'] * dyn['quantum_s']:g} s; `tf` = ETF with phi = 1, `ef` = phi = 0, "
         "`etf` = phi = 0.7). Power per clock comes from edgegym's DVFS model calibrated to the "
         "paper's reported ratios (see the scenario files); the paper's own power traces are not "
         "published.",
