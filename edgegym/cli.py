@@ -797,7 +797,9 @@ def _add_fidelity(sub: Any) -> None:
         "edgegym/MIGReconfig-v0, edgegym/EnergyFairShare-v0 or edgegym/DAGOffload-v0",
     )
     fi.add_argument(
-        "--scenario", help="scenario name or .yaml path (default: the id's tiny real scenario)"
+        "--scenario",
+        help="scenario name or .yaml path (default: the id's tiny real scenario; energy: "
+        "etf-tx2-resnet50-mobilenetv2)",
     )
     fi.add_argument(
         "--policy", help="policy spec (default: the family's scheduler: thief, migrator, etf, mrs)"
