@@ -194,6 +194,9 @@ def test_plan_defaults_and_selection():
         (["--set", "dag:bogus=1", "--families", "dag"], "bogus"),
         (["--episodes", "0"], "--episodes must be >= 1"),
         (["--render-only"], "no results to render"),
+        (["--families", ""], "--families names nothing"),
+        (["--scenarios", " , "], "--scenarios names nothing"),
+        (["--resume", "--fresh"], "give one"),
     ],
 )
 def test_bad_arguments_exit_2(argv, needle, tmp_path, capsys):

@@ -248,12 +248,17 @@ def _command(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[s
             "--episodes must be >= 1",
         ),
         (
+            ["edgegym.reproduce.ekya", "--quick", "--episodes", "0"],
+            "python -m edgegym.reproduce.ekya",
+            "--episodes must be >= 1",
+        ),
+        (
             ["edgegym.workload.traces", "--stats", "--seconds", "-5"],
             TRACES,
             "--seconds must be >= 2",
         ),
     ],
-    ids=["ekya", "traces"],
+    ids=["ekya", "ekya-quick", "traces"],
 )
 def test_commands_exit_2_with_one_error_line(args, prog, needle):
     res = _command(*args)

@@ -114,6 +114,11 @@ def _run_in(out: Path, args: argparse.Namespace, argv: Sequence[str] | None) -> 
         raise LeaderboardError(f"--seed must be >= 0, got {args.seed}")
     if args.workers < 1:
         raise LeaderboardError(f"--workers must be >= 1, got {args.workers}")
+    if args.resume and args.fresh:
+        raise LeaderboardError("--resume keeps leaderboard.json and --fresh discards it: give one")
+    for flag in ("families", "scenarios"):  # given, but only commas or blanks
+        if getattr(args, flag) and not split_names(getattr(args, flag)):
+            raise LeaderboardError(f"--{flag} names nothing (leave it out for the default)")
     cells = plan(split_names(args.families), split_names(args.scenarios) or None, args.quick)
     overrides: dict[str, dict[str, Any]] = {
         f: dict(v) for f, v in (QUICK_OVERRIDES if args.quick else DEFAULT_OVERRIDES).items()

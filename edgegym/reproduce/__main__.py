@@ -53,7 +53,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in PAPERS:
         module = importlib.import_module(f"edgegym.reproduce.{argv[0]}")
         return int(module.main(argv[1:]))
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.splitlines()[0],
+        epilog="With one paper (python -m edgegym.reproduce PAPER ...) the arguments after its "
+        "name go to that paper's own command, whose options differ: see python -m "
+        "edgegym.reproduce PAPER --help (etf takes neither --workers nor --ray, ekya takes --ray "
+        "but not --workers). With all, --workers reaches srs and migrator and --ray every paper "
+        "but etf.",
+    )
     ap.add_argument("what", choices=["all", *PAPERS], help="'all', or one paper")
     add_output_arguments(ap, quick=True)
     add_parallel_arguments(ap, "episode", workers=2)

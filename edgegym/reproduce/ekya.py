@@ -753,10 +753,10 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
     args.out = claims_table.out_folder(args)
+    if args.episodes < 1:  # checked before --quick sets it, so a bad value is never hidden
+        return f"--episodes must be >= 1, got {args.episodes}"
     if args.quick:
         args.episodes = 1
-    if args.episodes < 1:
-        return f"--episodes must be >= 1, got {args.episodes}"
     if problem := ray_problem(args.ray):
         return problem
     try:
