@@ -116,6 +116,7 @@ def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, caps
     err = capsys.readouterr()
     assert "ekya failed: RuntimeError: boom" in err.err
     assert "migrator: 1/1 held-out claims hold" in err.out
+    assert "ekya: failed (above)" in err.out  # not a count of records it did not write
     assert {c.paper for c in load(tmp_path)} == {"etf", "srs", "migrator"}
     assert not any(c.smoke for c in load(tmp_path))
 

@@ -107,8 +107,13 @@ def _all(args: argparse.Namespace) -> int:
         if code != 0:
             failed.append(paper)
     claims = load(args.out)
-    for paper in PAPERS:
-        print(f"{paper}: {summary([c for c in claims if c.paper == paper])}")
+    for paper in PAPERS:  # a paper that failed has no records of this run to count
+        text = (
+            "failed (above)"
+            if paper in failed
+            else summary([c for c in claims if c.paper == paper])
+        )
+        print(f"{paper}: {text}")
     if failed:
         print(f"{PROG}: error: failed: {', '.join(failed)}", file=sys.stderr)
         return 1
