@@ -185,7 +185,7 @@ class Runner:
             ray = init_ray(self.ray_address)
             cpus = int(ray.cluster_resources().get("CPU", 0))
             return f"Ray ({self.ray_address}, {cpus} CPUs)"
-        return f"{self.workers} local process(es)"
+        return f"{self.workers} local process{'' if self.workers == 1 else 'es'}"
 
     def imap_unordered(
         self, fn: Callable[[Any], Any], jobs: Sequence[Any]

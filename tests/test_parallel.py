@@ -126,7 +126,7 @@ def test_leaderboard_with_workers_writes_the_serial_numbers(tmp_path, tiny_sets)
         == ["energy/etf-tx2-resnet50-mobilenetv2", "dag/srs-edge-5apps"]
     )
     assert _numbers(a["cells"]) == _numbers(b["cells"])
-    assert b["runs"][-1]["runner"] == "2 local process(es)"
+    assert b["runs"][-1]["runner"] == "2 local processes"
 
 
 # ----------------------------------------------------------------------------- without Ray

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
+import os
 import platform
 import sys
 import time
@@ -832,6 +833,7 @@ def _report(
         command=command,
         date=dt.date.today().isoformat(),
         machine=f"{platform.machine()}, {platform.system()}",
+        cores=os.cpu_count(),
         minutes=minutes,
         scenario=sc,
         seeds=_seeds_text(ep),

@@ -209,7 +209,8 @@ def _saving_claim(ctx: _Context, b: dict) -> Claim:
         why=""
         if ok
         else f"{ctx.oracle}; measured (b): the best uniform at 16 GPUs is "
-        f"{_pct(b['best_uniform_16'])}%, the thief {_pct(b['acc']['thief'][4][0])}% at 4 GPUs",
+        f"{100 * b['best_uniform_16']:.2f}%, the thief {100 * b['acc']['thief'][4][0]:.2f}% at 4 "
+        "GPUs",
     )
 
 
@@ -304,7 +305,7 @@ def _table1_claims(t1: dict) -> list[Claim]:
                 edgegym_value=round(got, 1),
                 role="held-out",
                 holds=ok,
-                test=f"within {rule:g} points",
+                test=f"within {rule:g} point{'' if rule == 1 else 's'}",
                 why="" if ok else "see tests/envs/test_ekya_table1.py's hand computation",
             )
         )

@@ -4,7 +4,7 @@
 REPORT = """# Ekya reproduction
 
 Regenerate with `{command}` (scenario `{scenario}`,
-{seeds}; {minutes:.1f} minutes on a 2-core {machine} machine, {date}).
+{seeds}; {minutes:.1f} minutes on a {cores}-core {machine} machine, {date}).
 Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
 over episodes. Figures are beside this file; the claims below are also in
 [claims.json](claims.json) and the table of all papers ([README.md](README.md)).

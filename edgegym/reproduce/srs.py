@@ -18,6 +18,7 @@ import argparse
 import copy
 import dataclasses
 import datetime as dt
+import os
 import platform
 import time
 from pathlib import Path
@@ -419,6 +420,7 @@ def _run_all(
         "elapsed": time.time() - t0,
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {platform.python_version()}",
+        "cores": os.cpu_count(),
     }
     return rows, meta
 

@@ -67,7 +67,7 @@ def report(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         *_over_time_section(rows["main"]),
         *_sweeps_section(rows),
         *_theta_section(rows["theta"]),
-        *_execution_time_section(h["m"]),
+        *_execution_time_section(h["m"], meta),
         *_first_settings_section(rows),
         *_robustness_section(rows),
         *_claims_section(_judged(rows)),
@@ -375,13 +375,14 @@ def _theta_section(th: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _execution_time_section(m: dict[str, Any]) -> list[str]:
+def _execution_time_section(m: dict[str, Any], meta: dict[str, Any]) -> list[str]:
     """Fig. 15: decision time per request."""
+    cores = f" on a {meta['cores']}-core machine" if meta.get("cores") else ""
     return [
         "## Execution time (Fig. 15)",
         "",
         "Decision time per request (all of a request's epochs), measured inside the runs "
-        "above (two processes on this 2-core machine). Paper: MRS and SRS take milliseconds "
+        f"above ({meta.get('runner', 'the runs')}{cores}). Paper: MRS and SRS take milliseconds "
         "and scale with the number of requests. `python -m benchmarks` times the `mrs` policy "
         "on a 1000-request episode on one core (`docs/benchmarks.md`).",
         "",
