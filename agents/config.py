@@ -71,13 +71,14 @@ included.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from edgegym.inputs import InputError, read_text, yaml_problem
+from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
 
 #: Folder of the per-family hyperparameter files.
 HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
@@ -256,6 +257,50 @@ def _check_wrappers(cfg: dict[str, Any], bad: Bad, family: str | None) -> None:
             )
 
 
+#: The PPO coefficients' ranges: ``(low, high or None, low excluded)``. Outside them PPO
+#: diverges or fails inside torch (a discount above 1 overflows the returns, a NaN learning
+#: rate is refused by the optimiser only after the run folder is written), so they are refused
+#: with the rest of the file. A learning rate of 0 is allowed: it keeps the starting weights
+#: (``--init-from``'s or the behaviour clone's) while the run evaluates them.
+PPO_RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "learning_rate": (0.0, None, False),
+    "gamma": (0.0, 1.0, False),
+    "gae_lambda": (0.0, 1.0, False),
+    "clip_range": (0.0, None, True),
+    "ent_coef": (0.0, None, False),
+    "vf_coef": (0.0, None, False),
+    "max_grad_norm": (0.0, None, True),
+}
+
+
+def _check_range(
+    key: str,
+    value: Any,
+    lo: float,
+    hi: float | None,
+    open_lo: bool,
+    bad: Bad,
+    extra: str = "",
+) -> None:
+    """``value`` a finite number in ``[lo, hi]`` (``(lo, ...`` when ``open_lo``; no upper
+    bound when ``hi`` is ``None``), else ``bad(key, ...)`` naming the range (and ``extra``:
+    what else it may be, e.g. ``or null``)."""
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    ok = (
+        number
+        and math.isfinite(value)
+        and (value > lo if open_lo else value >= lo)
+        and (hi is None or value <= hi)
+    )
+    if not ok:
+        if hi is not None:
+            where = f"in {'(' if open_lo else '['}{lo:g}, {hi:g}]"
+        else:
+            where = f"{'>' if open_lo else '>='} {lo:g}"
+        what = f"must be a finite number {where}" + (f" {extra}" if extra else "")
+        raise bad(key, f"{what}, got {value!r}")
+
+
 def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
     """The counts, frequencies and PPO coefficients, and the named choices among them."""
     w, ppo, train, ev, ck = (
@@ -287,10 +332,14 @@ def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
     for key, value in non_negative_ints.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise bad(key, f"must be an integer >= 0, got {value!r}")
-    for key in ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef"):
-        value = ppo[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise bad(f"ppo.{key}", f"must be a number >= 0, got {value!r}")
+    for key, (lo, hi, open_lo) in PPO_RANGES.items():
+        _check_range(f"ppo.{key}", ppo[key], lo, hi, open_lo, bad)
+    if not isinstance(ppo["normalize_advantage"], bool):
+        raise bad(
+            "ppo.normalize_advantage", f"must be true or false, got {ppo['normalize_advantage']!r}"
+        )
+    if ppo["target_kl"] is not None:
+        _check_range("ppo.target_kl", ppo["target_kl"], 0.0, None, True, bad, "or null")
     if ppo["lr_schedule"] not in LR_SCHEDULES:
         raise bad("ppo.lr_schedule", f"must be one of {', '.join(LR_SCHEDULES)}")
     if train["vec_env"] not in VEC_ENVS:
@@ -332,10 +381,10 @@ def _check_bc(bc: dict[str, Any], w: dict[str, Any], bad: Bad) -> None:
         value = bc[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(f"bc.{key}", f"must be an integer >= 1, got {value!r}")
-    for key in ("learning_rate", "seed"):
-        value = bc[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise bad(f"bc.{key}", f"must be a number >= 0, got {value!r}")
+    _check_range("bc.learning_rate", bc["learning_rate"], 0.0, None, False, bad)
+    seed = bc["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise bad("bc.seed", f"must be an integer >= 0, got {seed!r}")
 
 
 def dotted(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -388,7 +437,7 @@ def load_hyperparams(
             )
     path = Path(path)
     try:
-        data = yaml.safe_load(read_text(path, "hyperparameter file", "config")) or {}
+        data = load_yaml(read_text(path, "hyperparameter file", "config")) or {}
     except (OSError, InputError) as exc:
         raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
@@ -410,6 +459,7 @@ def load_hyperparams(
 __all__ = [
     "DEFAULTS",
     "HYPERPARAMS_DIR",
+    "PPO_RANGES",
     "ConfigError",
     "dotted",
     "families",

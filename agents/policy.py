@@ -28,7 +28,7 @@ import yaml
 from gymnasium import spaces
 
 from edgegym.agents.policies import SIZE_FREE
-from edgegym.inputs import InputError, read_text, yaml_problem
+from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
 from edgegym.wrappers import DictFlattener, JointActions, TeacherHint, family_of, joint_actions
 
 #: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
@@ -94,7 +94,7 @@ def read_config(path: Path) -> dict[str, Any]:
         PolicyLoadError: Unreadable, not YAML, or without the keys a policy needs.
     """
     try:
-        cfg = yaml.safe_load(read_text(path, "training config", "config"))
+        cfg = load_yaml(read_text(path, "training config", "config"))
     except (OSError, InputError) as exc:
         raise PolicyLoadError(str(exc)) from None
     except yaml.YAMLError as exc:
@@ -136,6 +136,7 @@ class PPOPolicy:
         self.config = config
         self.name = name
         hp = config["hyperparams"]
+        _check_flat_view(env, model, config, name, source)
         self.maskable = hp["algo"] == "maskable_ppo"
         wrappers = hp["wrappers"]
         obs_space, act_space = env.observation_space, env.action_space
@@ -259,6 +260,57 @@ class PPOPolicy:
         if self.hint is not None and int(np.asarray(action).item()) == len(md_mask):
             return self.hint.act(), state  # TeacherAction's index: after the env's own
         return np.asarray(action), state
+
+
+def _flat_view(env: gym.Env) -> str | None:
+    """The base id when ``env`` is a flat view of an edgegym environment (a ``-Flat`` id, or
+    :func:`edgegym.wrappers.make_flat`: spaces that are not its base environment's)."""
+    base = env.unwrapped
+    if env.action_space == base.action_space and env.observation_space == base.observation_space:
+        return None
+    from edgegym.core.registry import family_of_entry_point
+
+    cls = type(base)
+    family = family_of_entry_point(f"{cls.__module__}:{cls.__name__}")
+    return family.env_id if family is not None else cls.__name__
+
+
+def _check_flat_view(
+    env: gym.Env, model: Any, config: dict[str, Any], name: str, source: str
+) -> None:
+    """Refuse a model that acts on its environment's own spaces, not on the flat view ``env``
+    is: one trained through wrappers on the native id (a size-free policy, a teacher's hint
+    index) that would need them again on top of the view.
+
+    A model plays a ``-Flat`` view when it was trained on a flat ``Box`` observation and a
+    ``Discrete`` action without a teacher (``policy: MlpPolicy``, ``wrappers.flatten_obs`` and
+    ``wrappers.discrete_actions`` true); the shipped agents are all size-free.
+
+    Raises:
+        PolicyLoadError: One line naming the model, the native id and what to do.
+    """
+    base = _flat_view(env)
+    if base is None:
+        return
+    hp = config["hyperparams"]
+    policy_class = config.get("policy_class") or hp.get("policy")
+    obs = model.observation_space
+    fits = (
+        policy_class not in SIZE_FREE
+        and not hp["wrappers"].get("teacher")
+        and isinstance(model.action_space, spaces.Discrete)
+        and isinstance(obs, spaces.Box)
+        and len(obs.shape) == 1
+    )
+    if fits:
+        return
+    what = "ppo (the shipped agent)" if name == "ppo" else f"{source} (a {policy_class})"
+    raise PolicyLoadError(
+        f"{what} acts on {base}, not on its -Flat view: evaluate it on {base}; on the view, "
+        "use ppo:PATH of a model trained with --hp policy=MlpPolicy --hp "
+        "wrappers.flatten_obs=true --hp wrappers.discrete_actions=true (no teacher; "
+        "docs/agents.md)"
+    )
 
 
 def _training_catalogue(config: dict[str, Any]) -> JointActions | None:

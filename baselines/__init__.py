@@ -6,14 +6,18 @@
 from __future__ import annotations
 
 import inspect
+import math
+import types
+import typing
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from edgegym.baselines.base import Policy
 from edgegym.baselines.custom import build as build_user_policy
-from edgegym.baselines.custom import is_user_spec, load_object
+from edgegym.baselines.custom import is_user_spec, load_object, user_failure
 from edgegym.baselines.dag import (
     AdaInfPolicy,
     EkyaDAGPolicy,
@@ -170,14 +174,65 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), kwargs
 
 
-def _check_flags(spec: str, factory: Any, kwargs: dict[str, Any]) -> None:
-    """Boolean parameters (a ``bool`` default) take only true or false: ``oracle=no`` or
-    ``always=2`` is an error, not a truthy value."""
-    params = inspect.signature(factory).parameters
+#: What a parameter of each plain type accepts, as the messages word it.
+_ACCEPTS: dict[type, str] = {bool: "true or false", int: "a whole number", float: "a finite number"}
+
+
+def _signature(factory: Callable[..., Any]) -> inspect.Signature:
+    """``factory``'s signature with its annotations evaluated where they can be (a user's file
+    may annotate with names it does not import: then they stay text)."""
+    try:
+        return inspect.signature(factory, eval_str=True)
+    except Exception:  # an annotation that does not evaluate
+        return inspect.signature(factory)
+
+
+def _kind(param: inspect.Parameter) -> type | None:
+    """The plain type a parameter takes (``bool``, ``int`` or ``float``), from its annotation
+    (``float | None`` is ``float``), else from its default; ``None`` when neither says one
+    (text, lists, unannotated parameters without a default)."""
+    ann = param.annotation
+    if ann is not param.empty and not isinstance(ann, str):
+        union = typing.get_origin(ann) in (typing.Union, types.UnionType)
+        args = [a for a in (typing.get_args(ann) if union else (ann,)) if a is not type(None)]
+        return args[0] if len(args) == 1 and args[0] in _ACCEPTS else None
+    default = param.default
+    return type(default) if type(default) in _ACCEPTS else None
+
+
+def _fits(kind: type, value: Any) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind is int:
+        return isinstance(value, int)
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def check_parameters(spec: str, factory: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    """Check a spec's ``key=value`` parameters against the signature of the class or factory
+    they go to, the built-ins' and a user's alike: each must be one it takes, and of the plain
+    type it declares (by annotation, else by default): ``true``/``false`` for a flag, a whole
+    number for an ``int``, a finite number for a ``float``.
+
+    Raises:
+        ValueError: Naming the spec, the parameter and what it accepts (``delta must be a
+            finite number, got 'abc'``), or the parameters the factory takes.
+    """
+    params = list(_signature(factory).parameters.values())[1:]  # after env
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
+    named = {p.name: p for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    unknown = sorted(set(kwargs) - set(named))
+    if unknown and not takes_any:
+        raise ValueError(
+            f"policy {spec!r}: unknown parameter {unknown[0]!r} (parameters of "
+            f"{getattr(factory, '__name__', spec)}: {', '.join(named) or 'none'})"
+        )
     for key, value in kwargs.items():
-        p = params.get(key)
-        if p is not None and isinstance(p.default, bool) and not isinstance(value, bool):
-            raise ValueError(f"policy {spec!r}: {key} must be true or false, got {value!r}")
+        kind = _kind(named[key]) if key in named else None
+        if kind is not None and not _fits(kind, value):
+            raise ValueError(f"policy {spec!r}: {key} must be {_ACCEPTS[kind]}, got {value!r}")
 
 
 class _DefaultPolicies(Mapping[str, str]):
@@ -208,6 +263,37 @@ def env_family(env: gym.Env) -> str | None:
     return fam.name if fam is not None else None
 
 
+def _env_name(env: gym.Env) -> str:
+    spec = env.spec or env.unwrapped.spec
+    return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def not_edgegym(env_id: str, policy: str | None = None) -> str:
+    """Why ``policy`` (a built-in or ``ppo``; ``None``: all of them) does not run on
+    ``env_id``, an environment outside edgegym, and what does."""
+    who = f"policy {policy!r} schedules" if policy else "the built-in policies and ppo schedule"
+    return (
+        f"{env_id} is not an edgegym environment: {who} edgegym's ids only (edgegym envs); "
+        "on another Gymnasium environment evaluate your own scheduler, --policy FILE.py:NAME "
+        "or MODULE:NAME (docs/own-scheduler.md)"
+    )
+
+
+def unknown_policy(spec: str) -> str:
+    """The message for a spec whose name is no policy: the names, and how a spec names the
+    user's own code (``mysched:Greedy`` reads as the unknown name ``mysched``)."""
+    name, colon, rest = spec.strip().partition(":")
+    name = name.strip()
+    text = f"unknown policy {name!r}"
+    attr = rest.partition(":")[0].strip()
+    if colon and attr and "=" not in attr:  # NAME:Attr: meant as a module spec
+        text += " (a module spec is pkg.module:NAME or FILE.py:NAME"
+        if Path(f"{name}.py").is_file():
+            text += f"; here that is {name}.py:{attr}"
+        text += ")"
+    return f"{text}; available: {', '.join(POLICIES)}, ppo, ppo:PATH, rllib:PATH"
+
+
 def make_policy(spec: str, env: gym.Env) -> Policy:
     """Build a policy by name (with optional ``:key=value`` parameters) for ``env``.
 
@@ -221,6 +307,14 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
         raise ValueError(
             f"a policy spec is a string such as 'thief' or 'etf:phi=0.5', got {spec!r}"
         )
+    if is_user_spec(spec):
+        obj, kwargs = load_object(spec)
+        return build_user_policy(obj, env, kwargs, spec.strip())
+    head = spec.partition(":")[0].strip()
+    if head not in (*POLICIES, "ppo", "rllib"):
+        raise ValueError(unknown_policy(spec))
+    if env_family(env) is None:
+        raise ValueError(not_edgegym(_env_name(env), head))
     if spec.strip() == "ppo" or spec.strip().startswith("ppo:"):
         from edgegym.agents.policy import make_ppo_policy
 
@@ -229,12 +323,7 @@ def make_policy(spec: str, env: gym.Env) -> Policy:
         from edgegym.agents.rllib import make_rllib_policy
 
         return make_rllib_policy(spec.strip(), env)
-    if is_user_spec(spec):
-        obj, kwargs = load_object(spec)
-        return build_user_policy(obj, env, kwargs, spec.strip())
     name, kwargs = parse_policy(spec)
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; available: {', '.join(POLICIES)}")
     factory, families, _ = POLICIES[name]
     if name != "random" and env.action_space != env.unwrapped.action_space:
         from edgegym.core.registry import FLAT_IDS
@@ -280,10 +369,18 @@ def paper_setup(spec: Any, scenario: str, given: Mapping[str, Any]) -> dict[str,
     elif spec.partition(":")[0].strip() in POLICIES:
         name, kwargs = parse_policy(spec)
         obj = POLICIES[name][0]
+        check_parameters(spec, obj, kwargs)  # as make_policy will: before its setup reads them
     else:
         return {}  # ppo, rllib, or an unknown name that make_policy reports
     setup = getattr(obj, "paper_setup", None)
-    return dict(setup(scenario, given, **kwargs)) if callable(setup) else {}
+    if not callable(setup):
+        return {}
+    if isinstance(spec, str) and is_user_spec(spec):
+        try:
+            return dict(setup(scenario, given, **kwargs))
+        except Exception as exc:  # the user's code: one line naming it
+            raise ValueError(user_failure(spec, "its paper_setup", exc, setup)) from exc
+    return dict(setup(scenario, given, **kwargs))
 
 
 def call_factory(
@@ -293,19 +390,11 @@ def call_factory(
     built-ins' and a user's class or factory alike).
 
     Raises:
-        ValueError: A parameter the factory does not take, a flag that is not true/false, or
-            the factory's own ``TypeError``/``ValueError`` on a bad value.
+        ValueError: A parameter the factory does not take or of the wrong type
+            (:func:`check_parameters`), or the factory's own ``TypeError``/``ValueError`` on a
+            bad value.
     """
-    sig = inspect.signature(factory)
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    known = [p.name for p in list(sig.parameters.values())[1:] if p.kind is not p.VAR_KEYWORD]
-    unknown = sorted(set(kwargs) - set(known))
-    if unknown and not takes_any:
-        raise ValueError(
-            f"policy {spec!r}: unknown parameter {unknown[0]!r} "
-            f"(parameters of {getattr(factory, '__name__', spec)}: {', '.join(known) or 'none'})"
-        )
-    _check_flags(spec, factory, kwargs)
+    check_parameters(spec, factory, kwargs)
     try:
         return factory(env, **kwargs)
     except (TypeError, ValueError) as exc:  # a parameter of the wrong type or out of range
@@ -334,9 +423,12 @@ __all__ = [
     "ThiefPolicy",
     "UniformPolicy",
     "call_factory",
+    "check_parameters",
     "env_family",
     "make_policy",
+    "not_edgegym",
     "paper_setup",
     "parse_policy",
     "thief_schedule",
+    "unknown_policy",
 ]

@@ -132,7 +132,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the benchmarks, print the tables and optionally write JSON; return the numbers.
 
     Bad arguments (an unusable ``--json`` path included) print one ``error:`` line and raise
-    ``SystemExit(2)`` before anything is measured.
+    ``SystemExit(2)`` before anything is measured. A ``--json`` write that fails after the
+    measuring (a full disk) keeps the numbers in a rescue file and raises
+    :class:`~edgegym.outputs.OutputWriteError`, which ``run_command`` prints as one ``error:``
+    line naming the rescue file (exit code 2).
     """
     args = _parse(argv)
     cfg = QUICK if args.quick else FULL
@@ -153,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results["wall_s"] = time.perf_counter() - started
     print(f"\ntotal {results['wall_s']:.1f} s")
     if args.json is not None:
-        write_json(args.json, results, "benchmark")
+        write_json(args.json, results, "benchmark", flag="--json")
         print(f"wrote {args.json}")
     return results
 

@@ -17,15 +17,18 @@ Examples::
     edgegym fidelity edgegym/ContinualLearning-v0 --policy thief --device cpu
 
 Exit codes: 0 success, 1 a policy raised during evaluation (the partial results are still
-printed and written), 2 bad arguments, 130 Ctrl-C, 143 SIGTERM (a batch scheduler's stop:
+printed and written), 2 bad arguments or an output that could not be written (saved to the
+rescue file the message names instead), 130 Ctrl-C, 143 SIGTERM (a batch scheduler's stop:
 handled as Ctrl-C is, so training checkpoints and evaluation keeps its finished episodes).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from edgegym.outputs import sigterm_as_interrupt, stopped
@@ -142,13 +145,20 @@ def _is_flat_view(env_id: str) -> bool:
 
 
 def _default_policy(env_id: str) -> str:
-    """The family's flagship scheduler (``thief`` for ids outside edgegym, ``random`` on the
-    ``-Flat`` views, where the published schedulers do not act)."""
-    from edgegym.baselines import DEFAULT_POLICY
+    """The family's flagship scheduler (``random`` on the ``-Flat`` views, where the published
+    schedulers do not act).
+
+    Raises:
+        UsageError: An id outside edgegym (no policy of edgegym's schedules it).
+    """
+    from edgegym.baselines import DEFAULT_POLICY, not_edgegym
 
     if _is_flat_view(env_id):
         return "random"
-    return DEFAULT_POLICY.get(_env_family(env_id) or "continual", "thief")
+    family = _env_family(env_id)
+    if family is None:
+        raise UsageError(not_edgegym(env_id))
+    return DEFAULT_POLICY.get(family, "thief")
 
 
 def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
@@ -182,8 +192,9 @@ def _check_outputs(
 ) -> None:
     """Fail before any work when an output path is unusable: ``(path, flag)`` or ``(path,
     flag, kind)`` (``None`` paths are unset); with a kind, an existing file there must be an
-    edgegym output of that kind unless ``force``; never one of ``inputs``."""
-    from edgegym.outputs import check_output_path
+    edgegym output of that kind unless ``force``; never one of ``inputs``, never the path of
+    another output of the same command."""
+    from edgegym.outputs import check_distinct_outputs, check_output_path
 
     sources = [s for s in inputs if s]
     for path, flag, *kind in paths:
@@ -193,6 +204,20 @@ def _check_outputs(
                                   force=force, inputs=sources)  # fmt: skip
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
+    try:
+        check_distinct_outputs((path, flag) for path, flag, *_ in paths)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _named(exc: BaseException, flag: str) -> str:
+    """``exc``'s message; an output that could not be written
+    (:class:`~edgegym.outputs.OutputWriteError`) is named by ``flag`` too."""
+    from edgegym.outputs import OutputWriteError
+
+    if isinstance(exc, OutputWriteError) and not exc.flag:
+        exc.flag = flag
+    return str(exc)
 
 
 def _input_files(scenario: str | None, policies: Sequence[str]) -> list[str]:
@@ -217,6 +242,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         default_scenario,
         evaluate,
     )
+    from edgegym.outputs import OutputWriteError
 
     try:
         check_env_id(args.env_id)
@@ -263,29 +289,49 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         done = sum(len(r.get("per_episode", [])) for r in stop.result.results)
         word, code = stopped()
         if args.json and done:
-            stop.result.to_json(args.json)
-            print(f"{PROG}: {word}; kept {done} finished episode(s) in {args.json}",
-                  file=sys.stderr)  # fmt: skip
+            try:
+                stop.result.to_json(args.json, flag="--json")
+                print(f"{PROG}: {word}; kept {done} finished episode(s) in {args.json}",
+                      file=sys.stderr)  # fmt: skip
+            except OutputWriteError as exc:  # the episodes are in the rescue file it names
+                print(f"{PROG}: {word}; {exc}", file=sys.stderr)
         else:
             print(f"{PROG}: {word}", file=sys.stderr)
         return code
     print(result.table())
+    problems: list[str] = []  # outputs not written (each kept in a rescue file it names)
     if args.json:
-        result.to_json(args.json)
-        print(f"wrote {args.json}")
-    if args.plot:
-        from edgegym.plotting import plot_evaluation
-
         try:
-            plot_evaluation(result, args.plot, timeline=args.timeline or ())
-        except ValueError as exc:  # a --timeline policy without a timeline: the JSON is kept
-            raise UsageError(str(exc)) from None
-        print(f"wrote {args.plot}")
-    if not result.ok:
-        for name, err in result.errors.items():
-            print(f"{PROG}: error: policy {name!r} failed: {err}", file=sys.stderr)
-        return 1
-    return 0
+            result.to_json(args.json, flag="--json")
+            print(f"wrote {args.json}")
+        except OutputWriteError as exc:  # still draw the figure
+            problems.append(str(exc))
+    if args.plot:
+        problems += _plot(result, args.plot, args.timeline or ())
+    for name, err in result.errors.items():
+        print(f"{PROG}: error: policy {name!r} failed: {err}", file=sys.stderr)
+        if args.plot and name in (args.timeline or ()) and not result.timelines.get(name):
+            print(f"{PROG}: error: --timeline {name}: the policy failed, so the --plot figure "
+                  "was drawn without its time panels", file=sys.stderr)  # fmt: skip
+    for problem in problems:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+    return 2 if problems else 0 if result.ok else 1
+
+
+def _plot(result: Any, path: str, timeline: Sequence[str]) -> list[str]:
+    """Draw ``evaluate``'s ``--plot`` figure; return what went wrong (one line each). A
+    ``--timeline`` policy that failed before keeping a timeline gets no time panels, and the
+    rest of the figure is drawn (``cmd_evaluate`` says so under the policy's failure)."""
+    from edgegym.plotting import plot_evaluation
+
+    failed = result.errors
+    kept = [n for n in timeline if n not in failed or result.timelines.get(n)]
+    try:
+        plot_evaluation(result, path, timeline=kept)
+    except ValueError as exc:  # OutputWriteError: the figure is in the rescue file it names
+        return [_named(exc, "--plot")]
+    print(f"wrote {path}")
+    return []
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -332,6 +378,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "hyperparams_file": args.config,
         "progress": not args.no_progress,
     }
+    runs_before = len(_run_records(out))
     try:
         if args.backend == "rllib":
             from edgegym.agents.rllib.train import train_rllib
@@ -343,6 +390,11 @@ def cmd_train(args: argparse.Namespace) -> int:
             result = train(args.env_id, init_from=args.init_from, **kwargs)
     except (ConfigError, ValueError, RayMissingError) as exc:  # ScenarioError, PolicyLoadError
         raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: training saved a checkpoint where it stopped
+        word, code = stopped()
+        note = _train_stopped(args, out, runs_before)
+        print(f"{PROG}: {word}" + (f"; {note}" if note else ""), file=sys.stderr)
+        return code
     print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s")
     if result.evaluations:
         last = result.evaluations[-1]
@@ -352,6 +404,43 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {result.model_path} and {result.config_path}")
     return 0
+
+
+def _run_records(out: str) -> list[dict[str, Any]]:
+    """The ``runs`` records of the training run in ``out`` (none: no run, or unreadable)."""
+    import yaml
+
+    try:
+        cfg = yaml.safe_load((Path(out) / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    runs = cfg.get("runs") if isinstance(cfg, dict) else None
+    return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+
+
+def _train_stopped(args: argparse.Namespace, out: str, runs_before: int) -> str:
+    """What an interrupted ``edgegym train`` left in ``out`` (``runs_before``: the run records
+    there before it started) and the command that continues it; empty when it stopped before
+    writing anything."""
+    runs = _run_records(out)
+    if len(runs) <= runs_before:
+        return ""  # stopped while checking and setting up: nothing written
+    again = [PROG, "train", args.env_id, "--out", out, "--resume"]
+    if args.backend == "rllib":
+        again += ["--backend", "rllib"]
+    resume = f"continue with: {shlex.join(again)}"
+    steps = runs[-1].get("interrupted_at")
+    folder = Path(out) / "checkpoints"
+    if isinstance(steps, int):
+        name = f"ckpt_{steps:010d}" + (".zip" if args.backend == "sb3" else "")
+        return f"saved checkpoint {folder / name} at {steps:,} timesteps; {resume}"
+    final = Path(out) / ("model.zip" if args.backend == "sb3" else "model")
+    if final.exists() or any(folder.glob("ckpt_*")):
+        return f"stopped before this run's first checkpoint; {out} keeps its last one; {resume}"
+    return (
+        f"stopped before its first checkpoint, so there is nothing to resume: delete {out} to "
+        "start again"
+    )
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -420,8 +509,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             options=options,
             repeats=args.repeats or 20,
         )
-    except (RuntimeError, ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from exc
+    except (RuntimeError, ValueError, OSError) as exc:  # a failed write: kept in a rescue file
+        raise UsageError(_named(exc, "--out")) from exc
     measured = sc["provenance"]["measured"]
     print(
         f"wrote {args.out}: {sc['name']} measured on {measured['device']} "
@@ -446,8 +535,8 @@ def _profile_family(args: argparse.Namespace) -> int:
     )
     try:
         sc, notes = profile_family(args.family, args.out, args.base, settings)
-    except (RuntimeError, ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from exc
+    except (RuntimeError, ValueError, OSError) as exc:  # a failed write: kept in a rescue file
+        raise UsageError(_named(exc, "--out")) from exc
     for note in notes:
         print(f"note: {note}")
     measured = sc["provenance"]["measured"]
@@ -477,9 +566,12 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     print(format_report(report))
     if args.json:
-        from edgegym.outputs import write_json
+        from edgegym.outputs import OutputWriteError, write_json
 
-        write_json(args.json, report, "fidelity")
+        try:
+            write_json(args.json, report, "fidelity", flag="--json")
+        except OutputWriteError as exc:  # the report is in the rescue file it names
+            raise UsageError(str(exc)) from None
     return 0
 
 
@@ -496,6 +588,11 @@ def cmd_policies(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         family = _env_family(args.env)
+        if family is None:  # a Gymnasium id outside edgegym: only the user's own code runs
+            from edgegym.baselines import not_edgegym
+
+            print(not_edgegym(args.env))
+            return 0
     flat = args.env is not None and _is_flat_view(args.env)
     rows = [
         (name, ", ".join(fams), desc)
@@ -504,7 +601,9 @@ def cmd_policies(args: argparse.Namespace) -> int:
     ]
     fams = family or "every family"
     if flat:
-        rows.append(("ppo:PATH", fams, "a policy trained on this flat view"))
+        rows.append(
+            ("ppo:PATH", fams, "a run trained with --hp policy=MlpPolicy and flat wrappers")
+        )
     else:
         rows += [
             ("ppo", fams, "the PPO agent shipped for the family (agents/trained/)"),

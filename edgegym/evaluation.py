@@ -34,7 +34,6 @@ import gymnasium as gym
 import numpy as np
 
 from edgegym.core.registry import ENV_IDS, FAMILIES, FLAT_IDS, register_all
-from edgegym.scenarios import ScenarioError
 
 #: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
 #: ``predict``, or a factory ``env -> object with predict`` (for policies bound to an env).
@@ -120,15 +119,16 @@ class EvalResult:
             "results": results,
         }
 
-    def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
+    def to_json(self, path: str | Path | None = None, indent: int = 2, *, flag: str = "") -> str:
         """Serialise to JSON (non-finite numbers become ``null``; ``"edgegym_output":
         "evaluation"`` first); write to ``path`` if given, atomically (an interrupted write
-        leaves the old file)."""
+        leaves the old file; a failed one keeps the results in a rescue file and raises
+        :class:`~edgegym.outputs.OutputWriteError`, naming ``flag`` and ``path``)."""
         from edgegym.outputs import MARKER, write_atomic
 
         text = json.dumps({MARKER: "evaluation", **jsonable(self.to_dict())}, indent=indent)
         if path is not None:
-            write_atomic(path, text + "\n")
+            write_atomic(path, text + "\n", flag=flag)
         return text
 
     @classmethod
@@ -316,6 +316,24 @@ def _ids_taking(keyword: str) -> list[str]:
     return out
 
 
+def _check_device(env_id: str, kwargs: Mapping[str, Any]) -> None:
+    """Refuse a real backend's device that is not there (``device="cuda"`` without a GPU) as a
+    bad argument, before the environment is made.
+
+    Raises:
+        ValueError: Naming the id and the device (the real backend's own message).
+    """
+    device = kwargs.get("device", "cpu")
+    if kwargs.get("backend") != "real" or not isinstance(device, str):
+        return  # the environment checks everything else itself
+    from edgegym.real.executor import check_device
+
+    try:
+        check_device(device)
+    except RuntimeError as exc:  # no CUDA GPU: a bad argument here, as profile says it
+        raise ValueError(f"{env_id}: {exc}") from None
+
+
 def make_env(
     env_id: str,
     scenario: str | None = None,
@@ -323,13 +341,21 @@ def make_env(
     max_streams: int | None = None,
     record_timeline: bool = False,
 ) -> gym.Env:
-    """Make an environment the way the evaluator does (``ValueError``/``ScenarioError`` if bad)."""
+    """Make an environment the way the evaluator does (``ValueError``/``ScenarioError`` if bad;
+    a ``ValueError`` too for ``backend="real"`` on a CUDA device torch does not see, which the
+    environment itself raises as a ``RuntimeError``)."""
     check_env_id(env_id)
     kwargs: dict[str, Any] = dict(overrides or {})
     if max_streams is not None and env_id not in (slotted := _ids_taking("max_streams")):
         raise ValueError(f"max_streams applies to {', '.join(slotted)} only, not {env_id}")
     if env_id in ENV_IDS:
         kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
+        if "record_timeline" in kwargs:  # --set record_timeline=...: checked, then kept too
+            from edgegym.core.checks import check_flag
+
+            record_timeline = check_flag(kwargs["record_timeline"], "record_timeline") or (
+                record_timeline
+            )
         kwargs["record_timeline"] = record_timeline
         if max_streams is not None:
             kwargs["max_streams"] = max_streams
@@ -337,12 +363,14 @@ def make_env(
         kwargs["scenario"] = scenario if scenario is not None else default_scenario(env_id)
     elif scenario is not None:
         kwargs["scenario"] = scenario
+    if env_id in ENV_IDS or env_id in FLAT_IDS:
+        _check_device(env_id, kwargs)
     try:
         return gym.make(env_id, **kwargs)
-    except ScenarioError:
-        raise
-    except TypeError as exc:
-        raise ValueError(f"{env_id}: bad environment argument: {exc}") from None
+    except TypeError as exc:  # Gymnasium's rewording of the constructor's, undone
+        from edgegym.core.checks import creator_error
+
+        raise creator_error(env_id, exc) from None
 
 
 def _plot_info(env: gym.Env) -> dict[str, Any]:

@@ -7,7 +7,10 @@ forever), refuses a file over its kind's cap (the whole file is read into memory
 at most the cap even if the file grows meanwhile. :func:`token` is how a parser quotes a value
 from such a file in an error message: short numeric-looking values as they are, anything else
 by its length only, so a message never leaks a file's content (a trace ``path:`` may name any
-readable file).
+readable file). :func:`load_yaml` is how such a file's YAML is parsed: ``yaml.safe_load``'s
+types, but a key given twice in one mapping is an error (PyYAML keeps the last one silently)
+and aliases may not expand to more than :data:`MAX_ALIAS_VALUES` values (a "billion laughs"
+file of a few kB otherwise expands to billions of values wherever it is walked).
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 _MB = 1 << 20
 
@@ -132,3 +139,106 @@ def yaml_problem(exc: Exception) -> str:
     if mark is None:
         return str(problem)
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+#: Most values (scalars, lists and mappings) that aliases (``*name``) may add to a YAML file
+#: when expanded. A handful of anchors reused in a scenario add a few dozen; a YAML alias bomb
+#: (each anchor a list of ten aliases of the one before) passes it at its fifth level.
+MAX_ALIAS_VALUES = 10_000
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
+
+
+class StrictYAMLError(yaml.MarkedYAMLError):
+    """A YAML file that parses but :func:`load_yaml` refuses: a duplicate key, or aliases that
+    expand too far. A ``yaml.YAMLError``: :func:`yaml_problem` gives its line and column."""
+
+
+def _key_text(key: Any) -> str:
+    """A mapping key as a message may quote it: an identifier-like key of up to 40 characters
+    as it is (``'quanta'``), anything else as :func:`token` shows it."""
+    text = str(key)
+    return repr(text) if _KEY.fullmatch(text) else token(text)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses duplicate keys and alias bombs (see :func:`load_yaml`).
+
+    While composing, every node's expanded size (itself and everything under it, aliases
+    counted at their expanded size) is kept by node, and each alias adds its target's size
+    to the document's count of alias-added values."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._sizes: dict[int, int] = {}
+        self._aliased = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        """The node, sized; an alias counted against :data:`MAX_ALIAS_VALUES`."""
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            node = super().compose_node(parent, index)
+            self._aliased += self._sizes.get(id(node), 1)  # an unfinished (recursive) one: 1
+            if self._aliased > MAX_ALIAS_VALUES:
+                raise StrictYAMLError(
+                    None,
+                    None,
+                    f"aliases expand to more than {MAX_ALIAS_VALUES:,} values (a YAML alias "
+                    "bomb?); write the values out",
+                    mark,
+                )
+            return node
+        node = super().compose_node(parent, index)
+        if isinstance(node, SequenceNode):
+            size = 1 + sum(self._sizes.get(id(item), 1) for item in node.value)
+        elif isinstance(node, MappingNode):
+            size = 1 + sum(self._sizes.get(id(k), 1) + self._sizes.get(id(v), 1)
+                           for k, v in node.value)  # fmt: skip
+        else:
+            size = 1
+        self._sizes[id(node)] = size
+        return node
+
+    def compose_mapping_node(self, anchor: str | None) -> MappingNode:
+        """The mapping; a scalar key given twice is an error naming it and both lines (merge
+        keys ``<<`` are not keys: the mapping's own keys override merged ones)."""
+        node = super().compose_mapping_node(anchor)
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE_TAG:
+                continue
+            try:
+                key = self.construct_object(key_node)  # 1 and 0x1, true and yes: one key each
+                hash(key)
+            except (yaml.YAMLError, TypeError):
+                key = (key_node.tag, key_node.value)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise StrictYAMLError(
+                    None,
+                    None,
+                    f"duplicate key {_key_text(key_node.value)} (first given on line "
+                    f"{seen[key]}); a key may appear once in a mapping",
+                    key_node.start_mark,
+                )
+            seen[key] = line
+        return node
+
+
+def load_yaml(text: str) -> Any:
+    """Parse untrusted YAML as ``yaml.safe_load`` does (the same types; no tags that build
+    Python objects), refusing a key given twice in one mapping (PyYAML would keep the last
+    silently: ``quanta: 200`` then ``quanta: 300`` ran 300) and aliases that expand to more
+    than :data:`MAX_ALIAS_VALUES` values.
+
+    Raises:
+        yaml.YAMLError: Not valid YAML; :class:`StrictYAMLError` for a duplicate key or an
+            alias bomb (each with the line and column, for :func:`yaml_problem`).
+        RecursionError: Nested too deeply.
+    """
+    loader = _StrictLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()

@@ -3,9 +3,14 @@
 * :func:`check_output_path`: made before long work starts, so a bad path (a folder, an
   unwritable place, an unsupported figure format, an input of the same command, an existing
   file that is not an edgegym output of the same kind) is reported before any work.
+* :func:`check_distinct_outputs`: two outputs of one command (``--json`` and ``--plot``)
+  never share a path, where one would silently replace the other.
 * :func:`write_atomic`: a temporary file beside the target, then ``os.replace``: an
   interrupted or failed write (Ctrl-C, a full disk) leaves the old file as it was, never a
-  truncated one.
+  truncated one. A write that fails (any ``OSError``: a full disk, a read-only file system,
+  a folder that cannot be made) keeps the output in a rescue file instead (the current
+  folder, else the system's temporary folder; printed on stdout if neither takes it) and
+  raises :class:`OutputWriteError`, one line naming the flag, the path and the rescue file.
 * :func:`save_figure`: ``savefig`` through a temporary file, with the edgegym marker in the
   figure's metadata (PNG, PDF, SVG), so a later run recognises its own figure.
 * :func:`write_text`: a report or scenario file, atomically, its first line the marker.
@@ -117,6 +122,12 @@ def not_regular(path: str | Path) -> str | None:
     return describe(mode)
 
 
+def reason(exc: OSError) -> str:
+    """What the operating system said, without the file name it adds (which may be a
+    temporary file's): ``"No space left on device"``."""
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
 def _refuse_not_regular(path: str | Path, what: str) -> None:
     kind = not_regular(path)
     if kind is not None:
@@ -152,10 +163,25 @@ def check_output_path(
         inputs: Files the same command reads (a scenario, a model): never an output.
 
     Raises:
-        ValueError: Naming the path and what is wrong with it.
+        ValueError: Naming the path and what is wrong with it (an ``OSError`` while looking,
+            such as a name too long, included).
     """
-    p = Path(path)
     what = f"{flag} {path}" if flag else str(path)
+    try:
+        return _check_output_path(Path(path), what, folder, kind, force, inputs)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot be used ({reason(exc)})") from None
+
+
+def _check_output_path(
+    p: Path,
+    what: str,
+    folder: bool,
+    kind: str | None,
+    force: bool,
+    inputs: Iterable[str | Path],
+) -> Path:
+    """:func:`check_output_path` once ``what`` names the path (``OSError`` passes)."""
     for source in inputs:
         with contextlib.suppress(OSError):
             if Path(source).exists() and p.exists() and p.samefile(source):
@@ -197,6 +223,38 @@ def check_output_path(
             "--force to overwrite it"
         )
     return p
+
+
+def check_distinct_outputs(outputs: Iterable[tuple[str | Path | None, str]]) -> None:
+    """Refuse two outputs of one command that name the same file (``(path, flag)`` pairs,
+    ``None`` paths unset): the second write would replace the first without a word.
+
+    Paths are compared once resolved (``out.json`` and ``./out.json``, a symbolic link to
+    a folder), and as the same file where both exist (a hard link).
+
+    Raises:
+        ValueError: Naming both flags and the path.
+    """
+    seen: list[tuple[Path, str, str | Path]] = []
+    for path, flag in outputs:
+        if path is None:
+            continue
+        try:
+            key = Path(os.path.realpath(path))
+        except OSError:  # check_output_path reports it
+            key = Path(path).absolute()
+        for other, other_flag, other_path in seen:
+            same = key == other
+            if not same:
+                with contextlib.suppress(OSError):
+                    same = key.exists() and other.exists() and key.samefile(other)
+            if same:
+                first = f"{other_flag} {other_path}" if other_flag else str(other_path)
+                raise ValueError(
+                    f"{flag} {path}: is also the output of {first}; the second write would "
+                    "replace the first, give each output its own path"
+                )
+        seen.append((key, flag, path))
 
 
 def check_output_folder(
@@ -242,9 +300,7 @@ def replacing(path: Path) -> Iterator[str]:
             with contextlib.suppress(OSError):
                 os.chmod(tmp, path.stat().st_mode & 0o777)
         else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            os.chmod(tmp, _file_mode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -252,47 +308,162 @@ def replacing(path: Path) -> Iterator[str]:
         raise
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
+class OutputWriteError(ValueError):
+    """An output could not be written (an ``OSError`` after the work that made it: a full
+    disk, a read-only file system, a folder that cannot be made). Its one-line message names
+    the flag, the path and why; the output itself was kept elsewhere (:attr:`rescued`), or
+    printed on stdout when no rescue file could be made (:attr:`printed`).
+
+    Attributes:
+        path: The output path that could not be written.
+        why: What the operating system said (:func:`reason`).
+        rescued: The file that holds the output instead, or ``None``.
+        printed: The output (text) was printed on stdout instead.
+        flag: The option that named the path (``"--json"``); a command may set it after the
+            fact for a writer that did not know it.
+    """
+
+    def __init__(
+        self, path: Path, why: str, rescued: Path | None, printed: bool = False, flag: str = ""
+    ) -> None:
+        self.path, self.why, self.rescued, self.printed, self.flag = (
+            path, why, rescued, printed, flag
+        )  # fmt: skip
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        what = f"{self.flag} {self.path}" if self.flag else str(self.path)
+        if self.rescued is not None:
+            kept = f"the output was saved to {self.rescued} instead"
+        elif self.printed:
+            kept = "the output was printed on stdout instead (no rescue file could be made)"
+        else:
+            kept = "no rescue file could be made in the current or the temporary folder either"
+        return f"{what}: cannot write it ({self.why}); {kept}"
+
+
+#: Longest name of a rescue file's stem part (the target's may be what was too long).
+_RESCUE_STEM = 60
+
+
+def _file_mode() -> int:
+    """The mode a new file gets under the current umask (``mkstemp`` makes it 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def rescue_folders() -> list[Path]:
+    """Where :func:`write_atomic` keeps an output it could not write: the current folder,
+    then the system's temporary folder."""
+    folders: list[Path] = []
+    with contextlib.suppress(OSError):  # a current folder that was removed
+        folders.append(Path.cwd())
+    temp = Path(tempfile.gettempdir()).absolute()
+    if temp not in folders:
+        folders.append(temp)
+    return folders
+
+
+def _rescue(path: Path, fill: Callable[[str], None]) -> Path | None:
+    """A new file (``NAME.rescued-XXXX.EXT``) in the first of :func:`rescue_folders` that
+    takes it, filled by ``fill``; ``None`` if none did."""
+    stem = path.stem[:_RESCUE_STEM] or "output"
+    suffix = path.suffix if len(path.suffix) <= 16 else ""
+    for folder in rescue_folders():
+        try:
+            fd, name = tempfile.mkstemp(dir=folder, prefix=f"{stem}.rescued-", suffix=suffix)
+        except OSError:
+            continue
+        os.close(fd)
+        try:
+            fill(name)
+            os.chmod(name, _file_mode())
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            continue
+        return Path(name)
+    return None
+
+
+def _write(path: Path, fill: Callable[[str], None], flag: str, text: str | None) -> Path:
+    """``fill`` a temporary file that then replaces ``path`` (:func:`replacing`); on an
+    ``OSError`` ``fill`` a rescue file instead (:func:`_rescue`; ``text`` to stdout when
+    none could be made) and raise :class:`OutputWriteError`. The one place every writer of
+    this module goes through."""
+    try:
+        with replacing(path) as tmp:
+            fill(tmp)
+    except OSError as exc:
+        rescued = _rescue(path, fill)
+        printed = False
+        if rescued is None and text is not None:
+            with contextlib.suppress(OSError):
+                sys.stdout.write(text if text.endswith("\n") else text + "\n")
+                sys.stdout.flush()
+                printed = True
+        raise OutputWriteError(path, reason(exc), rescued, printed, flag) from exc
+    return path
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, flag: str = "") -> Path:
     """Write ``data`` to ``path`` through a temporary file beside it and ``os.replace``: the
     file is either the old one or the complete new one, never a truncated mix (parents are
-    created)."""
-    p = Path(path)
-    with replacing(p) as tmp, open(tmp, "wb") as fh:
-        fh.write(data.encode() if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return p
+    created).
+
+    Args:
+        path: The output file.
+        data: Its content.
+        flag: The option that named ``path`` (``"--json"``), for the message.
+
+    Raises:
+        OutputWriteError: The write failed (``OSError``); ``data`` was saved to a rescue file
+            the message names (or printed on stdout), so the work that made it is not lost.
+        ValueError: ``path`` exists and is not a regular file (:func:`not_regular`).
+    """
+    blob = data.encode() if isinstance(data, str) else data
+
+    def fill(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    return _write(Path(path), fill, flag, data if isinstance(data, str) else None)
 
 
-def write_json(path: str | Path, data: dict[str, Any], kind: str, indent: int = 2) -> str:
-    """``data`` with the :data:`MARKER` of ``kind`` first, written atomically; returns the
-    text."""
+def write_json(
+    path: str | Path, data: dict[str, Any], kind: str, indent: int = 2, *, flag: str = ""
+) -> str:
+    """``data`` with the :data:`MARKER` of ``kind`` first, written atomically
+    (:func:`write_atomic`, which says what a failed write does); returns the text."""
     text = json.dumps({MARKER: kind, **data}, indent=indent) + "\n"
-    write_atomic(path, text)
+    write_atomic(path, text, flag=flag)
     return text
 
 
-def write_text(path: str | Path, text: str, kind: str) -> Path:
-    """``text`` to ``path`` atomically, its first line the marker of ``kind`` where the format
-    has comments (Markdown, YAML: :data:`TEXT_MARKERS`)."""
+def write_text(path: str | Path, text: str, kind: str, *, flag: str = "") -> Path:
+    """``text`` to ``path`` atomically (:func:`write_atomic`), its first line the marker of
+    ``kind`` where the format has comments (Markdown, YAML: :data:`TEXT_MARKERS`)."""
     p = Path(path)
     marker = TEXT_MARKERS.get(p.suffix.lower())
     if marker is not None:
         text = f"{marker.format(kind=kind)}\n{text}"
-    return write_atomic(p, text)
+    return write_atomic(p, text, flag=flag)
 
 
-def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
-    """``fig.savefig`` to ``path`` atomically, with the edgegym marker in its metadata."""
+def save_figure(fig: Any, path: str | Path, *, flag: str = "", **kwargs: Any) -> Path:
+    """``fig.savefig`` to ``path`` atomically, with the edgegym marker in its metadata; a
+    failed write keeps the figure in a rescue file (:class:`OutputWriteError`, as
+    :func:`write_atomic`)."""
     p = Path(path)
     ext = p.suffix.lower()
     if ext in MARKED_FIGURES:
         import edgegym
 
         kwargs.setdefault("metadata", {"Creator": f"{_SIGNATURE} {edgegym.__version__}"})
-    with replacing(p) as tmp:
-        fig.savefig(tmp, **kwargs)
-    return p
+    return _write(p, lambda tmp: fig.savefig(tmp, **kwargs), flag, None)
 
 
 #: The lock file of an output folder (:func:`folder_lock`).
@@ -315,16 +486,24 @@ def folder_lock(folder: str | Path, command: str) -> Iterator[Path]:
 
     Raises:
         FolderLocked: Another process holds the lock (the message names its PID).
-        ValueError: The lock path exists and is not a regular file.
+        ValueError: The lock path exists and is not a regular file, or the folder or its lock
+            file cannot be made (an ``OSError``, in one line naming the folder).
     """
     import fcntl
 
     out = Path(folder)
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
+    try:
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{out}: cannot create the output folder ({reason(exc)})") from None
     _refuse_not_regular(path, str(path))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        why = f"its lock file {LOCK_NAME}: {reason(exc)}"
+        raise ValueError(f"{out}: cannot write into the output folder ({why})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -340,9 +519,9 @@ def folder_lock(folder: str | Path, command: str) -> Iterator[Path]:
         yield out
     finally:
         os.close(fd)  # releases the lock
-        if created and [p.name for p in out.iterdir()] == [LOCK_NAME]:
-            # A command refused before writing anything leaves no folder behind.
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):
+            if created and [p.name for p in out.iterdir()] == [LOCK_NAME]:
+                # A command refused before writing anything leaves no folder behind.
                 path.unlink()
                 out.rmdir()
 
@@ -415,11 +594,16 @@ def stopped() -> tuple[str, int]:
 def run_command(main: Callable[[], Any], prog: str) -> int:
     """``main()``'s exit code (0 unless it returns an int); Ctrl-C ends it with one line and
     130, SIGTERM with one line and 143 (what was written before stays whole: every writer
-    here replaces its file in one rename)."""
+    here replaces its file in one rename); an output that could not be written
+    (:class:`OutputWriteError`, its content kept in a rescue file) ends it with one
+    ``prog: error:`` line and 2."""
     with sigterm_as_interrupt():
         try:
             code = main()
             return code if isinstance(code, int) else 0
+        except OutputWriteError as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt:
             word, code = stopped()
             print(f"{prog}: {word}", file=sys.stderr)

@@ -443,12 +443,15 @@ def plot_evaluation(result: EvalResult, path: str | Path, timeline: Sequence[str
 
     Raises:
         ValueError: A policy of ``timeline`` was not evaluated or kept no timeline.
+        edgegym.outputs.OutputWriteError: The figure could not be written to ``path``; it
+            was saved to the rescue file the message names.
     """
     path = Path(path)
     fig, _ = draw_evaluation(result, timeline)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path, dpi=DPI)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=DPI)  # makes missing parents; a failed write is rescued
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -491,9 +494,10 @@ def plot_lines(
     ax.grid(alpha=0.3)
     if series:
         ax.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path, dpi=DPI)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=DPI)  # makes missing parents; a failed write is rescued
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -5,7 +5,9 @@ configuration profiles, the window length and the objective weights. Bundled sce
 in ``scenarios/`` (installed as ``edgegym.scenario_data``); any other path works too.
 Validation happens once, at load time: a bad file raises :class:`ScenarioError` with one line
 per problem, each naming the file, the field path (``tenants[2].slo_ms``), the bad value and
-the allowed range.
+the allowed range. The file is parsed by :func:`edgegym.inputs.load_yaml` (a key given twice
+and alias bombs are errors), ``family`` is checked before the family's model is chosen, and no
+line of a message is longer than :data:`MAX_LINE` (values from the file are quoted cut short).
 
 Each family's schema is a pydantic model (:class:`ContinualScenario`, :class:`MIGScenario`,
 :class:`EnergyScenario`, :class:`DAGScenario`), one model per section and record, with the
@@ -17,6 +19,7 @@ the model's ``model_dump()``: plain dicts, lists and numbers, as the simulators 
 from __future__ import annotations
 
 import copy
+import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -36,14 +39,31 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from edgegym.core.registry import FAMILIES, Family, ScenarioSchema
 from edgegym.hardware.gpus import GPUS
-from edgegym.inputs import InputError, read_text, yaml_problem
+from edgegym.inputs import InputError, StrictYAMLError, load_yaml, read_text, yaml_problem
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.checks import Expect, OneOf, Range, Text, check, error_lines, rule
 from edgegym.workload.models import MODELS
 
+#: Longest line of a :class:`ScenarioError` message: a key or value from an untrusted file
+#: quoted in it (an unknown field, an arrival kind) is cut, however long it was.
+MAX_LINE = 400
+
+
+def clip_lines(message: str, limit: int = MAX_LINE) -> str:
+    """``message`` with every line longer than ``limit`` characters cut, saying how long."""
+    return "\n".join(
+        line if len(line) <= limit else f"{line[: limit - 40]}... (cut; {len(line):,} characters)"
+        for line in message.split("\n")
+    )
+
 
 class ScenarioError(ValueError):
-    """A scenario file or override is invalid; the message names file, field and range."""
+    """A scenario file or override is invalid; the message names file, field and range.
+
+    Every line of the message is cut to :data:`MAX_LINE` characters."""
+
+    def __init__(self, message: str = "", *args: Any) -> None:
+        super().__init__(clip_lines(str(message)), *args)
 
 
 class UnknownOverrideError(ScenarioError, TypeError):
@@ -56,15 +76,23 @@ class UnknownOverrideError(ScenarioError, TypeError):
 
     Attributes:
         key: The override's name.
-        allowed: The names it could have been.
+        allowed: The scenario fields it could have been.
+        arguments: The environment's own keyword arguments, where an environment raised it.
     """
 
-    def __init__(self, message: str, key: str = "", allowed: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        key: str = "",
+        allowed: list[str] | None = None,
+        arguments: list[str] | None = None,
+    ) -> None:
         # One-argument construction too: Gymnasium's make re-raises a creator's TypeError as
         # ``type(e)(message)``.
         super().__init__(message)
         self.key = key
         self.allowed = list(allowed or [])
+        self.arguments = list(arguments or [])
 
 
 # ----------------------------------------------------------------------------- field types
@@ -163,11 +191,43 @@ def clock_problem(gpu: str, mhz: float) -> str | None:
     return None
 
 
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 2
+_SHOWN.maxlist = _SHOWN.maxdict = 4
+_SHOWN.maxstring = _SHOWN.maxother = 40
+#: Longest quote of an input value in a message (a value from a file is untrusted: a few kB
+#: of YAML aliases expand to billions of values, whose repr was once a 144 kB line).
+MAX_SHOWN = 80
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message quotes it: its repr, cut to two levels of nesting, four entries
+    and :data:`MAX_SHOWN` characters (``'energy'``, ``['energy']``, ``[[1, 2, 3, 4, ...], ...]``).
+    """
+    text = _SHOWN.repr(value)
+    return text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
+
+
 def unique_names(records: list[Any], field: str) -> None:
-    names = [r.name for r in records]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise rule(f"duplicate name {dup[0]!r}", field=field)
+    """Refuse two records of one list with the same ``name``: names key lookups (a
+    configuration named by ``uniform.config1``) and results (per-tenant metrics, figures'
+    legends), where a second record of a name would hide the first.
+
+    Call it after index defaults are filled in (``A2`` given explicitly clashes with the
+    second tenant's default name).
+
+    Raises:
+        PydanticCustomError: ``<field>: duplicate name 'A1' (entries 0 and 1)``.
+    """
+    first: dict[Any, int] = {}
+    for i, r in enumerate(records):
+        if r.name in first:
+            raise rule(
+                f"duplicate name {shown(r.name)} (entries {first[r.name]} and {i}); names "
+                "must be unique, as results and lookups are keyed by them",
+                field=field,
+            )
+        first[r.name] = i
 
 
 # ----------------------------------------------------------------------------- models
@@ -261,12 +321,16 @@ def family_schema(
 
 
 def _family(raw: Mapping[str, Any], src: str) -> Family:
-    """The registered family a parsed scenario names."""
-    family = FAMILIES.get(raw.get("family"))  # type: ignore[arg-type]
+    """The registered family a parsed scenario names.
+
+    Raises:
+        ScenarioError: ``family`` is missing, not a string, or no registered family's name.
+    """
+    name = raw.get("family")
+    family = FAMILIES.get(name) if isinstance(name, str) else None
     if family is None:
-        raise ScenarioError(
-            f"{src}: family = {raw.get('family')!r} is not one of {', '.join(FAMILIES)}"
-        )
+        got = shown(name) if "family" in raw else "nothing"
+        raise ScenarioError(f"{src}: family: must be one of {', '.join(FAMILIES)}, got {got}")
     return family
 
 
@@ -338,13 +402,28 @@ def resolve(name_or_path: str | Path) -> Path:
     return candidate
 
 
-def _parse_value(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return yaml.safe_load(value)
-        except yaml.YAMLError:
-            return value
-    return value
+def parse_value(value: Any, what: str) -> Any:
+    """An override's value: a string (``--set`` passes strings) parsed as YAML, anything else
+    as it is; text that is not YAML stays a string (``name=a: b``).
+
+    Args:
+        value: The value given.
+        what: How a message names it (``"override 'quanta'"``).
+
+    Raises:
+        ScenarioError: YAML that parses but is refused (a duplicate key, an alias bomb;
+            :func:`edgegym.inputs.load_yaml`), or nested too deeply.
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return load_yaml(value)
+    except StrictYAMLError as exc:
+        raise ScenarioError(f"{what}: {yaml_problem(exc)}") from None
+    except yaml.YAMLError:
+        return value
+    except RecursionError:
+        raise ScenarioError(f"{what}: nested too deeply") from None
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str) -> dict[str, Any]:
@@ -368,7 +447,13 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ScenarioError(f"{src}: override {key!r}: {part} is not a section")
-        node[path[-1]] = _parse_value(value)
+        parsed = parse_value(value, f"{src}: override {key!r}")
+        if path == ["family"] and parsed != out["family"]:
+            raise ScenarioError(
+                f"{src}: override 'family': a scenario's family cannot be changed (it is "
+                f"{out['family']!r}, got {shown(parsed)}); load a scenario of that family"
+            )
+        node[path[-1]] = parsed
     return out
 
 
@@ -380,14 +465,17 @@ def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
         **overrides: Field overrides, e.g. ``gpus=4`` or ``drift.drift=[0.1, 0.2]``.
 
     Raises:
-        ScenarioError: The file is missing, unparsable, or a field is out of range.
+        ScenarioError: The file is missing, unparsable (a duplicate key and an alias bomb
+            included), or a field is out of range.
     """
     path = resolve(name_or_path)
     src = path.name if path.parent == bundled_dir() else str(path)
     try:
-        raw = yaml.safe_load(read_text(path, "scenario file", "scenario"))
+        raw = load_yaml(read_text(path, "scenario file", "scenario"))
     except (InputError, FileNotFoundError) as exc:
         raise ScenarioError(str(exc)) from None
+    except StrictYAMLError as exc:  # a duplicate key, an alias bomb
+        raise ScenarioError(f"{src}: {yaml_problem(exc)}") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{src}: not valid YAML: {yaml_problem(exc)}") from None
     except RecursionError:

@@ -89,6 +89,26 @@ def test_policy_all_covers_every_family_policy(tmp_path):
         (["train", ENV, "--seed", "-2"], "--seed"),
         (["evaluate", ENV, "--policy", "thief:foo=1"], "unknown parameter 'foo'"),
         (["evaluate", ENV, "--policy", "thief:delta=abc"], "policy 'thief:delta=abc'"),
+        # One parser for every baseline's parameters names the parameter and its type.
+        (["evaluate", ENV, "--policy", "thief:delta=abc"], "delta must be a finite number, got"),
+        (["evaluate", ENV, "--policy", "thief:delta=nan"], "delta must be a finite number"),
+        (["evaluate", ENV, "--policy", "random:seed=x"], "seed must be a whole number, got 'x'"),
+        (["evaluate", ENV, "--policy", "random:seed=1.5"], "seed must be a whole number"),
+        (["evaluate", ENV, "--policy", "thief:oracle=maybe"], "oracle must be true or false"),
+        (
+            ["evaluate", "edgegym/MIGReconfig-v0", "--policy", "migrator:max_plans=many"],
+            "max_plans must be a whole number, got 'many'",
+        ),
+        (
+            ["evaluate", "edgegym/DAGOffload-v0", "--policy", "pass:period_s=soon"],
+            "period_s must be a finite number, got 'soon'",
+        ),
+        # A one-word name before the colon is a built-in's name, not a module.
+        (
+            ["evaluate", ENV, "--policy", "mysched:Greedy"],
+            "unknown policy 'mysched' (a module spec is pkg.module:NAME or FILE.py:NAME",
+        ),
+        (["evaluate", ENV, "--policy", "os:system"], "unknown policy 'os'"),
         (["evaluate", ENV, "--policy", "uniform-c1-30:x=1"], "unknown parameter 'x'"),
         (["evaluate", ENV, "--set", "gpus=abc"], "must be an integer"),
         (["evaluate", "edgegym/MIGReconfig-v0", "--policy", "migrator:gap=-1"], "gap=-1"),
@@ -292,3 +312,76 @@ def test_unknown_ids_list_the_flat_views_and_max_streams_is_continual_only(capsy
     assert "edgegym/DAGOffload-Flat-v0" in capsys.readouterr().err
     assert main(["evaluate", "edgegym/MIGReconfig-v0", "--max-streams", "5", "--no-progress"]) == 2
     assert "max_streams applies to edgegym/ContinualLearning-v0 only" in capsys.readouterr().err
+
+
+def test_a_one_word_module_spec_points_at_the_file_beside_it(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mysched.py").write_text("class Greedy:\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["evaluate", ENV, "--policy", "mysched:Greedy", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'mysched'" in err and "here that is mysched.py:Greedy" in err
+
+
+def test_a_missing_gpu_for_the_real_backend_is_one_line_in_evaluate_and_train(
+    tmp_path, monkeypatch, capsys
+):
+    """``--set backend=real --set device=cuda`` without a GPU: the one line profile and
+    fidelity give, exit code 2, nothing written (evaluate serial and with workers, train)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    real = ["--set", "backend=real", "--set", "device=cuda", "--no-progress"]
+    energy = "edgegym/EnergyFairShare-v0"
+    runs = [
+        ["evaluate", energy, "--episodes", "1", *real],
+        ["evaluate", energy, "--episodes", "1", "--workers", "2", *real],
+        ["evaluate", ENV, "--episodes", "1", *real],
+        ["train", energy, "--timesteps", "64", "--out", str(tmp_path / "run"), *real],
+    ]
+    for argv in runs:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("edgegym: error:") and len(err.strip().splitlines()) == 1, err
+        assert "device='cuda' was requested but torch sees no CUDA GPU" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_foreign_id_refuses_the_built_in_policies_and_runs_your_own(tmp_path, capsys):
+    """``evaluate CartPole-v1``: the default, ``random`` and ``ppo`` are one line saying what
+    runs there (your own scheduler), which does."""
+    for extra in ([], ["--policy", "random"], ["--policy", "ppo"], ["--policy", "thief"]):
+        assert main(["evaluate", "CartPole-v1", "--episodes", "1", *extra, "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("edgegym: error: CartPole-v1 is not an edgegym environment"), err
+        assert "--policy FILE.py:NAME" in err and "Traceback" not in err
+    assert main(["policies", "--env", "CartPole-v1"]) == 0
+    assert "is not an edgegym environment" in capsys.readouterr().out
+    (tmp_path / "left.py").write_text(
+        "class Left:\n    def __init__(self, env):\n        pass\n\n"
+        "    def predict(self, obs, state=None, episode_start=None, deterministic=True):\n"
+        "        return 0, state\n"
+    )
+    out = tmp_path / "cp.json"
+    spec = f"{tmp_path / 'left.py'}:Left"
+    argv = ["evaluate", "CartPole-v1", "--policy", spec, "--episodes", "2", "--json", str(out)]
+    assert main([*argv, "--no-progress"]) == 0
+    row = json.loads(out.read_text())["results"][0]
+    assert row["episodes"] == 2 and "error" not in row
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "edgegym/ContinualLearning-Flat-v0",
+        "edgegym/EnergyFairShare-Flat-v0",
+        "edgegym/DAGOffload-Flat-v0",
+    ],
+)
+def test_the_shipped_agent_on_a_flat_view_says_where_it_acts(env_id, capsys):
+    base = env_id.replace("-Flat", "")
+    assert main(["evaluate", env_id, "--policy", "ppo", "--episodes", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    head = f"edgegym: error: ppo (the shipped agent) acts on {base}, not on its -Flat view"
+    assert err.startswith(head), err
+    assert "wrappers.discrete_actions=true" in err and "thief" not in err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 400, err

@@ -86,3 +86,47 @@ def test_a_reproduction_holds_its_folder_until_it_ends(holder, capsys, monkeypat
         assert (folder / "etf.md").is_file()
     finally:
         release_folders()
+
+
+def test_a_folder_that_cannot_be_made_is_one_valueerror_naming_it(tmp_path):
+    """An OSError while making the folder or its lock file was a chained traceback (audit
+    item 9); the leaderboard and the reproductions print a ValueError in one line."""
+    long = tmp_path / ("a" * 300)
+    with pytest.raises(
+        ValueError, match=r"cannot create the output folder \(File name too long\)$"
+    ):
+        with folder_lock(long, "x"):
+            pass
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match=r"file/sub: cannot create the output folder \(Not a"):
+        with folder_lock(tmp_path / "file" / "sub", "x"):
+            pass
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["edgegym", "leaderboard", "--families", "energy", "--quick", "--out", "/proc/lb"],
+        ["edgegym", "leaderboard", "--render-only", "--out", "{tmp}/" + "a" * 300],
+        ["python -m edgegym.reproduce.migrator", "--render-only", "--out", "/proc/x"],
+        ["python -m edgegym.reproduce.srs", "--render-only", "--out", "/proc/x"],
+    ],
+)
+def test_an_out_folder_that_cannot_be_made_is_one_line(tmp_path, capsys, argv):
+    """As root os.access says /proc is writable, so the folder lock's mkdir was the first to
+    fail; a 300-character name failed in the pre-flight check. Both are one line, exit 2."""
+    import importlib
+
+    from edgegym.outputs import release_folders
+
+    prog, *args = (a.format(tmp=tmp_path) for a in argv)
+    try:
+        if prog == "edgegym":
+            rc = main(args)
+        else:
+            rc = importlib.import_module(prog.split()[-1]).main(args)
+    finally:
+        release_folders()
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith(f"{prog}: error: "), err
+    assert "cannot" in err

@@ -4,11 +4,15 @@ line (part 2b)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
+import yaml
 
 from edgegym import cli
 from edgegym.baselines import make_policy, parse_policy
@@ -290,3 +294,231 @@ def test_ctrl_c_from_a_terminal_on_a_worker_pool_is_one_line(tmp_path):
     assert proc.returncode == 130, err
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err, err
     assert json.loads(out.read_text())["edgegym_output"] == "evaluation"
+
+
+# ------------------------------------------------------- outputs that share a path, failed writes
+def _one_error(capsys) -> str:
+    """The one ``edgegym: error:`` line on stderr (asserted to be the only line)."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("edgegym: error: "), err
+    return err.strip()
+
+
+def _rescued(line: str) -> Path:
+    """The rescue file a failed write names (``... saved to PATH instead``)."""
+    found = re.search(r"the output was saved to (\S+) instead$", line)
+    assert found, line
+    return Path(found.group(1))
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Writes to the paths added to the returned set fail as on a full disk (ENOSPC, the
+    error naming the temporary file, as the OS does) after the pre-flight check passed."""
+    full: set[Path] = set()
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst).absolute() in full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(src))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return full
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("same.png", "same.png"),
+        ("same.png", "{tmp}/sub/../same.png"),
+        ("same.png", "link/same.png"),
+    ],
+)
+def test_two_outputs_sharing_one_path_are_refused_before_any_work(
+    tmp_path, monkeypatch, capsys, pair
+):
+    """--json X --plot X wrote the figure over the JSON without a word (audit item 2)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path)
+    _no_work(monkeypatch)
+    json_path, plot_path = (p.format(tmp=tmp_path) for p in pair)
+    rc = cli.main(["evaluate", ENV, *TINY, "--json", json_path, "--plot", plot_path])
+    assert rc == 2
+    line = _one_error(capsys)
+    assert line == (
+        f"edgegym: error: --plot {plot_path}: is also the output of --json {json_path}; the "
+        "second write would replace the first, give each output its own path"
+    )
+    assert not (tmp_path / "same.png").exists()
+
+
+def test_check_distinct_outputs_knows_a_hard_link_and_lets_distinct_paths_pass(tmp_path):
+    from edgegym.outputs import check_distinct_outputs
+
+    (tmp_path / "a.json").write_text("{}")
+    os.link(tmp_path / "a.json", tmp_path / "b.png")
+    with pytest.raises(ValueError, match=r"^--plot .*b\.png: is also the output of --json"):
+        check_distinct_outputs([(tmp_path / "a.json", "--json"), (tmp_path / "b.png", "--plot")])
+    check_distinct_outputs([(tmp_path / "a.json", "--json"), (None, "--plot")])
+    check_distinct_outputs([(tmp_path / "a.json", "--json"), (tmp_path / "c.png", "--plot")])
+
+
+@pytest.mark.parametrize("failing", ["--json", "--plot"])
+def test_a_write_that_fails_after_evaluating_keeps_the_output_in_a_rescue_file(
+    tmp_path, monkeypatch, capsys, full_disk, failing
+):
+    """A full disk at the end of an evaluation was a traceback naming a temporary file, and
+    the results were lost (audit item 3): now one line naming the flag and the path, the
+    output saved in the current folder, and the other output still written."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    paths = {"--json": tmp_path / "out" / "ev.json", "--plot": tmp_path / "out" / "ev.png"}
+    full_disk.add(paths[failing])
+    argv = ["evaluate", ENV, *TINY, "--json", str(paths["--json"]), "--plot", str(paths["--plot"])]
+    assert cli.main(argv) == 2
+    line = _one_error(capsys)
+    rescued = _rescued(line)
+    assert line.startswith(
+        f"edgegym: error: {failing} {paths[failing]}: cannot write it (No space left on device); "
+    )
+    assert rescued.parent == here and ".ev." not in line  # never the temporary file's name
+    kind = "evaluation" if failing == "--json" else "figure"
+    assert is_edgegym_output(rescued, kind)
+    if failing == "--json":
+        assert json.loads(rescued.read_text())["results"][0]["policy"] == "thief"
+    assert not paths[failing].exists()
+    other = paths["--plot" if failing == "--json" else "--json"]
+    assert other.is_file()  # the other output is written all the same
+    assert sorted(p.name for p in other.parent.iterdir()) == [other.name]  # no temp file left
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root passes the pre-flight check for /proc")
+def test_an_unwritable_place_found_only_when_writing_keeps_both_outputs(
+    tmp_path, monkeypatch, capsys
+):
+    """As root, os.access says /proc is writable: the write itself fails (/proc/x.json, and
+    /proc/sub/ for the figure, which cannot be made)."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["evaluate", ENV, *TINY, "--json", "/proc/x.json", "--plot", "/proc/sub/y.png"]
+    assert cli.main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [ln.split(": cannot write it")[0] for ln in lines] == [
+        "edgegym: error: --json /proc/x.json",
+        "edgegym: error: --plot /proc/sub/y.png",
+    ]
+    json_kept, figure_kept = (_rescued(ln) for ln in lines)
+    assert json_kept.parent == figure_kept.parent == tmp_path
+    assert is_edgegym_output(json_kept, "evaluation") and is_edgegym_output(figure_kept, "figure")
+
+
+def test_a_failed_fidelity_json_keeps_the_report(tmp_path, monkeypatch, capsys, full_disk):
+    pytest.importorskip("sklearn")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out" / "fid.json"
+    full_disk.add(out)
+    assert cli.main(["fidelity", ENV, "--policy", "thief", "--json", str(out)]) == 2
+    line = _one_error(capsys)
+    assert line.startswith(f"edgegym: error: --json {out}: cannot write it (No space left")
+    report = json.loads(_rescued(line).read_text())
+    assert report["edgegym_output"] == "fidelity" and report["windows"]
+    assert not out.exists()
+
+
+def test_a_failed_profile_out_keeps_the_measured_scenario(tmp_path, monkeypatch, capsys, full_disk):
+    pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out" / "p.yaml"
+    full_disk.add(out)
+    tiny = ["--device", "cpu", "--repeats", "2", "--width", "4", "--power-seconds", "0.02"]
+    assert cli.main(["profile", "--family", "energy", *tiny, "--out", str(out)]) == 2
+    line = _one_error(capsys)
+    assert line.startswith(f"edgegym: error: --out {out}: cannot write it (No space left")
+    kept = _rescued(line)
+    assert kept.suffix == ".yaml" and is_edgegym_output(kept, "scenario")
+    assert "measured" in yaml.safe_load(kept.read_text())["provenance"]
+
+
+def test_a_failed_benchmark_json_keeps_the_numbers(tmp_path, monkeypatch, capsys, full_disk):
+    import benchmarks.__main__ as bench
+    from edgegym.outputs import run_command
+
+    monkeypatch.setattr(bench, "_run", lambda cfg, core: {"measured": 42})
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "b.json"
+    full_disk.add(out)
+    argv = ["--quick", "--no-pin", "--json", str(out)]
+    assert run_command(lambda: bench.main(argv), bench.PROG) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"python -m benchmarks: error: --json {out}: cannot write it (")
+    kept = json.loads(_rescued(err.strip()).read_text())
+    assert kept["edgegym_output"] == "benchmark" and kept["measured"] == 42
+
+
+def test_a_rescue_goes_to_the_temp_folder_then_to_stdout(tmp_path, monkeypatch, capsys, full_disk):
+    """The current folder first; a folder that does not take the file is skipped; with no
+    folder left, text is printed on stdout so it is still not lost."""
+    from edgegym import outputs
+    from edgegym.outputs import OutputWriteError
+
+    out = tmp_path / "r.json"
+    full_disk.add(out)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(outputs, "rescue_folders", lambda: [tmp_path / "gone", temp])
+    with pytest.raises(OutputWriteError) as failed:
+        write_json(out, {"x": 1}, "fidelity", flag="--json")
+    assert failed.value.rescued is not None and failed.value.rescued.parent == temp
+    assert str(failed.value) == (
+        f"--json {out}: cannot write it (No space left on device); the output was saved to "
+        f"{failed.value.rescued} instead"
+    )
+    assert json.loads(failed.value.rescued.read_text())["x"] == 1
+    monkeypatch.setattr(outputs, "rescue_folders", lambda: [tmp_path / "gone"])
+    capsys.readouterr()
+    with pytest.raises(OutputWriteError, match="printed on stdout instead"):
+        write_json(out, {"x": 2}, "fidelity")
+    assert json.loads(capsys.readouterr().out)["x"] == 2
+
+
+def test_a_name_too_long_is_one_line_before_any_work(tmp_path, monkeypatch, capsys):
+    """ENAMETOOLONG in the pre-flight check was a traceback (audit item 9)."""
+    _no_work(monkeypatch)
+    for flag, ext in (("--json", ".json"), ("--plot", ".png")):
+        path = tmp_path / ("a" * 300 + ext)
+        assert cli.main(["evaluate", ENV, *TINY, flag, str(path)]) == 2
+        assert (
+            _one_error(capsys)
+            == f"edgegym: error: {flag} {path}: cannot be used (File name too long)"
+        )
+    with pytest.raises(ValueError, match=r"^--out .*: cannot be used \(File name too long\)$"):
+        check_output_path(tmp_path / ("a" * 300), folder=True, flag="--out")
+
+
+def test_a_timeline_of_a_failed_policy_says_so_and_the_figure_is_still_drawn(
+    tmp_path, monkeypatch, capsys
+):
+    """--timeline NAME where NAME raised: no figure at all and a message that did not say why
+    (audit item 20); now the ranked figure is drawn and the line says the policy failed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sched.py").write_text(
+        "class Raises:\n"
+        "    def __init__(self, env):\n"
+        "        pass\n\n"
+        "    def predict(self, obs, **kwargs):\n"
+        "        raise KeyError('oops')\n"
+    )
+    fig, out = tmp_path / "fig.png", tmp_path / "ev.json"
+    argv = ["evaluate", ENV, *TINY, "--policy", "thief", "--policy", "sched.py:Raises"]
+    rc = cli.main([*argv, "--json", str(out), "--plot", str(fig), "--timeline", "sched.py:Raises"])
+    assert rc == 1  # a policy failed; the arguments were fine
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-2].startswith("edgegym: error: policy 'sched.py:Raises' failed: KeyError")
+    assert err[-1] == (
+        "edgegym: error: --timeline sched.py:Raises: the policy failed, so the --plot figure "
+        "was drawn without its time panels"
+    )
+    assert is_edgegym_output(fig, "figure") and is_edgegym_output(out, "evaluation")

@@ -182,3 +182,78 @@ def test_describe_action_for_mig_and_dag():
     place = dag.sim_state()
     assert place.kind == "place"
     assert dag.describe_action(np.array([1, *[0] * (a.size - 1)])).endswith("on server 1")
+
+
+#: (file text, NAME, exception type, line of the raise) of user files that fail as they load
+#: or as they build the policy.
+BROKEN = {
+    "syntax": ("class A:\n    def __init__(self, env:\n", "A", "SyntaxError", 2),
+    "import_at_load": ("import no_such_pkg_xyz\n\nclass A:\n    pass\n", "A", "ModuleNotFound", 1),
+    "runtime_at_load": ("x = 1\nraise RuntimeError('no config')\n", "A", "RuntimeError", 2),
+    "runtime_in_init": (
+        "class A:\n    def __init__(self, env):\n        raise RuntimeError('boom')\n",
+        "A",
+        "RuntimeError: boom",
+        3,
+    ),
+    "import_in_init": (
+        "class A:\n    def __init__(self, env):\n        import no_such_pkg_xyz\n",
+        "A",
+        "ModuleNotFoundError: No module named 'no_such_pkg_xyz'",
+        3,
+    ),
+    "value_in_factory": (
+        "def make(env):\n    raise ValueError('bad thing')\n",
+        "make",
+        "ValueError: bad thing",
+        2,
+    ),
+    "key_in_factory": ("def make(env):\n    return {}['k']\n", "make", "KeyError: 'k'", 2),
+    "wrong_signature": ("class A:\n    def __init__(self):\n        pass\n", "A", "TypeError", 1),
+}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_any_exception_of_a_user_file_is_one_line_naming_spec_exception_and_line(
+    case, workers, tmp_path, monkeypatch, capsys
+):
+    text, name, exc, line = BROKEN[case]
+    (tmp_path / f"{case}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    spec = f"{case}.py:{name}"
+    argv = ["evaluate", "edgegym/EnergyFairShare-v0", "--policy", spec, "--episodes", "1"]
+    assert main([*argv, "--workers", workers, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"edgegym: error: policy {spec!r}: "), err
+    assert exc in err and err.rstrip().endswith(f"({case}.py:{line})"), err
+
+
+def test_a_failure_deeper_in_the_users_code_names_the_line_in_the_file(tmp_path):
+    (tmp_path / "helpers.py").write_text("def load():\n    raise OSError('no weights')\n")
+    (tmp_path / "deep.py").write_text(
+        "import sys\nsys.path.insert(0, __file__.rsplit('/', 1)[0])\nimport helpers\n\n"
+        "class A:\n    def __init__(self, env):\n        helpers.load()\n"
+    )
+    where = r"building it raised OSError: no weights \(.*deep\.py:7\)"
+    with pytest.raises(ValueError, match=where):
+        evaluate("edgegym/EnergyFairShare-v0", [f"{tmp_path / 'deep.py'}:A"], episodes=1,
+                 progress=False)  # fmt: skip
+
+
+def test_a_users_parameters_are_checked_against_its_annotations_and_defaults(tmp_path, capsys):
+    (tmp_path / "typed.py").write_text(
+        "class A:\n    def __init__(self, env, cap: int = 5, rate=0.5, on=False, label='x'):\n"
+        "        pass\n\n    def predict(self, obs, **kw):\n        return None, None\n"
+    )
+    base = ["evaluate", "edgegym/EnergyFairShare-v0", "--episodes", "1", "--no-progress"]
+    spec = f"{tmp_path / 'typed.py'}:A"
+    for params, needle in [
+        ("cap=abc", "cap must be a whole number, got 'abc'"),
+        ("cap=2.5", "cap must be a whole number, got 2.5"),
+        ("rate=fast", "rate must be a finite number, got 'fast'"),
+        ("on=2", "on must be true or false, got 2"),
+    ]:
+        assert main([*base, "--policy", f"{spec}:{params}"]) == 2
+        assert needle in capsys.readouterr().err

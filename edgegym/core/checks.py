@@ -1,8 +1,16 @@
-"""What every environment adapter does first: load its scenario, check family and render mode."""
+"""What every environment adapter does first: load its scenario, check family and render mode,
+and check the keyword arguments that are not scenario fields (``record_timeline``, ``backend``,
+``time_scale``, ``real_options``, ...).
+
+Keyword arguments arrive as Python values from ``gym.make`` and as strings from the command
+line (``--set record_timeline=true``): a string is read as YAML, as a scenario override's is
+(:func:`edgegym.scenarios.parse_value`), and the value must then have the argument's type.
+"""
 
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 import numpy as np
@@ -10,17 +18,60 @@ from gymnasium import spaces
 
 from edgegym.core.registry import ENV_IDS
 from edgegym.core.render import RENDER_MODES
-from edgegym.scenarios import Scenario, ScenarioError, UnknownOverrideError, load
+from edgegym.scenarios import (
+    Scenario,
+    ScenarioError,
+    UnknownOverrideError,
+    load,
+    parse_value,
+    shown,
+)
+
+#: What Gymnasium's ``make`` appends to a ``TypeError`` it re-raises from an env's constructor.
+_GYM_WRAP = " was raised from the environment creator for "
 
 
-def scenario_for(env_id: str, scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
+def env_arguments(cls: type) -> list[str]:
+    """The keyword arguments of an environment class other than ``scenario`` and its
+    scenario overrides (``**overrides``), in signature order."""
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]  # self
+    return [
+        p.name
+        for p in params
+        if p.name != "scenario" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+
+
+def scenario_for(
+    env_id: str,
+    scenario: str | Scenario,
+    overrides: dict[str, Any],
+    arguments: list[str] | None = None,
+) -> Scenario:
     """Load ``scenario`` (name, path or loaded) with overrides; it must be ``env_id``'s family.
+
+    Args:
+        env_id: The environment's registered id.
+        scenario: A bundled name, a path, or a loaded scenario.
+        overrides: Scenario field overrides (the keyword arguments the environment does not
+            take itself).
+        arguments: The environment's own keyword arguments, listed when an override names no
+            field (:func:`env_arguments`).
 
     Raises:
         UnknownOverrideError: An override that names no field; a ``ScenarioError`` and a
             ``TypeError`` with Python's "unexpected keyword argument 'X'" wording.
-        ScenarioError: On a bad file or override, or a scenario of another family.
+        ScenarioError: On a bad file or override, a scenario of another family, or a
+            ``family`` override naming another family.
     """
+    family = ENV_IDS[env_id][1]
+    if "family" in overrides:  # before loading: the other family's schema is no help
+        given = parse_value(overrides["family"], "family")
+        if given != family:
+            raise ScenarioError(
+                f"family {shown(given)} does not fit {env_id} (needs family: {family}); a "
+                "scenario's family cannot be overridden"
+            )
     try:
         if isinstance(scenario, Scenario):
             sc = scenario.with_overrides(**overrides) if overrides else scenario
@@ -29,19 +80,103 @@ def scenario_for(env_id: str, scenario: str | Scenario, overrides: dict[str, Any
     except UnknownOverrideError as exc:
         # Keyword arguments are overrides: say it the way Python says it of a bad keyword
         # (the standard wording is what callers that probe optional keywords match on).
+        args = list(arguments or [])
         raise UnknownOverrideError(
             f"{env_id}: __init__() got an unexpected keyword argument {exc.key!r}: neither an "
-            f"argument of the environment nor a scenario field (fields: "
-            f"{', '.join(exc.allowed)})",
+            f"argument of the environment ({', '.join(['scenario', *args])}) nor a scenario "
+            f"field (fields: {', '.join(exc.allowed)})",
             exc.key,
             exc.allowed,
+            arguments=["scenario", *args],
         ) from None
-    family = ENV_IDS[env_id][1]
     if sc["family"] != family:
         raise ScenarioError(
             f"{sc.source}: family {sc['family']!r} does not fit {env_id} (needs family: {family})"
         )
     return sc
+
+
+def creator_error(env_id: str, exc: TypeError) -> Exception:
+    """The error to report for a ``TypeError`` from ``gym.make(env_id, ...)``: Gymnasium
+    re-raises an environment constructor's ``TypeError`` with its own words and every keyword
+    argument appended (" was raised from the environment creator for ... with kwargs (...)",
+    once per ``make``: a ``-Flat`` id makes its base id). The constructor's own error is what
+    the user needs: an unknown keyword names it and the valid ones; any other says it is a bad
+    argument of ``env_id``.
+
+    Returns:
+        An :class:`UnknownOverrideError` (also a ``ScenarioError`` and a ``TypeError``) for an
+        unknown keyword, else a ``ValueError``.
+    """
+    cause: BaseException = exc
+    while isinstance(cause.__context__, TypeError) and (
+        _GYM_WRAP in str(cause)  # (a rewrapped UnknownOverrideError's key is lost, its words cut)
+        or (isinstance(cause, UnknownOverrideError) and not cause.key)
+    ):
+        cause = cause.__context__
+    if isinstance(cause, UnknownOverrideError) and cause.key:
+        return UnknownOverrideError(
+            f"{env_id}: unknown setting {cause.key!r}: neither an argument of the environment "
+            f"({', '.join(cause.arguments)}) nor a scenario field ({', '.join(cause.allowed)})",
+            cause.key,
+            cause.allowed,
+            arguments=cause.arguments,
+        )
+    text = str(cause).split(_GYM_WRAP)[0]
+    return ValueError(f"{env_id}: bad environment argument: {text}")
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A boolean keyword argument (``record_timeline``): ``True``/``False`` (a NumPy bool too),
+    or from the command line ``true``/``false``.
+
+    Raises:
+        ValueError: Anything else (``"maybe"``, ``1``), naming the argument.
+    """
+    value = parse_value(value, name)
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise ValueError(f"{name}: must be true or false, got {shown(value)}")
+
+
+def check_real_options(options: Any, backend: str, defaults: str) -> dict[str, Any]:
+    """``real_options`` of an environment: ``None`` or a mapping of option names to values (a
+    string is read as YAML: ``--set 'real_options={width: 16}'``), checked at construction
+    against the family's real executor's defaults (names and value types:
+    :func:`edgegym.real.executor.merge_options`), not at the first reset.
+
+    Args:
+        options: What the caller gave.
+        backend: The environment's backend (``"sim"`` has no options).
+        defaults: ``module:NAME`` of the family's default options (imported with the real
+            backend only: it imports torch).
+
+    Raises:
+        ValueError: Not a mapping with string keys, an unknown name or a value of the wrong
+            type, or options given with the simulator backend (they would be ignored without
+            a word).
+    """
+    options = parse_value(options, "real_options")
+    if options is None:
+        return {}
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise ValueError(
+            f"real_options: must be a mapping of option names to values (e.g. {{width: 16}}) "
+            f"or null, got {shown(options)}"
+        )
+    if options and backend != "real":
+        raise ValueError(
+            f"real_options: options of the real backend; backend is {backend!r} (give "
+            "backend=real, or leave real_options out)"
+        )
+    if options:
+        import importlib
+
+        from edgegym.real.executor import merge_options
+
+        module, _, name = defaults.partition(":")
+        merge_options(options, getattr(importlib.import_module(module), name))
+    return dict(options)
 
 
 def check_render_mode(render_mode: str | None) -> str | None:
@@ -65,14 +200,15 @@ def check_backend(
     Fails at construction rather than at the first reset (CUDA asked for without a GPU).
     """
     if backend not in ("sim", "real"):
-        raise ValueError(f"backend={backend!r}; expected 'sim' or 'real'")
+        raise ValueError(f"backend={shown(backend)}; expected 'sim' or 'real'")
+    time_scale = parse_value(time_scale, "time_scale")  # a string from --set time_scale=2
     if time_scale is not None and (
         isinstance(time_scale, bool)
         or not isinstance(time_scale, int | float)
         or not time_scale > 0
     ):
         raise ValueError(
-            f"time_scale={time_scale!r}; expected scenario seconds per wall second > 0, or "
+            f"time_scale={shown(time_scale)}; expected scenario seconds per wall second > 0, or "
             "None to run as fast as the work allows"
         )
     if backend == "real":

@@ -27,7 +27,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.core.checks import check_action, check_render_mode, check_reset_options, scenario_for
+from edgegym.core.checks import (
+    check_action,
+    check_flag,
+    check_render_mode,
+    check_reset_options,
+    env_arguments,
+    scenario_for,
+)
 from edgegym.core.dynamics import Dynamics, Record, weighted_reward
 from edgegym.core.render import RENDER_MODES, Panel, release, render_frame
 from edgegym.scenarios import Scenario
@@ -53,11 +60,12 @@ class EdgeEnv(gym.Env):
 
         Raises:
             ScenarioError: A bad scenario or override (an unknown one is also a TypeError).
-            ValueError: A render mode not in ``metadata["render_modes"]``.
+            ValueError: A render mode not in ``metadata["render_modes"]``, a timeline flag
+                that is not true or false.
         """
-        sc = scenario_for(self.env_id, scenario, overrides)
+        self.record_timeline = check_flag(record_timeline, "record_timeline")
+        sc = scenario_for(self.env_id, scenario, overrides, env_arguments(type(self)))
         self.render_mode = check_render_mode(render_mode)
-        self.record_timeline = bool(record_timeline)
         return sc
 
     def _use(

@@ -22,7 +22,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from edgegym.core.checks import check_action, check_reset_options, scenario_for
+from edgegym.core.checks import check_action, check_reset_options, env_arguments, scenario_for
 from edgegym.core.dynamics import Dynamics, Record, batch_put, batch_take, weighted_reward
 from edgegym.core.registry import family_of_id
 from edgegym.scenarios import Scenario
@@ -97,7 +97,7 @@ class EdgeVectorEnv(VectorEnv):
         if scenario is None:
             fam = family_of_id(self.env_id)
             scenario = fam.default_scenario if fam is not None else None
-        self.scenario = scenario_for(self.env_id, scenario, overrides)
+        self.scenario = scenario_for(self.env_id, scenario, overrides, env_arguments(type(self)))
         self.params, self.dynamics, obs_space, act_space = self._build(self.scenario)
         self.single_observation_space = obs_space
         self.single_action_space = act_space

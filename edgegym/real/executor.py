@@ -83,14 +83,38 @@ def check_device(device: str) -> str:
     raise ValueError(f"device={device!r}; expected 'cpu' or 'cuda[:N]'")
 
 
+def _option_problem(value: Any, default: Any) -> str | None:
+    """Why ``value`` cannot replace an option whose default is ``default``, or None: a flag
+    takes true or false, a count an integer, a number a finite number, a name a string (an
+    option whose default is None takes anything its executor reads)."""
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "must be true or false"
+    if isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return None if ok else "must be an integer"
+    if isinstance(default, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok and math.isfinite(value) else "must be a finite number"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "must be a string"
+    return None
+
+
 def merge_options(options: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict[str, Any]:
     """A real executor's options: ``defaults`` overridden by ``options`` (``real_options=`` of
-    the environment); a misspelt key is an error, never silently ignored."""
+    the environment); a misspelt key, or a value of another type than its default's
+    (``epochs: abc``), is an error naming it, never silently ignored."""
     unknown = set(options or {}) - set(defaults)
     if unknown:
         raise ValueError(
             f"real_options: unknown key(s) {sorted(unknown)}; allowed: {sorted(defaults)}"
         )
+    for key, value in (options or {}).items():
+        problem = _option_problem(value, defaults[key])
+        if problem:
+            text = repr(value)
+            text = text if len(text) <= 40 else f"{text[:37]}..."
+            raise ValueError(f"real_options: {key} {problem}, got {text}")
     return {**defaults, **(options or {})}
 
 

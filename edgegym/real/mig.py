@@ -33,7 +33,7 @@ import numpy as np
 
 from edgegym.core.state import Allocation, ClusterState, MIGState, Segment, TenantState
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
-from edgegym.real.executor import DEFAULT_OPTIONS, RealWork
+from edgegym.real.executor import DEFAULT_OPTIONS, RealWork, merge_options
 from edgegym.real.retrain import evaluate
 from edgegym.workload.continual import RetrainConfig
 
@@ -81,7 +81,7 @@ class RealMIGExecutor(RealWork):
         requested: list[str] | None = None,
         options: dict[str, Any] | None = None,
     ) -> None:
-        epochs = int((options or {}).get("epochs", MIG_OPTIONS["epochs"]))
+        epochs = int(merge_options(options, MIG_OPTIONS)["epochs"])  # checked: a clear message
         if epochs < 1:
             raise ValueError(f"real_options epochs={epochs}; must be >= 1")
         config = RetrainConfig(

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 import yaml
 
+from edgegym.inputs import load_yaml
 from edgegym.real import TINY_SCENARIO
 from edgegym.real.data import DigitStream
 from edgegym.real.executor import DEFAULT_OPTIONS, check_device
@@ -204,7 +205,7 @@ def _read_base(base_scenario: str | Path) -> dict[str, Any]:
     """The base scenario's mapping, checked to be a loadable continual scenario before any
     measuring."""
     base_path = resolve(base_scenario)  # a bundled name or a path; ScenarioError if neither
-    base = yaml.safe_load(base_path.read_text())
+    base = load_yaml(base_path.read_text())
     load(base_path)  # a clear message for a bad file before any measuring
     if base.get("family") != "continual":
         raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")

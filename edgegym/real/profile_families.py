@@ -52,6 +52,7 @@ import yaml
 
 from edgegym.hardware.gpus import GPUS, PowerModel, get_gpu
 from edgegym.hardware.mig import MIG_TOTAL_GPCS, get_mig_profiles
+from edgegym.inputs import load_yaml
 from edgegym.real.energy import EnergyMeter
 from edgegym.real.executor import check_device, gpu_index
 from edgegym.real.models import architecture_for, build
@@ -795,7 +796,7 @@ def profile_family(
     check_device(s.device)
     base_path = resolve(base_scenario or REGISTERED[family].default_scenario)
     load(base_path)  # a clear message for a bad file before any measuring
-    raw = yaml.safe_load(base_path.read_text())
+    raw = load_yaml(base_path.read_text())
     if raw.get("family") != family:
         raise ValueError(
             f"{base_path.name}: a {raw.get('family')} scenario; --family {family} needs a "

@@ -54,7 +54,17 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = 60
 _REPR.maxother = 60
 _REPR.maxlist = 6
+_REPR.maxlevel = 2
 _MAX_LINES = 5
+#: Longest quote of a bad value in a message (the repr of a few kB of YAML aliases, cut per
+#: level only, was once a 144 kB line).
+_MAX_GOT = 100
+
+
+def _got(value: Any) -> str:
+    """``value`` as a message quotes it: two levels deep, six entries, 100 characters."""
+    text = _REPR.repr(value)
+    return text if len(text) <= _MAX_GOT else f"{text[: _MAX_GOT - 3]}..."
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,7 +250,7 @@ class Floats:
         what = "a list of" if self.ndim == 1 else "a matrix (list of lists) of"
         expected = f"must be {what} finite numbers {rng_txt}".rstrip()
         if isinstance(values, str | bytes | Mapping):
-            raise ValueError(f"{expected}, got {_REPR.repr(values)}")
+            raise ValueError(f"{expected}, got {_got(values)}")
         try:
             arr = np.asarray(values)
         except ValueError as exc:  # ragged nested lists
@@ -248,7 +258,7 @@ class Floats:
         if arr.dtype == np.bool_ or not (
             np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
         ):
-            raise ValueError(f"{expected}, got {_REPR.repr(values)}")
+            raise ValueError(f"{expected}, got {_got(values)}")
         if arr.ndim != self.ndim or arr.size == 0:
             raise ValueError(
                 f"must be a non-empty {self.ndim}-d array of numbers {rng_txt}, "
@@ -374,7 +384,7 @@ def _follow(root: Any, loc: tuple[int | str, ...]) -> tuple[str, Any, Any]:
 
 def _problem(err: Mapping[str, Any], parent: Any, here: Any) -> str:
     kind = err["type"]
-    got = _REPR.repr(err.get("input"))
+    got = _got(err.get("input"))
     if kind == "expected":  # the types of this module: "must be <what>, got <value>"
         return f"{err['msg']}, got {got}"
     if kind == "problem":
@@ -384,7 +394,7 @@ def _problem(err: Mapping[str, Any], parent: Any, here: Any) -> str:
     if kind == "extra_forbidden":
         models = _models(parent)
         allowed = ", ".join(models[0].model_fields) if len(models) == 1 else ""
-        name = f"unknown field {err['loc'][-1]!r}"
+        name = f"unknown field {_got(err['loc'][-1])}"
         return f"{name} (allowed: {allowed})" if allowed else name
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"must be a mapping of fields, got {got}"
@@ -400,7 +410,9 @@ def _problem(err: Mapping[str, Any], parent: Any, here: Any) -> str:
         *first, last = [repr(_tag(m)) for m in _models(here)] or ["a known kind"]
         tags = f"{', '.join(first)} or {last}" if first else last
         value = err["ctx"].get("tag")
-        return f"must be {tags}" + (f", got {value!r}" if value is not None else ", got nothing")
+        return f"must be {tags}" + (
+            f", got {_got(value)}" if value is not None else ", got nothing"
+        )
     msg = str(err["msg"])
     return f"{msg[:1].lower()}{msg[1:]}, got {got}"
 

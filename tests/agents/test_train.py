@@ -171,13 +171,37 @@ def test_train_refuses_to_overwrite_or_change_a_run(trained, extra, needle, caps
         (["train", ENV, "--hp", "ppo.nope=1"], "ppo.nope"),
         (["train", ENV, "--hp", "ppo.n_steps=-3"], "ppo.n_steps"),
         (["train", ENV, "--config", "missing-hp.yaml"], "missing-hp.yaml"),
+        # Out of PPO's ranges: refused with the file, before torch fails on them.
+        (
+            ["train", ENV, "--hp", "ppo.gamma=2"],
+            "ppo.gamma must be a finite number in [0, 1], got 2",
+        ),
+        (["train", ENV, "--hp", "ppo.gamma=-0.1"], "ppo.gamma must be a finite number in [0, 1]"),
+        (["train", ENV, "--hp", "ppo.gae_lambda=1.5"], "ppo.gae_lambda must be a finite number in"),
+        (["train", ENV, "--hp", "ppo.learning_rate=nan"], "ppo.learning_rate must be a finite"),
+        (["train", ENV, "--hp", "ppo.learning_rate=-1e-3"], "ppo.learning_rate must be a finite"),
+        (["train", ENV, "--hp", "ppo.clip_range=0"], "ppo.clip_range must be a finite number > 0"),
+        (["train", ENV, "--hp", "ppo.ent_coef=inf"], "ppo.ent_coef must be a finite number >= 0"),
+        (["train", ENV, "--hp", "ppo.vf_coef=-1"], "ppo.vf_coef must be a finite number >= 0"),
+        (
+            ["train", ENV, "--hp", "ppo.max_grad_norm=0"],
+            "ppo.max_grad_norm must be a finite number",
+        ),
+        (
+            ["train", ENV, "--hp", "ppo.target_kl=-1"],
+            "ppo.target_kl must be a finite number > 0 or",
+        ),
+        (["train", ENV, "--hp", "ppo.normalize_advantage=2"], "must be true or false, got 2"),
+        (["train", ENV, "--hp", "bc.learning_rate=nan"], "bc.learning_rate must be a finite"),
+        (["train", ENV, "--hp", "bc.seed=1.5"], "bc.seed must be an integer >= 0, got 1.5"),
     ],
 )
 def test_train_bad_arguments_exit_2(argv, needle, tmp_path, capsys):
     assert main([*argv, "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("edgegym: error:") and needle in err and "Traceback" not in err
-    assert not (tmp_path / "x" / "model.zip").exists()
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x").exists()  # nothing written: the same command can run again
 
 
 # ----------------------------------------------------------------------------- policy files
@@ -221,6 +245,9 @@ def test_missing_or_corrupt_config_is_a_clear_error(trained, tmp_path):
     (lone / "config.yaml").write_text("{not: [yaml")
     with pytest.raises(PolicyLoadError, match=r"config\.yaml cannot be read"):
         load_policy(lone, env)
+    (lone / "config.yaml").write_text("family: energy\nfamily: mig\n")
+    with pytest.raises(PolicyLoadError, match="duplicate key 'family'"):
+        load_policy(lone, env)
 
 
 def test_policy_checks_family_and_spaces(trained):
@@ -259,6 +286,9 @@ def test_bad_hyperparameter_file_names_file_and_key(tmp_path):
         load_hyperparams(path=path)
     path.write_text("algo: dqn\n")
     with pytest.raises(ConfigError, match="algo"):
+        load_hyperparams(path=path)
+    path.write_text("ppo:\n  gamma: 0.9\n  gamma: 0.5\n")  # PyYAML would keep the last
+    with pytest.raises(ConfigError, match=r"duplicate key 'gamma' \(first given on line 2\)"):
         load_hyperparams(path=path)
 
 
@@ -334,9 +364,84 @@ def test_sigterm_stops_training_as_ctrl_c_does(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert started, f"no evaluation within 300 s; stderr: {err}"
     assert proc.returncode == 143, err
-    assert err.strip().splitlines() == ["edgegym: terminated"], err
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     stopped_at = cfg["runs"][-1]["interrupted_at"]
     assert stopped_at > 0 and ModelFiles(run).listing()[-1][0] == stopped_at
+    checkpoint = ModelFiles(run).path(stopped_at)
+    again = f"edgegym train {ENV} --out {run} --resume"
+    assert err.strip().splitlines() == [
+        f"edgegym: terminated; saved checkpoint {checkpoint} at {stopped_at:,} timesteps; "
+        f"continue with: {again}"
+    ], err
     resume = ["train", ENV, "--out", str(run), "--resume", "--timesteps", str(stopped_at + 64)]
     assert main([*resume, "--no-progress"]) == 0
+
+
+def _interrupt_after(monkeypatch, steps: int) -> None:
+    """Ctrl-C once training has run ``steps`` timesteps (a callback raising it)."""
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    import edgegym.agents.sb3.callbacks as callbacks
+
+    class CtrlC(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= steps:
+                raise KeyboardInterrupt
+            return True
+
+    made = callbacks.training_callbacks
+    monkeypatch.setattr(
+        callbacks, "training_callbacks", lambda *a, **k: CallbackList([made(*a, **k), CtrlC()])
+    )
+
+
+def test_ctrl_c_names_the_checkpoint_and_the_command_that_resumes(tmp_path, monkeypatch, capsys):
+    import shlex
+
+    run = tmp_path / "run"
+    argv = ["train", ENV, *SMALL, "--timesteps", "100000", "--n-envs", "1", "--out", str(run)]
+    _interrupt_after(monkeypatch, 100)
+    assert main([*argv, *HP, "--hp", "eval.freq=0", "--no-progress"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    stopped_at = yaml.safe_load((run / "config.yaml").read_text())["runs"][-1]["interrupted_at"]
+    checkpoint = ModelFiles(run).path(stopped_at)
+    assert checkpoint.is_file() and len(err) == 1
+    head, _, again = err[0].partition("; continue with: ")
+    assert head == f"edgegym: interrupted; saved checkpoint {checkpoint} at {stopped_at} timesteps"
+    monkeypatch.undo()
+    words = shlex.split(again)
+    assert words[:2] == ["edgegym", "train"] and "--resume" in words
+    assert main([*words[1:], "--timesteps", str(stopped_at + 64), "--no-progress"]) == 0
+
+
+def test_ctrl_c_before_the_first_checkpoint_or_before_any_file(tmp_path, monkeypatch, capsys):
+    import edgegym.agents.sb3.train as sb3_train
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    run = tmp_path / "run"
+    argv = ["train", ENV, *SMALL, "--timesteps", "256", "--out", str(run), *HP, "--no-progress"]
+    monkeypatch.setattr(sb3_train, "_plan", ctrl_c)  # while checking: nothing written yet
+    assert main(argv) == 130
+    assert capsys.readouterr().err.strip() == "edgegym: interrupted" and not run.exists()
+    monkeypatch.undo()
+    monkeypatch.setattr(sb3_train, "_new_model", ctrl_c)  # config.yaml written, no model yet
+    assert main(argv) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "edgegym: interrupted; stopped before its first checkpoint, so there is nothing to "
+        f"resume: delete {run} to start again"
+    )
+
+
+def test_a_flat_model_plays_a_flat_view_and_a_native_one_is_refused(trained, capsys):
+    """The fixture's run is an MLP on the Discrete catalogue of the Box observation: it plays
+    the -Flat view; the shipped per-tenant agent says to evaluate it on the native id."""
+    flat = "edgegym/EnergyFairShare-Flat-v0"
+    argv = ["evaluate", flat, *SMALL, "--episodes", "1", "--no-progress"]
+    assert main([*argv, "--policy", f"ppo:{trained}"]) == 0
+    assert main([*argv, "--policy", f"ppo:{shipped_path('energy')}"]) == 2
+    err = capsys.readouterr().err
+    assert f"(a PerTenantPolicy) acts on {ENV}, not on its -Flat view" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

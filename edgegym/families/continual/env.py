@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from edgegym.core.checks import (
     check_backend,
+    check_real_options,
     real_seed,
     unapplied_clock,
 )
@@ -152,7 +153,9 @@ class ContinualLearningEnv(EdgeEnv):
         **overrides: Any,
     ) -> None:
         self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
-        self.real_options = dict(real_options or {})
+        self.real_options = check_real_options(
+            real_options, self.backend, "edgegym.real.executor:DEFAULT_OPTIONS"
+        )
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )

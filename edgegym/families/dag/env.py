@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from edgegym.core.checks import check_backend, real_seed
+from edgegym.core.checks import check_backend, check_real_options, real_seed
 from edgegym.core.dynamics import Record
 from edgegym.core.env import EdgeEnv
 from edgegym.core.render import Panel, Series, tenant_colors
@@ -246,7 +246,9 @@ class DAGOffloadEnv(EdgeEnv):
         **overrides: Any,
     ) -> None:
         self.backend, self.device, self.time_scale = check_backend(backend, device, time_scale)
-        self.real_options = dict(real_options or {})
+        self.real_options = check_real_options(
+            real_options, self.backend, "edgegym.real.dag:DEFAULT_OPTIONS"
+        )
         sc = self._setup(
             scenario, overrides, render_mode=render_mode, record_timeline=record_timeline
         )

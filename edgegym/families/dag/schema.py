@@ -208,6 +208,9 @@ class DAGScenario(ScenarioModel):
                 raise rule(
                     f"{len(app.edges)} edges exceed max_edges = {self.max_edges}", field=where
                 )
+        # Names key the figures' and timelines' applications and, with model_scope:
+        # application, each application's own models ("app/model").
+        unique_names(self.applications, "applications")
         return self
 
 

@@ -22,6 +22,7 @@ from edgegym.scenarios import (
     Weight100,
     clock_problem,
     family_schema,
+    unique_names,
 )
 from edgegym.workload.checks import Expect, Range, Text, rule
 
@@ -116,6 +117,7 @@ class EnergyScenario(ScenarioModel):
                 if problem:
                     raise rule(problem, field=f"tenants[{i}]")
             t.name = t.name or f"A{i + 1}"
+        unique_names(self.tenants, "tenants")  # per-tenant results are keyed by name
         return self
 
 

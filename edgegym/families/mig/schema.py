@@ -26,6 +26,7 @@ from edgegym.scenarios import (
     Weight100,
     clock_problem,
     family_schema,
+    unique_names,
 )
 from edgegym.workload.checks import Flag, OneOf, Range, Text, rule
 
@@ -140,6 +141,7 @@ class MIGScenario(ScenarioModel):
     def _across_sections(self) -> MIGScenario:
         for i, t in enumerate(self.tenants):
             t.name = t.name or f"{t.model}-{i}"
+        unique_names(self.tenants, "tenants")  # per-tenant labels and results are keyed by name
         shortest = min(NC_DATASETS[t.dataset].windows for t in self.tenants)
         if self.windows > shortest:
             raise rule(
