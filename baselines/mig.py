@@ -30,6 +30,8 @@ import gymnasium as gym
 import numpy as np
 
 from edgegym.baselines.base import Policy
+from edgegym.hardware.migalloc import share_counts
+from edgegym.scenarios import load, parse_value
 
 PENDING, RUNNING, DONE = 0, 1, 2
 
@@ -37,22 +39,56 @@ PENDING, RUNNING, DONE = 0, 1, 2
 #: of an A100's 98 under MIG (MPS itself takes any percentage of the SMs,
 #: ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE``). A modelling choice; the MIGRator reproduction sweeps
 #: it at 7 (one GPC, MIG's unit) and 21 (28 would give 27,405 signatures for two tenants, more
-#: than the masks can key).
+#: than the masks can key). Three or four tenants cannot have 14 (the environment cannot key
+#: their allocations): :func:`mps_setup` gives them the most they can have, 13 and 8.
 MPS_SHARES = 14
 
 
-def mps_setup(given: Mapping[str, Any]) -> dict[str, Any]:
+def setup_shares(n_tenants: int | None) -> int:
+    """The MPS share count :func:`mps_setup` asks for with ``n_tenants`` tenants:
+    :data:`MPS_SHARES` where the environment can build it (one or two tenants), else the
+    largest count it can build (13 for three tenants, 8 for four;
+    :func:`edgegym.hardware.migalloc.share_counts`); :data:`MPS_SHARES` when the count is
+    unknown (the scenario's validation then names what is wrong)."""
+    counts = share_counts(n_tenants) if isinstance(n_tenants, int) and n_tenants >= 1 else ()
+    if not counts or MPS_SHARES in counts:
+        return MPS_SHARES
+    return max((u for u in counts if u < MPS_SHARES), default=counts[0])
+
+
+def _tenant_count(scenario: str | None, given: Mapping[str, Any]) -> int | None:
+    """Tenants of ``scenario`` with the overrides ``given`` (only ``tenants`` changes the
+    count), or None where that is not a list of tenants (validation reports it)."""
+    try:
+        if "tenants" in given:
+            tenants = parse_value(given["tenants"], "override 'tenants'")
+        elif scenario is None:
+            return None
+        else:
+            tenants = load(scenario)["tenants"]
+    except Exception:  # a bad scenario or value: the environment's validation names it
+        return None
+    return len(tenants) if isinstance(tenants, list) else None
+
+
+def mps_setup(given: Mapping[str, Any], scenario: str | None = None) -> dict[str, Any]:
     """Where MIGRator's paper runs its MPS-based baselines, Ekya and Astraea (§5.1): on MPS
-    shares of the GPU (:data:`MPS_SHARES`, no pre-initialisation, which builds MIG instances)
-    with MPS interference on, each unless ``given`` sets it (``mps.shares: 0`` puts them on MIG
-    instances, ``mps.interference: false`` switches the interference off)."""
+    shares of the GPU (no pre-initialisation, which builds MIG instances) with MPS interference
+    on, each unless ``given`` sets it (``mps.shares: 0`` puts them on MIG instances,
+    ``mps.interference: false`` switches the interference off).
+
+    The share count is :data:`MPS_SHARES` (fourteenths) for one or two tenants (every bundled
+    scenario); three or four tenants, whose allocations the environment cannot key in
+    fourteenths, get the largest count it can build for them: 13 for three tenants, 8 for four
+    (:func:`setup_shares`, the tenants counted in ``scenario`` with ``given``)."""
     out: dict[str, Any] = {}
     if "mps.interference" not in given:
         out["mps.interference"] = True
+    shares = MPS_SHARES
     if "mps.shares" not in given:
-        out["mps.shares"] = MPS_SHARES
+        shares = out["mps.shares"] = setup_shares(_tenant_count(scenario, given))
     try:  # a command line's --set value arrives as text
-        on_shares = int(given.get("mps.shares", MPS_SHARES)) != 0
+        on_shares = int(given.get("mps.shares", shares)) != 0
     except (TypeError, ValueError):
         on_shares = True  # the scenario's validation names the bad value
     if on_shares:
@@ -66,7 +102,7 @@ class _OnMPS:
     @classmethod
     def paper_setup(cls, scenario: str, given: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """MPS shares with MPS interference (:func:`mps_setup`)."""
-        return mps_setup(given)
+        return mps_setup(given, scenario)
 
 
 def _capacity(spec, n: np.ndarray) -> np.ndarray:

@@ -71,7 +71,7 @@ def forecast(
         past: (M, t) per-second arrivals observed so far.
         window_s: Seconds in the window.
         mean_rate: (M,) long-run mean rate of each tenant's arrival process.
-        smooth_s: Moving-average width.
+        smooth_s: Moving-average width (the window's length where that is shorter).
 
     Returns:
         (M, window_s) forecast.
@@ -80,7 +80,8 @@ def forecast(
     if past.shape[1] < window_s:
         return np.repeat(np.asarray(mean_rate, dtype=float)[:, None], window_s, axis=1)
     last = past[:, -window_s:].astype(float)
-    kernel = np.ones(smooth_s) / smooth_s
+    width = min(int(smooth_s), window_s)  # a kernel no longer than the window: window_s values
+    kernel = np.ones(width) / width
     smooth = np.stack([np.convolve(last[i], kernel, mode="same") for i in range(m)])
     return (1.0 - seasonal) * last.mean(axis=1, keepdims=True) + seasonal * smooth
 
@@ -130,7 +131,8 @@ def seasonal_forecast(
             are the whole ``window_s`` blocks counted back from the present).
         window_s: Seconds in the window.
         mean_rate: (M,) long-run mean rate of each tenant (the forecast with no history).
-        smooth_s: Moving-average width of the shapes (seconds, >= 1).
+        smooth_s: Moving-average width of the shapes (seconds, >= 1; the window's length
+            where that is shorter, so the forecast has ``window_s`` seconds for any window).
         prior_weight: ``beta`` with a single past window, in [0, 1].
 
     Returns:
@@ -148,7 +150,7 @@ def seasonal_forecast(
     w = past[:, past.shape[1] - n * window_s :].astype(float).reshape(m, n, window_s)
     level = w.mean(axis=2)  # (M, n)
     ratio = w / np.maximum(level, 1e-9)[:, :, None]
-    kernel = np.ones(int(smooth_s))
+    kernel = np.ones(min(int(smooth_s), window_s))  # no longer than the window: S values
     width = np.convolve(np.ones(window_s), kernel, mode="same")  # seconds inside the window
     shape = np.apply_along_axis(lambda r: np.convolve(r, kernel, mode="same"), 2, ratio) / width
     profile = shape.mean(axis=1)  # (M, S)
@@ -343,9 +345,14 @@ class MIGRatorPolicy(Policy):
     is planned without it and its plan says so (``Plan.launch_relaxed``).
 
     When the plan and the environment disagree (a job finishes a step earlier or later than
-    planned because the real overhead differs from the model's), the planned signature is
-    repaired: running jobs keep their instance, finished ones release theirs. ``plans`` keeps
-    every window's :class:`Plan` (value, bound, solve time).
+    planned because the real overhead differs from the model's, or MPS interference slows it),
+    the planned signature is repaired: running jobs keep their instance, finished ones release
+    theirs. Where the repaired signature is not valid either (the planned inference does not
+    fit beside a job still running, or the planned instances cannot be placed beside a running
+    job's), the policy keeps the current allocation, releasing the instances of jobs no longer
+    running, or else takes the lowest-index valid signature (:meth:`_fallback`: what the
+    environment's projection applied before): it never returns an action its mask forbids.
+    ``plans`` keeps every window's :class:`Plan` (value, bound, solve time).
     """
 
     name = "migrator"
@@ -463,4 +470,30 @@ class MIGRatorPolicy(Policy):
             fixed = -1
         if fixed >= 0 and snap.mask[fixed]:
             return np.int64(fixed)
-        return np.int64(n)  # the environment projects it (keeps the current allocation)
+        return np.int64(self._fallback(snap, fixed if fixed >= 0 else n))
+
+    @staticmethod
+    def _fallback(snap, want: int) -> int:
+        """A valid signature where neither the plan nor its repair is (a job the plan expected
+        finished still runs, e.g. slowed by MPS interference, and the planned inference no
+        longer fits beside it; or the planned instances cannot be placed beside a running
+        job's): the one the environment projects a masked action onto
+        (:meth:`~edgegym.families.mig.dynamics.MIGDynamics.project`), so the allocations are
+        the ones the policy had before it chose valid actions itself. That is the current
+        allocation with the retraining instances of jobs no longer running released, else the
+        lowest-index valid signature, else ``want`` where the mask allows nothing."""
+        cat = snap.spec.catalogue
+        m = snap.spec.n_tenants
+        if snap.signature >= 0:
+            keep = list(cat.signatures[snap.signature])
+            for i in range(m):
+                if snap.status[i] != 1:
+                    keep[m + i] = ()
+            try:
+                cur = cat.index(tuple(keep))
+            except KeyError:
+                cur = -1
+            if cur >= 0 and snap.mask[cur]:
+                return cur
+        valid = np.flatnonzero(snap.mask)
+        return int(valid[0]) if valid.size else want

@@ -544,20 +544,34 @@ def _build_all(
     timeline: bool,
     items: list[tuple[Any, PolicyLike]],
     setup: bool = True,
-) -> list[tuple[str, gym.Env, Any, dict[str, Any]]]:
+) -> list[tuple[str, gym.Env | None, Any, dict[str, Any]]]:
     """Every policy's environment (with its paper's setup, :func:`policy_setup`), policy and
     setup, named uniquely, before any episode runs (so bad arguments fail before any work); on
-    a failure the environments built are closed."""
-    built: list[tuple[str, gym.Env, Any, dict[str, Any]]] = []
+    a failure the environments built are closed.
+
+    A policy whose paper setup gives an environment that cannot be built, where the scenario
+    as given builds, is not built: its entry holds ``None`` for the environment and the error
+    text for the policy, and it is reported as failed (:func:`_setup_failed`) while the others
+    run."""
+    built: list[tuple[str, gym.Env | None, Any, dict[str, Any]]] = []
     names: set[str] = set()
     try:
         for given, spec in items:
             extra = policy_setup(spec, scenario, overrides, setup)
-            env = make_env(
-                env_id, scenario, {**overrides, **extra}, max_streams, record_timeline=timeline
-            )
-            policy = _build_policy(spec, env)
-            name = str(given) if given is not None else _policy_name(policy, spec)
+            try:
+                env = make_env(
+                    env_id, scenario, {**overrides, **extra}, max_streams, record_timeline=timeline
+                )
+            except Exception as exc:
+                if not extra:
+                    raise
+                # The setup's fault only if the scenario as given builds (else: bad arguments).
+                make_env(env_id, scenario, overrides, max_streams).close()
+                env, policy = None, f"paper setup failed: {type(exc).__name__}: {exc}"
+                name = str(given) if given is not None else _spec_name(spec)
+            else:
+                policy = _build_policy(spec, env)
+                name = str(given) if given is not None else _policy_name(policy, spec)
             base, n = name, 2
             while name in names:
                 name, n = f"{base}#{n}", n + 1
@@ -565,9 +579,28 @@ def _build_all(
             built.append((name, env, policy, extra))
     except BaseException:
         for _, env, _, _ in built:
-            env.close()
+            if env is not None:
+                env.close()
         raise
     return built
+
+
+def _spec_name(spec: PolicyLike) -> str:
+    """The name a policy built from ``spec`` would report (:func:`_policy_name`), unbuilt."""
+    if isinstance(spec, str):
+        return spec
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name and name != "policy":
+        return name
+    return str(getattr(spec, "__name__", type(spec).__name__))
+
+
+def _setup_failed(name: str, error: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The result entry of a policy whose paper setup could not be built: no episodes, and
+    the error (as a policy that raises in its first episode)."""
+    entry = _summarise(name, [], extra)
+    entry["error"] = error
+    return entry
 
 
 def _evaluate_parallel(
@@ -580,13 +613,17 @@ def _evaluate_parallel(
     workers: int,
     ray: str | None,
     progress: bool,
+    failed: Mapping[str, dict[str, Any]] | None = None,
 ) -> EvalResult:
     """Every (policy, seed) episode as a job of a process pool or a Ray task (``job(spec,
-    seed, keep_timeline)`` builds its :class:`EpisodeJob`); results in ``result``."""
+    seed, keep_timeline)`` builds its :class:`EpisodeJob`); results in ``result``. The
+    policies in ``failed`` (name -> entry: their paper setup did not build) run no job."""
     from edgegym.parallel import MapInterrupted, Runner
 
     runner = Runner(workers=workers, ray=ray)
-    jobs = [job(spec, s, timeline and i == 0) for (_, spec) in items for i, s in enumerate(seeds)]
+    failed = failed or {}
+    run = [k for k, name in enumerate(names) if name not in failed]  # setups that built
+    jobs = [job(items[k][1], s, timeline and i == 0) for k in run for i, s in enumerate(seeds)]
     try:
         outcomes = runner.map(run_episode_job, jobs, label="evaluate", progress=progress)
     except MapInterrupted as stop:
@@ -594,7 +631,11 @@ def _evaluate_parallel(
     else:
         interrupted = False
     for k, name in enumerate(names):
-        mine = outcomes[k * len(seeds) : (k + 1) * len(seeds)]
+        if name in failed:
+            result.results.append(failed[name])
+            continue
+        j = run.index(k)
+        mine = outcomes[j * len(seeds) : (j + 1) * len(seeds)]
         done = list(itertools.takewhile(lambda o: o is not None, mine))
         if not done:  # interrupted before this policy's first seed finished
             continue
@@ -611,7 +652,7 @@ def _evaluate_parallel(
 
 def _evaluate_serial(
     result: EvalResult,
-    built: list[tuple[str, gym.Env, Any, dict[str, Any]]],
+    built: list[tuple[str, gym.Env | None, Any, dict[str, Any]]],
     seeds: list[int],
     timeline: bool,
     progress: bool,
@@ -623,6 +664,10 @@ def _evaluate_serial(
     bar = progress_bar(len(built) * len(seeds), "evaluate", "ep", progress)
     try:
         for name, env, policy, extra in built:
+            if env is None:  # its paper setup did not build: reported failed, the others run
+                result.results.append(_setup_failed(name, policy, extra))
+                bar.update(len(seeds))
+                continue
             per_episode: list[dict[str, Any]] = []
             error: str | None = None
             bar.set_postfix_str(name, refresh=False)
@@ -653,7 +698,8 @@ def _evaluate_serial(
     finally:
         bar.close()
         for _, env, _, _ in built:
-            env.close()
+            if env is not None:
+                env.close()
     return result
 
 
@@ -679,7 +725,9 @@ def evaluate(
     (``np.array([True])`` on the first step of an episode). Arguments are checked, and every
     policy built, before the first episode runs; a policy that raises mid-evaluation does
     not lose the results of the others: its entry keeps the episodes it finished and gets an
-    ``"error"`` string (see :attr:`EvalResult.ok`).
+    ``"error"`` string (see :attr:`EvalResult.ok`). So does a policy whose paper setup
+    (``setup``) gives a scenario the environment refuses while the scenario as given builds:
+    it runs no episode, its ``"error"`` says why, and the others run.
 
     Args:
         env_id: A registered environment id (see ``edgegym.core.registry.ENV_IDS``).
@@ -728,16 +776,19 @@ def evaluate(
     built = _build_all(env_id, scenario, overrides, max_streams, timeline, items, setup)
 
     result = EvalResult(env=env_id, scenario=scenario, overrides=overrides, seeds=seeds)
-    unwrapped = built[0][1].unwrapped
-    result.scenario_info = _plot_info(unwrapped)
+    envs = [env for _, env, _, _ in built if env is not None]
+    result.scenario_info = (
+        _plot_info(envs[0].unwrapped) if envs else _scenario_info(env_id, scenario, overrides)
+    )
 
     if ray is not None or workers != 1:
-        for _, env, _, _ in built:
+        for env in envs:
             env.close()
         job = partial(EpisodeJob, env_id, scenario, overrides, max_streams, setup=setup)
         names = [name for name, _, _, _ in built]
+        failed = {n: _setup_failed(n, p, x) for n, env, p, x in built if env is None}
         return _evaluate_parallel(
-            result, job, items, names, seeds, timeline, workers, ray, progress
+            result, job, items, names, seeds, timeline, workers, ray, progress, failed
         )
     return _evaluate_serial(result, built, seeds, timeline, progress)
 

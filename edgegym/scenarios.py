@@ -154,11 +154,15 @@ class Pair:
         )
 
 
-_STEP = (Annotated[float, Range(0)], Annotated[float, Range(0, lo_open=True)])
+#: A clock schedule's step: ``[time_s >= 0, MHz >= 0]`` (0 MHz: the GPU's top clock, as the
+#: tenant's default ``clock_mhz: 0``).
+_STEP = (Annotated[float, Range(0)], Annotated[float, Range(0)])
 
 
 def _clock(v: Any) -> Any:
-    """An energy tenant's clock: MHz > 0, or a schedule ``[[time_s >= 0, MHz > 0], ...]``."""
+    """An energy tenant's clock: MHz, or a schedule ``[[time_s >= 0, MHz], ...]``; MHz >= 0,
+    where 0 is the GPU's top clock (the default; whether a clock > 0 is one the GPU can run is
+    the family's cross-section check)."""
     try:
         if not isinstance(v, list):
             return check(v, _STEP[1], "clock_mhz")
@@ -173,12 +177,13 @@ def _clock(v: Any) -> Any:
         raise PydanticCustomError(
             "expected",
             "must be {expected}",
-            {"expected": "MHz > 0 or a list of [time_s, MHz] pairs"},
+            {"expected": "MHz >= 0 (0: the top clock) or a list of [time_s, MHz] pairs"},
         ) from None
     return v
 
 
-#: An energy tenant's clock: MHz > 0, or ``[[time_s, MHz], ...]`` (kept as written).
+#: An energy tenant's clock: MHz >= 0 (0: the top clock), or ``[[time_s, MHz], ...]`` (kept as
+#: written).
 ClockSchedule = Annotated[Any, PlainValidator(_clock)]
 
 

@@ -143,3 +143,100 @@ def test_your_own_scheduler_declares_its_setup_the_same_way(tmp_path):
 
     cls, _ = load_object(spec)
     assert evaluate(ENV, [cls], **kw).results[0]["setup"] == WITHOUT_PROFILER
+
+
+MIG = "edgegym/MIGReconfig-v0"
+MIG_SHORT = {"windows": 1, "window_s": 20}
+
+
+def _mig_tenants(m):
+    models = ("resnet18", "resnet50", "mobilenetv2", "resnet18")
+    return [
+        {"model": models[i], "dataset": "nc-core50", "slo_ms": 50,
+         "arrival": {"kind": "poisson", "rate": 100}}
+        for i in range(m)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("m", "shares"), [(1, MPS_SHARES), (2, MPS_SHARES), (3, 13), (4, 8)])
+def test_mps_baselines_ask_for_a_share_count_the_tenants_can_have(m, shares):
+    """Fourteenths where the environment can build them (one or two tenants: every bundled
+    scenario), else the most it can (13 for three tenants, 8 for four), counted in the
+    scenario with the overrides, a command line's text included."""
+    import yaml
+
+    for tenants in (_mig_tenants(m), yaml.safe_dump(_mig_tenants(m))):
+        setup = paper_setup("ekya-mig", "migrator-w1", {"tenants": tenants})
+        assert setup == {"mps.interference": True, "mps.shares": shares, "preinit": False}
+    assert load("migrator-w1", tenants=_mig_tenants(m), **setup)["mps"]["shares"] == shares
+    if m == 2:  # the bundled scenarios' two tenants, with no override
+        assert paper_setup("astraea", "migrator-w9", {})["mps.shares"] == MPS_SHARES
+
+
+@pytest.mark.parametrize("m", [3, 4])
+def test_mps_baselines_run_on_three_or_four_tenants(m):
+    """The fuzzing audit's case: ekya-mig and astraea made evaluate raise on every 3- or
+    4-tenant scenario, losing migrator's and paris's results too."""
+    policies = ["migrator", "ekya-mig", "astraea", "paris"]
+    over = {**MIG_SHORT, "tenants": _mig_tenants(m)}
+    res = evaluate(MIG, policies, scenario="migrator-w1", episodes=1, overrides=over,
+                   progress=False)  # fmt: skip
+    assert res.ok and [r["policy"] for r in res.results] == policies
+    assert res.result("astraea")["setup"]["mps.shares"] == {3: 13, 4: 8}[m]
+
+
+BAD_SETUP = '''
+from edgegym.baselines.mig import AstraeaPolicy
+
+
+class TooManyShares(AstraeaPolicy):
+    """Astraea, its setup asking for more shares than two tenants can have."""
+
+    name = "too-many"
+
+    @classmethod
+    def paper_setup(cls, scenario, given, **params):
+        return {"mps.shares": 28, "preinit": False}
+'''
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_setup_the_environment_refuses_fails_that_policy_alone(tmp_path, workers):
+    """As a policy that raises in ``predict``: its entry has no episode and an error naming
+    the setup, the other policies run (serial and in a process pool alike)."""
+    path = tmp_path / "bad_setup.py"
+    path.write_text(BAD_SETUP)
+    spec = f"{path}:TooManyShares"
+    res = evaluate(MIG, ["paris", spec, "astraea"], scenario="migrator-w1", episodes=2,
+                   overrides=MIG_SHORT, progress=False, workers=workers)  # fmt: skip
+    assert [r["policy"] for r in res.results] == ["paris", spec, "astraea"]
+    assert list(res.errors) == [spec]
+    assert res.errors[spec].startswith("paper setup failed: ScenarioError:")
+    assert "mps.shares" in res.errors[spec]
+    assert res.result(spec)["episodes"] == 0 and res.result(spec)["setup"]["mps.shares"] == 28
+    for p in ("paris", "astraea"):
+        assert res.result(p)["episodes"] == 2
+    assert f"(!) {spec}: paper setup failed" in res.table()
+
+
+def test_a_scenario_that_does_not_build_as_given_is_still_an_error():
+    """Bad overrides are the caller's, not a setup's: evaluate raises before any episode."""
+    from edgegym.scenarios import ScenarioError
+
+    over = {**MIG_SHORT, "tenants": _mig_tenants(3), "mps.shares": 14}
+    with pytest.raises(ScenarioError, match=r"mps\.shares.*3 to 13 MPS shares for 3 tenants"):
+        evaluate(MIG, ["ekya-mig", "paris"], scenario="migrator-w1", episodes=1, overrides=over,
+                 progress=False)  # fmt: skip
+
+
+def test_cli_evaluates_every_mig_policy_on_three_tenants(capsys):
+    import yaml
+
+    argv = ["evaluate", MIG, "--scenario", "migrator-w1", "--policy", "all", "--episodes", "1"]
+    argv += ["--no-progress", "--set", "windows=1", "--set", "window_s=20"]
+    argv += ["--set", f"tenants={yaml.safe_dump(_mig_tenants(3), default_flow_style=True)}"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ekya-mig, astraea with mps.interference=True, mps.shares=13" in out
+    for p in ("migrator", "ekya-mig", "astraea", "paris"):
+        assert f"\n{p} " in out

@@ -347,3 +347,33 @@ def test_every_line_of_a_scenario_error_is_capped(tmp_path, edit, field):
     lines = str(err.value).split("\n")
     assert all(len(line) <= MAX_LINE for line in lines)
     assert field in lines[0] and "characters)" in lines[0]
+
+
+# ------------------------------------------------------------------ fuzz 9: clock_mhz 0 written out
+@pytest.mark.parametrize("clock", [0, 0.0, [[0, 0]], [[0, 0], [1.0, 726.75]]])
+def test_an_energy_tenant_can_write_its_default_clock_of_0(tmp_path, clock):
+    """``clock_mhz: 0`` (the default: the GPU's top clock, as the out-of-range message says)
+    was refused when written out ("must be MHz > 0 ..."); it now means what the default means.
+    """
+    from edgegym.families.energy.env import EnergyFairShareEnv
+
+    raw = _raw(ETF)
+    del raw["tenants"][0]["clock_mhz"]
+    default = EnergyFairShareEnv(str(_write(tmp_path, raw, "default.yaml")), quanta=3)
+    top = default.params.clocks[0]
+    assert top == ((0.0, default.params.max_clock_mhz),)
+    raw["tenants"][0]["clock_mhz"] = clock
+    env = EnergyFairShareEnv(str(_write(tmp_path, raw)), quanta=3)
+    assert env.params.clocks[0][0] == top[0]
+    assert env.params.clocks[1:] == default.params.clocks[1:]
+
+
+@pytest.mark.parametrize("clock", [-1, [[0, -5.0]], "top"])
+def test_a_negative_clock_is_still_refused(tmp_path, clock):
+    raw = _raw(ETF)
+    raw["tenants"][0]["clock_mhz"] = clock
+    with pytest.raises(ScenarioError) as err:
+        load(_write(tmp_path, raw))
+    assert "tenants[0].clock_mhz: must be MHz >= 0 (0: the top clock) or a list of" in str(
+        err.value
+    )

@@ -44,11 +44,16 @@ from edgegym.hardware.mig import (
 __all__ = [
     "ABSENT",
     "IDLE",
+    "KEY_LIMIT",
     "MAX_SHARE_SIGNATURES",
+    "MAX_SHARE_UNITS",
     "AllocationCatalogue",
     "ShareCatalogue",
     "catalogue",
+    "mask_radix",
     "share_catalogue",
+    "share_count_problem",
+    "share_counts",
 ]
 
 IDLE = -1
@@ -467,6 +472,58 @@ def catalogue(gpu: str, n_tenants: int) -> AllocationCatalogue:
 #: all at every decision (two tenants in fourteenths: 1,820; three: 12,376).
 MAX_SHARE_SIGNATURES = 20_000
 
+#: Most MPS shares a GPU may be divided into (scenario ``mps.shares``).
+MAX_SHARE_UNITS = 28
+
+#: Bound of the environment's int64 keys: a mask key (:func:`mask_radix` to the power M) and
+#: a MIG realisation key must stay below it.
+KEY_LIMIT = 2**63
+
+
+def mask_radix(n_placements: int, n_sizes: int) -> int:
+    """Values of one tenant's part of an environment's mask key: where its running job is (one
+    of ``n_placements``, or nowhere) times which of the ``n_sizes`` sizes and none it may take
+    (:class:`edgegym.families.mig.params.MIGParams`)."""
+    return (n_placements + 1) << (n_sizes + 1)
+
+
+def share_count_problem(n_tenants: int, units: int) -> str | None:
+    """Why ``n_tenants`` tenants cannot share a GPU divided into ``units`` MPS shares, or None
+    if they can: the one check of the limit (:func:`share_catalogue` raises it, the MIG schema
+    and the MPS baselines' paper setup read it) computed without building the catalogue.
+
+    The count must be in [2, :data:`MAX_SHARE_UNITS`], leave every inference task a share, give
+    at most :data:`MAX_SHARE_SIGNATURES` signatures (``C(units + M, 2M)``) and keep the
+    environment's mask keys (:func:`mask_radix` of its ``2M * units`` placements and ``units``
+    sizes, to the power M) below :data:`KEY_LIMIT`.
+    """
+    m = n_tenants
+    if not 2 <= units <= MAX_SHARE_UNITS:
+        return f"units must be in [2, {MAX_SHARE_UNITS}], got {units}"
+    if not 1 <= m <= units:
+        return f"n_tenants must be in [1, {units}] for {units} units, got {m}"
+    # Inference holds one unit at least: 2M tasks share units - M spare units (a stars and
+    # bars count).
+    n_sig = math.comb(units - m + 2 * m, 2 * m)
+    if n_sig > MAX_SHARE_SIGNATURES:
+        return (
+            f"{m} tenants on {units} MPS units give {n_sig:,} signatures, more than "
+            f"{MAX_SHARE_SIGNATURES:,}: use fewer units"
+        )
+    if mask_radix(2 * m * units, units) ** m >= KEY_LIMIT:
+        return f"{m} tenants on {units} MPS shares: too many placements to key allocations"
+    return None
+
+
+@cache
+def share_counts(n_tenants: int) -> tuple[int, ...]:
+    """The MPS share counts ``n_tenants`` tenants can run on, ascending (one contiguous run:
+    2-28 for one tenant, 2-23 for two, 3-13 for three, 4-8 for four;
+    :func:`share_count_problem`)."""
+    return tuple(
+        u for u in range(2, MAX_SHARE_UNITS + 1) if share_count_problem(n_tenants, u) is None
+    )
+
 
 @dataclass(frozen=True, eq=False)
 class ShareCatalogue(AllocationCatalogue):
@@ -531,27 +588,19 @@ def share_catalogue(gpu: str, n_tenants: int, units: int) -> ShareCatalogue:
     Args:
         gpu: GPU catalogue name (the placements' profiles carry it).
         n_tenants: M >= 1.
-        units: Shares the GPU is divided into, in [2, 28].
+        units: Shares the GPU is divided into, in [2, :data:`MAX_SHARE_UNITS`].
 
     Returns:
         The catalogue; signatures sorted as :func:`catalogue` sorts them.
 
     Raises:
-        ValueError: On a bad count, or more than :data:`MAX_SHARE_SIGNATURES` signatures.
+        ValueError: On a count the tenants cannot run on (:func:`share_count_problem`: out of
+            range, more than :data:`MAX_SHARE_SIGNATURES` signatures, or mask keys too wide).
     """
-    if not 2 <= units <= 28:
-        raise ValueError(f"units must be in [2, 28], got {units}")
     m = n_tenants
-    if not 1 <= m <= units:
-        raise ValueError(f"n_tenants must be in [1, {units}] for {units} units, got {m}")
-    # Inference holds one unit at least: 2M tasks share units - M spare units (a stars and
-    # bars count).
-    n_sig = math.comb(units - m + 2 * m, 2 * m)
-    if n_sig > MAX_SHARE_SIGNATURES:
-        raise ValueError(
-            f"{m} tenants on {units} MPS units give {n_sig:,} signatures, more than "
-            f"{MAX_SHARE_SIGNATURES:,}: use fewer units"
-        )
+    problem = share_count_problem(m, units)
+    if problem:
+        raise ValueError(problem)
     sizes = tuple(range(1, units + 1))
     n_tasks = 2 * m
     shares: list[tuple[int, ...]] = []

@@ -291,7 +291,9 @@ def config_quality(
     why Ekya micro-profiles every window). Per stream and window draw an epoch time constant
     ``tau``, a data exponent ``beta`` and the relative quality ``lam`` of retraining only some
     layers; then ``q = (1 - e^{-epochs/tau}) * data_fraction^beta * lam^(1 - layers)``,
-    normalised so the best configuration of the window reaches 1.
+    normalised so the best configuration of the window reaches 1. A window where every
+    configuration's ``q`` is 0 (``lam = 0`` with no configuration retraining every layer, or
+    underflow) has quality 0 throughout: retraining gains nothing there.
     """
     tau = _uniform(rng, sensitivity["epochs_tau"], shape)[..., None]
     beta = _uniform(rng, sensitivity["data_exponent"], shape)[..., None]
@@ -300,7 +302,9 @@ def config_quality(
     data = np.array([c.data_fraction for c in configs])
     layers = np.array([c.layers_retrained for c in configs])
     q = (1.0 - np.exp(-epochs / tau)) * data**beta * lam ** ((1.0 - layers) / 0.7)
-    return q / q.max(axis=-1, keepdims=True)
+    best = q.max(axis=-1, keepdims=True)
+    # q / best where some configuration gains anything; 0 (not 0 / 0) where none does.
+    return np.divide(q, best, out=np.zeros_like(q), where=best > 0.0)
 
 
 def sample_profile(

@@ -169,3 +169,77 @@ def test_a_window_where_formula_4_cannot_hold_is_planned_without_it():
     launched = [s for s, _ in pol.plans[0].starts.values() if s >= 0]
     assert pol.plans[0].launch_relaxed and len(launched) < 2  # what fits and pays, flagged
     assert info["episode_metrics"]["retrainings"] >= 1
+
+
+def test_policy_never_picks_a_masked_action_when_interference_delays_a_job():
+    """The fuzzing audit's case: with MPS interference a job the plan expects finished still
+    runs at step 41, and the planned inference no longer fits beside it. The policy then keeps
+    the current allocation (the job's share kept, finished jobs' released) instead of handing
+    the environment a masked action to project: the same allocation, chosen by the policy."""
+    env = MIGReconfigEnv(
+        "migrator-w12", windows=1, preinit=False, **{"mps.shares": 7, "mps.interference": True}
+    )
+    pol = make_policy("migrator", env)
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    term, step, fell_back = False, 0, []
+    while not term:
+        snap = env.sim_state()
+        a, _ = pol.predict(obs)
+        assert env.action_masks()[int(a)], f"step {step}: a masked action"
+        if pol._seq[min(snap.step_in_window, len(pol._seq) - 1)] != a:
+            fell_back.append(step)
+        obs, _, term, _, info = env.step(a)
+        assert not info["projected"]
+        step += 1
+    assert 41 in fell_back  # the repaired plan did not fit there
+
+
+def test_fallback_is_the_allocation_the_environment_would_project_onto():
+    """:meth:`MIGRatorPolicy._fallback`: the current allocation less the retraining instances
+    of jobs no longer running when the mask allows it; else the lowest-index valid signature
+    (both as :meth:`MIGDynamics.project`, so the allocations applied are unchanged); what is
+    wanted where nothing is valid."""
+    from types import SimpleNamespace
+
+    from edgegym.baselines.migrator import MIGRatorPolicy
+
+    env = MIGReconfigEnv("migrator-w1", window_s=40, windows=1)
+    env.reset(seed=0)
+    snap = env.sim_state()
+    cat = snap.spec.catalogue
+    cur = cat.index(((4,), (2,), (1,), ()))
+    done = SimpleNamespace(**{**vars(snap), "signature": cur, "status": np.array([2, 2])})
+    mask = np.zeros(len(cat), dtype=bool)
+    released = cat.index(((4,), (2,), (), ()))
+    mask[[released, 3, 7]] = True
+    assert MIGRatorPolicy._fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5) == released
+    mask[released] = False
+    assert MIGRatorPolicy._fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5) == 3
+    none = SimpleNamespace(**{**vars(done), "mask": np.zeros(len(cat), dtype=bool)})
+    assert MIGRatorPolicy._fallback(none, 5) == 5
+
+
+def test_fallback_leaves_the_bundled_allocations_as_projected_before():
+    """On migrator-w13 (seed 1) the plan's instances cannot be placed beside a running job's
+    at 44 steps: the policy used to return those masked and the environment projected them;
+    it now returns the projected allocation itself, so every observation and reward is the
+    one it was (step by step against the old behaviour), none of them projected."""
+    envs = [MIGReconfigEnv("migrator-w13", windows=1) for _ in range(2)]
+    pols = [make_policy("migrator", env) for env in envs]
+    pols[1]._fallback = lambda snap, want: want  # before: the masked plan, for the env
+    obs = [env.reset(seed=1)[0] for env in envs]
+    for pol in pols:
+        pol.reset(1)
+    term, was_projected = False, 0
+    while not term:
+        out = []
+        for k in range(2):
+            a, _ = pols[k].predict(obs[k])
+            out.append(envs[k].step(a))
+        (o_new, r_new, term, _, info), (o_old, r_old, _, _, info_old) = out
+        assert np.array_equal(o_new, o_old) and r_new == r_old
+        assert not info["projected"]
+        was_projected += int(info_old["projected"])
+        obs = [o_new, o_old]
+    assert was_projected == 44

@@ -78,3 +78,50 @@ def test_policy_forecaster_is_selectable_and_checked():
         assert len(pol.weights) == (1 if name == "seasonal" else 0)  # windows with a past one
     with pytest.raises(ValueError, match="forecaster='informer' is unknown"):
         make_policy("migrator:forecaster=informer", env)
+
+
+def _old_seasonal_mean(past: np.ndarray, window_s: int, smooth_s: int = 5) -> np.ndarray:
+    """The seasonal forecast's mean as computed before short windows were handled (its
+    ``smooth_s`` kernel whatever the window), for windows of ``smooth_s`` seconds or more."""
+    m, n = past.shape[0], past.shape[1] // window_s
+    w = past[:, past.shape[1] - n * window_s :].astype(float).reshape(m, n, window_s)
+    level = w.mean(axis=2)
+    ratio = w / np.maximum(level, 1e-9)[:, :, None]
+    kernel = np.ones(smooth_s)
+    width = np.convolve(np.ones(window_s), kernel, mode="same")
+    shape = np.apply_along_axis(lambda r: np.convolve(r, kernel, mode="same"), 2, ratio) / width
+    profile = shape.mean(axis=1)
+    x, y = shape[:, :-1].mean(axis=1) - 1.0, shape[:, -1] - 1.0
+    num, den = np.sum(x * y, axis=1), np.sum(x * x, axis=1)
+    beta = np.clip(np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0), 0.0, 1.0)
+    return level[:, -1:] * (1.0 + beta[:, None] * (profile - 1.0))
+
+
+@pytest.mark.parametrize("window_s", [1, 2, 3, 4, 5, 6, 9])
+@pytest.mark.parametrize("past_windows", [1, 2, 3])
+def test_forecasts_cover_exactly_the_window_however_short(window_s, past_windows):
+    """The smoothing kernel is no longer than the window, so both forecasters give window_s
+    seconds (a 2-4 s window made the seasonal one raise, a 1 s one gave 5 seconds); from 5 s
+    (the kernel's width) on the forecast is the one it always was."""
+    rng = np.random.default_rng(window_s)
+    past = rng.poisson(20.0, size=(2, past_windows * window_s)).astype(float)
+    fc = seasonal_forecast(past, window_s, np.array([20.0, 20.0]))
+    assert fc.mean.shape == (2, window_s) and fc.samples.shape == (2, window_s, window_s)
+    assert forecast(past, window_s, np.array([20.0, 20.0])).shape == (2, window_s)
+    if window_s >= 5 and past_windows >= 2:
+        assert np.array_equal(fc.mean, _old_seasonal_mean(past, window_s))
+
+
+@pytest.mark.parametrize("window_s", [1, 3, 4])
+def test_migrator_plans_windows_shorter_than_its_smoothing(window_s):
+    """The fuzzing audit's crash: ``migrator`` on 2-4 s windows with a past window."""
+    env = MIGReconfigEnv("migrator-w1", window_s=window_s, windows=3, data_fraction=0.01)
+    pol = make_policy("migrator", env)
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    term = False
+    while not term:
+        a, _ = pol.predict(obs)
+        assert env.action_masks()[int(a)]
+        obs, _, term, _, _ = env.step(a)
+    assert len(pol.plans) == 3 and len(pol.weights) == 2

@@ -11,6 +11,7 @@ its last quantum was reported as "no retraining" while the engine kept it, stall
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -196,6 +197,91 @@ def test_fair_allocation_with_floors():
     assert fair_allocation(10, jobs, {(1, 0): 6}) == {(0, 0): 2, (1, 0): 6, (0, 1): 1, (1, 1): 1}
     with pytest.raises(ValueError, match="floors"):
         fair_allocation(3, jobs, {(0, 0): 4})
+
+
+def _fair_allocation_loop(
+    n_quanta: int,
+    jobs: list[tuple[int, int]],
+    floors: dict[tuple[int, int], int] | None = None,
+) -> dict[tuple[int, int], int]:
+    """The reference: ``fair_allocation`` as it was, raising the level one quantum at a time
+    (O(n_quanta / jobs) numpy sums: over 60 s a decision at 64 GPUs and a 1e-6 quantum)."""
+    lo = np.array([(floors or {}).get(j, 0) for j in jobs], dtype=np.int64)
+    if lo.sum() > n_quanta:
+        raise ValueError(f"floors need {int(lo.sum())} quanta, only {n_quanta} available")
+    level = 0
+    while np.maximum(lo, level + 1).sum() <= n_quanta:
+        level += 1
+    quanta = np.maximum(lo, level)
+    extra = n_quanta - int(quanta.sum())
+    order = sorted(range(len(jobs)), key=lambda j: (jobs[j][1], jobs[j][0]))
+    for j in [j for j in order if quanta[j] == level][:extra]:
+        quanta[j] += 1
+    return {job: int(q) for job, q in zip(jobs, quanta, strict=True)}
+
+
+def _random_instance(
+    rng: np.random.Generator,
+) -> tuple[int, list[tuple[int, int]], dict[tuple[int, int], int]]:
+    """A small random ``fair_allocation`` input: jobs in shuffled order (the tie-break sorts
+    them), floors often 0, sometimes above the equal share, sometimes negative (the loop
+    finishes on those too), and quanta from exactly the floors' sum to a few hundred more."""
+    streams = int(rng.integers(1, 6))
+    jobs = [(v, 0) for v in range(streams)]
+    jobs += [(v, 1) for v in range(streams) if rng.random() < 0.6]
+    jobs = [jobs[i] for i in rng.permutation(len(jobs))]
+    floors = {}
+    for job in jobs:
+        kind = rng.integers(0, 4)
+        if kind == 1:
+            floors[job] = int(rng.integers(0, 40))
+        elif kind == 2:
+            floors[job] = int(rng.integers(-3, 3))
+    need = sum(floors.values())
+    n_quanta = need + int(rng.choice([0, 1, rng.integers(0, 10), rng.integers(0, 400)]))
+    return n_quanta, jobs, floors
+
+
+def test_fair_allocation_matches_the_one_quantum_loop():
+    """Bit for bit the old loop's result (levels, leftovers and their tie-break) on random
+    small instances, with and without floors, and the same error where floors do not fit."""
+    rng = np.random.default_rng(20240607)
+    for _ in range(3000):
+        n_quanta, jobs, floors = _random_instance(rng)
+        for given in (floors, None):
+            if n_quanta < 0 and given is None:  # negative floors only: neither fits
+                with pytest.raises(ValueError, match="floors"):
+                    fair_allocation(n_quanta, jobs, given)
+                continue
+            want = _fair_allocation_loop(n_quanta, jobs, given)
+            got = fair_allocation(n_quanta, jobs, given)
+            assert got == want, (n_quanta, jobs, given)
+            assert list(got) == list(want)
+            assert all(type(q) is int for q in got.values())
+        if floors and sum(floors.values()) > 0:
+            short = sum(floors.values()) - 1
+            with pytest.raises(ValueError, match="floors"):
+                _fair_allocation_loop(short, jobs, floors)
+            with pytest.raises(ValueError, match="floors"):
+                fair_allocation(short, jobs, floors)
+
+
+def test_fair_allocation_is_quick_on_a_fine_quantum():
+    """64 GPUs in quanta of 1e-6 (64 million quanta): the level is bisected, not counted up
+    (the loop took over a minute per thief decision here)."""
+    jobs = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0)]
+    n_quanta = 64_000_000
+    start = time.perf_counter()
+    got = fair_allocation(n_quanta, jobs, {(1, 0): 40_000_000, (2, 0): 3})
+    assert time.perf_counter() - start < 0.5
+    # 24e6 left for the four others at the level (6e6 each); (2, 0)'s floor is below it.
+    assert got == {(0, 0): 6_000_000, (1, 0): 40_000_000, (0, 1): 6_000_000, (1, 1): 6_000_000,
+                   (2, 0): 6_000_000}  # fmt: skip
+    got = fair_allocation(n_quanta + 2, jobs)
+    assert sum(got.values()) == n_quanta + 2
+    # 2 left over at the level: inference jobs first, by stream.
+    assert got[(0, 0)] == got[(1, 0)] == 12_800_001 and got[(2, 0)] == 12_800_000
+    assert fair_allocation(n_quanta, []) == {}  # no jobs (the loop never ended)
 
 
 def test_literal_variant_cannot_steal_from_jobs_holding_less_than_delta():

@@ -4,12 +4,15 @@ generator (the generic checks are in ``tests/envs/test_vector.py``)."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import edgegym  # noqa: F401  (registers the ids)
 from edgegym.families.continual.env import ContinualLearningEnv
 from edgegym.families.continual.vector import ContinualLearningVectorEnv
+from edgegym.scenarios import ScenarioError
 
 N = 5
 SMALL = {"streams": 3, "windows": 3}
@@ -32,6 +35,7 @@ def _raw_actions(rng: np.random.Generator, vec: ContinualLearningVectorEnv) -> n
         (SMALL, 0),
         ({"scenario": "ekya-table1", "gpus": 4}, 1),
         ({**SMALL, "objective.a_min": 0.5, "objective.energy": 0.3, "gpus": 2}, 2),
+        ({**SMALL, "max_streams": 5}, 3),  # padded stream slots
     ],
 )
 def test_invalid_actions_info_and_weights_match_single_envs(overrides: dict, seed: int) -> None:
@@ -60,6 +64,29 @@ def test_invalid_actions_info_and_weights_match_single_envs(overrides: dict, see
             if t:
                 alive[i] = False
     vec.close()
+
+
+def test_make_vec_takes_max_streams_as_the_single_env_does() -> None:
+    """``max_streams`` pads the stream slots of the vector env as of the single env (fuzz
+    audit, finding 10: ``make_vec`` refused it as an unknown scenario override)."""
+    vec = gym.make_vec(
+        "edgegym/ContinualLearning-v0", 3, vectorization_mode="vector_entry_point",
+        max_streams=5, **SMALL,
+    )  # fmt: skip
+    single = gym.make("edgegym/ContinualLearning-v0", max_streams=5, **SMALL)
+    assert isinstance(vec, ContinualLearningVectorEnv) and vec.max_streams == 5
+    assert vec.single_observation_space == single.observation_space
+    assert vec.single_action_space == single.action_space
+    obs, info = vec.reset(seed=0)
+    assert obs["stream_mask"].tolist() == [[1, 1, 1, 0, 0]] * 3
+    o, inf = single.reset(seed=0)
+    _same_obs(obs, 0, o)
+    np.testing.assert_array_equal(info["action_mask"][0], inf["action_mask"])
+    vec.close()
+    # The same check, the same message, and the default: the scenario's streams.
+    with pytest.raises(ScenarioError, match="max_streams=2 is smaller"):
+        ContinualLearningVectorEnv(num_envs=2, max_streams=2, **SMALL)
+    assert ContinualLearningVectorEnv(num_envs=2, **SMALL).max_streams == 3
 
 
 def test_same_step_autoreset_continues_each_envs_generator() -> None:

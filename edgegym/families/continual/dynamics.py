@@ -48,6 +48,7 @@ finishing job's accuracy); the rules and the accounting stay the ones above. The
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -861,8 +862,17 @@ class ContinualDynamics:
         return out
 
     def metrics(self, params: ContinualParams, state: ContinualState, i: int) -> dict[str, float]:
-        """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``)."""
-        return self.episode_metrics(params, state, i).summary()
+        """Env ``i``'s whole-episode numbers (its ``info["episode_metrics"]``).
+
+        Raises:
+            FloatingPointError: A number is not finite (a bug: the evaluator would otherwise
+                show it as ``-``); the message names it.
+        """
+        out = self.episode_metrics(params, state, i).summary()
+        bad = [f"{k}={v}" for k, v in out.items() if not math.isfinite(v)]
+        if bad:
+            raise FloatingPointError(f"continual episode metrics not finite: {', '.join(bad)}")
+        return out
 
 
 def _finish_jobs(state: ContinualState, done: np.ndarray) -> None:

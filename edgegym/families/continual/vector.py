@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from edgegym.core.vector import EdgeVectorEnv
 from edgegym.families.continual.dynamics import ContinualDynamics
@@ -31,16 +32,36 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
     ``model_accuracy`` (N, V), ``window`` and ``time_s`` (N,), and after a step
     ``reward_terms``, ``energy_j`` and the allocation actually applied as ``retrain_cfg``,
     ``infer_cfg``, ``share_retrain`` and ``share_infer`` (N, V) (the single env's
-    ``info["allocation"]``).
+    ``info["allocation"]``). V is ``max_streams`` where it is given.
+
+    Args:
+        num_envs: N (>= 1).
+        scenario: As for the single env (default: the family's default scenario).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` or ``AutoresetMode.SAME_STEP``.
+        max_streams: Stream slots, as for the single env (:func:`make_params`; padding beyond
+            the scenario's streams; default: the scenario's streams).
+        **overrides: Scenario overrides, as for the single env.
     """
 
     env_id = "edgegym/ContinualLearning-v0"
     params: ContinualParams
 
+    def __init__(
+        self,
+        num_envs: int = 1,
+        scenario: str | Scenario | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_streams: int | None = None,
+        **overrides: Any,
+    ) -> None:
+        self._slots = max_streams  # read by _build, which the base class's __init__ calls
+        super().__init__(num_envs, scenario, autoreset_mode, **overrides)
+        self.max_streams = self.params.max_streams
+
     def _build(
         self, scenario: Scenario
     ) -> tuple[ContinualParams, ContinualDynamics, spaces.Space, spaces.Space]:
-        p = make_params(scenario)
+        p = make_params(scenario, self._slots)
         obs_space, act_space = continual_spaces(p)
         return p, ContinualDynamics(), obs_space, act_space
 

@@ -17,7 +17,7 @@ from edgegym.families.dag.cluster import EdgeCluster, RequestSchedule
 from edgegym.families.dag.dynamics import ADMIT, DAGDynamics, DAGState
 from edgegym.families.dag.episode import after_retraining, pool_fraction
 from edgegym.families.dag.graph import DAGApp, RetrainOption
-from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, SERVER_FEATURES
+from edgegym.families.dag.observation import GLOBALS, NODE_FEATURES, OBS_HIGH, SERVER_FEATURES
 from edgegym.families.dag.params import DAGParams, make_params
 from edgegym.families.dag.snapshot import (
     DAGSnapshot,
@@ -50,7 +50,7 @@ __all__ = [
 
 def dag_spaces(p: DAGParams) -> tuple[spaces.Dict, spaces.MultiDiscrete]:
     """Observation and action space of one env (the single and the vector env share them)."""
-    n, h, big = p.n_nodes, len(p.options), 1e6
+    n, h, big = p.n_nodes, len(p.options), OBS_HIGH
     obs = spaces.Dict(
         {
             "nodes": spaces.Box(0.0, big, (n, NODE_FEATURES), np.float32),
@@ -193,7 +193,7 @@ class DAGOffloadEnv(EdgeEnv):
     backlog seconds, link to storage / 1000, seconds the presented node would finish there
     after its earliest possible finish: 0 on the earliest-finish server),
     ``globals`` (5,) (fraction of requests admitted, theta / 10, A_min, admit epoch, pending
-    requests / 10).
+    requests / 10); ``nodes`` and ``servers`` are clamped into the box ``[0, 1e6]``.
 
     **Reward**: per request, ``-(completion + theta * sum_i (1 - A_i))`` (Eq. 9) summed over
     its epochs, as named terms ``completion`` and ``accuracy`` (weights ``objective.completion``

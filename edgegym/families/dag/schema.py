@@ -13,6 +13,7 @@ from pydantic import (
 )
 
 from edgegym.families.dag.graph import DAGError, topological_order
+from edgegym.families.dag.params import SCOPE_SEP
 from edgegym.scenarios import (
     Arrival,
     DagWeight,
@@ -23,6 +24,7 @@ from edgegym.scenarios import (
     Unit,
     UnitOpen,
     family_schema,
+    shown,
     unique_names,
 )
 from edgegym.workload.checks import Expect, Flag, Range, Text, rule
@@ -152,6 +154,8 @@ class DAGScenario(ScenarioModel):
     # "shared": a model name is one model (one accuracy, one pool) for every application that
     # uses it; "application": each application's tasks have models of their own (named
     # "application/model"), as applications with their own datasets train their own models.
+    # Model names never contain "/", so the last "/" of such a name ends the application and two
+    # applications' models never get one name.
     model_scope: Literal["shared", "application"] = "shared"
     servers: DAGServers = Field(default_factory=DAGServers)
     objective: DAGObjective = Field(default_factory=DAGObjective)
@@ -173,6 +177,23 @@ class DAGScenario(ScenarioModel):
                     field=f"retrain_configs[{h}].demand",
                 )
         for name, m in self.models.items():
+            if SCOPE_SEP in name:  # the last "/" of "application/model" ends the application
+                raise rule(
+                    f"model names must not contain {SCOPE_SEP!r}, got {shown(name)} (it joins an "
+                    "application and its model in the model names of model_scope: application; "
+                    '"a" with "b/c" and "a/b" with "c" would be one model)',
+                    field="models",
+                )
+            # Accuracy drifts down to the floor and retraining closes a gap up to the ceiling,
+            # so floor <= ceiling (else a model drifts above its ceiling, the observation's gap
+            # to the ceiling turns negative and a retraining lowers accuracy) and
+            # start_accuracy <= ceiling. A start below the floor is the floor (drift stops there).
+            if m.floor > m.ceiling:
+                raise rule(
+                    f"floor {m.floor:g} is above the ceiling {m.ceiling:g} of model {shown(name)} "
+                    "(accuracy drifts down to the floor; retraining raises it toward the ceiling)",
+                    field=f"models.{name}.floor",
+                )
             if m.start_accuracy > m.ceiling:
                 raise rule(
                     f"{m.start_accuracy:g} is above the model's ceiling {m.ceiling:g}",

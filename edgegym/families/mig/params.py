@@ -22,9 +22,11 @@ from edgegym.families.mig.reward import term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, get_mig_profiles
 from edgegym.hardware.migalloc import (
+    KEY_LIMIT,
     AllocationCatalogue,
     ShareCatalogue,
     catalogue,
+    mask_radix,
     share_catalogue,
 )
 from edgegym.scenarios import Scenario
@@ -345,7 +347,7 @@ class MIGParams:
         n_place = len(cat.placements)
         fixed = isinstance(cat, ShareCatalogue)  # one allocation per signature: no memo
         realise_keys = 0 if fixed else (2 * m + 2) ** n_place * 2**m * len(cat)
-        if realise_keys >= 2**63 or _mask_radix(cat) ** m >= 2**63:
+        if realise_keys >= KEY_LIMIT or _mask_radix(cat) ** m >= KEY_LIMIT:
             what = f"{m} tenants on {cat.units} MPS shares" if fixed else f"{cat.gpu}'s MIG"
             raise ValueError(f"{what}: too many placements to key allocations")
         rate_slo = np.where(meets, spec.rate, 0.0)
@@ -449,8 +451,9 @@ def slice_tree(values: np.ndarray) -> np.ndarray:
 
 def _mask_radix(cat: AllocationCatalogue) -> int:
     """Values of one tenant's part of a mask key: where its running job is (P: nowhere)
-    times which of the Z sizes and none it may take."""
-    return (len(cat.placements) + 1) << (len(cat.sizes) + 1)
+    times which of the Z sizes and none it may take (:func:`~edgegym.hardware.migalloc.
+    mask_radix`, which the MPS share limit reads too)."""
+    return mask_radix(len(cat.placements), len(cat.sizes))
 
 
 def keep_pairs(params: MIGParams, task: np.ndarray, running: np.ndarray) -> list[tuple[int, int]]:

@@ -13,6 +13,7 @@ from pydantic import (
 )
 
 from edgegym.families.mig.datasets import NC_DATASETS
+from edgegym.hardware.migalloc import share_count_problem, share_counts
 from edgegym.scenarios import (
     Arrival,
     ClockMHz,
@@ -89,7 +90,9 @@ class MIGMPS(Record):
     model load of ``overhead``; nothing is destroyed or created) while the old process serves on
     at the old share until the new one is ready, memory is not partitioned
     (every model fits, the tenants' models together must fit the GPU's memory) and there is
-    nothing to pre-initialise. 0 (default): MIG instances."""
+    nothing to pre-initialise. 0 (default): MIG instances. The counts M tenants can have
+    (:func:`shares_problem` refuses the others, naming them): 2-28 for one tenant, 2-23 for
+    two, 3-13 for three, 4-8 for four (:func:`edgegym.hardware.migalloc.share_counts`)."""
 
     interference: Flag = False
     shares: Annotated[int, Range(0, 28)] = 0
@@ -150,10 +153,9 @@ class MIGScenario(ScenarioModel):
                 field="windows",
             )
         self.windows = self.windows or shortest
-        if self.mps.shares == 1:
-            raise rule(
-                "must be 0 (MIG instances) or at least 2 MPS shares, got 1", field="mps.shares"
-            )
+        problem = shares_problem(self.mps.shares, len(self.tenants))
+        if problem:
+            raise rule(problem, field="mps.shares")
         if self.mps.shares and self.preinit:
             raise rule(
                 "must be false with MPS shares (mps.shares > 0): pre-initialisation builds MIG "
@@ -161,6 +163,24 @@ class MIGScenario(ScenarioModel):
                 field="preinit",
             )
         return self
+
+
+def shares_problem(shares: int, n_tenants: int) -> str | None:
+    """Why ``mps.shares: shares`` cannot hold ``n_tenants`` tenants, naming the counts that
+    can (:func:`edgegym.hardware.migalloc.share_counts`), or None (0, MIG instances, always
+    can)."""
+    if shares == 0:
+        return None
+    counts = share_counts(n_tenants)
+    if shares in counts:
+        return None
+    lo, hi = counts[0], counts[-1]
+    who = f"{n_tenants} tenant{'s' if n_tenants > 1 else ''}"
+    if shares < lo:  # each inference task holds one share, and a GPU has 2 shares at least
+        why = f"{who} need{'' if n_tenants > 1 else 's'} at least {lo} MPS shares"
+    else:
+        why = share_count_problem(n_tenants, shares)
+    return f"must be 0 (MIG instances) or {lo} to {hi} MPS shares for {who}, got {shares} ({why})"
 
 
 #: How :mod:`edgegym.scenarios` validates and overrides this family's scenarios.
