@@ -31,6 +31,7 @@ from edgegym.baselines.migrator_plan import (
     change_classes,
     solve,
 )
+from edgegym.families.mig.dynamics import RUNNING
 from edgegym.hardware.mig import layout_sizes, valid_layouts
 
 __all__ = [
@@ -460,7 +461,7 @@ class MIGRatorPolicy(Policy):
         sig = list(cat.signatures[n])
         cur = cat.signatures[snap.signature] if snap.signature >= 0 else None
         for i in range(m):
-            if snap.status[i] == 1 and cur is not None:
+            if snap.status[i] == RUNNING and cur is not None:
                 sig[m + i] = cur[m + i]
             elif snap.status[i] != 0:
                 sig[m + i] = ()
@@ -470,30 +471,25 @@ class MIGRatorPolicy(Policy):
             fixed = -1
         if fixed >= 0 and snap.mask[fixed]:
             return np.int64(fixed)
-        return np.int64(self._fallback(snap, fixed if fixed >= 0 else n))
+        want = fixed if fixed >= 0 else n
+        return np.int64(self._fallback(snap, want, self.unwrapped.params.stripped))
 
     @staticmethod
-    def _fallback(snap, want: int) -> int:
+    def _fallback(snap, want: int, stripped: np.ndarray) -> int:
         """A valid signature where neither the plan nor its repair is (a job the plan expected
         finished still runs, e.g. slowed by MPS interference, and the planned inference no
         longer fits beside it; or the planned instances cannot be placed beside a running
         job's): the one the environment projects a masked action onto
         (:meth:`~edgegym.families.mig.dynamics.MIGDynamics.project`), so the allocations are
         the ones the policy had before it chose valid actions itself. That is the current
-        allocation with the retraining instances of jobs no longer running released, else the
+        allocation keeping only the running jobs' retraining instances (the environment's own
+        table, ``stripped``: :attr:`~edgegym.families.mig.params.MIGParams.stripped`), else the
         lowest-index valid signature, else ``want`` where the mask allows nothing."""
-        cat = snap.spec.catalogue
-        m = snap.spec.n_tenants
         if snap.signature >= 0:
-            keep = list(cat.signatures[snap.signature])
-            for i in range(m):
-                if snap.status[i] != 1:
-                    keep[m + i] = ()
-            try:
-                cur = cat.index(tuple(keep))
-            except KeyError:
-                cur = -1
-            if cur >= 0 and snap.mask[cur]:
+            running = np.asarray(snap.status) == RUNNING
+            bits = int(running @ (1 << np.arange(running.size)))
+            cur = int(stripped[snap.signature, bits])
+            if snap.mask[cur]:
                 return cur
         valid = np.flatnonzero(snap.mask)
         return int(valid[0]) if valid.size else want

@@ -207,17 +207,19 @@ def test_fallback_is_the_allocation_the_environment_would_project_onto():
     env = MIGReconfigEnv("migrator-w1", window_s=40, windows=1)
     env.reset(seed=0)
     snap = env.sim_state()
+    table = env.params.stripped
     cat = snap.spec.catalogue
     cur = cat.index(((4,), (2,), (1,), ()))
     done = SimpleNamespace(**{**vars(snap), "signature": cur, "status": np.array([2, 2])})
     mask = np.zeros(len(cat), dtype=bool)
     released = cat.index(((4,), (2,), (), ()))
     mask[[released, 3, 7]] = True
-    assert MIGRatorPolicy._fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5) == released
+    fallback = MIGRatorPolicy._fallback
+    assert fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5, table) == released
     mask[released] = False
-    assert MIGRatorPolicy._fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5) == 3
+    assert fallback(SimpleNamespace(**{**vars(done), "mask": mask}), 5, table) == 3
     none = SimpleNamespace(**{**vars(done), "mask": np.zeros(len(cat), dtype=bool)})
-    assert MIGRatorPolicy._fallback(none, 5) == 5
+    assert MIGRatorPolicy._fallback(none, 5, table) == 5
 
 
 def test_fallback_leaves_the_bundled_allocations_as_projected_before():
@@ -227,7 +229,7 @@ def test_fallback_leaves_the_bundled_allocations_as_projected_before():
     one it was (step by step against the old behaviour), none of them projected."""
     envs = [MIGReconfigEnv("migrator-w13", windows=1) for _ in range(2)]
     pols = [make_policy("migrator", env) for env in envs]
-    pols[1]._fallback = lambda snap, want: want  # before: the masked plan, for the env
+    pols[1]._fallback = lambda snap, want, stripped: want  # before: the masked plan, for the env
     obs = [env.reset(seed=1)[0] for env in envs]
     for pol in pols:
         pol.reset(1)
