@@ -377,3 +377,19 @@ def test_a_negative_clock_is_still_refused(tmp_path, clock):
     assert "tenants[0].clock_mhz: must be MHz >= 0 (0: the top clock) or a list of" in str(
         err.value
     )
+
+
+def test_a_share_quantum_too_fine_for_the_gpus_is_refused_with_the_bound():
+    # 64 GPUs at 1e-6 asks for 64M share levels per job (the thief's floors took ~3 GB there)
+    with pytest.raises(ScenarioError) as exc:
+        load("ekya-cityscapes", **{"hardware.gpus": 64, "hardware.share_quantum": 1e-6})
+    assert "64,000,000 share levels" in str(exc.value)
+    assert "0.00064" in str(exc.value)
+    # the finest quantum the bound allows still loads and builds
+    env = make_env(
+        "edgegym/ContinualLearning-v0",
+        "ekya-cityscapes",
+        {"hardware.gpus": 1, "hardware.share_quantum": 1e-5},
+        None,
+    )
+    env.close()

@@ -34,6 +34,11 @@ from edgegym.scenarios import (
 from edgegym.workload.checks import Range, Text, check, rule
 from edgegym.workload.continual import MAE_PER_STD, first_streams
 
+#: Most share levels ``gpus / share_quantum`` an allocation may have: the action space has
+#: that many levels per job, and the thief and the dynamics hold arrays of that length (at 64
+#: GPUs and a 1e-6 quantum the thief's floors alone took about 3 GB).
+MAX_SHARE_LEVELS = 100_000
+
 
 class Hardware(Record):
     """``hardware`` of a continual scenario."""
@@ -50,6 +55,13 @@ class Hardware(Record):
         problem = clock_problem(self.gpu, self.clock_mhz)
         if problem:
             raise rule(problem)
+        levels = self.gpus / self.share_quantum
+        if levels > MAX_SHARE_LEVELS:
+            raise rule(
+                f"share_quantum {self.share_quantum:g} with {self.gpus} GPU(s) gives "
+                f"{levels:,.0f} share levels per job; at most {MAX_SHARE_LEVELS:,} (a quantum of "
+                f"at least {self.gpus / MAX_SHARE_LEVELS:g} GPU)"
+            )
         return self
 
 
