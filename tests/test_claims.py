@@ -3,6 +3,7 @@ runs (``--quick``), whose claims are marked and never counted."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -217,3 +218,58 @@ def test_the_committed_table_gives_reasons_only_to_failing_claims() -> None:
     assert {c.paper for c in claims} == {"ekya", "etf", "migrator", "srs"}
     wrong = [f"{c.paper}: {c.claim}" for c in claims if bool(c.why) == c.holds]
     assert not wrong, wrong
+
+
+def test_runs_on_other_seeds_name_the_claims_whose_verdict_differs(tmp_path: Path) -> None:
+    """A seed check (or another scenario's run) lists the held-out claims whose verdict is not
+    the committed run's, both ways, and says so when every verdict is the same."""
+    base = [_claim("ekya", True, 1.0), _claim("ekya", False, 2.0), _claim("ekya", True, 3.0)]
+    update("ekya", base, tmp_path)
+    moved = [_claim("ekya", False, 1.0), _claim("ekya", True, 2.0), _claim("ekya", True, 3.0)]
+    update("ekya", moved, tmp_path / "seeds-100")
+    update("ekya", base, tmp_path / "seeds-200")
+    update("ekya", base, tmp_path)  # re-render the table's README with both folders there
+    readme = (tmp_path / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("- [seeds-100]"))
+    assert "2 of 3 held-out claims hold; a different verdict on 2:" in line
+    assert "'ekya claim 1.0' (no; below: yes)" in line
+    assert "'ekya claim 2.0' (yes; below: no)" in line and "claim 3.0" not in line
+    line = next(x for x in readme.splitlines() if x.startswith("- [seeds-200]"))
+    assert line.endswith("the same verdict as below on every one")
+
+
+@pytest.mark.parametrize("module", [ekya, migrator, srs])
+def test_a_run_from_another_first_seed_writes_beside_the_table(module) -> None:
+    """``--first-seed N`` (N > 0) defaults to docs/reproduction/seeds-N; 0 to the table
+    itself; a given --out wins; a negative seed is one error line, before any work."""
+    from edgegym.reproduce import claims
+
+    for argv, want in (
+        ([], "docs/reproduction"),
+        (["--first-seed", "100"], "docs/reproduction/seeds-100"),
+        (["--first-seed", "100", "--out", "elsewhere"], "elsewhere"),
+        (["--first-seed", "100", "--quick"], "runs/reproduction-quick"),
+    ):
+        ap = argparse.ArgumentParser()
+        claims.add_first_seed_argument(ap)
+        ap.add_argument("--out", default=None)
+        ap.add_argument("--quick", action="store_true")
+        assert claims.out_folder(ap.parse_args(argv)) == want
+    assert module.main(["--first-seed", "-1"]) == 2
+
+
+def test_the_episodes_start_at_the_first_seed() -> None:
+    """Every job of a seed check runs on seeds N.. (never the committed run's 0..)."""
+    jobs = srs._jobs("srs-edge-5apps", [{}], ["mrs", "pass"], 2, 100)
+    assert sorted({j[3] for j in jobs}) == [100, 101]
+    exp = migrator._experiments(["w1"], ["w1"], ["w1"], range(7, 9))
+    assert {j[3] for js in exp.values() for j in js} == {7, 8}
+    assert ekya.regenerate_command("ekya-cityscapes", 3, "docs/reproduction/seeds-100", 100) == (
+        f"{ekya.PROG} --first-seed 100"
+    )
+    ekya.PARALLEL["seed"] = 100
+    try:
+        assert ekya._seeds_text(3) == "3 seeded episodes per point, seeds 100..102"
+    finally:
+        ekya.PARALLEL["seed"] = 0
+    assert ekya._seeds_text(1) == "1 seeded episode per point, seed 0"

@@ -65,7 +65,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     assert migrator.main(argv) == 0
     saved = json.loads((tmp_path / "migrator-runs.json").read_text())
     args = [saved[k] for k in ("workloads", "basis_workloads", "oracle_workloads")]
-    jobs = [j for js in migrator._experiments(*args, 1).values() for j in js]
+    jobs = [j for js in migrator._experiments(*args, range(1)).values() for j in js]
     assert sorted(ran) == sorted(k for j in jobs if (k := job_key(j)) not in first)
     assert not journal.exists()  # its episodes are in migrator-runs.json now
     # the experiments and ablations run before the sweeps, each part timed on its own

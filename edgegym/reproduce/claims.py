@@ -16,6 +16,11 @@ a reduced sample, not what the papers' claims come to. Every claim made inside
 "smoke run: N claims checked on a reduced sample; not counted" instead of counting them. A
 smoke run writes to :data:`QUICK_OUT` unless told otherwise and refuses a folder whose
 ``claims.json`` holds a full run's claims (the committed ``docs/reproduction`` one).
+
+A seed check (``--first-seed N``, N > 0) is a full run on seeds the committed one did not use
+(N, N+1, ...): it writes to ``docs/reproduction/seeds-N`` unless told otherwise, and the table's
+README lists, for each such run (and each run on another scenario), the claims whose verdict
+differs from the committed run's.
 """
 
 from __future__ import annotations
@@ -49,6 +54,13 @@ QUICK_OUT = "runs/reproduction-quick"
 QUICK_HELP = (
     f"a smoke run on a reduced sample, written to {QUICK_OUT} unless --out says otherwise: "
     "every claim marked smoke and none counted"
+)
+
+#: ``--first-seed``'s help: the episodes' seeds start there.
+FIRST_SEED_HELP = (
+    "seed of the first episode (default 0): episodes use seeds N, N+1, ...; a full run from "
+    "N > 0 checks the claims on seeds the committed run did not use and writes to "
+    f"{DEFAULT_OUT}/seeds-N unless --out says otherwise"
 )
 
 _SMOKE = [False]  # whether claims made now belong to a smoke run (see smoke_run)
@@ -152,12 +164,13 @@ def run_parser(
     prog: str, doc: str, seeds: int, seeds_help: str, quick_help: str, runs_file: str
 ) -> argparse.ArgumentParser:
     """The command line of a reproduction that saves its runs (``runs_file``): ``--seeds``,
-    ``--quick``, ``--out``, ``--force``, ``--render-only`` (rewrite the report from the saved
-    runs) and the parallel options; :func:`open_run` checks them."""
+    ``--first-seed``, ``--quick``, ``--out``, ``--force``, ``--render-only`` (rewrite the
+    report from the saved runs) and the parallel options; :func:`open_run` checks them."""
     from edgegym.parallel import add_parallel_arguments
 
     ap = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=seeds, help=seeds_help)
+    add_first_seed_argument(ap)
     ap.add_argument("--quick", action="store_true", help=quick_help)
     add_output_arguments(ap, quick=True)
     ap.add_argument(
@@ -188,6 +201,8 @@ def open_run(
         for flag, value in (("--seeds", args.seeds), ("--workers", args.workers)):
             if value < 1:
                 raise ValueError(f"{flag} must be >= 1, got {value}")
+        if problem := first_seed_problem(args.first_seed):
+            raise ValueError(problem)
         if not args.render_only and (problem := ray_problem(args.ray)):
             raise ValueError(problem)
         written = rendered_outputs(outputs) if args.render_only else outputs
@@ -215,10 +230,36 @@ def read_runs(path: Path, pick: Callable[[Any], Any]) -> Any:
 
 
 def out_folder(args: argparse.Namespace) -> str:
-    """``--out`` as given, else :data:`QUICK_OUT` for a quick run, else :data:`DEFAULT_OUT`."""
+    """``--out`` as given, else :data:`QUICK_OUT` for a quick run, else
+    ``DEFAULT_OUT/seeds-N`` for a run from ``--first-seed N`` > 0 (a seed check), else
+    :data:`DEFAULT_OUT`."""
     if args.out is not None:
         return args.out
-    return QUICK_OUT if getattr(args, "quick", False) else DEFAULT_OUT
+    if getattr(args, "quick", False):
+        return QUICK_OUT
+    first = getattr(args, "first_seed", 0)
+    return f"{DEFAULT_OUT}/seeds-{first}" if first else DEFAULT_OUT
+
+
+def add_first_seed_argument(ap: argparse.ArgumentParser) -> None:
+    """A reproduction's ``--first-seed`` (:data:`FIRST_SEED_HELP`; checked by
+    :func:`first_seed_problem`)."""
+    ap.add_argument("--first-seed", type=int, default=0, metavar="N", help=FIRST_SEED_HELP)
+
+
+def first_seed_problem(first: int) -> str | None:
+    """What is wrong with ``--first-seed``'s value, or ``None``."""
+    if first < 0:
+        return f"--first-seed must be >= 0, got {first}"
+    if first > 2**31:
+        return f"--first-seed must be at most 2**31, got {first}"
+    return None
+
+
+def seeds_text(first: int, n: int) -> str:
+    """``"seed 0"``, ``"seeds 0..2"``, ``"seeds 100..102"``: the seeds of ``n`` episodes from
+    ``first``."""
+    return f"seed {first}" if n == 1 else f"seeds {first}..{first + n - 1}"
 
 
 def check_out(
@@ -360,6 +401,26 @@ def holds_cell(claim: Claim) -> str:
     return "yes" if claim.holds else "**no**"
 
 
+def _differences(claims: Sequence[Claim], other: Sequence[Claim]) -> str:
+    """The held-out claims of ``other`` (another run of one paper) whose verdict differs from
+    their record in ``claims``: ``"differs on: 'claim' (holds here: no, there: yes); ..."``,
+    or that none does; a claim with no record in ``claims`` is named as such."""
+    mine = {(c.paper, c.claim): c for c in claims}
+    notes = []
+    for c in other:
+        base = mine.get((c.paper, c.claim))
+        if base is None:
+            notes.append(f"'{c.claim}' (not in the table below)")
+        elif base.smoke or c.smoke:
+            continue
+        elif base.holds != c.holds:
+            there = "yes" if c.holds else "no"
+            notes.append(f"'{c.claim}' ({there}; below: {'yes' if base.holds else 'no'})")
+    if not notes:
+        return "the same verdict as below on every one"
+    return f"a different verdict on {len(notes)}: " + "; ".join(notes)
+
+
 def render(claims: Sequence[Claim], variants: Sequence[tuple[str, Sequence[Claim]]] = ()) -> str:
     """The Markdown of docs/reproduction/README.md: counts per paper, the runs on other
     scenarios (``variants``: folder name and claims), then one table."""
@@ -398,8 +459,10 @@ def render(claims: Sequence[Claim], variants: Sequence[tuple[str, Sequence[Claim
     if variants:
         lines += [
             "",
-            "The same reproductions run on other scenarios (each folder's report names its "
-            "scenario and command; not counted above):",
+            "The same reproductions run on other scenarios or seeds (`seeds-N`: a full run on "
+            "seeds N, N+1, ..., `--first-seed N`; each folder's report names its scenario, "
+            "seeds and command; not counted above), with the held-out claims whose verdict "
+            "differs from the table below:",
             "",
         ]
         for name, vc in variants:
@@ -410,7 +473,7 @@ def render(claims: Sequence[Claim], variants: Sequence[tuple[str, Sequence[Claim
                     hold = "smoke" if any(c.smoke for c in held) else sum(c.holds for c in held)
                     lines.append(
                         f"- [{name}]({report}): {TITLES[paper]}, {hold} of {len(held)} "
-                        "held-out claims hold"
+                        f"held-out claims hold; {_differences(claims, held)}"
                     )
     lines += [
         "",

@@ -1,7 +1,8 @@
 """Reproduce Ekya's evaluation (NSDI'22 §6) and write ``docs/reproduction/ekya.md``.
 
-Run ``python -m edgegym.reproduce.ekya [--episodes N] [--scenario NAME] [--out DIR] [--quick]``
-(``--quick``: a smoke run of one episode per point, written to ``runs/reproduction-quick``). Every
+Run ``python -m edgegym.reproduce.ekya [--episodes N] [--first-seed N] [--scenario NAME]
+[--out DIR] [--quick]`` (``--quick``: a smoke run of one episode per point, written to
+``runs/reproduction-quick``; ``--first-seed N``: a seed check on seeds N, N+1, ...). Every
 number in the report comes from this run; the paper's numbers stand beside them. Sections:
 (a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 2);
 (b) 10 streams on 1-16 GPUs (Fig. 8) and the GPU-saving factor; (c) FixedRes / FixedConfig
@@ -119,8 +120,9 @@ def _family(policy: str) -> str:
     return "uniform" if name.startswith("uniform") else name
 
 
-#: Where :func:`_run`'s episodes run: here, or as Ray tasks (``--ray``; :func:`edgegym.evaluate`).
-PARALLEL: dict[str, Any] = {"ray": None}
+#: Where :func:`_run`'s episodes run (here, or as Ray tasks: ``--ray``) and the seed of the
+#: first (``--first-seed``): :func:`edgegym.evaluate`'s ``ray`` and ``seed``.
+PARALLEL: dict[str, Any] = {"ray": None, "seed": 0}
 
 
 def _run(
@@ -138,7 +140,6 @@ def _run(
         list(policies),
         scenario=scenario,
         episodes=episodes,
-        seed=0,
         overrides=overrides,
         progress=False,
         **PARALLEL,
@@ -732,9 +733,8 @@ def _scenario_error(name: str, problem: str) -> str:
 
 def _seeds_text(episodes: int) -> str:
     """``"3 seeded episodes per point, seeds 0..2"``: the seeds :func:`_run` evaluates."""
-    if episodes == 1:
-        return "1 seeded episode per point, seed 0"
-    return f"{episodes} seeded episodes per point, seeds 0..{episodes - 1}"
+    seeds = claims_table.seeds_text(PARALLEL["seed"], episodes)
+    return f"{episodes} seeded episode{'s' if episodes > 1 else ''} per point, {seeds}"
 
 
 def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
@@ -747,6 +747,7 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
         "ekya-waymo also fits)",
     )
     ap.add_argument("--episodes", type=int, default=3, help="seeded episodes per point (>= 1)")
+    claims_table.add_first_seed_argument(ap)
     ap.add_argument(
         "--quick", action="store_true", help=claims_table.QUICK_HELP + " (one episode per point)"
     )
@@ -756,6 +757,8 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
     args.out = claims_table.out_folder(args)
     if args.episodes < 1:  # checked before --quick sets it, so a bad value is never hidden
         return f"--episodes must be >= 1, got {args.episodes}"
+    if problem := claims_table.first_seed_problem(args.first_seed):
+        return problem
     if args.quick:
         args.episodes = 1
     if problem := ray_problem(args.ray):
@@ -809,7 +812,7 @@ def _claims_text(claims: list[Claim]) -> str:
     )
 
 
-def regenerate_command(scenario: str, episodes: int, out: str | Path) -> str:
+def regenerate_command(scenario: str, episodes: int, out: str | Path, first_seed: int = 0) -> str:
     """The command that writes this report again: the module with the options a run was
     given where they are not the defaults."""
     parts = [PROG]
@@ -817,7 +820,11 @@ def regenerate_command(scenario: str, episodes: int, out: str | Path) -> str:
         parts += ["--scenario", scenario]
     if episodes != 3:
         parts += ["--episodes", str(episodes)]
-    if Path(out) != Path(claims_table.DEFAULT_OUT):
+    if first_seed:
+        parts += ["--first-seed", str(first_seed)]
+    if Path(out) != Path(
+        claims_table.out_folder(argparse.Namespace(out=None, first_seed=first_seed))
+    ):
         parts += ["--out", str(out)]
     return " ".join(parts)
 
@@ -881,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {parsed}", file=sys.stderr)
         return 2
     args, out = parsed
-    PARALLEL["ray"] = args.ray
+    PARALLEL["ray"], PARALLEL["seed"] = args.ray, args.first_seed
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
 
@@ -896,7 +903,7 @@ def main(argv: list[str] | None = None) -> int:
         r = _sections(sc, ep, out, log)
         claims = judge(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
         minutes = (time.time() - t0) / 60
-        command = regenerate_command(sc, ep, args.out)
+        command = regenerate_command(sc, ep, args.out, args.first_seed)
         write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")
         claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")

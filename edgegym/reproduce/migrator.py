@@ -1,11 +1,12 @@
 """Reproduce MIGRator's evaluation (arXiv 2407.13126 §5) and write its report.
 
-Run ``python -m edgegym.reproduce.migrator [--seeds N] [--workers K] [--quick]`` (``--quick``: a
-smoke run on W1, W5 and W9, written to ``runs/reproduction-quick`` with its claims marked
-``smoke`` and not counted). Every number in the report comes from this run; the paper's
-claims stand beside them. Sections: the inputs calibrated to the paper's characterisation
-measurements (Fig. 2, Fig. 5, §5.2), Goodput per workload W1-W16 (Fig. 7), SLO attainment and
-accuracy (Fig. 8), batch size 4 (Fig. 9), the reconfiguration basis (Fig. 10),
+Run ``python -m edgegym.reproduce.migrator [--seeds N] [--first-seed N] [--workers K] [--quick]``
+(``--quick``: a smoke run on W1, W5 and W9, written to ``runs/reproduction-quick`` with its
+claims marked ``smoke`` and not counted; ``--first-seed N``: a seed check on seeds N, N+1, ...,
+written to ``docs/reproduction/seeds-N``). Every number in the report comes from this run;
+the paper's claims stand beside them. Sections: the inputs calibrated to the paper's
+characterisation measurements (Fig. 2, Fig. 5, §5.2), Goodput per workload W1-W16 (Fig. 7),
+SLO attainment and accuracy (Fig. 8), batch size 4 (Fig. 9), the reconfiguration basis (Fig. 10),
 pre-initialisation's reduction of reconfiguration overhead (§5.2, 83%), the ablations (the
 baselines without pre-initialisation; the per-instance cost rule instead of Eq. 10; the MPS
 baselines without interference; Astraea's retraining at a share below one GPC), forecast vs
@@ -19,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -214,8 +216,8 @@ def run_one(job: tuple[str, str, dict[str, Any], int]) -> dict[str, Any]:
     return out
 
 
-def _jobs(policies, workloads, overrides, seeds):
-    return [(w, p, dict(overrides), s) for w in workloads for p in policies for s in range(seeds)]
+def _jobs(policies, workloads, overrides, seeds: Sequence[int]):
+    return [(w, p, dict(overrides), s) for w in workloads for p in policies for s in seeds]
 
 
 def _cost(job: tuple[str, str, dict[str, Any], int]) -> float:
@@ -287,6 +289,7 @@ def _load_runs(out: Path) -> dict[str, Any]:
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
         return {
             "seeds": saved["seeds"],
+            "first_seed": int(saved.get("first_seed", 0)),
             "workers": saved["workers"],
             "workloads": saved["workloads"],
             "basis_workloads": saved["basis_workloads"],
@@ -301,9 +304,9 @@ def _load_runs(out: Path) -> dict[str, Any]:
     return read_runs(out / "migrator-runs.json", pick)
 
 
-def _experiments(workloads, basis_w, oracle_w, seeds: int) -> dict[str, list]:
-    """Every experiment's jobs: the main table, batch 4, oracle arrivals, the ablations, the
-    basis sweep, and the robustness sweeps."""
+def _experiments(workloads, basis_w, oracle_w, seeds: Sequence[int]) -> dict[str, list]:
+    """Every experiment's jobs on episodes of ``seeds``: the main table, batch 4, oracle
+    arrivals, the ablations, the basis sweep, and the robustness sweeps."""
     sweeps: dict[str, list] = {}
     for name, ov in SWEEPS.items():
         pols = POLICIES if name in ALL_POLICY_SWEEPS else list(MPS_POLICIES)
@@ -339,7 +342,8 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
     t_start = time.time()
     runner = Runner(workers=args.workers, ray=args.ray)
     journal = runs_path.with_name("migrator-journal.jsonl")
-    experiments = _experiments(workloads, basis_w, oracle_w, args.seeds)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    experiments = _experiments(workloads, basis_w, oracle_w, seeds)
     # the main experiments and ablations first, then the robustness sweeps: each part's time
     # is its own (the sweeps' names hold a colon)
     rows = _run_all({k: v for k, v in experiments.items() if ":" not in k}, runner, journal)
@@ -363,6 +367,7 @@ def _run_and_save(args, workloads, basis_w, oracle_w, runs_path: Path) -> tuple[
         runs_path,
         {
             "seeds": args.seeds,
+            "first_seed": args.first_seed,
             "workers": args.workers,
             "workloads": workloads,
             "basis_workloads": basis_w,
@@ -442,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     oracle_w = [w for w in ORACLE_WORKLOADS if w in workloads] or workloads[:1]
     if saved is not None:
         args.seeds, args.workers = saved["seeds"], saved["workers"]
+        args.first_seed = saved["first_seed"]
         workloads, basis_w = saved["workloads"], saved["basis_workloads"]
         oracle_w, rows = saved["oracle_workloads"], saved["rows"]
         timing = {"total": saved["elapsed"], **saved["elapsed_parts"]}

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.reproduce import migrator_workloads as mw
-from edgegym.reproduce.claims import Claim, count_sentence, holds_cell
+from edgegym.reproduce.claims import Claim, count_sentence, holds_cell, seeds_text
 from edgegym.reproduce.migrator import (
     BASES,
     LABELS,
@@ -127,13 +127,20 @@ def _timing_text(timing: dict[str, float]) -> str:
     return f"{text} ({', '.join(parts)})" if parts else text
 
 
+def _seed_option(args) -> str:
+    """The command's ``--seeds`` / ``--first-seed`` where they are not the defaults."""
+    text = f" --seeds {args.seeds}" if args.seeds != 1 else ""
+    return text + (f" --first-seed {args.first_seed}" if args.first_seed else "")
+
+
 def _intro(args, timing: dict[str, float]) -> list[str]:
     """The title, what ran, the policies and the environment's cost model."""
     return [
         "# MIGRator reproduction (edgegym/MIGReconfig-v0)",
         "",
-        "Regenerate with `python -m edgegym.reproduce.migrator` "
-        f"(this run: {_count(args.seeds, 'seed')} per cell, {_count(args.workers, 'worker')}, "
+        f"Regenerate with `python -m edgegym.reproduce.migrator{_seed_option(args)}` "
+        f"(this run: {_count(args.seeds, 'seed')} per cell "
+        f"({seeds_text(args.first_seed, args.seeds)}), {_count(args.workers, 'worker')}, "
         f"{_timing_text(timing)} on {platform.processor() or platform.machine()}, "
         f"{args.date}). Every edgegym number below comes from that run; the "
         "paper's claims stand beside them, and its records are in "

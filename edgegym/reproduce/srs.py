@@ -1,15 +1,16 @@
 """Reproduce the SRS/MRS evaluation (INFOCOM'25, Fig. 8-15) and write ``docs/reproduction/srs.md``.
 
-Run ``python -m edgegym.reproduce.srs [--seeds 3] [--workers 2] [--out DIR]`` (about 5 minutes
-on two cores; ``--quick`` for a smoke run, written to ``runs/reproduction-quick`` with its
-claims marked ``smoke`` and not counted; ``--render-only`` to rewrite the report from the
-saved ``srs-runs.json``). Every number in the report comes from the run; the slides' claims
-stand beside them. Sections: MRS against the baselines, with Algorithm 2 as written and
-edgegym's variant (headline), accuracy and normalised completion time over time (Fig. 8-9),
-versus the number of applications (Fig. 10-11) and edge resources (Fig. 12-13), the theta
-sweep (Fig. 14), the algorithms' execution time (Fig. 15), the settings of the first runs, and
-the claims. It ends by writing the slides' records of ``claims.json``
-(:func:`edgegym.reproduce.claims.update`).
+Run ``python -m edgegym.reproduce.srs [--seeds 3] [--first-seed N] [--workers 2] [--out DIR]``
+(about 25 minutes on two cores; ``--quick`` for a smoke run, written to
+``runs/reproduction-quick`` with its claims marked ``smoke`` and not counted; ``--first-seed N``
+for a seed check on seeds N, N+1, ..., written to ``docs/reproduction/seeds-N``;
+``--render-only`` to rewrite the report from the saved ``srs-runs.json``). Every number in the
+report comes from the run; the slides' claims stand beside them. Sections: MRS against the
+baselines, with Algorithm 2 as written and edgegym's variant (headline), accuracy and
+normalised completion time over time (Fig. 8-9), versus the number of applications (Fig. 10-11)
+and edge resources (Fig. 12-13), the theta sweep (Fig. 14), the algorithms' execution time
+(Fig. 15), the settings of the first runs, and the claims. It ends by writing the slides'
+records of ``claims.json`` (:func:`edgegym.reproduce.claims.update`).
 """
 
 from __future__ import annotations
@@ -247,8 +248,10 @@ def _bin_records(records: list[dict[str, Any]], duration: float) -> dict[str, li
     return out
 
 
-def _jobs(name, changes_list, policies, seeds):
-    return [(name, dict(c), p, s) for c in changes_list for p in policies for s in range(seeds)]
+def _jobs(name, changes_list, policies, seeds: int, first: int = 0):
+    """Every ``(scenario, changes, policy, seed)`` job, on ``seeds`` seeds from ``first``."""
+    seed_list = range(first, first + seeds)
+    return [(name, dict(c), p, s) for c in changes_list for p in policies for s in seed_list]
 
 
 def _mean(rows, policy, metric, **match) -> float:
@@ -376,7 +379,7 @@ def _run_all(
     def runs(
         name: str, changes: list[dict[str, Any]], policies: list[str], seeds: int, label: str
     ) -> list[dict[str, Any]]:
-        jobs = _jobs(name, changes, policies, seeds)
+        jobs = _jobs(name, changes, policies, seeds, args.first_seed)
         return runner.map(run_one, jobs, label=label, journal=journal)
 
     five, eight = "srs-edge-5apps", "srs-edge-8apps"
@@ -410,9 +413,10 @@ def _run_all(
         ),
     }
     keys = list(ROBUST)[:2] if args.quick else list(ROBUST)
-    rows["robust"] = _robustness(runner, base, keys, sweep_seeds, journal)
+    rows["robust"] = _robustness(runner, base, keys, sweep_seeds, journal, args.first_seed)
     meta = {
         "seeds": args.seeds,
+        "first_seed": args.first_seed,
         "sweep_seeds": sweep_seeds,
         "workers": args.workers,
         "runner": runner.describe(),
@@ -426,25 +430,29 @@ def _run_all(
 
 
 def _robustness(
-    runner: Any, base: dict[str, Any], keys: list[str], seeds: int, journal: Path | None = None
+    runner: Any,
+    base: dict[str, Any],
+    keys: list[str],
+    seeds: int,
+    journal: Path | None = None,
+    first: int = 0,
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every robustness point's episodes (one map over all of them): point -> part -> rows.
-    Per point, the default scenario with MRS and the three baselines (``seeds`` seeds) and
-    the ends of the applications, servers and theta sweeps (seed 0)."""
+    Per point, the default scenario with MRS and the three baselines (``seeds`` seeds from
+    ``first``) and the ends of the applications, servers and theta sweeps (seed ``first``)."""
     five, eight = "srs-edge-5apps", "srs-edge-8apps"
     jobs = []
     for key in keys:
         for f in ROBUST[key][2]:
             pid = _point_id(key, f)
             at = {**base, "sweep": [key, f], "point": pid}
-            jobs += _jobs(five, [{**at, "part": "main"}], SWEEP_POLICIES, seeds)
+            jobs += _jobs(five, [{**at, "part": "main"}], SWEEP_POLICIES, seeds, first)
             apps = [{**at, "part": "apps", "apps": n, "per_app": True} for n in ROBUST_APPS]
-            jobs += _jobs(eight, apps, SWEEP_POLICIES, 1)
+            jobs += _jobs(eight, apps, SWEEP_POLICIES, 1, first)
             srv = [{**at, "part": "servers", "count": n} for n in ROBUST_SERVERS]
-            jobs += _jobs(five, srv, SWEEP_POLICIES, 1)
-            jobs += _jobs(
-                five, [{**at, "part": "theta", "theta": t} for t in ROBUST_THETAS], ["mrs"], 1
-            )
+            jobs += _jobs(five, srv, SWEEP_POLICIES, 1, first)
+            thetas = [{**at, "part": "theta", "theta": t} for t in ROBUST_THETAS]
+            jobs += _jobs(five, thetas, ["mrs"], 1, first)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in runner.map(run_one, jobs, label="robustness", journal=journal):
         parts = out.setdefault(

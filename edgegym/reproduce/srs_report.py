@@ -36,20 +36,30 @@ from edgegym.reproduce.srs import (
 __all__ = ["report"]
 
 
-def _seeds_text(n: int) -> str:
-    """``"3 seeds (0..2)"``: the episode seeds of ``n`` runs per setting (``_jobs``)."""
-    return "1 seed (0)" if n == 1 else f"{n} seeds (0..{n - 1})"
+def _seeds_text(n: int, first: int = 0) -> str:
+    """``"3 seeds (0..2)"``: the episode seeds of ``n`` runs per setting from ``first``
+    (``_jobs``)."""
+    return f"1 seed ({first})" if n == 1 else f"{n} seeds ({first}..{first + n - 1})"
+
+
+def _seed_option(meta: dict[str, Any]) -> str:
+    """The command's ``--seeds`` / ``--first-seed`` where they are not the defaults."""
+    text = f" --seeds {meta['seeds']}" if meta["seeds"] != 3 else ""
+    first = meta.get("first_seed", 0)
+    return text + (f" --first-seed {first}" if first else "")
 
 
 def _header(meta: dict[str, Any]) -> list[str]:
     """The report's title and run line (what ran, where, with which seeds)."""
+    first = meta.get("first_seed", 0)  # runs saved before --first-seed started at 0
     return [
         "# SRS/MRS reproduction (INFOCOM'25, Fig. 8-15)",
         "",
-        "Regenerate with `python -m edgegym.reproduce.srs` (this report, `srs-runs.json` and the "
-        "four figures); `--render-only` rewrites the report from the saved runs. "
-        f"Run {meta['date']} on {meta['machine']}, {_seeds_text(meta['seeds'])} for the default "
-        f"scenario and {_seeds_text(meta['sweep_seeds'])} per sweep point, "
+        f"Regenerate with `python -m edgegym.reproduce.srs{_seed_option(meta)}` (this report, "
+        "`srs-runs.json` and the four figures); `--render-only` rewrites the report from the "
+        f"saved runs. Run {meta['date']} on {meta['machine']}, "
+        f"{_seeds_text(meta['seeds'], first)} for the default scenario and "
+        f"{_seeds_text(meta['sweep_seeds'], first)} per sweep point, "
         f"{meta['elapsed']:.0f} s"
         + (" (**quick smoke run: 300 requests**)" if meta["quick"] else "")
         + ".",
