@@ -122,6 +122,25 @@ def test_all_keeps_going_when_one_reproduction_fails(tmp_path, monkeypatch, caps
     assert not any(c.smoke for c in load(tmp_path))
 
 
+def test_all_from_another_first_seed_reruns_the_seeded_papers_beside_the_table(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``all --first-seed N`` reruns ekya, srs and migrator on seeds N.. into
+    docs/reproduction/seeds-N and leaves etf (no random input) and the table alone."""
+    monkeypatch.chdir(tmp_path)
+    ran: list[str] = []
+    _fake_papers(monkeypatch, ran)
+    assert reproduce_main.main(["all", "--first-seed", "5"]) == 0
+    assert ran == ["ekya", "srs", "migrator"]
+    assert {c.paper for c in load(tmp_path / "docs/reproduction/seeds-5")} == {
+        "ekya",
+        "srs",
+        "migrator",
+    }
+    assert not (tmp_path / "docs/reproduction/claims.json").exists()
+    assert "etf: not rerun (its episodes do not depend on the seed)" in capsys.readouterr().out
+
+
 def test_a_quick_runs_claims_are_smoke_checks_not_counted(tmp_path, monkeypatch, capsys) -> None:
     ran: list[str] = []
     _fake_papers(monkeypatch, ran)
