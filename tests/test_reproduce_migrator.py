@@ -42,6 +42,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         migrator, "scenario_overrides", lambda w, p, ov: {**plain(w, p, ov), **tiny}
     )
     monkeypatch.setattr(migrator, "BASES", [0.5, 1.0, 10.0])
+    monkeypatch.setattr(migrator_report, "BASES", [0.5, 1.0, 10.0])
     monkeypatch.setattr(migrator, "ORACLE_WORKLOADS", ["w1"])
     monkeypatch.setattr(migrator_calibration, "calibration_claims", lambda: ([], {}))
     monkeypatch.setattr(migrator_report, "_calibration_section", lambda rows, claims: [])
