@@ -15,9 +15,12 @@ file of a few kB otherwise expands to billions of values wherever it is walked).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import reprlib
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +121,53 @@ def read_text(path: str | Path, what: str, kind: str) -> str:
 
 _NUMBERISH = re.compile(r"[-+0-9.eE]{0,16}")
 _SHORT_WORD = re.compile(r"[A-Za-z0-9_.-]{1,8}")
+
+
+#: A text a message may quote as it is: a name of up to 16 characters (``V100-16GB``,
+#: ``mobilenetv2``, a mistyped field name); longer or other texts show as their length only,
+#: so a message never repeats a line of an untrusted file (a key pasted in the wrong place).
+_NAME = re.compile(r"[A-Za-z0-9_.+/:-]{0,16}")
+#: :func:`quoted`'s default limits: two levels of nesting, six entries, 60 characters a leaf.
+_QUOTED = reprlib.Repr()
+_QUOTED.maxlevel = 2
+_QUOTED.maxlist = _QUOTED.maxdict = 6
+_QUOTED.maxstring = _QUOTED.maxother = 60
+
+
+class _Withheld:
+    """Stands for a text a message does not quote: its repr is its length."""
+
+    def __init__(self, text: str) -> None:
+        self.size = len(text)
+
+    def __repr__(self) -> str:
+        return f"<a {self.size}-character text>"
+
+
+def _quotable(value: Any, limits: reprlib.Repr, depth: int = 0) -> Any:
+    """``value`` with every text that is not a short name replaced by :class:`_Withheld`,
+    down to the depth ``limits`` prints (and one entry more per level than it prints)."""
+    if isinstance(value, str):
+        return value if _NAME.fullmatch(value) else _Withheld(value)
+    if depth >= limits.maxlevel:
+        return value
+    keep = max(limits.maxlist, limits.maxdict) + 1  # one more than is printed, for the "..."
+    if isinstance(value, Mapping):
+        items = itertools.islice(value.items(), keep)
+        return {_quotable(k, limits, depth + 1): _quotable(v, limits, depth + 1) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_quotable(v, limits, depth + 1) for v in itertools.islice(value, keep))
+    return value
+
+
+def quoted(value: Any, limits: reprlib.Repr | None = None, max_chars: int = 100) -> str:
+    """``value`` (from a file that may be untrusted) as an error message quotes it: numbers,
+    booleans, ``None`` and short names as they are, any other text as its length only
+    (``{'token': <a 22-character text>}``), within ``limits`` (a :class:`reprlib.Repr`;
+    default two levels, six entries) and ``max_chars`` characters. The rule of every scenario
+    and setting message; :func:`token` is the stricter one of trace and config lines."""
+    text = (limits or _QUOTED).repr(_quotable(value, limits or _QUOTED))
+    return text if len(text) <= max_chars else f"{text[: max_chars - 3]}..."
 
 
 def token(value: object) -> str:

@@ -39,7 +39,14 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from edgegym.core.registry import FAMILIES, Family, ScenarioSchema
 from edgegym.hardware.gpus import GPUS
-from edgegym.inputs import InputError, StrictYAMLError, load_yaml, read_text, yaml_problem
+from edgegym.inputs import (
+    InputError,
+    StrictYAMLError,
+    load_yaml,
+    quoted,
+    read_text,
+    yaml_problem,
+)
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.checks import Expect, OneOf, Range, Text, check, error_lines, rule
 from edgegym.workload.models import MODELS
@@ -206,11 +213,11 @@ MAX_SHOWN = 80
 
 
 def shown(value: Any) -> str:
-    """``value`` as a message quotes it: its repr, cut to two levels of nesting, four entries
-    and :data:`MAX_SHOWN` characters (``'energy'``, ``['energy']``, ``[[1, 2, 3, 4, ...], ...]``).
+    """``value`` as a message quotes it (:func:`edgegym.inputs.quoted`): its repr, cut to two
+    levels of nesting, four entries and :data:`MAX_SHOWN` characters (``'energy'``,
+    ``['energy']``, ``[[1, 2, 3, 4, ...], ...]``), texts other than short names as their length.
     """
-    text = _SHOWN.repr(value)
-    return text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
+    return quoted(value, _SHOWN, MAX_SHOWN)
 
 
 def unique_names(records: list[Any], field: str) -> None:

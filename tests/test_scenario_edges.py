@@ -393,3 +393,20 @@ def test_a_share_quantum_too_fine_for_the_gpus_is_refused_with_the_bound():
         None,
     )
     env.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ({"token": "ghp_SECRETSECRETSECRET"}, "{'token': <a 22-character text>}"),
+        ("password: hunter2 and more", "<a 26-character text>"),
+        ("\x1b[2Jboom", "<a 8-character text>"),  # not a name: a terminal escape is never sent
+    ],
+)
+def test_a_scenario_error_quotes_names_and_numbers_but_not_other_text(tmp_path, value, shown):
+    raw = _raw(ETF)
+    raw["family"] = value
+    with pytest.raises(ScenarioError) as err:
+        load(_write(tmp_path, raw))
+    msg = str(err.value)
+    assert msg.endswith(f", got {shown}") and "SECRET" not in msg and "hunter" not in msg

@@ -35,6 +35,8 @@ from annotated_types import MinLen
 from pydantic import BaseModel, Strict, TypeAdapter, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from edgegym.inputs import quoted
+
 __all__ = [
     "Expect",
     "Finite",
@@ -62,9 +64,9 @@ _MAX_GOT = 100
 
 
 def _got(value: Any) -> str:
-    """``value`` as a message quotes it: two levels deep, six entries, 100 characters."""
-    text = _REPR.repr(value)
-    return text if len(text) <= _MAX_GOT else f"{text[: _MAX_GOT - 3]}..."
+    """``value`` as a message quotes it: two levels deep, six entries, 100 characters, texts
+    other than short names as their length only (:func:`edgegym.inputs.quoted`)."""
+    return quoted(value, _REPR, _MAX_GOT)
 
 
 @dataclass(frozen=True, eq=False)
