@@ -22,6 +22,9 @@ to its module, so models saved before the move still load, through edgegym's loa
 plain ``PPO.load`` / ``MaskablePPO.load`` / ``RLModule.from_checkpoint`` alike (unpickling a
 class imports this package first, which installs the mapping). Code should import the new paths.
 
+Model and weights files are read only as regular files of at most :data:`MAX_WEIGHTS_BYTES`
+(the ``weights`` kind of :data:`edgegym.inputs.LIMITS`).
+
 This package imports nothing else: the submodules import Stable-Baselines3 and torch (and Ray,
 for the RLlib ones, lazily).
 """
@@ -32,6 +35,11 @@ import importlib
 import sys
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+
+from edgegym.inputs import LIMITS
+
+#: Largest model or weights file loaded, checked before such a file is opened.
+MAX_WEIGHTS_BYTES = LIMITS["weights"]
 
 #: Former module path -> the module that holds its classes now. Only the modules that saved
 #: models name (policy classes, the learning-rate schedule, the RLModule class) are mapped.

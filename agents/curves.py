@@ -49,7 +49,7 @@ def load_curve(source: str | Path) -> Curve:
             curve.
     """
     src = Path(source)
-    config = read_config(src / "config.yaml")
+    config = read_config(src / "config.yaml", loading=False)  # read only: nothing built
     shipped = config.get("shipped") or {}
     if (src / "evaluations.json").exists():
         record = curve_record(read_evaluations(src))

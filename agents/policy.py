@@ -18,8 +18,11 @@ back into a ``MultiDiscrete`` action. A missing or unreadable file gives a
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import gymnasium as gym
 import numpy as np
@@ -27,12 +30,31 @@ import torch
 import yaml
 from gymnasium import spaces
 
+from edgegym.agents import MAX_WEIGHTS_BYTES
 from edgegym.agents.policies import SIZE_FREE
-from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
+from edgegym.inputs import (
+    LIMITS,
+    InputError,
+    check_file,
+    load_yaml,
+    read_text,
+    token,
+    yaml_problem,
+)
 from edgegym.wrappers import DictFlattener, JointActions, TeacherHint, family_of, joint_actions
 
 #: Folder of the shipped policies: ``trained/<family>/model.zip`` + ``config.yaml``.
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
+
+#: The fields of a training config that name an environment id (dotted paths).
+ENV_FIELDS = ("env_id", "rllib.env", "rllib.model_config.env_id")
+#: The fields of a training config that name a scheduler that loading (or resuming) builds.
+SCHEDULER_FIELDS = (
+    "hyperparams.wrappers.teacher",
+    "hyperparams.bc.teacher",
+    "hyperparams.eval.baseline",
+    "rllib.model_config.wrappers.teacher",
+)
 
 
 class PolicyLoadError(ValueError):
@@ -66,9 +88,35 @@ def resolve_model_path(path: str | Path) -> Path:
     p = Path(path).expanduser()
     if p.is_dir():
         p = p / "model.zip"
-    if not p.is_file():
-        raise PolicyLoadError(f"policy file {p} does not exist")
+    try:
+        check_file(p, "policy file", "weights")
+    except FileNotFoundError:
+        raise PolicyLoadError(f"policy file {p} does not exist") from None
+    except InputError as exc:  # a FIFO, a device, a folder named model.zip, too large
+        raise PolicyLoadError(str(exc)) from None
     return p
+
+
+def open_weights(path: Path, what: str) -> BinaryIO:
+    """``path`` opened for reading, a regular file within :data:`MAX_WEIGHTS_BYTES`: checked
+    before it is opened (opening a FIFO blocks) and again on the open file (it may have been
+    replaced in between; opened without blocking, so a FIFO there cannot hang).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        InputError: Not a regular file, or over the cap.
+    """
+    check_file(path, what, "weights")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"{path}: {what} cannot be read ({exc.strerror})") from None
+    fh = os.fdopen(fd, "rb")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > LIMITS["weights"]:
+        fh.close()
+        raise InputError(f"{path}: {what} was replaced by another kind of file while opened")
+    return fh
 
 
 def config_path_for(model_path: Path) -> Path:
@@ -87,11 +135,14 @@ def config_path_for(model_path: Path) -> Path:
     )
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """A training ``config.yaml``.
+def read_config(path: Path, *, loading: bool = True) -> dict[str, Any]:
+    """A training ``config.yaml``, checked (``loading``, the default) for what loading or
+    resuming its model would build from it (:func:`check_artifact_config`). Only a reader
+    that builds nothing from the config (the learning curves) passes ``loading=False``.
 
     Raises:
-        PolicyLoadError: Unreadable, not YAML, or without the keys a policy needs.
+        PolicyLoadError: Unreadable, not YAML, without the keys a policy needs, or naming an
+            environment or a scheduler that loading it would import code for.
     """
     try:
         cfg = load_yaml(read_text(path, "training config", "config"))
@@ -101,9 +152,99 @@ def read_config(path: Path) -> dict[str, Any]:
         raise PolicyLoadError(
             f"training config {path} cannot be read: not valid YAML, {yaml_problem(exc)}"
         ) from None
+    except RecursionError:
+        raise PolicyLoadError(f"training config {path} is nested too deeply") from None
     if not isinstance(cfg, dict) or not isinstance(cfg.get("hyperparams"), dict):
         raise PolicyLoadError(f"training config {path} is not an edgegym training config")
+    if loading:
+        check_artifact_config(cfg, path)
     return cfg
+
+
+def _field(cfg: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted path of ``cfg`` (``None`` where a level is missing)."""
+    node: Any = cfg
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def check_env_field(value: Any, field: str, source: str | Path) -> None:
+    """Refuse an environment id read from a file unless it is one of edgegym's own (a base
+    or a ``-Flat`` id): ``gymnasium.make("module:Id")`` imports ``module`` first, and a
+    foreign registered id runs its own package's code. ``None`` (absent) passes.
+
+    Raises:
+        PolicyLoadError: One line naming ``source`` and ``field`` (never the value itself
+            beyond :func:`edgegym.inputs.token`).
+    """
+    if value is None:
+        return
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS, register_all
+
+    register_all()
+    if isinstance(value, str) and (value in ENV_IDS or value in FLAT_IDS):
+        return
+    raise PolicyLoadError(
+        f"{source}: {field} is {token(value)}, not an edgegym environment id (one of "
+        f"{', '.join([*ENV_IDS, *FLAT_IDS])}); a trained agent is loaded only on those"
+    )
+
+
+def check_scheduler_field(value: Any, field: str, source: str | Path) -> None:
+    """Refuse a scheduler spec read from a file unless it is one of edgegym's built-in
+    schedulers (``thief``, ``etf:phi=0.5``): a ``FILE.py:NAME`` or ``MODULE:NAME`` spec
+    imports and runs that code, and ``ppo``/``rllib`` load another artifact. Under
+    ``--trust-artifact`` (:func:`edgegym.agents.sb3.artifacts.trusted`) any spec passes.
+    ``None`` or empty (no scheduler) passes.
+
+    Raises:
+        PolicyLoadError: One line naming ``source`` and ``field``.
+    """
+    if value is None or value == "":
+        return
+    from edgegym.agents.sb3.artifacts import trusted
+
+    if trusted():
+        return
+    from edgegym.baselines import POLICIES, check_parameters, is_user_spec, parse_policy
+
+    if not (
+        isinstance(value, str)
+        and not is_user_spec(value)
+        and value.partition(":")[0].strip() in POLICIES
+    ):
+        raise PolicyLoadError(
+            f"{source}: {field} is {token(value)}, not one of edgegym's built-in schedulers: "
+            "a trained agent's config may name only those (your own FILE.py:NAME or "
+            "MODULE:NAME, ppo or rllib would be imported or loaded with it). Pass "
+            "--trust-artifact if you trust its source"
+        )
+    try:
+        name, kwargs = parse_policy(value)
+        check_parameters(value, POLICIES[name][0], kwargs)
+    except ValueError:
+        raise PolicyLoadError(
+            f"{source}: {field} is not a valid spec of a built-in scheduler (NAME or "
+            "NAME:key=value,...: parameters it takes, of their types)"
+        ) from None
+
+
+def check_artifact_config(cfg: Mapping[str, Any], source: str | Path) -> None:
+    """Refuse a training config (a trained agent's, a checkpoint's, a run to resume) that
+    names code loading it would import: every environment id of :data:`ENV_FIELDS` must be
+    edgegym's (:func:`check_env_field`), every scheduler of :data:`SCHEDULER_FIELDS` a
+    built-in one (:func:`check_scheduler_field`).
+
+    Raises:
+        PolicyLoadError: One line naming ``source`` and the field.
+    """
+    for field in ENV_FIELDS:
+        check_env_field(_field(cfg, field), field, source)
+    for field in SCHEDULER_FIELDS:
+        check_scheduler_field(_field(cfg, field), field, source)
 
 
 class PPOPolicy:
@@ -468,14 +609,22 @@ def make_ppo_policy(spec: str, env: gym.Env) -> PPOPolicy:
 
 
 __all__ = [
+    "ENV_FIELDS",
+    "MAX_WEIGHTS_BYTES",
+    "SCHEDULER_FIELDS",
     "TRAINED_DIR",
     "PPOPolicy",
     "PolicyLoadError",
     "algo_class",
+    "check_artifact_config",
+    "check_env_field",
     "check_family",
+    "check_scheduler_field",
     "load_model",
     "load_policy",
     "make_ppo_policy",
+    "open_weights",
+    "read_config",
     "shipped_path",
     "space_difference",
 ]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ from edgegym.agents.policy import (
 )
 from edgegym.agents.sb3 import artifacts
 from edgegym.agents.sb3.checkpoints import save_model
+from edgegym.inputs import InputError
 from edgegym.outputs import write_atomic
 
 #: Above this size :func:`ship` warns (a shipped model should stay small).
@@ -84,16 +84,17 @@ def curve_record(evaluations: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
 
 def read_evaluations(run: Path) -> list[dict[str, Any]]:
     """``run/evaluations.json`` as a list (a clear error when missing or not a list)."""
+    from edgegym.agents.run.evaluation import read_records
+
     path = run / "evaluations.json"
     try:
-        data = json.loads(path.read_text())
+        return read_records(path)
+    except FileNotFoundError:
+        raise PolicyLoadError(f"{path}: cannot be read (no such file)") from None
     except OSError as exc:
         raise PolicyLoadError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise PolicyLoadError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(data, list):
-        raise PolicyLoadError(f"{path}: expected a list of evaluations")
-    return data
+    except InputError as exc:  # not a regular file, too large, not a list of evaluations
+        raise PolicyLoadError(str(exc)) from None
 
 
 def _evaluations(run: Path) -> list[Any]:

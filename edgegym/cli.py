@@ -410,9 +410,11 @@ def _run_records(out: str) -> list[dict[str, Any]]:
     """The ``runs`` records of the training run in ``out`` (none: no run, or unreadable)."""
     import yaml
 
-    try:
-        cfg = yaml.safe_load((Path(out) / "config.yaml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    from edgegym.inputs import load_yaml, read_text
+
+    try:  # a regular file of bounded size: a FIFO there would hang the error report
+        cfg = load_yaml(read_text(Path(out) / "config.yaml", "training config", "config"))
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):  # InputError: a ValueError
         return []
     runs = cfg.get("runs") if isinstance(cfg, dict) else None
     return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []

@@ -133,11 +133,35 @@ class EvalResult:
 
     @classmethod
     def from_json(cls, path_or_text: str | Path) -> EvalResult:
-        """Load a result written by :meth:`to_json` (a path, or the JSON text itself)."""
+        """Load a result written by :meth:`to_json` (a path, or the JSON text itself). A path
+        is read as an untrusted input: a regular file of bounded size
+        (:func:`edgegym.outputs.read_output`).
+
+        Raises:
+            FileNotFoundError: No such file.
+            ValueError: Not a regular file (a FIFO, a device), too large, not JSON, or not an
+                evaluation result (one line; :class:`edgegym.inputs.InputError` for the file).
+        """
+        from edgegym.outputs import read_output
+
         text = str(path_or_text)
+        where = "the JSON text"
         if not text.lstrip().startswith("{"):
-            text = Path(path_or_text).read_text()
-        data = json.loads(text)
+            text = read_output(path_or_text, "evaluation result")
+            where = str(path_or_text)
+        try:
+            data = json.loads(text)
+        except ValueError as exc:  # the parser's message gives a position, not the content
+            raise ValueError(f"{where}: not JSON ({exc})") from None
+        except RecursionError:
+            raise ValueError(f"{where}: nested too deeply") from None
+        if not (
+            isinstance(data, dict)
+            and isinstance(data.get("results"), list)
+            and all(isinstance(r, dict) and "policy" in r for r in data["results"])
+            and "env" in data
+        ):
+            raise ValueError(f"{where}: not an edgegym evaluation result (EvalResult.to_json)")
         results, timelines = [], {}
         for r in data["results"]:
             r = dict(r)

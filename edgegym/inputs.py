@@ -36,11 +36,17 @@ _MB = 1 << 20
 #: - config: hyperparameter files and run records are a few kB.
 #: - trace: an arrival-count trace is parsed in memory as Python ints (about 30 bytes each);
 #:   one day of the Azure Functions 2019 invocation counts is a few hundred MB of CSV.
+#: - result: a JSON output read back (an evaluation of 16 policies over long episodes with
+#:   timelines is a few MB; a leaderboard, a run's records).
+#: - weights: a model or weights file (an SB3 ``model.zip``, an RLlib checkpoint's tensor
+#:   copy): the shipped agents are under 500 kB; a network this large is no scheduler's.
 LIMITS: dict[str, int] = {
     "scenario": 16 * _MB,
     "config": 16 * _MB,
     "trace": 1024 * _MB,
     "journal": 1024 * _MB,  # a long run's finished jobs (edgegym.journal)
+    "result": 64 * _MB,
+    "weights": 2048 * _MB,
 }
 
 

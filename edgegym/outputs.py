@@ -36,7 +36,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from edgegym.inputs import describe
+from edgegym.inputs import LIMITS, describe, read_text
+
+#: Largest JSON output read back (the ``result`` kind of :data:`edgegym.inputs.LIMITS`).
+MAX_RESULT_BYTES = LIMITS["result"]
 
 #: Key of every JSON output; its value is the kind of output ("evaluation", "fidelity", ...).
 MARKER = "edgegym_output"
@@ -67,10 +70,15 @@ def is_edgegym_output(path: str | Path, kind: str) -> bool:
     """Whether ``path`` is a file edgegym wrote as an output of ``kind`` (JSON: the marker or
     the kind's legacy keys; a figure: edgegym's signature in its metadata)."""
     p = Path(path)
+    try:  # only a regular file is read: opening a FIFO blocks, a device never ends
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            return False
+    except OSError:
+        return False
     if p.suffix.lower() == ".json":
         try:
-            data = json.loads(p.read_text())
-        except (OSError, UnicodeDecodeError, ValueError):
+            data = json.loads(read_output(p, "output"))
+        except (OSError, ValueError, RecursionError):  # InputError is a ValueError
             return False
         if not isinstance(data, dict):
             return False
@@ -102,6 +110,17 @@ def is_edgegym_output(path: str | Path, kind: str) -> bool:
             return False
         return _SIGNATURE.encode() in head or _SIGNATURE.encode() in tail
     return False
+
+
+def read_output(path: str | Path, what: str) -> str:
+    """The text of a JSON output read back, as an untrusted input: a regular file of at most
+    :data:`MAX_RESULT_BYTES` (:func:`edgegym.inputs.read_text`).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        edgegym.inputs.InputError: Not a regular file, over the cap, or not UTF-8 text.
+    """
+    return read_text(path, what, "result")
 
 
 def not_regular(path: str | Path) -> str | None:

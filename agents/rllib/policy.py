@@ -23,10 +23,13 @@ from edgegym.agents.policies import SIZE_FREE
 from edgegym.agents.policy import (
     PolicyLoadError,
     PPOPolicy,
+    check_env_field,
     check_family,
     first_line,
+    open_weights,
     read_config,
 )
+from edgegym.inputs import InputError
 from edgegym.parallel import RayMissingError, require_ray
 
 #: Where an Algorithm checkpoint keeps its (single) RLModule.
@@ -177,29 +180,38 @@ def _rebuilt_module(config: dict[str, Any], ckpt: Path) -> Any:
     RLlib's pickled files (the module's constructor arguments, its state) is read.
 
     Raises:
-        PolicyLoadError: No tensor copy (a checkpoint edgegym did not write, or an older
-            one), or weights that do not fit the module the config describes.
+        PolicyLoadError: ``rllib.env`` is not an edgegym id (checked before anything is made:
+            ``gymnasium.make("module:Id")`` imports ``module``), no tensor copy (a checkpoint
+            edgegym did not write, or an older one) or one that is not a regular file within
+            ``MAX_WEIGHTS_BYTES``, or weights that do not fit the module the config describes.
     """
     import torch
 
     from edgegym.agents.rllib.ppo import ppo_config
     from edgegym.wrappers import make_masked
 
+    settings = {**config["rllib"], "num_env_runners": 0}
+    # gymnasium.make("module:Id") imports module: only edgegym's own ids are made.
+    check_env_field(settings.get("env"), "rllib.env", f"RLlib checkpoint {ckpt}")
     weights = ckpt / WEIGHTS_NAME
-    if not weights.is_file():
+    try:
+        fh = open_weights(weights, "RLlib weights file")
+    except FileNotFoundError:
         raise PolicyLoadError(
             f"RLlib checkpoint {ckpt} has no {WEIGHTS_NAME} (edgegym's tensor copy of its "
             "weights); loading RLlib's own files unpickles them, which runs whatever they "
             "hold. Pass --trust-artifact if you trust its source"
-        )
+        ) from None
+    except InputError as exc:  # a FIFO, a device, a folder, over MAX_WEIGHTS_BYTES
+        raise PolicyLoadError(str(exc)) from None
     try:
-        state = torch.load(weights, map_location="cpu", weights_only=True)
+        with fh:
+            state = torch.load(fh, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         raise PolicyLoadError(
             f"{weights}: holds pickled Python objects other than tensors; loading them would "
             "run whatever they hold. Pass --trust-artifact if you trust its source"
         ) from None
-    settings = {**config["rllib"], "num_env_runners": 0}
     probe = make_masked(settings["env"], **settings["env_config"])
     try:
         module = ppo_config(settings, 0).get_rl_module_spec(env=probe).build()

@@ -63,6 +63,7 @@ from edgegym.agents.run.record import (
     spaces_record,
     versions,
 )
+from edgegym.inputs import read_text
 from edgegym.outputs import folder_lock
 from edgegym.parallel import init_ray, require_ray
 
@@ -377,9 +378,9 @@ def save_weights(algo: Any, folder: Path) -> Path:
 
 def _marker(path: Path) -> dict[str, Any] | None:
     """The marker of a complete Algorithm checkpoint folder (``None``: not one)."""
-    try:
-        data = json.loads((path / MARKER).read_text())
-    except (OSError, ValueError):
+    try:  # a regular file of bounded size: a FIFO there would block the resume
+        data = json.loads(read_text(path / MARKER, "checkpoint marker", "config"))
+    except (OSError, ValueError, RecursionError):  # InputError is a ValueError
         return None
     if not (path / "rllib_checkpoint.json").is_file() or not isinstance(data, dict):
         return None

@@ -17,6 +17,7 @@ Both backends evaluate, log and report progress the same way:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,8 +25,31 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.agents.config import ConfigError
 from edgegym.agents.run.record import EVALUATIONS_NAME
+from edgegym.inputs import InputError, read_text
 from edgegym.outputs import write_atomic
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """A run's ``evaluations.json``: a list of evaluation records, read as an untrusted input
+    (a regular file of at most the ``config`` kind's cap, :func:`edgegym.inputs.read_text`).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        InputError: Not a regular file, over the cap, not JSON, or not a list of records
+            (the message never repeats the file's content).
+    """
+    text = read_text(path, "run's evaluations", "config")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:  # the parser's message gives a position, not the content
+        raise InputError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply") from None
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise InputError(f"{path}: expected a list of evaluations")
+    return data
 
 
 def evaluate_policy(
@@ -88,8 +112,11 @@ class Evaluations:
         self.path = Path(out) / EVALUATIONS_NAME
         self.cfg = cfg
         self.records: list[dict[str, Any]] = []
-        if resume and self.path.is_file():
-            self.records = json.loads(self.path.read_text())
+        if resume and os.path.lexists(self.path):  # a FIFO there is refused, not skipped
+            try:
+                self.records = read_records(self.path)
+            except (OSError, InputError) as exc:
+                raise ConfigError(f"--resume: {exc}") from None
         earlier = [e["ppo_return"] for e in self.records if e.get("ppo_return") is not None]
         self.best = max(earlier, default=-np.inf)
         self.done_at = -1
@@ -181,4 +208,11 @@ def progress_bar(target: int, start: int, progress: bool) -> Any:
     return bar(target, "train", "step", progress, initial=start, dynamic_ncols=True)
 
 
-__all__ = ["Evaluations", "Every", "evaluate_policy", "open_logger", "progress_bar"]
+__all__ = [
+    "Evaluations",
+    "Every",
+    "evaluate_policy",
+    "open_logger",
+    "progress_bar",
+    "read_records",
+]

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from edgegym.inputs import InputError, check_file
+
 #: Set to 1 (``--trust-artifact`` does) to let SB3 and RLlib unpickle what a file holds.
 TRUST_ENV = "EDGEGYM_TRUST_ARTIFACTS"
 
@@ -62,6 +64,10 @@ def zip_data(path: str | Path) -> dict[str, Any]:
     Raises:
         UntrustedArtifact: Not a zip, no ``data`` entry, too large, or not a JSON mapping.
     """
+    try:
+        check_file(path, "model file", "weights")  # a FIFO would block, a device never end
+    except (FileNotFoundError, InputError) as exc:
+        raise UntrustedArtifact(str(exc)) from None
     try:
         with zipfile.ZipFile(path) as z:
             info = z.getinfo("data")
@@ -164,10 +170,10 @@ def load(
     objects = rebuilt_objects(cfg, cls)
     unknown = [k for k in keys if k not in objects]
     if unknown:
-        raise UntrustedArtifact(
-            f"{path}: holds pickled Python objects edgegym does not rebuild "
-            f"({', '.join(unknown)}); loading it would run whatever they hold. Pass "
-            "--trust-artifact if you trust its source"
+        raise UntrustedArtifact(  # how many only: the names are the file's content
+            f"{path}: holds {len(unknown)} pickled Python "
+            f"{'object' if len(unknown) == 1 else 'objects'} edgegym does not rebuild; loading "
+            "it would run whatever they hold. Pass --trust-artifact if you trust its source"
         )
     try:
         return cls.load(
