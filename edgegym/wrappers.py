@@ -445,12 +445,13 @@ class DiscreteActions(gym.Wrapper):
         return self._md_mask
 
     def action_masks(self) -> np.ndarray:
-        """(K,) bool: valid ``Discrete`` actions in the current state."""
+        """(K,) bool, a copy: valid ``Discrete`` actions in the current state (before
+        ``reset``, those of the environment's mask before its reset)."""
         if self._mask is None:
             self._mask = self.joint.mask(self._inner_mask())
             if self.hint is not None:
                 self._mask = np.append(self._mask, True)
-        return self._mask
+        return self._mask.copy()
 
     def action(self, action: Any) -> np.ndarray:
         """The (repaired) ``MultiDiscrete`` action of a ``Discrete`` index.
@@ -715,21 +716,32 @@ class FlatVectorEnv(gym.vector.VectorWrapper):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self._md_masks: np.ndarray | None = None
         self._masks: np.ndarray | None = None
+        # NextStep autoreset: the envs the next step resets (they play no action).
+        self._resetting = np.zeros(self.num_envs, dtype=bool)
 
     def action_masks(self) -> np.ndarray:
-        """(N, K) bool: valid ``Discrete`` actions of every env."""
+        """(N, K) bool, a copy: valid ``Discrete`` actions of every env (before ``reset``, the
+        translation of the native vector env's mask before its reset, as :func:`make_flat`)."""
         if self._masks is None:
             md = self._md_masks
             if md is None:
-                return np.zeros((self.num_envs, len(self.joint)), dtype=bool)
+                md = np.asarray(self.env.unwrapped.action_masks(), dtype=bool)
+                return np.stack([self.joint.mask(row) for row in md])
             self._masks = np.stack([self.joint.mask(row) for row in md])
-        return self._masks
+        return self._masks.copy()
 
-    def _translate(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+    def _translate(
+        self, obs: Any, info: dict[str, Any], joint: np.ndarray | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Flat observations and masks; ``joint`` (a step's joint actions) goes into
+        ``info["joint_action"]`` of the envs that played it (as ``SyncVectorEnv`` over
+        :func:`make_flat` would put it: not an env reset by this step, and in
+        ``info["final_info"]`` for an env that ended with ``SameStep`` autoreset)."""
         self._md_masks = np.asarray(info["action_mask"], dtype=bool)
         self._masks = None
         info = dict(info)
         info["action_mask"] = self.action_masks()
+        played = None if joint is None else ~self._resetting
         if "final_obs" in info:
             final_obs = info["final_obs"].copy()
             final_info = dict(info["final_info"])
@@ -741,7 +753,19 @@ class FlatVectorEnv(gym.vector.VectorWrapper):
                 for i in ended:
                     fmask[i] = self.joint.mask(final_info["action_mask"][i])
                 final_info["action_mask"] = fmask
+            if joint is not None:
+                have = np.asarray(info["_final_obs"], dtype=bool).copy()
+                final_info["joint_action"] = np.where(
+                    have.reshape(-1, *[1] * (joint.ndim - 1)), joint, 0
+                )
+                final_info["_joint_action"] = have
+                played = played & ~have
             info["final_obs"], info["final_info"] = final_obs, final_info
+        if played is not None and played.any():
+            if not played.all():
+                joint = np.where(played.reshape(-1, *[1] * (joint.ndim - 1)), joint, 0)
+            info["joint_action"] = joint
+            info["_joint_action"] = played
         return self.flattener.batch(obs), info
 
     def reset(
@@ -749,6 +773,7 @@ class FlatVectorEnv(gym.vector.VectorWrapper):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every env; masks and observations become the flat view's."""
         obs, info = self.env.reset(seed=seed, options=options)
+        self._resetting[:] = False
         return self._translate(obs, info)
 
     def step(
@@ -761,9 +786,9 @@ class FlatVectorEnv(gym.vector.VectorWrapper):
             raise RuntimeError("call reset() before step()")
         joint = np.stack([self.joint.decode(int(a), row) for a, row in zip(idx, md, strict=True)])
         obs, reward, terminated, truncated, info = self.env.step(joint)
-        obs, info = self._translate(obs, info)
-        info["joint_action"] = joint
-        info["_joint_action"] = np.ones(self.num_envs, dtype=bool)
+        obs, info = self._translate(obs, info, joint)
+        if self.env.metadata.get("autoreset_mode") == gym.vector.AutoresetMode.NEXT_STEP:
+            self._resetting = terminated | truncated
         return obs, reward, terminated, truncated, info
 
 
@@ -823,11 +848,14 @@ class MaskedVectorEnv(gym.vector.VectorWrapper):
         self._mask: np.ndarray | None = None
 
     def action_masks(self) -> np.ndarray:
-        """(N, K) bool: the valid actions of every env (the ``action_mask`` entries)."""
+        """(N, K) bool: the valid actions of every env (the ``action_mask`` entries; before
+        ``reset``, the vector env's ``action_masks()``, else every action)."""
         if self._mask is None:
-            return np.zeros(
-                (self.num_envs, self.single_observation_space["action_mask"].shape[0]), dtype=bool
-            )
+            inner = getattr(self.env, "action_masks", None)
+            if inner is not None:
+                return np.array(inner(), dtype=bool)
+            k = self.single_observation_space["action_mask"].shape[0]
+            return np.ones((self.num_envs, k), dtype=bool)
         return self._mask.astype(bool)
 
     def _masked(self, obs: Any, info: dict[str, Any]) -> dict[str, np.ndarray]:

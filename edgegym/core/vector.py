@@ -48,6 +48,69 @@ def env_info(info: dict[str, Any], i: int) -> dict[str, Any]:
     return out
 
 
+def held_by_all(entries: dict[str, Any], n: int) -> dict[str, Any]:
+    """``entries`` (name -> (n, ...) array, or a dict of them) in the vector-info layout with
+    every env holding every entry (each ``_key`` all True)."""
+    out: dict[str, Any] = {}
+    for key, value in entries.items():
+        out[key] = held_by_all(value, n) if isinstance(value, dict) else value
+        out["_" + key] = np.ones(n, dtype=bool)
+    return out
+
+
+def _blank(like: np.ndarray) -> np.ndarray:
+    """Zeros (``None`` for objects) of ``like``'s shape and dtype, as ``_add_info`` starts."""
+    if like.dtype == object:
+        return np.full(like.shape, None, dtype=object)
+    return np.zeros_like(like)
+
+
+def put_rows(info: dict[str, Any], new: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
+    """``info`` (changed, with new arrays where written) with the envs ``rows`` (an (N,) bool)
+    holding ``new``'s entries too (name -> (N, ...), or a dict of them; every env's row)."""
+    for key, value in new.items():
+        if isinstance(value, dict):
+            info[key] = put_rows(dict(info.get(key, {})), value, rows)
+        else:
+            old = info.get(key)
+            arr = _blank(value) if old is None else old.copy()
+            arr[rows] = value[rows]
+            info[key] = arr
+        have = info.get("_" + key)
+        info["_" + key] = rows.copy() if have is None else have | rows
+    return info
+
+
+def replace_rows(info: dict[str, Any], new: dict[str, Any], swap: np.ndarray) -> dict[str, Any]:
+    """``info`` with the entries of the envs ``swap`` (an (N,) bool) made exactly ``new``'s
+    (both in the vector-info layout); the other envs keep theirs. As Gymnasium's
+    ``_add_info`` leaves it, an entry no env holds is left out and a row that does not hold its
+    entry is zero (``None`` in an object array). The arrays are new; the inputs stay as they
+    were."""
+    none = np.zeros(swap.shape, dtype=bool)
+    out: dict[str, Any] = {}
+    for key in [*info, *(k for k in new if k not in info)]:
+        if key.startswith("_"):
+            continue
+        old, fresh = info.get(key), new.get(key)
+        keep = none if old is None else info["_" + key] & ~swap
+        put = none if fresh is None else new["_" + key] & swap
+        have = keep | put
+        if not have.any():
+            continue
+        if isinstance(old if old is not None else fresh, dict):
+            value: Any = replace_rows(old or {}, fresh or {}, swap)
+        else:
+            value = _blank(old if old is not None else fresh)
+            if keep.any():
+                value[keep] = old[keep]
+            if put.any():
+                value[put] = fresh[put]
+        out[key] = value
+        out["_" + key] = have
+    return out
+
+
 class EdgeVectorEnv(VectorEnv):
     """``num_envs`` environments of one family stepped as one batch.
 
@@ -60,8 +123,9 @@ class EdgeVectorEnv(VectorEnv):
 
     Autoreset (``autoreset_mode``): ``"NextStep"`` (default; an env that ended is reset by the
     next ``step``, which ignores its action and returns its reset observation with reward 0)
-    or ``"SameStep"`` (reset within the step that ended it; the last observation and info are
-    in ``info["final_obs"]`` / ``info["final_info"]``).
+    or ``"SameStep"`` (reset within the step that ended it; its last observation and info are
+    in ``info["final_obs"]`` / ``info["final_info"]``, its ``info`` rows are its reset's, and the
+    other envs keep their step's, as Gymnasium's ``SyncVectorEnv``).
 
     Args:
         num_envs: N (>= 1).
@@ -122,24 +186,38 @@ class EdgeVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ masks
     def action_masks(self) -> np.ndarray:
-        """(N, K) bool: the flat action mask of every env (all False before ``reset``)."""
+        """(N, K) bool, a copy: the flat action mask of every env; before ``reset``, what the
+        single env's ``action_masks()`` gives then (:meth:`_mask_before_reset`) in every row."""
         if self._mask is None:
-            probe = self.dynamics.initial(self.params, [np.random.default_rng(0)])
-            width = self.dynamics.mask(self.params, probe).shape[1]
-            return np.zeros((self.num_envs, width), dtype=bool)
+            row = np.asarray(self._mask_before_reset(), dtype=bool)
+            return np.repeat(row[None], self.num_envs, axis=0)
         return self._mask.copy()
+
+    def _mask_before_reset(self) -> np.ndarray:
+        """(K,) bool: an env's mask before ``reset``, as the single env's ``action_masks()``
+        (hook; every action, K from the single action space)."""
+        space = self.single_action_space
+        width = int(space.n) if isinstance(space, spaces.Discrete) else int(space.nvec.sum())
+        return np.ones(width, dtype=bool)
 
     def _state_info(self) -> dict[str, np.ndarray]:
         """Per-env ``info`` entries of the current state, name -> (N, ...) (hook; none)."""
         return {}
 
+    def _reset_info(self) -> dict[str, Any]:
+        """Per-env ``info`` entries of ``reset`` beyond the state's, name -> (N, ...) or a dict
+        of them, as the single env's ``_reset_info`` (hook; none)."""
+        return {}
+
     def _base_info(self) -> dict[str, Any]:
         self._mask = self.dynamics.mask(self.params, self.state)
-        every = np.ones(self.num_envs, dtype=bool)
-        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": every}
-        for key, value in self._state_info().items():
-            info[key] = value
-            info["_" + key] = every.copy()
+        # A copy: the caller may change its info; the mask (maybe the state's) stays.
+        return held_by_all({"action_mask": self._mask.copy(), **self._state_info()}, self.num_envs)
+
+    def _reset_rows_info(self) -> dict[str, Any]:
+        """The whole ``info`` of a reset, every env (the rows of those reset are used)."""
+        info = self._base_info()
+        info.update(held_by_all(self._reset_info(), self.num_envs))
         return info
 
     # ------------------------------------------------------------------ gym API
@@ -157,7 +235,7 @@ class EdgeVectorEnv(VectorEnv):
                     self.rngs[i] = seeding.np_random(s)[0]
         self.state = self.dynamics.initial(self.params, self.rngs)
         self._autoreset[:] = False
-        return self.dynamics.observation(self.params, self.state), self._base_info()
+        return self.dynamics.observation(self.params, self.state), self._reset_rows_info()
 
     def _reinit(self, idx: np.ndarray) -> None:
         fresh = self.dynamics.initial(self.params, [self.rngs[i] for i in idx])
@@ -199,6 +277,10 @@ class EdgeVectorEnv(VectorEnv):
         info = self._base_info()
         if rec is not None:
             self._add_record(info, rec, rows, stepped)
+        if go.size < n_envs:
+            extra = self._reset_info()
+            if extra:  # the envs reset by this step hold the reset's entries, as the single env
+                info = put_rows(info, extra, ~stepped)
         if terminated.any():
             ended = np.flatnonzero(terminated)
             info["episode_metrics"] = self._metrics_info(ended)
@@ -211,7 +293,9 @@ class EdgeVectorEnv(VectorEnv):
                 final_info = self._add_info(final_info, env_info(info, int(i)), int(i))
             self._reinit(ended)
             obs = dyn.observation(p, self.state)
-            info = self._base_info()
+            # As Gymnasium's SyncVectorEnv: the envs that ended hold their reset's entries, the
+            # others keep this step's.
+            info = replace_rows(info, self._reset_rows_info(), terminated)
             info["final_obs"] = final_obs
             info["_final_obs"] = terminated.copy()
             info["final_info"] = final_info
@@ -259,4 +343,4 @@ class EdgeVectorEnv(VectorEnv):
         """Nothing to release (no subprocesses, no windows)."""
 
 
-__all__ = ["EdgeVectorEnv", "env_info", "obs_row"]
+__all__ = ["EdgeVectorEnv", "env_info", "held_by_all", "obs_row", "put_rows", "replace_rows"]

@@ -91,11 +91,11 @@ def test_vector_env_equals_single_envs_across_episodes_while_its_arrays_grow(mod
                 continue
             o, r, t, _, inf = env.step(actions[i])
             assert rew[i] == r and term[i] == t
-            # SameStep: a step where an env ended has its step entries in `final_info` only.
-            got = env_info(info["final_info"] if "final_info" in info else info, i)
-            if got:
-                assert got["energy_j"] == inf["energy_j"] and got["epoch"] == inf["epoch"]
-                assert got["reward_terms"] == inf["reward_terms"]
+            # SameStep: an env that ended has its step entries in `final_info` only; the others
+            # keep theirs in `info`.
+            got = env_info(info["final_info"] if t and "final_info" in info else info, i)
+            assert got["energy_j"] == inf["energy_j"] and got["epoch"] == inf["epoch"]
+            assert got["reward_terms"] == inf["reward_terms"]
             if not t:
                 assert _same(_row(obs, i), o)
                 np.testing.assert_array_equal(info["action_mask"][i], inf["action_mask"])

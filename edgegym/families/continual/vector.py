@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
@@ -19,6 +20,7 @@ from edgegym.core.vector import EdgeVectorEnv
 from edgegym.families.continual.dynamics import ContinualDynamics
 from edgegym.families.continual.env import continual_spaces
 from edgegym.families.continual.params import ContinualParams, make_params
+from edgegym.families.continual.reward import TERMS
 from edgegym.scenarios import Scenario
 
 
@@ -29,10 +31,10 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
     Observations are the single env's ``Dict`` batched: ``streams`` (N, V, 9 + 2C),
     ``stream_mask`` (N, V), ``globals`` (N, 6). ``info`` holds, batched, what the single env's
     holds: ``action_mask`` (N, V * (C + 1 + L + 2 levels)), ``stream_accuracy`` and
-    ``model_accuracy`` (N, V), ``window`` and ``time_s`` (N,), and after a step
-    ``reward_terms``, ``energy_j`` and the allocation actually applied as ``retrain_cfg``,
-    ``infer_cfg``, ``share_retrain`` and ``share_infer`` (N, V) (the single env's
-    ``info["allocation"]``). V is ``max_streams`` where it is given.
+    ``model_accuracy`` (N, V), ``window`` and ``time_s`` (N,), ``reward_terms`` and ``energy_j``
+    (zeros at reset, as the single env), and after a step the allocation actually applied as
+    ``retrain_cfg``, ``infer_cfg``, ``share_retrain`` and ``share_infer`` (N, V) (the single
+    env's ``info["allocation"]``). V is ``max_streams`` where it is given.
 
     Args:
         num_envs: N (>= 1).
@@ -64,6 +66,15 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
         p = make_params(scenario, self._slots)
         obs_space, act_space = continual_spaces(p)
         return p, ContinualDynamics(), obs_space, act_space
+
+    def _mask_before_reset(self) -> np.ndarray:
+        # As the single env: what every slot may always choose.
+        return self.dynamics.base_mask(self.params, 1).reshape(-1)
+
+    def _reset_info(self) -> dict[str, Any]:
+        # As the single env: zero reward terms and energy at reset.
+        n = self.num_envs
+        return {"reward_terms": {t: np.zeros(n) for t in TERMS}, "energy_j": np.zeros(n)}
 
     def _state_info(self) -> dict[str, Any]:
         st = self.state

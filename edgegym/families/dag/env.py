@@ -88,6 +88,15 @@ def step_info(rec: Record, i: int) -> dict[str, Any]:
     return out
 
 
+def mask_before_reset(p: DAGParams) -> np.ndarray:
+    """The flat action mask of no epoch (before reset): server 0 and "no retraining" only."""
+    h = len(p.options)
+    out = np.zeros(p.e + p.n_nodes * (h + 1), dtype=bool)
+    out[0] = True
+    out[p.e :: h + 1] = True
+    return out
+
+
 class RealDAGDynamics(DAGDynamics):
     """The simulator's dynamics with a real executor beside them (``backend="real"``, one env).
 
@@ -452,12 +461,7 @@ class DAGOffloadEnv(EdgeEnv):
         """Flat mask over the ``MultiDiscrete`` entries (see the class docstring); before
         reset, the mask of no epoch (server 0 and "no retraining" only)."""
         if self.state is None:
-            p = self.params
-            h = len(p.options)
-            out = np.zeros(p.e + p.n_nodes * (h + 1), dtype=bool)
-            out[0] = True
-            out[p.e :: h + 1] = True
-            return out
+            return mask_before_reset(self.params)
         return super().action_masks()
 
     def project(self, action: Any) -> tuple[int, list[int]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 
 from edgegym.core.vector import EdgeVectorEnv
 from edgegym.families.dag.dynamics import DAGDynamics
-from edgegym.families.dag.env import dag_spaces
+from edgegym.families.dag.env import dag_spaces, mask_before_reset
 from edgegym.families.dag.params import DAGParams, make_params
 from edgegym.scenarios import Scenario
 
@@ -41,6 +42,9 @@ class DAGOffloadVectorEnv(EdgeVectorEnv):
         p = make_params(scenario)
         obs_space, act_space = dag_spaces(p)
         return p, DAGDynamics(), obs_space, act_space
+
+    def _mask_before_reset(self) -> np.ndarray:
+        return mask_before_reset(self.params)  # as the single env
 
     def _state_info(self) -> dict[str, Any]:
         dyn, p, st = self.dynamics, self.params, self.state
