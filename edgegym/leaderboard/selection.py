@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from edgegym.inputs import load_yaml, read_text
+
 #: Scenarios per family when ``--scenarios`` is not given (``None``: every bundled one).
 #: MIGRator plans every window with branch and bound, so the mig family runs its eight
 #: four-window workloads (W1-W8, one per model pair) rather than all sixteen.
@@ -83,8 +85,8 @@ def bundled_scenarios(family: str) -> list[str]:
     out = []
     for name in bundled():
         try:
-            data = yaml.safe_load((bundled_dir() / f"{name}.yaml").read_text())
-        except (OSError, yaml.YAMLError):
+            data = load_yaml(read_text(bundled_dir() / f"{name}.yaml", "scenario", "scenario"))
+        except (OSError, ValueError, yaml.YAMLError):  # InputError is a ValueError
             continue
         if isinstance(data, dict) and data.get("family") == family:
             out.append(name)
@@ -126,8 +128,8 @@ def shipped_info(family: str) -> dict[str, Any] | None:
     }
     cfg_path = path.parent / "config.yaml"
     try:
-        cfg = yaml.safe_load(cfg_path.read_text())
-    except (OSError, yaml.YAMLError):
+        cfg = load_yaml(read_text(cfg_path, "training config", "config"))
+    except (OSError, ValueError, yaml.YAMLError):  # a copied-in agent's file is untrusted
         cfg = None
     if not isinstance(cfg, dict):
         info["error"] = f"no readable {_display_path(cfg_path)}"
@@ -207,7 +209,7 @@ def split_variant(name: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise LeaderboardError(f"scenario variant {name!r}: {item!r} is not KEY=VALUE")
-        extra[key.strip()] = yaml.safe_load(value)
+        extra[key.strip()] = load_yaml(value)
     return base, extra
 
 
