@@ -142,6 +142,7 @@ class EvalResult:
             ValueError: Not a regular file (a FIFO, a device), too large, not JSON, or not an
                 evaluation result (one line; :class:`edgegym.inputs.InputError` for the file).
         """
+        from edgegym.inputs import load_json
         from edgegym.outputs import read_output
 
         text = str(path_or_text)
@@ -149,12 +150,7 @@ class EvalResult:
         if not text.lstrip().startswith("{"):
             text = read_output(path_or_text, "evaluation result")
             where = str(path_or_text)
-        try:
-            data = json.loads(text)
-        except ValueError as exc:  # the parser's message gives a position, not the content
-            raise ValueError(f"{where}: not JSON ({exc})") from None
-        except RecursionError:
-            raise ValueError(f"{where}: nested too deeply") from None
+        data = load_json(text, where)  # an InputError (a ValueError) names where
         if not (
             isinstance(data, dict)
             and isinstance(data.get("results"), list)

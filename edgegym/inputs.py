@@ -16,6 +16,7 @@ file of a few kB otherwise expands to billions of values wherever it is walked).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import reprlib
@@ -185,6 +186,20 @@ def token(value: object) -> str:
     if _NUMBERISH.fullmatch(text) or _SHORT_WORD.fullmatch(text):
         return repr(text)
     return f"a {len(text)}-character value"
+
+
+def load_json(text: str, where: str | Path) -> Any:
+    """``json.loads(text)`` of an untrusted input named ``where``.
+
+    Raises:
+        InputError: Not JSON (the parser's position, never the content) or nested too deeply.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # the parser's message gives a position, not the content
+        raise InputError(f"{where}: not JSON ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply") from None
 
 
 def yaml_problem(exc: Exception) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 
 from edgegym.agents.config import ConfigError
 from edgegym.agents.run.record import EVALUATIONS_NAME
-from edgegym.inputs import InputError, read_text
+from edgegym.inputs import InputError, load_json, read_text
 from edgegym.outputs import write_atomic
 
 
@@ -40,13 +40,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         InputError: Not a regular file, over the cap, not JSON, or not a list of records
             (the message never repeats the file's content).
     """
-    text = read_text(path, "run's evaluations", "config")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:  # the parser's message gives a position, not the content
-        raise InputError(f"{path}: not JSON ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{path}: nested too deeply") from None
+    data = load_json(read_text(path, "run's evaluations", "config"), path)
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
         raise InputError(f"{path}: expected a list of evaluations")
     return data
