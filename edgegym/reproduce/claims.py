@@ -237,8 +237,20 @@ def out_folder(args: argparse.Namespace) -> str:
         return args.out
     if getattr(args, "quick", False):
         return QUICK_OUT
-    first = getattr(args, "first_seed", 0)
-    return f"{DEFAULT_OUT}/seeds-{first}" if first else DEFAULT_OUT
+    return default_out(getattr(args, "first_seed", 0))
+
+
+def default_out(first_seed: int = 0) -> str:
+    """Where a full run writes by default: :data:`DEFAULT_OUT`, or its ``seeds-N`` folder for
+    a run from ``--first-seed N`` > 0 (a seed check)."""
+    return f"{DEFAULT_OUT}/seeds-{first_seed}" if first_seed else DEFAULT_OUT
+
+
+def seed_options(seeds: int, default: int, first_seed: int, flag: str = "--seeds") -> list[str]:
+    """A regenerate command's seed options where they are not the defaults: ``flag seeds``
+    (the episodes per point; ``default`` when not given) and ``--first-seed N``."""
+    out = [flag, str(seeds)] if seeds != default else []
+    return out + (["--first-seed", str(first_seed)] if first_seed else [])
 
 
 def add_first_seed_argument(ap: argparse.ArgumentParser) -> None:

@@ -818,13 +818,8 @@ def regenerate_command(scenario: str, episodes: int, out: str | Path, first_seed
     parts = [PROG]
     if scenario != "ekya-cityscapes":
         parts += ["--scenario", scenario]
-    if episodes != 3:
-        parts += ["--episodes", str(episodes)]
-    if first_seed:
-        parts += ["--first-seed", str(first_seed)]
-    if Path(out) != Path(
-        claims_table.out_folder(argparse.Namespace(out=None, first_seed=first_seed))
-    ):
+    parts += claims_table.seed_options(episodes, 3, first_seed, "--episodes")
+    if Path(out) != Path(claims_table.default_out(first_seed)):
         parts += ["--out", str(out)]
     return " ".join(parts)
 

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from edgegym.reproduce import migrator_workloads as mw
-from edgegym.reproduce.claims import Claim, count_sentence, holds_cell, seeds_text
+from edgegym.reproduce.claims import (
+    Claim,
+    count_sentence,
+    holds_cell,
+    seed_options,
+    seeds_text,
+)
 from edgegym.reproduce.migrator import (
     BASES,
     LABELS,
@@ -20,6 +26,7 @@ from edgegym.reproduce.migrator import (
     PAPER_PREINIT,
     PAPER_SLO_GAIN,
     POLICIES,
+    PROG,
     STATIC_PARIS,
     _claims,
     _facts,
@@ -127,18 +134,12 @@ def _timing_text(timing: dict[str, float]) -> str:
     return f"{text} ({', '.join(parts)})" if parts else text
 
 
-def _seed_option(args) -> str:
-    """The command's ``--seeds`` / ``--first-seed`` where they are not the defaults."""
-    text = f" --seeds {args.seeds}" if args.seeds != 1 else ""
-    return text + (f" --first-seed {args.first_seed}" if args.first_seed else "")
-
-
 def _intro(args, timing: dict[str, float]) -> list[str]:
     """The title, what ran, the policies and the environment's cost model."""
     return [
         "# MIGRator reproduction (edgegym/MIGReconfig-v0)",
         "",
-        f"Regenerate with `python -m edgegym.reproduce.migrator{_seed_option(args)}` "
+        f"Regenerate with `{' '.join([PROG, *seed_options(args.seeds, 1, args.first_seed)])}` "
         f"(this run: {_count(args.seeds, 'seed')} per cell "
         f"({seeds_text(args.first_seed, args.seeds)}), {_count(args.workers, 'worker')}, "
         f"{_timing_text(timing)} on {platform.processor() or platform.machine()}, "

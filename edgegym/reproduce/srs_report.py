@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgegym.reproduce.claims import Claim, count_sentence, holds_cell
+from edgegym.reproduce.claims import Claim, count_sentence, holds_cell, seed_options
 from edgegym.reproduce.srs import (
     ACC_TOL,
     APPS,
@@ -13,6 +13,7 @@ from edgegym.reproduce.srs import (
     BINS,
     LABEL,
     POLICIES,
+    PROG,
     ROBUST,
     ROBUST_APPS,
     SERVERS,
@@ -42,20 +43,14 @@ def _seeds_text(n: int, first: int = 0) -> str:
     return f"1 seed ({first})" if n == 1 else f"{n} seeds ({first}..{first + n - 1})"
 
 
-def _seed_option(meta: dict[str, Any]) -> str:
-    """The command's ``--seeds`` / ``--first-seed`` where they are not the defaults."""
-    text = f" --seeds {meta['seeds']}" if meta["seeds"] != 3 else ""
-    first = meta.get("first_seed", 0)
-    return text + (f" --first-seed {first}" if first else "")
-
-
 def _header(meta: dict[str, Any]) -> list[str]:
     """The report's title and run line (what ran, where, with which seeds)."""
     first = meta.get("first_seed", 0)  # runs saved before --first-seed started at 0
+    options = seed_options(meta["seeds"], 3, first)
     return [
         "# SRS/MRS reproduction (INFOCOM'25, Fig. 8-15)",
         "",
-        f"Regenerate with `python -m edgegym.reproduce.srs{_seed_option(meta)}` (this report, "
+        f"Regenerate with `{' '.join([PROG, *options])}` (this report, "
         "`srs-runs.json` and the four figures); `--render-only` rewrites the report from the "
         f"saved runs. Run {meta['date']} on {meta['machine']}, "
         f"{_seeds_text(meta['seeds'], first)} for the default scenario and "
