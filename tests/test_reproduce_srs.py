@@ -141,3 +141,36 @@ def test_a_claim_holds_only_across_the_robustness_sweeps(monkeypatch):
     rows["robust"]["load x0.5"]["ok"] = True
     held, _ = srs._judged(rows)
     assert held.holds and "2 robustness points" in held.test
+
+
+def test_the_theta_sweep_spans_where_algorithm_2_trades_accuracy_for_time(monkeypatch):
+    """Fig. 14's sweep must reach the exchange rate at which Eq. 11's accuracy term changes
+    Algorithm 2's choice; below it every theta picks the same configurations (the first sweep,
+    0.5-10, lay wholly below it). Per priced task: the least theta at which a more accurate
+    configuration's Delta P undercuts the quickest one's."""
+    from edgegym.baselines import dag
+
+    priced = []  # (base schedule, task, time terms of Delta P, accuracy gain)
+    plain = dag.delta_p
+
+    def record(cluster, app, base, i, opt, acc_now, acc_after, theta, chain=True):
+        dp = plain(cluster, app, base, i, opt, acc_now, acc_after, theta, chain)
+        priced.append((base, i, dp + theta * (acc_after - acc_now), acc_after - acc_now))
+        return dp
+
+    monkeypatch.setattr(dag, "delta_p", record)
+    # the default scenario's request rate (1000 in 300 s), fewer requests
+    srs.run_one(("srs-edge-5apps", {"requests": 150, "duration_s": 45.0}, "mrs", 0))
+    groups: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for base, i, t, g in priced:
+        groups.setdefault((id(base), i), []).append((t, g))
+    switch = []
+    for opts in groups.values():
+        t0, g0 = min(opts, key=lambda o: (o[0], -o[1]))
+        rates = [(t - t0) / (g - g0) for t, g in opts if g > g0]
+        switch.append(min(rates, default=np.inf))
+    assert len(switch) > 100
+    mid = float(np.median(switch))
+    below = [t for t in srs.THETAS if t < mid]
+    above = [t for t in srs.THETAS if t > mid]
+    assert below and above, (mid, srs.THETAS)
