@@ -56,7 +56,7 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         return plain(job)
 
     monkeypatch.setattr(migrator, "run_one", run_one)
-    argv = ["--quick", "--out", str(tmp_path), "--workers", "1"]
+    argv = ["--quick", "--seeds", "1", "--out", str(tmp_path), "--workers", "1"]
     with pytest.raises(RuntimeError, match="stopped"):
         migrator.main(argv)
     journal = tmp_path / "migrator-journal.jsonl"

@@ -44,6 +44,10 @@ from edgegym.reproduce.migrator_workloads import CEILING_ERROR_SWEEP, SLO_SWEEP,
 from edgegym.workload.models import get_model
 
 PROG = "python -m edgegym.reproduce.migrator"
+#: Episodes per (workload, policy) cell of a full run. Two: with one, two verdicts at the edge
+#: of their rule moved between seeds 0 and 100 (docs/reproduction/seeds-100), so a cell is
+#: the mean of two episodes.
+SEEDS = 2
 #: The files this reproduction writes into --out (besides the claims table) -> kind.
 OUTPUTS = {
     "migrator.md": "report",
@@ -434,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         before any work starts).
     """
     args = run_parser(
-        PROG, __doc__, 1, "episodes per (workload, policy) (>= 1)",
+        PROG, __doc__, SEEDS, "episodes per (workload, policy) (>= 1)",
         "W1, W5, W9 only (a smoke run)", "migrator-runs.json",
     ).parse_args(argv)  # fmt: skip
     args.date = dt.date.today().isoformat()  # a saved run's own date replaces it below

@@ -27,6 +27,7 @@ from edgegym.reproduce.migrator import (
     PAPER_SLO_GAIN,
     POLICIES,
     PROG,
+    SEEDS,
     STATIC_PARIS,
     _claims,
     _facts,
@@ -139,7 +140,7 @@ def _intro(args, timing: dict[str, float]) -> list[str]:
     return [
         "# MIGRator reproduction (edgegym/MIGReconfig-v0)",
         "",
-        f"Regenerate with `{' '.join([PROG, *seed_options(args.seeds, 1, args.first_seed)])}` "
+        f"Regenerate with `{' '.join([PROG, *seed_options(args.seeds, SEEDS, args.first_seed)])}` "
         f"(this run: {_count(args.seeds, 'seed')} per cell "
         f"({seeds_text(args.first_seed, args.seeds)}), {_count(args.workers, 'worker')}, "
         f"{_timing_text(timing)} on {platform.processor() or platform.machine()}, "
