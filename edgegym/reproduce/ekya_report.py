@@ -36,7 +36,11 @@ the middle point of the Pareto frontier of two hold-out streams (drawn with a se
 own), their inference runs the frame rate the static share sustains (the released
 simulator's rule, not PickConfigs), and their retraining jobs, at a tenth of a GPU or less,
 take the bulk of each window or do not finish in it, as §6.1 says they do. (5) Profiling
-costs 4.4 GPU-seconds per window for all streams (§6.3: "small"), not 4.4 per stream.
+costs 4.4 GPU-seconds per window for all streams (§6.3: "small"), not 4.4 per stream. (6)
+Fig. 8's claims, and the Delta sweep that the arXiv version runs in Fig. 8's setting, are
+judged in the setting of the authors' simulator, which produced that figure: the thief reads
+the measured profiles, with no micro-profiling, labelling delay or checkpoints (section b
+says where the released code sets each); the scenario's own setting stays beside it.
 
 The thief treats a_MIN as a constraint (every stream keeps the inference share of a
 configuration that reaches a_MIN whenever the GPUs allow it) and keeps every retraining job in
@@ -73,23 +77,44 @@ uniform variant at the same stream count: {gain1:.1f} points at 1 GPU, {gain2:.1
 
 Paper: Ekya on 4 GPUs beats the uniform baselines on 16 GPUs (4x GPU saving); both adaptive
 allocation (vs Ekya-FixedRes) and configuration selection (vs Ekya-FixedConfig with Cfg 2)
-contribute, most when GPUs are scarce. edgegym: GPU saving (16 / the fewest GPUs on which the
-thief reaches the best uniform accuracy at 16 GPUs): {saving}.
-Thief beats every uniform variant: {beats} — the paper's central claim {beats_all} here.
+contribute, most when GPUs are scarce.
+
+Fig. 8 is a simulator result (§6.1: "To scale to more GPUs, we use the simulator"), and the
+authors' released simulator (edge-video-services/ekya, `ekya/simulation`) runs the thief on
+the measured profiles themselves: `run.py` keeps `use_oracle_modes = [True]` and writes the
+measured accuracies as the predictions; nothing is micro-profiled (no profiling cost, no
+pruning), the golden model's delay defaults to 0 (`--delay`), and a model is replaced only when
+its job ends (`INSTA_CHECKPOINT = False`). So Fig. 8 runs twice here: with the scenario as it
+is (the testbed's micro-profiler: its estimate error, profiling cost, pruning, labelling delay
+and checkpoints) and in the simulator's setting (those five off, for every policy; the second
+table). Fig. 8's claims are judged in the simulator's setting, with the scenario's beside
+them in the claims table.
+
+GPU saving (16 / the fewest GPUs on which the thief reaches the best uniform accuracy at 16
+GPUs), and where the thief beats every uniform variant:
+
+- with the scenario's micro-profiler: {saving}; {beats}
+- in the simulator's setting: {saving_sim}; {beats_sim}
 
 ![](ekya-fig7.png) ![](ekya-fig8.png)
 
 {b_text}
 
+In the authors' simulator's setting:
+
+{b_sim_text}
+
 ## (d) Delta sensitivity (§6.2)
 
 Paper: going from Delta = 1.0 to 0.1 raises accuracy by about 8 points, and the decision
-takes 9.5 s (10 streams, 8 GPUs in §6.2: 9.4 s). edgegym (10 streams, 4 GPUs), from
-Delta = 1.0 to 0.1: {dgain:+.1f} points with edgegym's default thief, {dgain_literal:+.1f}
-points with the literal Algorithm 1. The default lets a victim holding less than Delta above
-its floor (a_MIN, a job in flight) give up what it holds above it; the literal algorithm
-cannot steal a Delta larger than what a job holds above its floor. Decision times are wall
-times on the machine above, shared with other work, so compare them within a column only.
+takes 9.5 s (10 streams, 8 GPUs in §6.2: 9.4 s). The arXiv version runs it "with the same
+setting as Figure 7" (Fig. 8 here), so it runs in the authors' simulator's setting (b).
+edgegym (10 streams, 4 GPUs), from Delta = 1.0 to 0.1: {dgain:+.1f} points with edgegym's
+default thief, {dgain_literal:+.1f} points with the literal Algorithm 1. The default lets a
+victim holding less than Delta above its floor (a_MIN, a job in flight) give up what it holds
+above it; the literal algorithm cannot steal a Delta larger than what a job holds above its
+floor. Decision times are wall times on the machine above, shared with other work, so compare
+them within a column only.
 
 ![](ekya-fig10.png)
 
@@ -137,7 +162,9 @@ come close to the best one, as in the three windows the authors measured), the
 configurations' jitter, the per-window data-volume and demand jitter (their distance from 1),
 the pruned fraction and the checkpoint interval; a scenario with explicit tables has only
 some of these, and only those are swept. The Fig. 6 and Fig. 8 claims are checked at every
-point. Not swept: the grid of 18 configurations itself (the sensitivity sweep moves their
+point, Fig. 8's in the authors' simulator's setting (the last two columns; the
+micro-profiler's own inputs have no such column: that setting has no micro-profiler). Not
+swept: the grid of 18 configurations itself (the sensitivity sweep moves their
 relative quality, the cost sweep their cost) and the hold-out streams' seed.
 
 ![](ekya-sweep.png)
