@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from edgegym.baselines.mig import MPS_SHARES
 from edgegym.journal import job_key
-from edgegym.reproduce import migrator, migrator_report
+from edgegym.reproduce import migrator, migrator_claims, migrator_report
 from edgegym.reproduce.claims import load
 
 SAVED = Path(__file__).resolve().parents[1] / "docs" / "reproduction" / "migrator-runs.json"
@@ -42,7 +43,6 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         migrator, "scenario_overrides", lambda w, p, ov: {**plain(w, p, ov), **tiny}
     )
     monkeypatch.setattr(migrator, "BASES", [0.5, 1.0, 10.0])
-    monkeypatch.setattr(migrator_report, "BASES", [0.5, 1.0, 10.0])
     monkeypatch.setattr(migrator, "ORACLE_WORKLOADS", ["w1"])
     monkeypatch.setattr(migrator_calibration, "calibration_claims", lambda: ([], {}))
     monkeypatch.setattr(migrator_report, "_calibration_section", lambda rows, claims: [])
@@ -97,8 +97,8 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
         migrator.scenario_overrides(r["workload"], r["policy"], r["overrides"])["mps.interference"]
         for r in ekya
     )
-    f = migrator._facts(["w1", "w5", "w9"], ["w1"], ["w1"], runs)
-    claims = migrator._claims(["w1", "w5", "w9"], ["w1"], ["w1"], runs)
+    f = migrator_claims._facts(["w1", "w5", "w9"], ["w1"], ["w1"], runs)
+    claims = migrator_claims._claims(["w1", "w5", "w9"], ["w1"], ["w1"], runs)
     held = [c for c in claims if c.role == "held-out"]
     saved = [c for c in load(tmp_path) if c.paper == "migrator" and c.role == "held-out"]
     assert saved and all(c.smoke for c in saved)  # a quick run: marked smoke, not counted
@@ -113,7 +113,8 @@ def test_a_tiny_full_run_judges_claims_across_the_sweeps(tmp_path: Path, monkeyp
     assert acc_claim.holds or "on MIG instances instead of MPS shares" in acc_claim.why
     # a gain claim holds only if it holds at the default and at every sweep point
     c = next(c for c in held if c.figure == "Fig. 7" and "Ekya" in c.claim)
-    gains = [migrator._gain(t, "migrator", "ekya-mig") for _, t in migrator._points(f, "good")]
+    points = migrator_claims._points(f, "good")
+    gains = [migrator_claims._gain(t, "migrator", "ekya-mig") for _, t in points]
     assert c.holds == all(g > 0 and g >= 17 / 2 for g in gains)
 
 
@@ -138,7 +139,7 @@ def test_the_mps_baselines_hold_mps_shares_and_the_mig_based_ones_mig_instances(
     as the scenario says); MIGRator and PARIS hold MIG instances."""
     for p in migrator.MPS_POLICIES:
         ov = migrator.scenario_overrides("w1", p, {})
-        assert ov["mps.shares"] == migrator.MPS_SHARES and ov["preinit"] is False
+        assert ov["mps.shares"] == MPS_SHARES and ov["preinit"] is False
         assert ov["mps.interference"] is True
         on_mig = migrator.scenario_overrides("w1", p, {"mps.shares": 0})
         assert on_mig["mps.shares"] == 0 and "preinit" not in on_mig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.reproduce import srs, srs_report
+from edgegym.reproduce import srs, srs_claims, srs_report
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +133,13 @@ def test_a_claim_holds_only_across_the_robustness_sweeps(monkeypatch):
             Claim("srs", "f", "k", "m", 1, 1, "calibration", True, "rule"),
         ]
 
-    monkeypatch.setattr(srs, "_claims", fake)
+    monkeypatch.setattr(srs_claims, "_claims", fake)
     rows = {"ok": True, "robust": {"drift x2": {"ok": True}, "load x0.5": {"ok": False}}}
-    held, cal = srs._judged(rows)
+    held, cal = srs_claims._judged(rows)
     assert not held.holds and "load x0.5" in held.why and "drift x2" not in held.why
     assert cal.holds
     rows["robust"]["load x0.5"]["ok"] = True
-    held, _ = srs._judged(rows)
+    held, _ = srs_claims._judged(rows)
     assert held.holds and "2 robustness points" in held.test
 
 

@@ -44,6 +44,7 @@ from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
+from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, pct
 from edgegym.reproduce.ekya_report import REPORT
 from edgegym.scenarios import Scenario, ScenarioError, apply_overrides, bundled, load, validate
 from edgegym.workload.continual import MAE_PER_STD
@@ -67,8 +68,6 @@ NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation
 ABLATION_GPUS = (1, 4, 8)  # (f)
 REGIME_GPUS = (1, 2)  # (g)
 CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
-FIXEDCONFIG = "ekya-fixedconfig:config=2"  # Fig. 10a: the thief with the fixed Cfg 2
-UNIFORMS = ["uniform-c1-50", "uniform-c2-90", "uniform-c2-50", "uniform-c2-30"]
 LABELS = {
     "thief": "Ekya (thief)",
     "uniform-c1-50": "Uniform (Cfg 1, 50%)",
@@ -176,10 +175,6 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _pct(mean: float, std: float | None = None) -> str:
-    return f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}")
-
-
 def _best_uniform(acc: dict[str, tuple[float, float]]) -> tuple[str, float]:
     """The uniform variant with the highest mean accuracy, and that accuracy."""
     best = max(UNIFORMS, key=lambda u: acc[u][0])
@@ -239,7 +234,7 @@ def _streams_table(acc: dict[int, dict[str, dict[int, tuple[float, float]]]]) ->
 
     rows = [
         [str(n)]
-        + [_pct(*acc[g][p][n]) for g in SWEEP_GPUS for p in ("thief", best(g, n))]
+        + [pct(*acc[g][p][n]) for g in SWEEP_GPUS for p in ("thief", best(g, n))]
         + [best(g, n).removeprefix("uniform-") for g in SWEEP_GPUS]
         for n in STREAM_COUNTS
     ]
@@ -334,9 +329,9 @@ def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, 
         f"Fig. 10a: 10 streams vs GPUs ({scenario})",
         out / "ekya-fig8.png",
     )
-    rows = [[str(g)] + [_pct(*acc[p][g]) for p in policies] for g in GPU_COUNTS]
+    rows = [[str(g)] + [pct(*acc[p][g]) for p in policies] for g in GPU_COUNTS]
     text = _table(["GPUs", *[LABELS[p] for p in policies]], rows)
-    rows = [[str(g)] + [_pct(*sim[p][g]) for p in sim_policies] for g in GPU_COUNTS]
+    rows = [[str(g)] + [pct(*sim[p][g]) for p in sim_policies] for g in GPU_COUNTS]
     text_sim = _table(["GPUs", *[LABELS[p] for p in sim_policies]], rows)
     return text, {**fig8, "sim": fig8_sim, "sim_text": text_sim}
 
@@ -358,7 +353,7 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
             spec = f"thief:delta={d}{suffix}"
             res = _run([spec], scenario, episodes, gpus=4, **SIMULATOR)
             acc[name].append(_acc(res, spec))
-            row += [_pct(*acc[name][-1]), f"{1000 * res[spec]['decision_time_s']:.1f}"]
+            row += [pct(*acc[name][-1]), f"{1000 * res[spec]['decision_time_s']:.1f}"]
         rows.append(row)
         log(f"  (d) delta {d}: " + ", ".join(f"{n} {a[-1][0]:.3f}" for n, a in acc.items()))
     plot_lines(
@@ -399,7 +394,7 @@ def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
                 f"{100 * s:.0f}%",
                 f"{100 * error:.1f}",
                 f"{100 * std.profiler_noise:.1f}",
-                _pct(*acc[-1]),
+                pct(*acc[-1]),
             ]
         )
         log(f"  (e) noise {s}: {acc[-1][0]:.3f}")
@@ -410,9 +405,13 @@ def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
         f"Fig. 11b: micro-profiler noise ({scenario}, 4 GPUs)",
         out / "ekya-fig11b.png",
     )
-    drop20 = acc[0][0] - acc[NOISE_STDS.index(0.2)][0]
     header = ["noise std", "median abs. error (points)", "std used (points)", "accuracy (%)"]
-    return _table(header, rows), {"drop20": drop20, "acc": [a[0] for a in acc]}
+    acc20 = acc[NOISE_STDS.index(0.2)][0]
+    return _table(header, rows), {
+        "drop20": acc[0][0] - acc20,
+        "acc": [a[0] for a in acc],
+        "acc20": acc20,
+    }
 
 
 def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
@@ -433,7 +432,7 @@ def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict
             "oracle": "oracle thief (true profiles, scenario's mechanics)",
             "best uniform": "best uniform variant (no profiler)",
         }.get(name, f"thief, {name}")
-        rows.append([label] + [_pct(acc[g][name]) for g in ABLATION_GPUS])
+        rows.append([label] + [pct(acc[g][name]) for g in ABLATION_GPUS])
     header = ["variant", *[f"{g} GPU{'s' if g > 1 else ''}: accuracy (%)" for g in ABLATION_GPUS]]
     return _table(header, rows), {"acc": acc}
 
@@ -617,9 +616,9 @@ def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tupl
             thief, none = _acc(res, "thief")[0], _acc(res, "no-retrain")[0]
             gain[name][g], worth[name][g] = thief - best, thief - none
             row += [
-                _pct(thief),
-                f"{_pct(best)} ({u.removeprefix('uniform-')})",
-                _pct(none),
+                pct(thief),
+                f"{pct(best)} ({u.removeprefix('uniform-')})",
+                pct(none),
                 f"{100 * (thief - best):+.1f}",
             ]
             log(f"  (g) {name}, {g} GPU(s): thief {thief:.3f}, best uniform {best:.3f}")
@@ -730,6 +729,7 @@ def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, floa
         "cost_spread": float(cost.max() / cost.min()),
         "profile_s": snap.reserved * spec.window_s,
         "quantum_s": spec.quantum * spec.window_s,
+        "episodes": seeds,
     }
 
 
@@ -959,11 +959,11 @@ def main(argv: list[str] | None = None) -> int:
 
     sc, ep = args.scenario, args.episodes
     BELOW_A_MIN.clear()
-    from edgegym.reproduce.ekya_claims import judge  # the claims, judged from the measurements
-
     with claims_table.smoke_run(args.quick):  # a quick run's claims are smoke checks
         r = _sections(sc, ep, out, log)
-        claims = judge(sc, ep, r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"])
+        claims = judge(
+            sc, _seeds_text(ep), r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"]
+        )
         minutes = (time.time() - t0) / 60
         command = regenerate_command(sc, ep, args.out, args.first_seed)
         write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")

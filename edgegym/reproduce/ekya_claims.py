@@ -1,23 +1,26 @@
 """Ekya's claims judged from the reproduction's measurements (:mod:`edgegym.reproduce.ekya` runs
 them): the calibration rows and the held-out claims, each with its rule and, where it fails,
-the measured reason."""
+the measured reason. It reads what the sections measured (their grids come with their
+numbers), never the runner's settings, and names the schedulers the claims compare."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from edgegym.reproduce.claims import Claim
-from edgegym.reproduce.ekya import (
-    CALIBRATION_SEEDS,
-    FIXEDCONFIG,
-    NOISE_STDS,
-    REGIME_GPUS,
-    UNIFORMS,
-    _pct,
-    _seeds_text,
-)
 
-__all__ = ["judge"]
+__all__ = ["FIXEDCONFIG", "UNIFORMS", "judge", "pct"]
+
+#: Fig. 10a's Ekya-FixedConfig: the thief with the uniform baselines' fixed Cfg 2.
+FIXEDCONFIG = "ekya-fixedconfig:config=2"
+#: The uniform baselines of Fig. 6, Fig. 8 and Table 2 (retraining configuration, inference
+#: share).
+UNIFORMS = ["uniform-c1-50", "uniform-c2-90", "uniform-c2-50", "uniform-c2-30"]
+
+
+def pct(mean: float, std: float | None = None) -> str:
+    """An accuracy in percent to one decimal, with its deviation where given."""
+    return f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}")
 
 
 class _Context:
@@ -28,9 +31,9 @@ class _Context:
         self.no_retrain = b["acc"]["no-retrain"]
         fa, no_retrain = self.fa, self.no_retrain
         self.oracle = (
-            f"measured (f, b; 1 GPU, 10 streams): oracle thief {_pct(fa[1]['oracle'])}%, thief "
-            f"with exact estimates {_pct(fa[1]['exact estimates (error 0)'])}%, best uniform "
-            f"{_pct(fa[1]['best uniform'])}%, no retraining {_pct(no_retrain[1][0])}%: all of "
+            f"measured (f, b; 1 GPU, 10 streams): oracle thief {pct(fa[1]['oracle'])}%, thief "
+            f"with exact estimates {pct(fa[1]['exact estimates (error 0)'])}%, best uniform "
+            f"{pct(fa[1]['best uniform'])}%, no retraining {pct(no_retrain[1][0])}%: all of "
             f"retraining is worth {100 * (fa[1]['oracle'] - no_retrain[1][0]):.1f} points over "
             f"the window here (at 16 GPUs the thief is "
             f"{100 * (b['acc']['thief'][16][0] - no_retrain[16][0]):.1f} above no retraining), "
@@ -69,7 +72,7 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             claim="The micro-profiler's accuracy estimates have a median absolute error of 5.8 "
             "points",
             metric=f"median absolute error of the estimates, points ({int(c['mae_estimates']):,} "
-            f"estimates, {CALIBRATION_SEEDS} episodes of {sc})",
+            f"estimates, {c['episodes']} episodes of {sc})",
             paper_value=5.8,
             edgegym_value=round(100 * c["mae"], 2),
             role="calibration",
@@ -82,7 +85,7 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
             claim="Continuous retraining beats a model not retrained on recent data by up to 22 "
             "accuracy points",
             metric="largest gap between the best retrained model and the never-retrained one, "
-            f"points (over streams, windows and {CALIBRATION_SEEDS} episodes)",
+            f"points (over streams, windows and {c['episodes']} episodes)",
             paper_value=22.0,
             edgegym_value=round(100 * c["gap_max"], 2),
             role="calibration",
@@ -116,7 +119,7 @@ def _calibration_claims(sc: str, c: dict) -> list[Claim]:
     ]
 
 
-def _gain_claims(ctx: _Context, sc: str, ep: int, a: dict) -> list[Claim]:
+def _gain_claims(ctx: _Context, sc: str, seeds: str, a: dict) -> list[Claim]:
     """Fig. 6: the thief's advantage over the uniform baselines as streams grow."""
     out = []
     for gpus, paper, key in ((1, 29.0, "gain_1gpu"), (2, 23.0, "gain_2gpu")):
@@ -128,7 +131,7 @@ def _gain_claims(ctx: _Context, sc: str, ep: int, a: dict) -> list[Claim]:
                 claim=f"Ekya's accuracy advantage over the uniform baselines grows to {paper:g} "
                 f"points with more streams on {gpus} GPU{'s' if gpus > 1 else ''}",
                 metric=f"largest gain of the thief over the best uniform variant, 1-10 streams, "
-                f"points ({sc}, {_seeds_text(ep)})",
+                f"points ({sc}, {seeds})",
                 paper_value=paper,
                 edgegym_value=round(gain, 1),
                 role="held-out",
@@ -175,24 +178,24 @@ def _margin_claim(ctx: _Context, b: dict) -> Claim:
     authors' simulator's setting (at 1 and 2 GPUs across the sweep too)."""
     fa, sim = ctx.fa, b["sim"]
     margin = min(sim["margin"].values())
-    ok = margin > 0 and all(ctx.g["min_sim"][gpus] > 0 for gpus in REGIME_GPUS)
+    ok = margin > 0 and all(v > 0 for v in ctx.g["min_sim"].values())
     scen_worst = min(b["margin"], key=b["margin"].get)
     scenario = (
         f"with the scenario's micro-profiler the smallest margin is "
         f"{100 * b['margin'][scen_worst]:+.1f} points, at {scen_worst} GPUs (thief "
-        f"{_pct(b['acc']['thief'][scen_worst][0])}% vs the best uniform "
-        f"{_pct(b['acc']['thief'][scen_worst][0] - b['margin'][scen_worst])}%"
+        f"{pct(b['acc']['thief'][scen_worst][0])}% vs the best uniform "
+        f"{pct(b['acc']['thief'][scen_worst][0] - b['margin'][scen_worst])}%"
     )
     if scen_worst in fa:
         scenario += (
-            f"; f: with exact estimates {_pct(fa[scen_worst]['exact estimates (error 0)'])}%, "
-            f"the oracle thief {_pct(fa[scen_worst]['oracle'])}%"
+            f"; f: with exact estimates {pct(fa[scen_worst]['exact estimates (error 0)'])}%, "
+            f"the oracle thief {pct(fa[scen_worst]['oracle'])}%"
         )
     scenario += ")"
     worst = min(sim["margin"], key=sim["margin"].get)
     swept = ", ".join(
         f"{100 * ctx.g['min_sim'][gpus]:+.1f} at {gpus} GPU{'s' if gpus > 1 else ''}"
-        for gpus in REGIME_GPUS
+        for gpus in ctx.g["min_sim"]
     )
     return _claim(
         figure="Fig. 8, §6.1 (arXiv Fig. 7)",
@@ -208,7 +211,7 @@ def _margin_claim(ctx: _Context, b: dict) -> Claim:
         why=""
         if ok
         else f"measured (b, simulator's setting): the smallest margin is at {worst} "
-        f"GPUs, thief {_pct(sim['acc']['thief'][worst][0])}%; across the sweep (g) the smallest "
+        f"GPUs, thief {pct(sim['acc']['thief'][worst][0])}%; across the sweep (g) the smallest "
         f"gain is {swept}; {scenario}",
     )
 
@@ -310,10 +313,10 @@ def _noise_claim(ctx: _Context, e: dict) -> Claim:
         test="at most 3 points",
         why=""
         if ok
-        else f"measured (e, f; 4 GPUs): exact estimates {_pct(e['acc'][0])}%, the scenario's "
-        f"5.8-point error {_pct(fa[4]['as in the scenario'])}%, noise of std 20% "
-        f"{_pct(e['acc'][NOISE_STDS.index(0.2)])}%, the best uniform variant (no estimates) "
-        f"{_pct(fa[4]['best uniform'])}%: the thief's gain is all configuration choice from "
+        else f"measured (e, f; 4 GPUs): exact estimates {pct(e['acc'][0])}%, the scenario's "
+        f"5.8-point error {pct(fa[4]['as in the scenario'])}%, noise of std 20% "
+        f"{pct(e['acc20'])}%, the best uniform variant (no estimates) "
+        f"{pct(fa[4]['best uniform'])}%: the thief's gain is all configuration choice from "
         "the estimates, and noise of that size removes it",
     )
 
@@ -345,7 +348,7 @@ def _table1_claims(t1: dict) -> list[Claim]:
 
 def judge(
     sc: str,
-    ep: int,
+    seeds: str,
     a: dict,
     b: dict,
     c: dict,
@@ -355,14 +358,15 @@ def judge(
     g: dict,
     t1: dict,
 ) -> list[Claim]:
-    """The paper's records of the claims table from this run's measurements. ``why`` quotes
+    """The paper's records of the claims table from this run's measurements (``seeds``: the
+    episodes each point ran, as the metrics name them). ``why`` quotes
     the ablation (f) and sweep (g) sections' numbers. A claim that the thief beats the uniform
     baselines at 10 streams on 1 or 2 GPUs holds only if it also holds at every point of the
     synthesised-input sweep (g)."""
     ctx = _Context(b, f, g)
     return [
         *_calibration_claims(sc, c),
-        *_gain_claims(ctx, sc, ep, a),
+        *_gain_claims(ctx, sc, seeds, a),
         _capacity_claim(ctx, a),
         _margin_claim(ctx, b),
         _saving_claim(ctx, b),

@@ -1,5 +1,6 @@
 """The text of ``docs/reproduction/migrator.md``: the MIGRator reproduction's sections, written
-from its runs (:mod:`edgegym.reproduce.migrator` runs the episodes and judges the claims)."""
+from its runs (:mod:`edgegym.reproduce.migrator` runs the episodes,
+:mod:`edgegym.reproduce.migrator_claims` reads the facts and judges the claims)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from edgegym.baselines.mig import MPS_SHARES
 from edgegym.reproduce import migrator_workloads as mw
 from edgegym.reproduce.claims import (
     Claim,
@@ -16,11 +18,18 @@ from edgegym.reproduce.claims import (
     seed_options,
     seeds_text,
 )
-from edgegym.reproduce.migrator import (
-    BASES,
+from edgegym.reproduce.migrator_claims import (
+    _claims,
+    _facts,
+    _gain,
+    _gain_vs,
+    _static_paris_gain,
+    bases,
+    nopre_changes,
+)
+from edgegym.reproduce.migrator_setup import (
     LABELS,
     MPS_POLICIES,
-    MPS_SHARES,
     PAPER_ACC_GAIN,
     PAPER_GAIN,
     PAPER_PREINIT,
@@ -29,12 +38,6 @@ from edgegym.reproduce.migrator import (
     PROG,
     SEEDS,
     STATIC_PARIS,
-    _claims,
-    _facts,
-    _gain,
-    _gain_vs,
-    _static_paris_gain,
-    nopre_changes,
 )
 
 __all__ = ["report"]
@@ -324,7 +327,7 @@ def _basis_section(basis_rows, basis_w) -> list[str]:
         "| basis (s) | " + " | ".join(w.upper() for w in basis_w) + " | Avg | solve s/window |",
         "|---" * (len(basis_w) + 3) + "|",
     ]
-    for b in BASES:
+    for b in bases(basis_rows):
         brows = [r for r in basis_rows if r["overrides"].get("basis_s") == b]
         vals = [np.mean([r["goodput"] for r in brows if r["workload"] == w]) for w in basis_w]
         st = np.median([x for r in brows for x in r.get("solve_s", [])])

@@ -1,12 +1,26 @@
 """The text of ``docs/reproduction/srs.md``: the SRS/MRS reproduction's sections, written from
-its runs (:mod:`edgegym.reproduce.srs` runs the episodes and judges the claims)."""
+its runs (:mod:`edgegym.reproduce.srs` runs the episodes, :mod:`edgegym.reproduce.srs_claims`
+judges the claims)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from edgegym.reproduce.claims import Claim, count_sentence, holds_cell, seed_options
-from edgegym.reproduce.srs import (
+from edgegym.reproduce.srs_claims import (
+    _claims,
+    _headline,
+    _judged,
+    _mean,
+    _pct,
+    _point_claims,
+    _series,
+    _std,
+    _sweep_wins,
+    _xs,
+    scenario_facts,
+)
+from edgegym.reproduce.srs_setup import (
     ACC_TOL,
     APPS,
     BASELINES,
@@ -21,17 +35,6 @@ from edgegym.reproduce.srs import (
     THETA_POLICIES,
     THETAS,
     VARIANT,
-    _claims,
-    _headline,
-    _judged,
-    _mean,
-    _pct,
-    _point_claims,
-    _series,
-    _std,
-    _sweep_wins,
-    _xs,
-    scenario_facts,
 )
 
 __all__ = ["report"]
