@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgegym.reproduce import ekya, etf, migrator, srs, srs_report
+from edgegym.reproduce import ekya, ekya_inputs, etf, migrator, srs, srs_report
 from edgegym.scenarios import ScenarioError, load
 from edgegym.workload import traces
 from edgegym.workload.continual import sample_profile
@@ -308,10 +308,10 @@ def test_benchmarks_soak_runs_every_family_and_writes_its_numbers(tmp_path):
 def test_ekya_sweep_scales_what_a_table_scenario_runs_on():
     """Section (g) scales the costs an episode uses: on table drift the per-window table."""
     sc = load("ekya-cityscapes-authors-profiles")
-    scaled = ekya._scaled_costs(sc, 2.0)
+    scaled = ekya_inputs._scaled_costs(sc, 2.0)
     assert np.allclose(scaled["drift.gpu_seconds"], np.asarray(sc["drift"]["gpu_seconds"]) * 2)
-    assert ekya._scaled_drift(sc, 0.5) == {"drift.drift": 0.5}
-    assert ekya._scaled_drift(load("ekya-cityscapes"), 8.0)["drift.drift"] == [0.32, 1.0]
+    assert ekya_inputs._scaled_drift(sc, 0.5) == {"drift.drift": 0.5}
+    assert ekya_inputs._scaled_drift(load("ekya-cityscapes"), 8.0)["drift.drift"] == [0.32, 1.0]
 
 
 def test_ekya_report_names_the_command_that_regenerates_it():

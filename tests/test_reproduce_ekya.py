@@ -6,23 +6,25 @@ claims are judged in the authors' simulator's setting, which has no micro-profil
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from edgegym.families.continual.params import ContinualSpec
-from edgegym.reproduce import ekya
+from edgegym.reproduce import ekya, ekya_inputs
 from edgegym.scenarios import load
 from edgegym.workload.continual import config_quality
 
 
-@pytest.mark.parametrize("label", list(ekya.SYNTHESISED))
+@pytest.mark.parametrize("label", list(ekya_inputs.SYNTHESISED))
 def test_each_synthesised_input_is_swept_alone(label: str) -> None:
     sc = load("ekya-cityscapes")
-    scale = ekya.SYNTHESISED[label]
+    scale = ekya_inputs.SYNTHESISED[label]
     assert load("ekya-cityscapes", **scale(sc, 1.0)) == sc  # x1 is the scenario
-    for factor in ekya.SWEEP_FACTORS:
+    for factor in ekya_inputs.SWEEP_FACTORS:
         ov = scale(sc, factor)
         changed = load("ekya-cityscapes", **ov)  # validates the variant
         sections = {key.split(".")[0] for key in ov}
@@ -37,8 +39,9 @@ def test_the_sensitivity_sweep_brings_cheap_configurations_closer_to_the_best() 
     cheapest = int(np.argmin([c["gpu_seconds"] for c in sc["retrain_configs"]]))
     spec = ContinualSpec.from_scenario(sc)
     mean_q = []
+    scale = ekya_inputs.SYNTHESISED["configurations' differences (drift.sensitivity)"]
     for factor in (0.5, 1.0, 2.0):
-        sens = ekya.SYNTHESISED["configurations' differences (drift.sensitivity)"](sc, factor)
+        sens = scale(sc, factor)
         q = config_quality(
             spec.retrain_configs,
             sens["drift.sensitivity"],
@@ -52,12 +55,12 @@ def test_the_sensitivity_sweep_brings_cheap_configurations_closer_to_the_best() 
 def test_inputs_an_explicit_table_does_not_have_are_left_out() -> None:
     """On the authors' measured tables only the inputs that exist are swept."""
     sc = load("ekya-cityscapes-authors-profiles")
-    kept = {label for label, scale in ekya.SYNTHESISED.items() if scale(sc, 2.0) is not None}
+    kept = {label for label, scale in ekya_inputs.SYNTHESISED.items() if scale(sc, 2.0) is not None}
     assert "configurations' differences (drift.sensitivity)" not in kept
     assert "best model's error (1 - drift.ceiling)" not in kept
     assert "retraining cost (retrain_configs.gpu_seconds)" in kept
     for label in kept:
-        load("ekya-cityscapes-authors-profiles", **ekya.SYNTHESISED[label](sc, 2.0))
+        load("ekya-cityscapes-authors-profiles", **ekya_inputs.SYNTHESISED[label](sc, 2.0))
 
 
 def test_every_synthesised_input_of_the_scenario_is_swept_or_said_why_not() -> None:
@@ -66,13 +69,13 @@ def test_every_synthesised_input_of_the_scenario_is_swept_or_said_why_not() -> N
     from edgegym.provenance import source_of
 
     raw = load("ekya-cityscapes").data
-    swept = " ".join(ekya.SYNTHESISED)
+    swept = " ".join(ekya_inputs.SYNTHESISED)
     for key in raw["provenance"]:
         kind = (source_of(raw, key) or "").split(":")[0]
         if kind in ("synthesised", "choice"):
             named = re.search(rf"[( ]{re.escape(key)}[) ]", swept)
-            assert named or key in ekya.NOT_SWEPT, key
-    assert set(ekya.NOT_SWEPT) <= set(raw["provenance"])  # no stale entries
+            assert named or key in ekya_inputs.NOT_SWEPT, key
+    assert set(ekya_inputs.NOT_SWEPT) <= set(raw["provenance"])  # no stale entries
 
 
 def test_runs_at_scaled_inputs_stay_out_of_the_a_min_table(monkeypatch) -> None:
@@ -139,3 +142,47 @@ def test_fig8_claims_are_judged_in_the_simulators_setting(sim_gain_at_2: float) 
     assert "-1.0 points, at 8 GPUs" in (margin.test if margin.holds else margin.why)
     assert saving.holds and saving.edgegym_value == 4.0
     assert "micro-profiler not reached" in saving.test  # the scenario's thief never gets there
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "reproduction"
+
+
+@pytest.mark.parametrize("folder", ["", "ekya-authors-profiles", "seeds-100"])
+def test_render_only_rewrites_the_committed_report_and_claims(
+    tmp_path: Path, monkeypatch, folder: str
+) -> None:
+    """``--render-only`` runs nothing and writes, from the saved ``ekya-runs.json``, the report
+    and the Ekya claims that the committed full run wrote (so a change to the report's text or
+    a claim's rule is re-rendered in seconds, and a stale committed report fails here)."""
+    from edgegym.reproduce.claims import load as load_claims
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("--render-only ran an evaluation")
+
+    monkeypatch.setattr(ekya, "evaluate", no_work)
+    committed = DOCS / folder
+    shutil.copy(committed / "ekya-runs.json", tmp_path / "ekya-runs.json")
+    assert ekya.main(["--render-only", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "ekya.md").read_text() == (committed / "ekya.md").read_text()
+    ours = [c for c in load_claims(tmp_path) if c.paper == "ekya"]
+    assert ours == [c for c in load_claims(committed) if c.paper == "ekya"]
+
+
+@pytest.mark.parametrize(
+    ("saved", "says"),
+    [
+        (None, "does not exist; run without it first"),
+        ("{not json", "cannot read the saved runs"),
+        ('{"run": {"scenario": "ekya-cityscapes"}, "below_a_min": {}, "sections": {}}', "KeyError"),
+    ],
+)
+def test_render_only_without_a_saved_run_is_one_error_line(
+    tmp_path: Path, capsys, saved: str | None, says: str
+) -> None:
+    if saved is not None:
+        (tmp_path / "ekya-runs.json").write_text(saved)
+    assert ekya.main(["--render-only", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{ekya.PROG}: error: --render-only: ")
+    assert says in err[0]
+    assert not (tmp_path / "ekya.md").exists()

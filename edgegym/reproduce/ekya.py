@@ -1,9 +1,11 @@
 """Reproduce Ekya's evaluation (NSDI'22 §6) and write ``docs/reproduction/ekya.md``.
 
 Run ``python -m edgegym.reproduce.ekya [--episodes N] [--first-seed N] [--scenario NAME]
-[--out DIR] [--quick]`` (``--quick``: a smoke run of one episode per point, written to
-``runs/reproduction-quick``; ``--first-seed N``: a seed check on seeds N, N+1, ...). Every
-number in the report comes from this run; the paper's numbers stand beside them. Sections:
+[--out DIR] [--quick] [--render-only]`` (``--quick``: a smoke run of one episode per point,
+written to ``runs/reproduction-quick``; ``--first-seed N``: a seed check on seeds N, N+1, ...;
+``--render-only``: the report and the claims rewritten from the saved ``ekya-runs.json``).
+Every number in the report comes from this run; the paper's numbers stand beside them.
+Sections:
 (a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 2);
 (b) 10 streams on 1-16 GPUs (Fig. 8) and the GPU-saving factor, also in the authors'
 simulator's setting (:data:`SIMULATOR`), in which Fig. 8's claims are judged; (c)
@@ -23,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import functools
+import json
 import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,20 +41,22 @@ import yaml
 from edgegym.evaluation import evaluate
 from edgegym.families.continual.dynamics import sample_estimates
 from edgegym.families.continual.params import ContinualSpec
-from edgegym.outputs import run_command, save_figure, write_text
+from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
 from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, pct
+from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS, SYNTHESISED
 from edgegym.reproduce.ekya_report import REPORT
-from edgegym.scenarios import Scenario, ScenarioError, apply_overrides, bundled, load, validate
+from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
 from edgegym.workload.continual import MAE_PER_STD
 
 PROG = "python -m edgegym.reproduce.ekya"
 #: The files this reproduction writes into --out (besides the claims table) -> kind.
 OUTPUTS = {
     "ekya.md": "report",
+    "ekya-runs.json": "ekya-runs",  # what the sections measured, for --render-only
     **{
         f"ekya-{f}.png": "figure"
         for f in ("fig6-1gpu", "fig6-2gpu", "fig7", "fig8", "fig10", "fig11b", "sweep")
@@ -437,150 +441,6 @@ def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict
     return _table(header, rows), {"acc": acc}
 
 
-#: (g): the synthesised inputs swept, each scaled by these factors (the scenario's is 1).
-SWEEP_FACTORS = (0.5, 2.0)
-
-
-def _scaled_costs(sc: Scenario, factor: float) -> dict[str, Any]:
-    """Every retraining configuration's GPU-seconds times ``factor`` (table drift: its
-    per-window table too, the costs the episode uses)."""
-    out: dict[str, Any] = {
-        "retrain_configs": [
-            {**c, "gpu_seconds": c["gpu_seconds"] * factor} for c in sc["retrain_configs"]
-        ]
-    }
-    if sc["drift"]["kind"] == "table":
-        out["drift.gpu_seconds"] = (np.asarray(sc["drift"]["gpu_seconds"]) * factor).tolist()
-    return out
-
-
-def _scaled_drift(sc: Scenario, factor: float) -> dict[str, Any]:
-    """The accuracy lost at each window start times ``factor`` (a range, a scalar or a table),
-    at most 1."""
-    return {"drift.drift": np.minimum(1.0, np.asarray(sc["drift"]["drift"]) * factor).tolist()}
-
-
-def _scaled_shared(sc: Scenario, factor: float) -> dict[str, Any]:
-    return {"profiler.shared": min(1.0, sc["profiler"]["shared"] * factor)}
-
-
-#: A (g) scaler: the overrides that scale one input by a factor, ``None`` where it is absent.
-Scaler = Callable[[Scenario, float], "dict[str, Any] | None"]
-
-
-def _generated_only(scale: Scaler) -> Scaler:
-    """``scale`` for a scenario that draws its profiles from ranges (``drift.kind:
-    generated``); ``None`` for one with explicit tables, which has no such input."""
-
-    @functools.wraps(scale)
-    def scaler(sc: Scenario, factor: float) -> dict[str, Any] | None:
-        return scale(sc, factor) if sc["drift"]["kind"] == "generated" else None
-
-    return scaler
-
-
-@_generated_only
-def _scaled_error(sc: Scenario, factor: float) -> dict[str, Any] | None:
-    """The error the best retrained model leaves, ``1 - drift.ceiling``, times ``factor``."""
-    return {"drift.ceiling": [round(1.0 - (1.0 - c) * factor, 6) for c in sc["drift"]["ceiling"]]}
-
-
-@_generated_only
-def _scaled_gap_floor(sc: Scenario, factor: float) -> dict[str, Any] | None:
-    """The lower bound of the never-retrained model's loss times ``factor`` (the upper bound is
-    Fig. 2b's measured 22 points and stays), at most the upper bound."""
-    lo, hi = sc["drift"]["floor_gap"]
-    return {"drift.floor_gap": [min(hi, lo * factor), hi]}
-
-
-@_generated_only
-def _scaled_sensitivity(sc: Scenario, factor: float) -> dict[str, Any] | None:
-    """How much the configurations differ within a window, times ``factor``: the epoch time
-    constant and the data exponent scaled, and the quality lost by retraining only the last
-    layers (``1 - partial_layers``) scaled within [0, 1]. Above 1 the cheap configurations fall
-    further behind the best one; below 1 they come closer to it (as in the three windows the
-    authors measured, scenario ``ekya-cityscapes-authors-profiles``)."""
-    sens = sc["drift"].get("sensitivity")
-    if not sens:
-        return None
-    return {
-        "drift.sensitivity": {
-            "epochs_tau": [v * factor for v in sens["epochs_tau"]],
-            "data_exponent": [v * factor for v in sens["data_exponent"]],
-            "partial_layers": [max(0.0, 1.0 - (1.0 - v) * factor) for v in sens["partial_layers"]],
-        }
-    }
-
-
-@_generated_only
-def _scaled_jitter(sc: Scenario, factor: float) -> dict[str, Any] | None:
-    return {"drift.config_jitter": min(0.5, sc["drift"]["config_jitter"] * factor)}
-
-
-def _scaled_spread(key: str):
-    """Scaler of a per-window multiplier's range around 1 (``drift.data_volume``,
-    ``drift.demand``): its distance from 1 times ``factor``."""
-
-    @_generated_only
-    def scale(sc: Scenario, factor: float) -> dict[str, Any] | None:
-        return {f"drift.{key}": [round(1.0 + (v - 1.0) * factor, 6) for v in sc["drift"][key]]}
-
-    return scale
-
-
-def _scaled_prune(sc: Scenario, factor: float) -> dict[str, Any]:
-    return {"profiler.prune_fraction": min(0.75, sc["profiler"]["prune_fraction"] * factor)}
-
-
-def _scaled_checkpoints(sc: Scenario, factor: float) -> dict[str, Any]:
-    """The checkpoint interval in epochs times ``factor``, rounded (at least 1)."""
-    return {
-        "profiler.checkpoint_epochs": max(1, round(sc["profiler"]["checkpoint_epochs"] * factor))
-    }
-
-
-#: (g): the synthesised inputs (and choices) of the scenario, each scaled alone: every
-#: retraining configuration's GPU-seconds (Fig. 3b and Table 1 give a range, not the table),
-#: the accuracy a model loses at each window start (no published number), the share of the
-#: micro-profiler's error common to a stream's configurations (set after seeing a result), the
-#: error the best model leaves, the lower bound of the never-retrained model's loss, how much
-#: the configurations differ (set after seeing a result), their jitter, the per-window
-#: data-volume and demand jitter, the pruned fraction and the checkpoint interval. A scaler
-#: returns None where the scenario has no such input (explicit tables).
-SYNTHESISED = {
-    "retraining cost (retrain_configs.gpu_seconds)": _scaled_costs,
-    "drift at window starts (drift.drift)": _scaled_drift,
-    "shared estimate error (profiler.shared)": _scaled_shared,
-    "best model's error (1 - drift.ceiling)": _scaled_error,
-    "least loss without retraining (drift.floor_gap low)": _scaled_gap_floor,
-    "configurations' differences (drift.sensitivity)": _scaled_sensitivity,
-    "configuration jitter (drift.config_jitter)": _scaled_jitter,
-    "data-volume jitter (drift.data_volume)": _scaled_spread("data_volume"),
-    "demand jitter (drift.demand)": _scaled_spread("demand"),
-    "pruned fraction (profiler.prune_fraction)": _scaled_prune,
-    "checkpoint interval (profiler.checkpoint_epochs)": _scaled_checkpoints,
-}
-
-
-#: The default scenario's synthesised inputs and choices that (g) does not scale, and why
-#: (``tests/test_reproduce_ekya.py`` checks that every other one is in :data:`SYNTHESISED`).
-NOT_SWEPT = {
-    "hardware.gpus": "the experiment's setting: (a) runs 1 and 2 GPUs, (b) 1 to 16",
-    "hardware.share_quantum": "the allocation unit; (d) sweeps the thief's step Delta",
-    "objective": "what is measured, not an input",
-    "uniform.holdout_seed": "which two hold-out streams the uniform baselines are chosen on",
-    "retrain_configs.name": "a name",
-    "retrain_configs.epochs": "the grid of 18 configurations: (g) scales their relative "
-    "quality (drift.sensitivity) and their cost",
-    "retrain_configs.batch_size": "as retrain_configs.epochs",
-    "retrain_configs.layers_retrained": "as retrain_configs.epochs",
-    "retrain_configs.last_layer_width": "as retrain_configs.epochs",
-    "retrain_configs.data_fraction": "as retrain_configs.epochs",
-    "retrain_configs.quality": "informational only (drift.sensitivity draws each window's)",
-    "drift": "the block: its fields are swept one at a time",
-}
-
-
 def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
     """(g) The thief against the best uniform variant and no retraining at 10 streams on 1 and
     2 GPUs, with each synthesised input scaled by x0.5 and x2 (one at a time); the thief's gain
@@ -811,6 +671,12 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
         "--quick", action="store_true", help=claims_table.QUICK_HELP + " (one episode per point)"
     )
     claims_table.add_output_arguments(ap, "report and figure folder", quick=True)
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite the report and the claims from the saved ekya-runs.json without running "
+        "anything (the sections' tables and figures stay as the run wrote them)",
+    )
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
     args.out = claims_table.out_folder(args)
@@ -822,10 +688,13 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
         args.episodes = 1
     if problem := ray_problem(args.ray):
         return problem
+    written = {"ekya.md": "report"} if args.render_only else OUTPUTS
     try:
-        out = claims_table.check_out(args.out, OUTPUTS, args.force, smoke=args.quick)
+        out = claims_table.check_out(args.out, written, args.force, smoke=args.quick)
     except ValueError as exc:
         return str(exc)
+    if args.render_only:
+        return args, out
     problem = scenario_problem(args.scenario)
     if problem is not None:
         return _scenario_error(args.scenario, problem)
@@ -883,10 +752,9 @@ def regenerate_command(scenario: str, episodes: int, out: str | Path, first_seed
     return " ".join(parts)
 
 
-def _report(
-    sc: str, ep: int, r: dict[str, Any], claims: list[Claim], minutes: float, command: str
-) -> str:
-    """The report: :data:`REPORT` filled from the sections' results and the claims."""
+def _report(sc: str, ep: int, r: dict[str, Any], claims: list[Claim], run: dict[str, Any]) -> str:
+    """The report: :data:`REPORT` filled from the sections' results, the claims and what
+    :func:`_run_facts` recorded of the run."""
     a, b, c, d, e = r["a"], r["b"], r["c"], r["d"], r["e"]
 
     def saving(fig8: dict) -> str:
@@ -899,11 +767,11 @@ def _report(
         )
 
     return REPORT.format(
-        command=command,
-        date=dt.date.today().isoformat(),
-        machine=f"{platform.machine()}, {platform.system()}",
-        cores=os.cpu_count(),
-        minutes=minutes,
+        command=run["command"],
+        date=run["date"],
+        machine=run["machine"],
+        cores=run["cores"],
+        minutes=run["minutes"],
         scenario=sc,
         seeds=_seeds_text(ep),
         mae=100 * c["mae"],
@@ -938,6 +806,55 @@ def _report(
     )
 
 
+#: What :func:`_run_facts` records of a run (``ekya-runs.json``'s ``run``).
+RUN_KEYS = (
+    "scenario",
+    "episodes",
+    "first_seed",
+    "quick",
+    "command",
+    "date",
+    "machine",
+    "cores",
+    "minutes",
+)
+
+
+def _run_facts(args: argparse.Namespace, minutes: float) -> dict[str, Any]:
+    """What the report says of a run besides its measurements: its scenario, episodes and
+    seeds, whether it was a smoke run, the command that repeats it, and where, when and how
+    long it ran."""
+    return {
+        "scenario": args.scenario,
+        "episodes": args.episodes,
+        "first_seed": args.first_seed,
+        "quick": bool(args.quick),
+        "command": regenerate_command(args.scenario, args.episodes, args.out, args.first_seed),
+        "date": dt.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {platform.system()}",
+        "cores": os.cpu_count(),
+        "minutes": minutes,
+    }
+
+
+def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    """A JSON object with its integer keys (GPU and stream counts) back as ints."""
+    return {int(k) if k.isdigit() else k: v for k, v in pairs}
+
+
+def _load_runs(out: Path) -> dict[str, Any]:
+    """The saved ``ekya-runs.json`` in ``out``, for ``--render-only``: the run's facts, the
+    time below a_MIN and every section's text and measurements (JSON text only, read by
+    :func:`edgegym.reproduce.claims.read_runs`)."""
+
+    def pick(saved: dict[str, Any]) -> dict[str, Any]:
+        saved = json.loads(json.dumps(saved), object_pairs_hook=_int_keys)
+        run = {k: saved["run"][k] for k in RUN_KEYS}  # a missing one: not a saved run
+        return {"run": run, "below_a_min": saved["below_a_min"], "sections": saved["sections"]}
+
+    return claims_table.read_runs(out / "ekya-runs.json", pick)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every section, write the report and the paper's claims records.
 
@@ -950,6 +867,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {parsed}", file=sys.stderr)
         return 2
     args, out = parsed
+    if args.render_only:
+        try:
+            saved = _load_runs(out)
+        except ValueError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        run, r = saved["run"], saved["sections"]
     PARALLEL["ray"], PARALLEL["seed"] = args.ray, args.first_seed
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -957,16 +881,22 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    sc, ep = args.scenario, args.episodes
     BELOW_A_MIN.clear()
-    with claims_table.smoke_run(args.quick):  # a quick run's claims are smoke checks
-        r = _sections(sc, ep, out, log)
+    if args.render_only:
+        PARALLEL["seed"] = run["first_seed"]
+        BELOW_A_MIN.update(saved["below_a_min"])
+    else:
+        with claims_table.smoke_run(args.quick):
+            r = _sections(args.scenario, args.episodes, out, log)
+        run = _run_facts(args, (time.time() - t0) / 60)
+        runs = {"run": run, "below_a_min": BELOW_A_MIN, "sections": r}
+        write_json(out / "ekya-runs.json", runs, "ekya-runs", indent=0)
+    sc, ep, minutes = run["scenario"], run["episodes"], run["minutes"]
+    with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
         claims = judge(
             sc, _seeds_text(ep), r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"]
         )
-        minutes = (time.time() - t0) / 60
-        command = regenerate_command(sc, ep, args.out, args.first_seed)
-        write_text(out / "ekya.md", _report(sc, ep, r, claims, minutes, command), "report")
+        write_text(out / "ekya.md", _report(sc, ep, r, claims, run), "report")
         claims_table.update("ekya", claims, out)
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
     return 0

@@ -6,8 +6,10 @@ REPORT = """# Ekya reproduction
 Regenerate with `{command}` (scenario `{scenario}`,
 {seeds}; {minutes:.1f} minutes on a {cores}-core {machine} machine, {date}).
 Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
-over episodes. Figures are beside this file; the claims below are also in
-[claims.json](claims.json) and the table of all papers ([README.md](README.md)).
+over episodes. Figures are beside this file, and so is `ekya-runs.json`, what every section
+measured (`--render-only` rewrites this report and the claims from it without running); the
+claims below are also in [claims.json](claims.json) and the table of all papers
+([README.md](README.md)).
 
 **Read this first.** Ekya's per-window profiles were not published. Every
 input of `scenarios/{scenario}.yaml` names its source in the file's `provenance` map, in this
@@ -162,8 +164,8 @@ come close to the best one, as in the three windows the authors measured), the
 configurations' jitter, the per-window data-volume and demand jitter (their distance from 1),
 the pruned fraction and the checkpoint interval; a scenario with explicit tables has only
 some of these, and only those are swept. The Fig. 6 and Fig. 8 claims are checked at every
-point, Fig. 8's in the authors' simulator's setting (the last two columns; the
-micro-profiler's own inputs have no such column: that setting has no micro-profiler). Not
+point, Fig. 8's in the authors' simulator's setting (the last two columns; they show "-" for
+the micro-profiler's own inputs: that setting has no micro-profiler). Not
 swept: the grid of 18 configurations itself (the sensitivity sweep moves their
 relative quality, the cost sweep their cost) and the hold-out streams' seed.
 
