@@ -224,3 +224,52 @@ def test_experiments_use_the_public_api_only():
                 ):
                     found.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert not found, found
+
+
+def _all_imports(path: Path, name: str, known: dict[str, Path]) -> set[str]:
+    """edgegym modules that ``name`` imports anywhere, inside functions too."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in known else module)
+    return {m for m in found if m in known and m != name}
+
+
+def _runnable(path: Path) -> bool:
+    """The module runs as a script (``python -m``): it has a ``__main__`` guard."""
+    return any(
+        isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        for node in ast.parse(path.read_text()).body
+    )
+
+
+def test_no_module_run_as_a_script_is_imported_back_by_what_it_imports() -> None:
+    """Run as ``python -m edgegym.X``, X is ``__main__``; a module it imports (at load or inside
+    a function) that imports ``edgegym.X`` gets a second copy of it, whose settings X's main
+    never set (the seeds-100 Ekya claims once named the default seeds this way)."""
+    known = _modules()
+    every = {name: _all_imports(path, name, known) for name, path in known.items()}
+    back = []
+    for name, path in sorted(known.items()):
+        if not _runnable(path):
+            continue
+        seen, todo = set(), list(every[name])
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo.extend(every.get(m, ()))
+        if name in seen:
+            back.append(name)
+    assert not back, "run as scripts and imported back by their own imports: " + ", ".join(back)
