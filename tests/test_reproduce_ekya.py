@@ -160,6 +160,9 @@ def test_render_only_rewrites_the_committed_report_and_claims(
         raise AssertionError("--render-only ran an evaluation")
 
     monkeypatch.setattr(ekya, "evaluate", no_work)
+    # main sets the run's first seed and a_MIN readings in module state: keep them to this test
+    monkeypatch.setattr(ekya, "PARALLEL", dict(ekya.PARALLEL))
+    monkeypatch.setattr(ekya, "BELOW_A_MIN", {})
     committed = DOCS / folder
     shutil.copy(committed / "ekya-runs.json", tmp_path / "ekya-runs.json")
     assert ekya.main(["--render-only", "--out", str(tmp_path)]) == 0

@@ -898,7 +898,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         write_text(out / "ekya.md", _report(sc, ep, r, claims, run), "report")
         claims_table.update("ekya", claims, out)
-    log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({minutes:.1f} min)")
+    took = f"from the saved run of {minutes:.1f} min" if args.render_only else f"{minutes:.1f} min"
+    log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({took})")
     return 0
 
 
