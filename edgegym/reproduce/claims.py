@@ -213,8 +213,11 @@ def open_run(
         return None
 
 
-def read_runs(path: Path, pick: Callable[[Any], Any]) -> Any:
-    """``pick(runs)`` of a saved runs file, for ``--render-only``.
+def read_runs(
+    path: Path, pick: Callable[[Any], Any], object_pairs_hook: Callable | None = None
+) -> Any:
+    """``pick(runs)`` of a saved runs file, for ``--render-only`` (its objects built by
+    ``object_pairs_hook`` where given, as :func:`json.loads` takes it).
 
     Raises:
         ValueError: The file is missing, or not a saved run (``pick`` fails on it), with the
@@ -223,7 +226,7 @@ def read_runs(path: Path, pick: Callable[[Any], Any]) -> Any:
     if not path.is_file():
         raise ValueError(f"--render-only: {path} does not exist; run without it first")
     try:
-        return pick(json.loads(path.read_text()))
+        return pick(json.loads(path.read_text(), object_pairs_hook=object_pairs_hook))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         why = f"{type(exc).__name__}: {exc}"
         raise ValueError(f"--render-only: cannot read the saved runs in {path} ({why})") from exc

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import platform
 import sys
@@ -752,7 +751,7 @@ def regenerate_command(scenario: str, episodes: int, out: str | Path, first_seed
     return " ".join(parts)
 
 
-def _report(sc: str, ep: int, r: dict[str, Any], claims: list[Claim], run: dict[str, Any]) -> str:
+def _report(r: dict[str, Any], claims: list[Claim], run: dict[str, Any]) -> str:
     """The report: :data:`REPORT` filled from the sections' results, the claims and what
     :func:`_run_facts` recorded of the run."""
     a, b, c, d, e = r["a"], r["b"], r["c"], r["d"], r["e"]
@@ -772,8 +771,8 @@ def _report(sc: str, ep: int, r: dict[str, Any], claims: list[Claim], run: dict[
         machine=run["machine"],
         cores=run["cores"],
         minutes=run["minutes"],
-        scenario=sc,
-        seeds=_seeds_text(ep),
+        scenario=run["scenario"],
+        seeds=_seeds_text(run["episodes"]),
         mae=100 * c["mae"],
         gap_max=100 * c["gap_max"],
         gap_mean=100 * c["gap_mean"],
@@ -848,11 +847,10 @@ def _load_runs(out: Path) -> dict[str, Any]:
     :func:`edgegym.reproduce.claims.read_runs`)."""
 
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
-        saved = json.loads(json.dumps(saved), object_pairs_hook=_int_keys)
         run = {k: saved["run"][k] for k in RUN_KEYS}  # a missing one: not a saved run
         return {"run": run, "below_a_min": saved["below_a_min"], "sections": saved["sections"]}
 
-    return claims_table.read_runs(out / "ekya-runs.json", pick)
+    return claims_table.read_runs(out / "ekya-runs.json", pick, object_pairs_hook=_int_keys)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -867,6 +865,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {parsed}", file=sys.stderr)
         return 2
     args, out = parsed
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    BELOW_A_MIN.clear()
     if args.render_only:
         try:
             saved = _load_runs(out)
@@ -874,30 +877,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
         run, r = saved["run"], saved["sections"]
-    PARALLEL["ray"], PARALLEL["seed"] = args.ray, args.first_seed
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-
-    def log(msg: str) -> None:
-        print(msg, file=sys.stderr, flush=True)
-
-    BELOW_A_MIN.clear()
-    if args.render_only:
         PARALLEL["seed"] = run["first_seed"]
         BELOW_A_MIN.update(saved["below_a_min"])
     else:
-        with claims_table.smoke_run(args.quick):
+        PARALLEL["ray"], PARALLEL["seed"] = args.ray, args.first_seed
+        out.mkdir(parents=True, exist_ok=True)
+        t0 = time.time()
+        with claims_table.smoke_run(args.quick):  # all of a quick run's work is a smoke run
             r = _sections(args.scenario, args.episodes, out, log)
         run = _run_facts(args, (time.time() - t0) / 60)
         runs = {"run": run, "below_a_min": BELOW_A_MIN, "sections": r}
         write_json(out / "ekya-runs.json", runs, "ekya-runs", indent=0)
-    sc, ep, minutes = run["scenario"], run["episodes"], run["minutes"]
     with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
-        claims = judge(
-            sc, _seeds_text(ep), r["a"], r["b"], r["c"], r["d"], r["e"], r["f"], r["g"], r["t1"]
-        )
-        write_text(out / "ekya.md", _report(sc, ep, r, claims, run), "report")
+        seeds = _seeds_text(run["episodes"])
+        a, b, c, d, e, f, g = (r[k] for k in "abcdefg")
+        claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, r["t1"])
+        write_text(out / "ekya.md", _report(r, claims, run), "report")
         claims_table.update("ekya", claims, out)
+    minutes = run["minutes"]
     took = f"from the saved run of {minutes:.1f} min" if args.render_only else f"{minutes:.1f} min"
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({took})")
     return 0
