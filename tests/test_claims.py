@@ -90,12 +90,17 @@ def test_a_broken_table_is_named_not_overwritten(tmp_path: Path) -> None:
     assert (tmp_path / "claims.json").read_text() == "{not json"
 
 
-def _fake_papers(monkeypatch, ran: list[str], fail: str | None = None) -> None:
-    """``all`` runs stand-ins: each records one held-out claim that holds (``fail`` raises)."""
+def _fake_papers(
+    monkeypatch, ran: list[str], fail: str | None = None, argvs: dict | None = None
+) -> None:
+    """``all`` runs stand-ins: each records one held-out claim that holds (``fail`` raises)
+    and, in ``argvs``, the arguments it was given."""
 
     def fake(paper: str):
         def main(argv: list[str]) -> int:
             ran.append(paper)
+            if argvs is not None:
+                argvs[paper] = argv
             if paper == fail:
                 raise RuntimeError("boom")
             update(paper, [_claim(paper, True)], argv[argv.index("--out") + 1])
@@ -139,6 +144,31 @@ def test_all_from_another_first_seed_reruns_the_seeded_papers_beside_the_table(
     }
     assert not (tmp_path / "docs/reproduction/claims.json").exists()
     assert "etf: not rerun (its episodes do not depend on the seed)" in capsys.readouterr().out
+
+
+def test_all_render_only_renders_the_saved_papers_and_reruns_etf(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``all --render-only`` asks ekya, srs and migrator to render from their saved runs and
+    reruns etf (it saves none); a missing runs file stops it before any paper runs, naming
+    the file."""
+    ran: list[str] = []
+    argvs: dict[str, list[str]] = {}
+    _fake_papers(monkeypatch, ran, argvs=argvs)
+    for paper in ("ekya", "srs"):
+        (tmp_path / f"{paper}-runs.json").write_text("{}")
+    assert reproduce_main.main(["all", "--render-only", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert ran == [] and f"no saved runs in {tmp_path}/migrator-runs.json;" in err
+    (tmp_path / "migrator-runs.json").write_text("{}")
+    assert reproduce_main.main(["all", "--render-only", "--out", str(tmp_path)]) == 0
+    assert ran == ["etf", "ekya", "srs", "migrator"]
+    assert {p for p, argv in argvs.items() if "--render-only" in argv} == {
+        "ekya",
+        "srs",
+        "migrator",
+    }
+    assert "srs: 1/1 held-out claims hold" in capsys.readouterr().out
 
 
 def test_a_quick_runs_claims_are_smoke_checks_not_counted(tmp_path, monkeypatch, capsys) -> None:

@@ -8,7 +8,9 @@ unless ``--out`` says otherwise (never over a full run's claims table), marks ev
 wrote is kept; the exit code is then 1 and the failing ones are named. ``--first-seed N`` is a
 seed check: ekya, srs and migrator rerun on seeds N, N+1, ... into ``docs/reproduction/seeds-N``
 (etf's episodes do not depend on the seed: its scenarios have no random input, so it is not
-rerun there).
+rerun there). ``--render-only`` rewrites every report and the claims table from the runs saved
+beside them (``ekya-runs.json``, ``srs-runs.json``, ``migrator-runs.json``) without running
+those three; etf saves none and reruns (about a minute).
 ``python -m edgegym.reproduce PAPER ...`` runs one (the same as
 ``python -m edgegym.reproduce.PAPER ...``).
 """
@@ -20,6 +22,7 @@ import importlib
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from edgegym.outputs import run_command
 from edgegym.parallel import add_parallel_arguments, ray_problem
@@ -31,6 +34,7 @@ from edgegym.reproduce.claims import (
     first_seed_problem,
     load,
     out_folder,
+    rendered_outputs,
     smoke_run,
     summary,
 )
@@ -41,6 +45,9 @@ ORDER = ("etf", "ekya", "srs", "migrator")
 #: The papers whose episodes depend on the seed (what ``--first-seed`` reruns): etf's
 #: scenarios have no random input (saturated tenants, no arrival process).
 SEEDED = ("ekya", "srs", "migrator")
+#: The papers that save their runs beside the report (``<paper>-runs.json``), so
+#: ``--render-only`` rewrites them without running anything; etf reruns instead.
+SAVED = ("ekya", "srs", "migrator")
 
 
 def _argv(paper: str, args: argparse.Namespace) -> list[str]:
@@ -52,6 +59,8 @@ def _argv(paper: str, args: argparse.Namespace) -> list[str]:
         argv += ["--ray", args.ray]
     if args.quick:
         argv.append("--quick")
+    if args.render_only and paper in SAVED:
+        argv.append("--render-only")
     if args.first_seed:
         argv += ["--first-seed", str(args.first_seed)]
     return argv
@@ -82,6 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a smoke run of every reproduction: a reduced sample, every claim marked smoke "
         "and none counted",
     )
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite the reports and the claims table from the runs saved in --out "
+        f"({', '.join(f'{p}-runs.json' for p in SAVED)}) without running those papers; etf "
+        "saves none and reruns (about a minute)",
+    )
     args = ap.parse_args(argv)
     args.out = out_folder(args)
     if args.workers < 1:
@@ -99,9 +115,13 @@ def _all(args: argparse.Namespace) -> int:
     papers = [p for p in ORDER if p in SEEDED] if args.first_seed else list(ORDER)
     outputs = {}
     for paper in papers:
-        outputs.update(importlib.import_module(f"edgegym.reproduce.{paper}").OUTPUTS)
-    try:  # every paper's files, before the first paper runs
+        written = importlib.import_module(f"edgegym.reproduce.{paper}").OUTPUTS
+        render = args.render_only and paper in SAVED
+        outputs.update(rendered_outputs(written) if render else written)
+    try:  # every paper's files, and with --render-only the saved runs, before any paper runs
         check_out(args.out, outputs, args.force)
+        if args.render_only:
+            _check_saved(args.out, [p for p in papers if p in SAVED])
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -133,6 +153,23 @@ def _all(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_saved(out: str, papers: Sequence[str]) -> None:
+    """``--render-only``'s saved runs, before any paper runs (each paper's own
+    ``--render-only`` then reads its file and names what is wrong inside it).
+
+    Raises:
+        ValueError: Naming the missing files and the command that writes them.
+    """
+    missing = [
+        f"{out}/{p}-runs.json" for p in papers if not (Path(out) / f"{p}-runs.json").is_file()
+    ]
+    if missing:
+        raise ValueError(
+            f"--render-only: no saved runs in {', '.join(missing)}; run without --render-only "
+            "first (each full run saves its runs beside its report)"
+        )
 
 
 if __name__ == "__main__":
