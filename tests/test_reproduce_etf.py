@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 from edgegym.baselines import make_policy
-from edgegym.reproduce import etf
+from edgegym.reproduce import etf, etf_claims
 from edgegym.reproduce.claims import Claim, load, smoke_run
 
 
@@ -71,7 +71,7 @@ def test_a_held_out_claim_holds_only_across_the_whole_sweep() -> None:
 
     base = [claim(True), claim(True), claim(False), claim(True, "calibration")]
     swept = {"x0.5": [claim(True), claim(False), claim(False), claim(False, "calibration")]}
-    judged = etf._judge_across(base, swept)
+    judged = etf_claims.judge_across(base, swept)
     assert [c.holds for c in judged] == [True, False, False, True]
     assert "fails under x0.5" in judged[1].why and judged[2].why == "w"
     assert "all 1 sweep variants" in judged[0].test and judged[3].test == "rule"

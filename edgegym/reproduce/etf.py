@@ -42,6 +42,17 @@ from edgegym.reproduce.claims import (
     smoke_run,
     update,
 )
+from edgegym.reproduce.etf_claims import (
+    Fig6Row,
+    Fig9,
+    Fig10,
+    Power,
+    calibration_claims,
+    dynamic_claims,
+    fairness_claims,
+    judge_across,
+    phi_claims,
+)
 from edgegym.scenarios import Scenario, load
 from edgegym.workload.models import get_model
 
@@ -263,9 +274,6 @@ def _fig5(pair: Scenario) -> tuple[list[str], dict[str, dict[str, Any]]]:
     return lines, res5
 
 
-Fig6Row = tuple[float, float, dict[str, dict[str, Any]]]
-
-
 def _fig6(out: Path | None, plt: Any) -> tuple[list[str], list[Fig6Row]]:
     """Fig. 6: F_S per policy as A2's clock, and so the power disparity, is swept."""
     rows6 = []
@@ -422,16 +430,6 @@ def _plot_phi(ax: Any, rows: PhiRows, pf: float, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-@dataclasses.dataclass(frozen=True)
-class Fig9:
-    """What the claims take from the dynamic run: A1's time share with two tenants (per
-    two-tenant phase), all three shares with three, and the least busy phase's GPU use."""
-
-    two: list[float]
-    three: np.ndarray
-    busy: float
-
-
 def _phases(dyn: Scenario) -> list[tuple[float, float, int]]:
     """The dynamic run's phases: (start s, end s, tenants present), split at every arrival
     and departure."""
@@ -523,17 +521,6 @@ def _plot_fig9(m9: dict[str, Any], dyn: Scenario, out: Path, plt: Any) -> None:
     plt.close(fig)
 
 
-@dataclasses.dataclass(frozen=True)
-class Fig10:
-    """The efficiency incentive's results: A2's best relative throughput with the clock,
-    latency and speed there, the best with its speed held (the ablation), and ETF(0.7)'s cap
-    on A2's time share."""
-
-    best: tuple[float, float, float, float]  # throughput, clock, latency, speed
-    best_held: tuple[float, float]  # throughput, clock
-    cap: float
-
-
 def _fig10(clocks: list[float]) -> tuple[list[str], Fig10]:
     """Fig. 10: A2 lowers its clock under ETF(0.7); its throughput and latency per clock."""
     base10 = run(_scenario("etf-tx2-disparity", clock_mhz_1=1300.5), 0.7)
@@ -599,207 +586,6 @@ def _fig10_reading(
     ]
 
 
-def _claim(**fields: Any) -> Claim:
-    """A claim whose failure, where no closer reason is given, states the measured value
-    against its rule (what a sweep variant's failing claim says); a claim that holds has no
-    reason."""
-    fields.setdefault("why", "")
-    if not fields["why"] and not fields["holds"]:
-        fields["why"] = f"measured {fields['edgegym_value']}, outside the rule: {fields['test']}"
-    return Claim(**fields)
-
-
-def _calibration_claims(res5: dict[str, dict[str, Any]]) -> list[Claim]:
-    """The inputs fitted to the paper's measurements: the power disparities."""
-    disp5 = res5["TF"]["power"][0] / res5["TF"]["power"][1]
-    p8 = run(_scenario("etf-a10g-gpt2-mobilenetv2"), 1.0)["power"]
-    pm = PowerModel.from_spec(get_gpu("TX2"))
-    act = get_model("resnet50").power_activity
-    full = {f: float(pm.power(f, act)) for f in (1300.5, 1032.75, 726.75, 114.75)}
-    ratio = {f: full[1300.5] / full[f] for f in full}
-    return [
-        _claim(
-            paper="etf",
-            figure="§6.2, §6.4, Fig. 5",
-            claim="ResNet50 at 1300 MHz draws about 4x the power of MobileNetV2 at 726 MHz "
-            "(Fig. 5: TF's energy fairness 0.19, i.e. 1 / 5.3)",
-            metric="power disparity of the TX2 pair (MobileNetV2's activity fitted)",
-            paper_value="4 (§6.4) to 5.3 (Fig. 5)",
-            edgegym_value=round(disp5, 2),
-            role="calibration",
-            holds=4.0 <= disp5 <= 5.3,
-            test="between §6.4's 4 and the 5.3 that Fig. 5's F_E(TF) = 0.19 implies",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 6, §6.5",
-            claim="ResNet50's power disparity between 1300 MHz and 114 / 1032 / 726 MHz is "
-            "1-to-7.9 / 1.5 / 2.5",
-            metric="TX2 power ratio 1300 MHz : 114 MHz at full load (DVFS model's voltages)",
-            paper_value=7.9,
-            edgegym_value=round(ratio[114.75], 2),
-            role="calibration",
-            holds=abs(ratio[114.75] / 7.9 - 1) <= 0.05
-            and abs(ratio[1032.75] - 1.5) <= 0.1
-            and abs(ratio[726.75] - 2.5) <= 0.1,
-            test=f"within 5% (and 1.5, 2.5 within 0.1: {ratio[1032.75]:.2f}, {ratio[726.75]:.2f})",
-        ),
-        _claim(
-            paper="etf",
-            figure="§6.4, Fig. 8",
-            claim="GPT-2 and MobileNetV2 at the A10G's top clock differ about 2.2x in power",
-            metric="power disparity of the A10G pair (MobileNetV2's activity)",
-            paper_value=2.2,
-            edgegym_value=round(p8[0] / p8[1], 2),
-            role="calibration",
-            holds=abs(p8[0] / p8[1] / 2.2 - 1) <= 0.1,
-            test="within 10%",
-        ),
-    ]
-
-
-def _fairness_claims(res5: dict[str, dict[str, Any]], rows6: list[Fig6Row]) -> list[Claim]:
-    """Fig. 5 and 6: ETF's system fairness against TF's and EF's."""
-    tf5, ef5, etf5 = (res5[k] for k in ("TF", "EF", "ETF"))
-    low6 = rows6[0]
-    return [
-        _claim(
-            paper="etf",
-            figure="Fig. 5",
-            claim="ETF(0.7) reaches system fairness F_S = 0.42 on the TX2 pair",
-            metric="F_S of ETF(0.7)",
-            paper_value=0.42,
-            edgegym_value=round(etf5["F_S"], 3),
-            role="held-out",
-            holds=abs(etf5["F_S"] - 0.42) <= 0.05,
-            test="within 0.05",
-            why="",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 5, §1",
-            claim="ETF's system fairness is 2x that of TF and of EF",
-            metric="F_S(ETF) / F_S(TF), the smaller of it and F_S(ETF) / F_S(EF)",
-            paper_value=2.0,
-            edgegym_value=round(min(etf5["F_S"] / tf5["F_S"], etf5["F_S"] / ef5["F_S"]), 2),
-            role="held-out",
-            holds=min(etf5["F_S"] / tf5["F_S"], etf5["F_S"] / ef5["F_S"]) >= 1.6,
-            test="both ratios at least 1.6 (within 20% of 2)",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 6",
-            claim="At the largest power disparity (1-to-7.9) ETF's F_S is 2x TF's and 1.6x "
-            "EF's; at 1-to-1 the three converge",
-            metric="F_S(ETF) / F_S(TF) at A2 = 114 MHz",
-            paper_value=2.0,
-            edgegym_value=round(low6[2]["ETF"]["F_S"] / low6[2]["TF"]["F_S"], 2),
-            role="held-out",
-            holds=low6[2]["ETF"]["F_S"] / low6[2]["TF"]["F_S"] >= 1.6
-            and low6[2]["ETF"]["F_S"] / low6[2]["EF"]["F_S"] >= 1.28
-            and max(abs(rows6[-1][2][k]["F_S"] - rows6[-1][2]["TF"]["F_S"]) for k in ("EF", "ETF"))
-            <= 0.01,
-            test="ratios within 20% of 2 and 1.6 "
-            f"(ETF / EF {low6[2]['ETF']['F_S'] / low6[2]['EF']['F_S']:.2f}); equal within 0.01 "
-            "at 1-to-1",
-        ),
-    ]
-
-
-def _phi_claims(
-    perfect_up_to: dict[str, float], fair_phi: dict[str, float], disp5: float
-) -> list[Claim]:
-    """Fig. 7, 8 and 11: up to which phi ETF stays perfectly energy-fair."""
-    return [
-        _claim(
-            paper="etf",
-            figure="Fig. 7",
-            claim="On the TX2 pair ETF is perfectly energy-fair for phi below 0.3",
-            metric="largest phi with F_E at EF's (0.1 steps)",
-            paper_value=0.3,
-            edgegym_value=perfect_up_to["fig7"],
-            role="held-out",
-            holds=abs(perfect_up_to["fig7"] - 0.3) <= 0.1 + 1e-9,
-            test="within 0.1",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 8, §6.4",
-            claim="On the A10G pair (disparity 2.2) energy fairness stays perfect up to a "
-            "higher phi than on the TX2 (disparity 4)",
-            metric="largest phi with F_E at EF's, A10G (TX2 in the rule)",
-            paper_value="higher than TX2",
-            edgegym_value=perfect_up_to["fig8"],
-            role="held-out",
-            holds=perfect_up_to["fig8"] > perfect_up_to["fig7"],
-            test=f"A10G's phi above TX2's ({perfect_up_to['fig7']:.1f})",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 11",
-            claim="With weights 2:1, ETF is perfectly energy-fair for phi <= 0.6",
-            metric="largest phi with F_E at EF's (0.1 steps)",
-            paper_value=0.6,
-            edgegym_value=perfect_up_to["fig11"],
-            role="held-out",
-            holds=abs(perfect_up_to["fig11"] - 0.6) <= 0.1 + 1e-9,
-            test="within 0.1",
-            why=f"Eq. 15 puts the limit at phi_fair = {fair_phi['fig11']:.2f} for the fitted "
-            f"disparity {disp5:.2f} (the Fig. 11 sweep above stops at "
-            f"{perfect_up_to['fig11']:.1f}); by Eq. 15 a limit of 0.6 with weights 2:1 "
-            "needs a disparity of 3.0 (0.6 = 3 / (2 + r)), below the 4-5.3 of §6.4 and Fig. 5",
-        ),
-    ]
-
-
-def _dynamic_claims(fig9: Fig9, fig10: Fig10) -> list[Claim]:
-    """Fig. 9 and 10: shares with tenants coming and going, and the efficiency incentive."""
-    two, three, busy9 = fig9.two, fig9.three, fig9.busy
-    best, best_held, cap = fig10.best, fig10.best_held, fig10.cap
-    return [
-        _claim(
-            paper="etf",
-            figure="Fig. 9, §6.5",
-            claim="A1 is guaranteed phi x its equal share: 50% x 0.7 = 35% with two tenants "
-            "(the text's 45% is a slip), 33.3% x 0.7 ~ 23% with three",
-            metric="A1's smallest time share in the two- and three-tenant phases",
-            paper_value="0.35 / 0.23",
-            edgegym_value=f"{min(two):.2f} / {three[0]:.2f}",
-            role="held-out",
-            holds=min(two) >= 0.35 - 0.01 and three[0] >= 0.7 / 3 - 0.01,
-            test="A1's share at least phi / n - 0.01 in every phase",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 9, §6.5",
-            claim="With three tenants the low-power A3 gets a disproportionately high time "
-            "share, and the GPU is always fully used",
-            metric="A3's time share in 30-60 s (GPU busy: smallest over the phases)",
-            paper_value="largest share; 100% busy",
-            edgegym_value=f"{three[2]:.2f} (busy {busy9:.2f})",
-            role="held-out",
-            holds=bool(three[2] > max(three[0], three[1]) and busy9 >= 0.99),
-            test="A3's share above A1's and A2's, and GPU busy >= 0.99 in every phase",
-        ),
-        _claim(
-            paper="etf",
-            figure="Fig. 10, §6.6",
-            claim="A tenant that lowers its clock gets a larger time share: 1.3x throughput "
-            "and 10% lower latency",
-            metric="A2's best throughput over its clocks, relative to both at 1300 MHz",
-            paper_value=1.3,
-            edgegym_value=round(best[0], 2),
-            role="held-out",
-            holds=best[0] >= 1.15 and best[2] < 1.0,
-            test="throughput gain at least 1.15x with lower latency",
-            why=f"ETF(0.7) caps A2's share at {cap:.2f} = 1.3x its half, so 1.3x needs no "
-            f"slowdown; edgegym's ResNet50 runs at {best[3]:.2f}x speed where its throughput "
-            f"peaks. The ablation holding A2's speed reaches {best_held[0]:.2f}x "
-            f"(Fig. 10 table)",
-        ),
-    ]
-
-
 def _claims_section(claims: list[Claim], t0: float) -> list[str]:
     """The report's last section: the count that hold and every claim with its rule."""
     lines = [
@@ -823,6 +609,20 @@ def _claims_section(claims: list[Claim], t0: float) -> list[str]:
     return lines
 
 
+def _power(res5: dict[str, dict[str, Any]]) -> Power:
+    """The power disparities of the calibration rows: Fig. 5's TX2 pair (from its runs), the
+    A10G pair at its top clock, and ResNet50's at Fig. 6's TX2 clocks (the DVFS model)."""
+    p8 = run(_scenario("etf-a10g-gpt2-mobilenetv2"), 1.0)["power"]
+    pm = PowerModel.from_spec(get_gpu("TX2"))
+    act = get_model("resnet50").power_activity
+    full = {f: float(pm.power(f, act)) for f in (1300.5, 1032.75, 726.75, 114.75)}
+    return Power(
+        tx2_pair=res5["TF"]["power"][0] / res5["TF"]["power"][1],
+        a10g_pair=p8[0] / p8[1],
+        resnet50_ratio={f: full[1300.5] / full[f] for f in full},
+    )
+
+
 def _experiments(out: Path | None, plt: Any) -> tuple[list[str], list[Claim]]:
     """Every section and claim under the current sweep variant (figures only where ``plt``)."""
     pair = _scenario("etf-tx2-resnet50-mobilenetv2")
@@ -837,38 +637,21 @@ def _experiments(out: Path | None, plt: Any) -> tuple[list[str], list[Claim]]:
     lines += section
     section, fig10 = _fig10(list(get_gpu("TX2").clocks_mhz))
     lines += section
-    disp5 = res5["TF"]["power"][0] / res5["TF"]["power"][1]
+    power = _power(res5)
     claims = [
-        *_calibration_claims(res5),
-        *_fairness_claims(res5, rows6),
-        *_phi_claims(perfect_up_to, fair_phi, disp5),
-        *_dynamic_claims(fig9, fig10),
+        *calibration_claims(power),
+        *fairness_claims(res5, rows6),
+        *phi_claims(perfect_up_to, fair_phi, power.tx2_pair),
+        *dynamic_claims(fig9, fig10),
     ]
     return lines, claims
-
-
-def _judge_across(base: list[Claim], swept: dict[str, list[Claim]]) -> list[Claim]:
-    """A held-out claim holds only if it holds in the base run and in every sweep variant."""
-    judged = []
-    for i, c in enumerate(base):
-        if c.role != "held-out":
-            judged.append(c)
-            continue
-        fails = [f"{name} ({cs[i].edgegym_value})" for name, cs in swept.items() if not cs[i].holds]
-        test = f"{c.test}; in the base run and all {len(swept)} sweep variants"
-        if c.holds and fails:
-            why = f"holds in the base run, fails under {', '.join(fails)} (robustness sweep)"
-            judged.append(dataclasses.replace(c, holds=False, test=test, why=why))
-        else:
-            judged.append(dataclasses.replace(c, test=test))
-    return judged
 
 
 def _sweep_section(
     claims: list[Claim], swept: dict[str, list[Claim]], out: Path, plt: Any
 ) -> list[str]:
     """The robustness sweep: each held-out claim's value and verdict under every variant
-    (``claims``: the base run's, before :func:`_judge_across`)."""
+    (``claims``: the base run's, before :func:`judge_across`)."""
     rows = [i for i, c in enumerate(claims) if c.role == "held-out"]
     names = ["base", *swept]
     lines = [
@@ -962,7 +745,7 @@ def _run(out: Path) -> int:
         with _under(variant):
             swept[variant.name] = _experiments(None, None)[1]
     lines += _sweep_section(claims, swept, out, plt)
-    claims = _judge_across(claims, swept)
+    claims = judge_across(claims, swept)
     update("etf", claims, out)
     lines += _claims_section(claims, t0)
     write_text(out / "etf.md", "\n".join(lines), "report")
