@@ -171,6 +171,34 @@ def test_all_render_only_renders_the_saved_papers_and_reruns_etf(
     assert "srs: 1/1 held-out claims hold" in capsys.readouterr().out
 
 
+def test_all_render_only_renders_the_runs_listed_beside_the_table_first(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A folder inside --out that holds saved runs (another scenario, a seed check) is
+    rendered too, each saved paper of it alone and before the table's own papers, so the
+    table lists it as rendered now; a folder without saved runs is left alone."""
+    ran: list[str] = []
+    calls: list[tuple[str, str]] = []
+    _fake_papers(monkeypatch, ran)
+    plain = reproduce_main._run_paper
+
+    def run_paper(paper, argv, name):
+        calls.append((paper, argv[argv.index("--out") + 1]))
+        return plain(paper, argv, name)
+
+    monkeypatch.setattr(reproduce_main, "_run_paper", run_paper)
+    for paper in ("ekya", "srs", "migrator"):
+        (tmp_path / f"{paper}-runs.json").write_text("{}")
+    (tmp_path / "seeds-7").mkdir()
+    (tmp_path / "seeds-7" / "srs-runs.json").write_text("{}")
+    (tmp_path / "notes").mkdir()
+    assert reproduce_main.main(["all", "--render-only", "--out", str(tmp_path)]) == 0
+    seeds = str(tmp_path / "seeds-7")
+    assert calls[0] == ("srs", seeds) and [c[1] for c in calls[1:]] == [str(tmp_path)] * 4
+    assert "srs in " + seeds + ": 1/1 held-out claims hold" in capsys.readouterr().out
+    assert "- [seeds-7](seeds-7/srs.md)" in (tmp_path / "README.md").read_text()
+
+
 def test_a_quick_runs_claims_are_smoke_checks_not_counted(tmp_path, monkeypatch, capsys) -> None:
     ran: list[str] = []
     _fake_papers(monkeypatch, ran)
@@ -246,17 +274,17 @@ def test_every_reproduction_takes_quick_itself(tmp_path, module, runs, monkeypat
     """``python -m edgegym.reproduce PAPER --quick`` works for every paper: the run is a smoke
     run (its claims marked) written to runs/reproduction-quick by default."""
     monkeypatch.chdir(tmp_path)
-    seen: list[tuple[bool, Path]] = []
+    seen: list[tuple[bool, bool, bool]] = []
 
-    def run(*args, **kwargs):
-        out = next(a for a in args if isinstance(a, Path))
-        seen.append((in_smoke_run(), out))
+    def run(*args, **kwargs):  # where the run writes: the folder is made (and locked) by now
+        quick, docs = Path("runs/reproduction-quick"), Path("docs/reproduction")
+        seen.append((in_smoke_run(), quick.is_dir(), docs.exists()))
         raise RuntimeError("stop after the checks")
 
     monkeypatch.setattr(module, runs, run)
     with pytest.raises(RuntimeError, match="stop after the checks"):
         reproduce_main.main([module.__name__.rsplit(".", 1)[1], "--quick"])
-    assert seen == [(True, Path("runs/reproduction-quick"))]
+    assert seen == [(True, True, False)]
     assert not in_smoke_run()
 
 

@@ -10,7 +10,8 @@ seed check: ekya, srs and migrator rerun on seeds N, N+1, ... into ``docs/reprod
 (etf's episodes do not depend on the seed: its scenarios have no random input, so it is not
 rerun there). ``--render-only`` rewrites every report and the claims table from the runs saved
 beside them (``ekya-runs.json``, ``srs-runs.json``, ``migrator-runs.json``) without running
-those three; etf saves none and reruns (about a minute).
+those three, in ``--out`` and in every folder inside it that holds saved runs (first, so the
+table lists them as rendered now); etf saves none and reruns (about a minute).
 ``python -m edgegym.reproduce PAPER ...`` runs one (the same as
 ``python -m edgegym.reproduce.PAPER ...``).
 """
@@ -95,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--render-only",
         action="store_true",
         help="rewrite the reports and the claims table from the runs saved in --out "
-        f"({', '.join(f'{p}-runs.json' for p in SAVED)}) without running those papers; etf "
+        f"({', '.join(f'{p}-runs.json' for p in SAVED)}) without running those papers, and "
+        "those of every folder inside it that holds saved runs (other scenarios, seeds); etf "
         "saves none and reruns (about a minute)",
     )
     args = ap.parse_args(argv)
@@ -118,26 +120,34 @@ def _all(args: argparse.Namespace) -> int:
         written = importlib.import_module(f"edgegym.reproduce.{paper}").OUTPUTS
         render = args.render_only and paper in SAVED
         outputs.update(rendered_outputs(written) if render else written)
+    inner = _saved_folders(args.out) if args.render_only else []
     try:  # every paper's files, and with --render-only the saved runs, before any paper runs
         check_out(args.out, outputs, args.force)
         if args.render_only:
             _check_saved(args.out, [p for p in papers if p in SAVED])
+        for folder, saved in inner:
+            written = {}
+            for paper in saved:
+                module = importlib.import_module(f"edgegym.reproduce.{paper}")
+                written.update(rendered_outputs(module.OUTPUTS))
+            check_out(folder, written, args.force)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     failed: list[str] = []
+    for folder, saved in inner:  # first, so the table's README lists them as rendered now
+        for paper in saved:
+            force = ["--force"] if args.force else []
+            argv = ["--render-only", "--out", folder, *force]
+            if not _run_paper(paper, argv, f"{paper} in {folder}"):
+                failed.append(f"{paper} in {folder}")
     for paper in papers:
-        print(f"== {paper}", file=sys.stderr, flush=True)
-        t0 = time.time()
-        try:
-            module = importlib.import_module(f"edgegym.reproduce.{paper}")
-            code = int(module.main(_argv(paper, args)))
-        except Exception as exc:  # keep the others' results; name the failure
-            print(f"{PROG}: {paper} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            code = 1
-        print(f"== {paper}: exit {code} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-        if code != 0:
+        if not _run_paper(paper, _argv(paper, args), paper):
             failed.append(paper)
+    for folder, saved in inner:
+        here = load(folder)
+        for paper in saved:
+            print(f"{paper} in {folder}: {summary([c for c in here if c.paper == paper])}")
     claims = load(args.out)
     for paper in PAPERS:  # a paper that failed has no records of this run to count
         if paper not in papers:
@@ -153,6 +163,34 @@ def _all(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run_paper(paper: str, argv: list[str], name: str) -> bool:
+    """One paper's reproduction with ``argv``, between lines naming it (``name``) and its
+    exit; an exception is named, not raised (the others' results are kept). Whether it
+    succeeded."""
+    print(f"== {name}", file=sys.stderr, flush=True)
+    t0 = time.time()
+    try:
+        module = importlib.import_module(f"edgegym.reproduce.{paper}")
+        code = int(module.main(argv))
+    except Exception as exc:  # keep the others' results; name the failure
+        print(f"{PROG}: {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 1
+    print(f"== {name}: exit {code} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    return code == 0
+
+
+def _saved_folders(out: str) -> list[tuple[str, list[str]]]:
+    """The folders inside ``out`` that hold saved runs (the runs on other scenarios or seeds
+    that the claims table lists beside it), each with its papers whose runs are saved there."""
+    root = Path(out)
+    found = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else ():
+        saved = [p for p in SAVED if (folder / f"{p}-runs.json").is_file()]
+        if saved:
+            found.append((str(folder), saved))
+    return found
 
 
 def _check_saved(out: str, papers: Sequence[str]) -> None:

@@ -3,7 +3,8 @@
 Run ``python -m edgegym.reproduce.ekya [--episodes N] [--first-seed N] [--scenario NAME]
 [--out DIR] [--quick] [--render-only]`` (``--quick``: a smoke run of one episode per point,
 written to ``runs/reproduction-quick``; ``--first-seed N``: a seed check on seeds N, N+1, ...;
-``--render-only``: the report and the claims rewritten from the saved ``ekya-runs.json``).
+``--render-only``: the report, its figures and the claims rewritten from the saved
+``ekya-runs.json``).
 Every number in the report comes from this run; the paper's numbers stand beside them.
 Sections:
 (a) accuracy vs number of streams at 1 and 2 GPUs (Fig. 6) and the capacity table (Table 2);
@@ -40,12 +41,12 @@ import yaml
 from edgegym.evaluation import evaluate
 from edgegym.families.continual.dynamics import sample_estimates
 from edgegym.families.continual.params import ContinualSpec
-from edgegym.outputs import run_command, save_figure, write_json, write_text
+from edgegym.outputs import run_command, write_json, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
-from edgegym.plotting import plot_lines
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
 from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, pct
+from edgegym.reproduce.ekya_figures import LABELS, draw, figure_inputs
 from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS, SYNTHESISED
 from edgegym.reproduce.ekya_report import REPORT
 from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
@@ -71,16 +72,6 @@ NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation
 ABLATION_GPUS = (1, 4, 8)  # (f)
 REGIME_GPUS = (1, 2)  # (g)
 CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
-LABELS = {
-    "thief": "Ekya (thief)",
-    "uniform-c1-50": "Uniform (Cfg 1, 50%)",
-    "uniform-c2-90": "Uniform (Cfg 2, 90%)",
-    "uniform-c2-50": "Uniform (Cfg 2, 50%)",
-    "uniform-c2-30": "Uniform (Cfg 2, 30%)",
-    "ekya-fixedres": "Ekya-FixedRes",
-    FIXEDCONFIG: "Ekya-FixedConfig (Cfg 2)",
-    "no-retrain": "No retraining",
-}
 CAPACITY_TARGET = 0.75
 PAPER_CAPACITY = {  # Table 2 (Table 3 in the arXiv version): streams at accuracy >= 0.75
     "thief": (2, 8),
@@ -184,7 +175,7 @@ def _best_uniform(acc: dict[str, tuple[float, float]]) -> tuple[str, float]:
     return best, acc[best][0]
 
 
-def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+def streams_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     """(a) Fig. 6 and Table 2."""
     policies = ["thief", *UNIFORMS]
     acc: dict[int, dict[str, dict[int, tuple[float, float]]]] = {}
@@ -195,7 +186,6 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
             for p in policies:
                 acc[gpus][p][n] = _acc(res, p)
             log(f"  (a) {gpus} GPU(s), {n} streams: thief {acc[gpus]['thief'][n][0]:.3f}")
-        _plot_fig6(acc[gpus], gpus, scenario, out)
     gains = {
         g: max(
             acc[g]["thief"][n][0] - max(acc[g][u][n][0] for u in UNIFORMS) for n in STREAM_COUNTS
@@ -209,24 +199,6 @@ def streams_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[st
         "capacity": capacity,
         "acc": acc,
     }
-
-
-def _series(by_x: dict[int, tuple[float, float]]) -> tuple[list[int], list[float], list[float]]:
-    """One line of :func:`edgegym.plotting.plot_lines` from ``x -> (mean, std)``."""
-    return list(by_x), [v[0] for v in by_x.values()], [v[1] for v in by_x.values()]
-
-
-def _plot_fig6(
-    acc: dict[str, dict[int, tuple[float, float]]], gpus: int, scenario: str, out: Path
-) -> None:
-    """Fig. 6's panel for ``gpus`` GPUs: accuracy against the number of streams."""
-    plot_lines(
-        {LABELS[p]: _series(by_n) for p, by_n in acc.items()},
-        "video streams",
-        "inference accuracy (window average)",
-        f"Fig. 6: accuracy vs streams, {gpus} GPU(s) ({scenario})",
-        out / f"ekya-fig6-{gpus}gpu.png",
-    )
 
 
 def _streams_table(acc: dict[int, dict[str, dict[int, tuple[float, float]]]]) -> str:
@@ -295,7 +267,7 @@ def _fig8(acc: dict[str, dict[int, tuple[float, float]]]) -> dict[str, Any]:
     }
 
 
-def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+def gpus_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     """(b) Fig. 8 and (c) Fig. 10a: 10 streams on 1-16 GPUs, with the ablations; Fig. 8's
     schedulers again in the authors' simulator's setting (:data:`SIMULATOR`)."""
     policies = ["thief", *UNIFORMS, "ekya-fixedres", FIXEDCONFIG, "no-retrain"]
@@ -311,27 +283,6 @@ def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, 
             sim[p][g] = _acc(res_sim, p)
         log(f"  (b) {g} GPUs: thief {acc['thief'][g][0]:.3f} (simulator {sim['thief'][g][0]:.3f})")
     fig8, fig8_sim = _fig8(acc), _fig8(sim)
-    best_sim = {g: max(sim[u][g][0] for u in UNIFORMS) for g in GPU_COUNTS}
-    lines = {LABELS[p]: _series(acc[p]) for p in ["thief", *UNIFORMS, "no-retrain"]}
-    lines["Ekya (thief), simulator's setting"] = _series(sim["thief"])
-    lines["best uniform, simulator's setting"] = (list(GPU_COUNTS), list(best_sim.values()), None)
-    plot_lines(
-        lines,
-        "GPUs",
-        "inference accuracy",
-        f"Fig. 8: 10 streams vs GPUs ({scenario})",
-        out / "ekya-fig7.png",
-    )
-    plot_lines(
-        {
-            LABELS[p]: _series(acc[p])
-            for p in ("thief", "ekya-fixedres", FIXEDCONFIG, "uniform-c2-50")
-        },
-        "GPUs",
-        "inference accuracy",
-        f"Fig. 10a: 10 streams vs GPUs ({scenario})",
-        out / "ekya-fig8.png",
-    )
     rows = [[str(g)] + [pct(*acc[p][g]) for p in policies] for g in GPU_COUNTS]
     text = _table(["GPUs", *[LABELS[p] for p in policies]], rows)
     rows = [[str(g)] + [pct(*sim[p][g]) for p in sim_policies] for g in GPU_COUNTS]
@@ -339,7 +290,7 @@ def gpus_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, 
     return text, {**fig8, "sim": fig8_sim, "sim_text": text_sim}
 
 
-def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+def delta_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     """(d) §6.2: Delta vs accuracy and decision time (10 streams, 4 GPUs), in the authors'
     simulator's setting (:data:`SIMULATOR`): the arXiv version runs it "with the same setting
     as Figure 7" (the NSDI version's Fig. 8).
@@ -359,16 +310,6 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
             row += [pct(*acc[name][-1]), f"{1000 * res[spec]['decision_time_s']:.1f}"]
         rows.append(row)
         log(f"  (d) delta {d}: " + ", ".join(f"{n} {a[-1][0]:.3f}" for n, a in acc.items()))
-    plot_lines(
-        {
-            f"thief ({n})": (list(DELTAS), [a[0] for a in v], [a[1] for a in v])
-            for n, v in acc.items()
-        },
-        "Delta (GPUs)",
-        "inference accuracy",
-        f"Delta sensitivity ({scenario}, 4 GPUs, simulator's setting)",
-        out / "ekya-fig10.png",
-    )
     header = ["Delta"]
     for n in variants:
         header += [f"{n}: accuracy (%)", f"{n}: decision (ms)"]
@@ -376,10 +317,12 @@ def delta_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
     return _table(header, rows), {
         "gain": acc["default"][i01][0] - acc["default"][0][0],
         "gain_literal": acc["literal Alg. 1"][i01][0] - acc["literal Alg. 1"][0][0],
+        "deltas": list(DELTAS),
+        "acc": acc,
     }
 
 
-def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+def noise_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     """(e) Fig. 11b: Gaussian estimation noise of a given deviation (10 streams, 4 GPUs).
 
     The scenario's input is the median absolute error; a deviation ``s`` is run as
@@ -401,19 +344,14 @@ def noise_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str,
             ]
         )
         log(f"  (e) noise {s}: {acc[-1][0]:.3f}")
-    plot_lines(
-        {"Ekya (thief)": (list(NOISE_STDS), [a[0] for a in acc], [a[1] for a in acc])},
-        "profiler error std (accuracy)",
-        "inference accuracy",
-        f"Fig. 11b: micro-profiler noise ({scenario}, 4 GPUs)",
-        out / "ekya-fig11b.png",
-    )
     header = ["noise std", "median abs. error (points)", "std used (points)", "accuracy (%)"]
     acc20 = acc[NOISE_STDS.index(0.2)][0]
     return _table(header, rows), {
         "drop20": acc[0][0] - acc20,
         "acc": [a[0] for a in acc],
         "acc20": acc20,
+        "noise": list(NOISE_STDS),
+        "acc_sd": acc,
     }
 
 
@@ -440,7 +378,7 @@ def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict
     return _table(header, rows), {"acc": acc}
 
 
-def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tuple[str, dict]:
+def synthesised_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     """(g) The thief against the best uniform variant and no retraining at 10 streams on 1 and
     2 GPUs, with each synthesised input scaled by x0.5 and x2 (one at a time); the thief's gain
     again in the authors' simulator's setting (Fig. 8's, :data:`SIMULATOR`) wherever the input
@@ -507,7 +445,6 @@ def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tupl
             f"gain {g} GPU{s} (points)",
         ]
     header += [f"gain {g} GPU{'s' if g > 1 else ''}, simulator's setting" for g in REGIME_GPUS]
-    _plot_sweep(gain, swept, scenario, out / "ekya-sweep.png")
     lo = {g: min(v[g] for v in gain.values()) for g in REGIME_GPUS}
     hi = {g: max(v[g] for v in gain.values()) for g in REGIME_GPUS}
     lo_sim = {g: min(v[g] for v in gain_sim.values()) for g in REGIME_GPUS}
@@ -518,47 +455,8 @@ def synthesised_sweep(scenario: str, episodes: int, out: Path, log: Any) -> tupl
         "max": hi,
         "gain_sim": gain_sim,
         "min_sim": lo_sim,
+        "swept": swept,
     }
-
-
-def _plot_sweep(
-    gain: dict[str, dict[int, float]], swept: dict[str, list[str]], scenario: str, path: Path
-) -> None:
-    """One row per swept input: the thief's gain over the best uniform at x0.5 (circle) and x2
-    (square), against the scenario's (dashed), one panel per GPU count."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = list(swept)
-    y = np.arange(len(labels))[::-1]
-    fig, axes = plt.subplots(
-        1, len(REGIME_GPUS), figsize=(11, 0.42 * len(labels) + 1.6), sharey=True
-    )
-    for ax, g in zip(np.atleast_1d(axes), REGIME_GPUS, strict=True):
-        base = 100 * gain["as in the scenario"][g]
-        for yi, label in zip(y, labels, strict=True):
-            pts = [100 * gain[n][g] for n in swept[label]]
-            ax.plot([min(pts), max(pts)], [yi, yi], color="0.6", lw=1)
-            for n, v in zip(swept[label], pts, strict=True):
-                ax.plot(v, yi, "o" if n.endswith(f"x{SWEEP_FACTORS[0]:g}") else "s", color="C0")
-        ax.axvline(base, color="C3", ls="--", lw=1, label=f"as in the scenario ({base:+.1f})")
-        ax.axvline(0, color="k", lw=0.6)
-        ax.set_title(f"{g} GPU{'s' if g > 1 else ''}, 10 streams")
-        ax.set_xlabel("thief minus best uniform (points)")
-        ax.grid(alpha=0.3, axis="x")
-        ax.set_ylim(-1.3, len(labels) - 0.5)  # room for the legend below the last input
-        ax.legend(fontsize=8, loc="lower right")
-    axes[0].set_yticks(y, [lab.partition(" (")[0] for lab in labels], fontsize=8)
-    fig.suptitle(
-        f"Synthesised inputs swept ({scenario}): x{SWEEP_FACTORS[0]:g} circle, "
-        f"x{SWEEP_FACTORS[1]:g} square",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -673,8 +571,8 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
     ap.add_argument(
         "--render-only",
         action="store_true",
-        help="rewrite the report and the claims from the saved ekya-runs.json without running "
-        "anything (the sections' tables and figures stay as the run wrote them)",
+        help="rewrite the report, its figures and the claims from the saved ekya-runs.json "
+        "without running anything",
     )
     add_parallel_arguments(ap, "episode", workers=None)
     args = ap.parse_args(argv)
@@ -687,7 +585,7 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
         args.episodes = 1
     if problem := ray_problem(args.ray):
         return problem
-    written = {"ekya.md": "report"} if args.render_only else OUTPUTS
+    written = claims_table.rendered_outputs(OUTPUTS) if args.render_only else OUTPUTS
     try:
         out = claims_table.check_out(args.out, written, args.force, smoke=args.quick)
     except ValueError as exc:
@@ -700,23 +598,23 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
     return args, out
 
 
-def _sections(sc: str, ep: int, out: Path, log: Any) -> dict[str, Any]:
+def _sections(sc: str, ep: int, log: Any) -> dict[str, Any]:
     """Every section's text and measurements, in the report's order."""
     r: dict[str, Any] = {}
     log("calibration")
     r["c"] = calibration(sc)
     log("(a) streams sweep")
-    r["a_text"], r["a"] = streams_sweep(sc, ep, out, log)
+    r["a_text"], r["a"] = streams_sweep(sc, ep, log)
     log("(b, c) GPU sweep")
-    r["b_text"], r["b"] = gpus_sweep(sc, ep, out, log)
+    r["b_text"], r["b"] = gpus_sweep(sc, ep, log)
     log("(d) Delta sweep")
-    r["d_text"], r["d"] = delta_sweep(sc, ep, out, log)
+    r["d_text"], r["d"] = delta_sweep(sc, ep, log)
     log("(e) noise sweep")
-    r["e_text"], r["e"] = noise_sweep(sc, ep, out, log)
+    r["e_text"], r["e"] = noise_sweep(sc, ep, log)
     log("(f) micro-profiler mechanics")
     r["f_text"], r["f"] = profiler_ablation(sc, ep, log)
     log("(g) synthesised inputs swept")
-    r["g_text"], r["g"] = synthesised_sweep(sc, ep, out, log)
+    r["g_text"], r["g"] = synthesised_sweep(sc, ep, log)
     r["t1"] = table1_example(log)
     return r
 
@@ -843,18 +741,25 @@ def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
 
 def _load_runs(out: Path) -> dict[str, Any]:
     """The saved ``ekya-runs.json`` in ``out``, for ``--render-only``: the run's facts, the
-    time below a_MIN and every section's text and measurements (JSON text only, read by
-    :func:`edgegym.reproduce.claims.read_runs`)."""
+    time below a_MIN, every section's text and measurements and what the figures show of them
+    (JSON text only, read by :func:`edgegym.reproduce.claims.read_runs`)."""
 
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
         run = {k: saved["run"][k] for k in RUN_KEYS}  # a missing one: not a saved run
-        return {"run": run, "below_a_min": saved["below_a_min"], "sections": saved["sections"]}
+        sections = saved["sections"]
+        return {
+            "run": run,
+            "below_a_min": saved["below_a_min"],
+            "sections": sections,
+            "figures": figure_inputs(sections),  # read before anything is written
+        }
 
     return claims_table.read_runs(out / "ekya-runs.json", pick, object_pairs_hook=_int_keys)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every section, write the report and the paper's claims records.
+    """Run every section (or read them, ``--render-only``), draw the figures, write the report
+    and the paper's claims records.
 
     Returns:
         The exit code: 0 success, 2 bad arguments (one ``error:`` line on stderr, checked
@@ -876,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
-        run, r = saved["run"], saved["sections"]
+        run, r, figures = saved["run"], saved["sections"], saved["figures"]
         PARALLEL["seed"] = run["first_seed"]
         BELOW_A_MIN.update(saved["below_a_min"])
     else:
@@ -884,10 +789,12 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
         with claims_table.smoke_run(args.quick):  # all of a quick run's work is a smoke run
-            r = _sections(args.scenario, args.episodes, out, log)
+            r = _sections(args.scenario, args.episodes, log)
         run = _run_facts(args, (time.time() - t0) / 60)
         runs = {"run": run, "below_a_min": BELOW_A_MIN, "sections": r}
         write_json(out / "ekya-runs.json", runs, "ekya-runs", indent=0)
+        figures = figure_inputs(r)
+    draw(figures, run["scenario"], out)
     with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
         seeds = _seeds_text(run["episodes"])
         a, b, c, d, e, f, g = (r[k] for k in "abcdefg")

@@ -7,7 +7,8 @@ Regenerate with `{command}` (scenario `{scenario}`,
 {seeds}; {minutes:.1f} minutes on a {cores}-core {machine} machine, {date}).
 Accuracies are inference accuracy averaged over streams and windows, in percent, mean ± std
 over episodes. Figures are beside this file, and so is `ekya-runs.json`, what every section
-measured (`--render-only` rewrites this report and the claims from it without running); the
+measured (`--render-only` rewrites this report, the figures and the claims from it without
+running); the
 claims below are also in [claims.json](claims.json) and the table of all papers
 ([README.md](README.md)).
 
