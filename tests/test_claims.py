@@ -4,6 +4,7 @@ runs (``--quick``), whose claims are marked and never counted."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from edgegym.reproduce.claims import (
     smoke_run,
     summary,
     update,
+    verdict_changes,
 )
 
 
@@ -350,3 +352,23 @@ def test_the_episodes_start_at_the_first_seed() -> None:
     finally:
         ekya.PARALLEL["seed"] = 0
     assert ekya._seeds_text(1) == "1 seeded episode per point, seed 0"
+
+
+def test_a_run_says_which_verdicts_changed_against_the_table(tmp_path: Path, capsys) -> None:
+    """Writing a paper's claims over its earlier records names every flipped, new and gone
+    claim, and says so when every verdict stayed (with how many values moved); the first run
+    of a paper and smoke runs compare nothing."""
+    update("srs", [_claim("srs", True, 1.0), _claim("srs", False, 2.0)], tmp_path)
+    assert "srs claims" not in capsys.readouterr().err  # nothing to compare with
+    update("srs", [_claim("srs", True, 1.0), _claim("srs", False, 2.0)], tmp_path)
+    table = tmp_path / "claims.json"
+    assert f"srs claims in {table}: every verdict as before this run (0 values changed)" in (
+        capsys.readouterr().err
+    )
+    flipped = dataclasses.replace(_claim("srs", False, 2.0), holds=True, why="", edgegym_value=3)
+    update("srs", [flipped, _claim("srs", True, 4.0)], tmp_path)
+    err = capsys.readouterr().err
+    assert "3 verdict changes against the records before this run (1 value changed): " in err
+    assert "'srs claim 2.0' holds now" in err
+    assert "'srs claim 4.0' is new (holds)" in err and "'srs claim 1.0' is gone" in err
+    assert verdict_changes(load(tmp_path), [dataclasses.replace(flipped, smoke=True)]) == ""

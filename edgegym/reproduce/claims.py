@@ -341,12 +341,41 @@ def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
     out = Path(out)
     if any(c.smoke for c in claims):
         _refuse_full_table(out)
-    kept = [c for c in load(out) if c.paper != paper] + list(claims)
+    before = load(out)
+    if changes := verdict_changes([c for c in before if c.paper == paper], claims):
+        print(f"{paper} claims in {out / 'claims.json'}: {changes}", file=sys.stderr, flush=True)
+    kept = [c for c in before if c.paper != paper] + list(claims)
     kept.sort(key=lambda c: PAPERS.index(c.paper))
     path = out / "claims.json"
     write_json(path, {"claims": [record(c) for c in kept]}, "claims", indent=1)
     write_text(out / "README.md", render(kept, variant_runs(out)), "report")
     return path
+
+
+def verdict_changes(before: Sequence[Claim], after: Sequence[Claim]) -> str:
+    """What a run changed in one paper's claims against its records in the table (``before``):
+    the claims whose verdict flipped, those new and those gone, or ``""`` where the table had
+    none of the paper's claims or a smoke run is involved (nothing to compare)."""
+    if not before or any(c.smoke for c in (*before, *after)):
+        return ""
+    old = {c.claim: c for c in before}
+    new = {c.claim: c for c in after}
+    flipped = [
+        f"'{c.claim}' {'holds now' if c.holds else 'no longer holds'}"
+        for name, c in new.items()
+        if name in old and old[name].holds != c.holds
+    ]
+    added = [
+        f"'{n}' is new ({'holds' if c.holds else 'fails'})" for n, c in new.items() if n not in old
+    ]
+    gone = [f"'{n}' is gone" for n in old if n not in new]
+    moved = sum(1 for n, c in new.items() if n in old and old[n].edgegym_value != c.edgegym_value)
+    notes = flipped + added + gone
+    values = f"{moved} value{'s' if moved != 1 else ''} changed"
+    if not notes:
+        return f"every verdict as before this run ({values})"
+    count = f"{len(notes)} verdict change{'s' if len(notes) != 1 else ''}"
+    return f"{count} against the records before this run ({values}): " + "; ".join(notes)
 
 
 def variant_runs(out: str | Path) -> list[tuple[str, list[Claim]]]:
