@@ -358,24 +358,36 @@ def verdict_changes(before: Sequence[Claim], after: Sequence[Claim]) -> str:
     none of the paper's claims or a smoke run is involved (nothing to compare)."""
     if not before or any(c.smoke for c in (*before, *after)):
         return ""
-    old = {c.claim: c for c in before}
-    new = {c.claim: c for c in after}
-    flipped = [
-        f"'{c.claim}' {'holds now' if c.holds else 'no longer holds'}"
-        for name, c in new.items()
-        if name in old and old[name].holds != c.holds
+    notes = [
+        f"'{c.claim}' is new ({'holds' if c.holds else 'fails'})"
+        if old is None
+        else f"'{c.claim}' {'holds now' if c.holds else 'no longer holds'}"
+        for c, old in _verdicts_differing(before, after)
     ]
-    added = [
-        f"'{n}' is new ({'holds' if c.holds else 'fails'})" for n, c in new.items() if n not in old
-    ]
-    gone = [f"'{n}' is gone" for n in old if n not in new]
-    moved = sum(1 for n, c in new.items() if n in old and old[n].edgegym_value != c.edgegym_value)
-    notes = flipped + added + gone
+    kept = {c.claim for c in after}
+    notes += [f"'{c.claim}' is gone" for c in before if c.claim not in kept]
+    old_values = {c.claim: c.edgegym_value for c in before}
+    moved = sum(1 for c in after if old_values.get(c.claim, c.edgegym_value) != c.edgegym_value)
     values = f"{moved} value{'s' if moved != 1 else ''} changed"
     if not notes:
         return f"every verdict as before this run ({values})"
     count = f"{len(notes)} verdict change{'s' if len(notes) != 1 else ''}"
     return f"{count} against the records before this run ({values}): " + "; ".join(notes)
+
+
+def _verdicts_differing(
+    base: Sequence[Claim], other: Sequence[Claim]
+) -> list[tuple[Claim, Claim | None]]:
+    """The claims of ``other`` whose record in ``base`` (same paper and claim) has the other
+    verdict, each with that record, and those ``base`` has no record of, with ``None``; in
+    ``other``'s order. A pair with a smoke check in it is left out (not a verdict)."""
+    records = {(c.paper, c.claim): c for c in base}
+    pairs = [(c, records.get((c.paper, c.claim))) for c in other]
+    return [
+        (c, old)
+        for c, old in pairs
+        if old is None or (not (old.smoke or c.smoke) and old.holds != c.holds)
+    ]
 
 
 def variant_runs(out: str | Path) -> list[tuple[str, list[Claim]]]:
@@ -449,17 +461,12 @@ def _differences(claims: Sequence[Claim], other: Sequence[Claim]) -> str:
     """The held-out claims of ``other`` (another run of one paper) whose verdict differs from
     their record in ``claims``: ``"differs on: 'claim' (holds here: no, there: yes); ..."``,
     or that none does; a claim with no record in ``claims`` is named as such."""
-    mine = {(c.paper, c.claim): c for c in claims}
-    notes = []
-    for c in other:
-        base = mine.get((c.paper, c.claim))
-        if base is None:
-            notes.append(f"'{c.claim}' (not in the table below)")
-        elif base.smoke or c.smoke:
-            continue
-        elif base.holds != c.holds:
-            there = "yes" if c.holds else "no"
-            notes.append(f"'{c.claim}' ({there}; below: {'yes' if base.holds else 'no'})")
+    notes = [
+        f"'{c.claim}' (not in the table below)"
+        if base is None
+        else f"'{c.claim}' ({'yes' if c.holds else 'no'}; below: {'yes' if base.holds else 'no'})"
+        for c, base in _verdicts_differing(claims, other)
+    ]
     if not notes:
         return "the same verdict as below on every one"
     return f"a different verdict on {len(notes)}: " + "; ".join(notes)
