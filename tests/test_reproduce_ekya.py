@@ -148,17 +148,23 @@ def test_fig8_claims_are_judged_in_the_simulators_setting(sim_gain_at_2: float) 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "reproduction"
 
 
-def test_render_only_of_a_saved_run_without_a_figures_data_writes_nothing(
-    tmp_path: Path, capsys
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("d", "deltas"), ("d", "decision_ms"), ("e", "std_used"), ("g", "acc")],
+)
+def test_render_only_of_a_saved_run_without_a_tables_or_figures_data_writes_nothing(
+    tmp_path: Path, capsys, section: str, key: str
 ) -> None:
-    """A saved run that lacks what a figure shows (one of an older version: Delta's grid) is
-    one error line naming it, before the report, the figures or the claims are written."""
+    """A saved run that lacks what a table or a figure shows (one of an older version: Delta's
+    grid, its decision times, the deviation the noise sweep used, the swept inputs'
+    accuracies) is one error line naming it, before the report, the figures or the claims are
+    written."""
     saved = json.loads((DOCS / "ekya-runs.json").read_text())
-    del saved["sections"]["d"]["deltas"]
+    del saved["sections"][section][key]
     (tmp_path / "ekya-runs.json").write_text(json.dumps(saved))
     assert ekya.main(["--render-only", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "cannot read the saved runs" in err[0] and "'deltas'" in err[0]
+    assert len(err) == 1 and "cannot read the saved runs" in err[0] and f"'{key}'" in err[0]
     written = [p.name for p in tmp_path.iterdir() if p.name != ".edgegym.lock"]
     assert written == ["ekya-runs.json"]
 
@@ -184,9 +190,10 @@ def test_render_only_without_a_saved_run_is_one_error_line(
 
 
 def test_a_run_and_its_render_only_draw_the_same_figures(tmp_path: Path, monkeypatch) -> None:
-    """The figures come from the measurements alone: a run (its sections stubbed with the
-    committed run's measurements) and ``--render-only`` of the runs file it saved draw the
-    same seven PNGs byte for byte (the JSON round trip keeps what a figure shows)."""
+    """The tables and figures come from the measurements alone: a run (its sections stubbed
+    with the committed run's measurements) and ``--render-only`` of the runs file it saved
+    write the same report and draw the same seven PNGs byte for byte (the JSON round trip
+    keeps what a table or a figure shows)."""
     sections = ekya._load_runs(DOCS)["sections"]
     monkeypatch.setattr(ekya, "_sections", lambda *args, **kwargs: sections)
     monkeypatch.setattr(ekya, "PARALLEL", dict(ekya.PARALLEL))

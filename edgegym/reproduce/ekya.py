@@ -45,10 +45,11 @@ from edgegym.outputs import run_command, write_json, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
-from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, pct
+from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge
 from edgegym.reproduce.ekya_figures import LABELS, draw, figure_inputs
 from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS, SYNTHESISED
 from edgegym.reproduce.ekya_report import REPORT
+from edgegym.reproduce.ekya_tables import section_texts, table
 from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
 from edgegym.workload.continual import MAE_PER_STD
 
@@ -73,13 +74,6 @@ ABLATION_GPUS = (1, 4, 8)  # (f)
 REGIME_GPUS = (1, 2)  # (g)
 CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
 CAPACITY_TARGET = 0.75
-PAPER_CAPACITY = {  # Table 2 (Table 3 in the arXiv version): streams at accuracy >= 0.75
-    "thief": (2, 8),
-    "uniform-c1-50": (2, 2),
-    "uniform-c2-90": (2, 4),
-    "uniform-c2-50": (2, 4),
-    "uniform-c2-30": (0, 2),
-}
 #: (f): the micro-profiler's mechanics, each switched off alone, then all of them.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "as in the scenario": {},
@@ -163,19 +157,13 @@ def _acc(res: Results, policy: str) -> tuple[float, float]:
     return m["mean"], m["std"]
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _best_uniform(acc: dict[str, tuple[float, float]]) -> tuple[str, float]:
     """The uniform variant with the highest mean accuracy, and that accuracy."""
     best = max(UNIFORMS, key=lambda u: acc[u][0])
     return best, acc[best][0]
 
 
-def streams_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def streams_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(a) Fig. 6 and Table 2."""
     policies = ["thief", *UNIFORMS]
     acc: dict[int, dict[str, dict[int, tuple[float, float]]]] = {}
@@ -192,65 +180,14 @@ def streams_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
         )
         for g in SWEEP_GPUS
     }
-    capacity, cap_text = _capacity(acc, policies)
-    return _streams_table(acc) + "\n\nCapacity (streams with accuracy >= 0.75):\n\n" + cap_text, {
-        "gain_1gpu": gains[1],
-        "gain_2gpu": gains[2],
-        "capacity": capacity,
-        "acc": acc,
-    }
-
-
-def _streams_table(acc: dict[int, dict[str, dict[int, tuple[float, float]]]]) -> str:
-    """Per stream count: the thief and the best uniform variant on 1 and 2 GPUs."""
-
-    def best(g: int, n: int) -> str:
-        return max(UNIFORMS, key=lambda u: acc[g][u][n][0])
-
-    rows = [
-        [str(n)]
-        + [pct(*acc[g][p][n]) for g in SWEEP_GPUS for p in ("thief", best(g, n))]
-        + [best(g, n).removeprefix("uniform-") for g in SWEEP_GPUS]
-        for n in STREAM_COUNTS
-    ]
-    return _table(
-        [
-            "streams",
-            "thief 1 GPU",
-            "best uniform 1 GPU",
-            "thief 2 GPUs",
-            "best uniform 2 GPUs",
-            "best uniform (1 GPU)",
-            "best uniform (2 GPUs)",
-        ],
-        rows,
-    )
-
-
-def _capacity(
-    acc: dict[int, dict[str, dict[int, tuple[float, float]]]], policies: list[str]
-) -> tuple[dict[str, tuple[int, int]], str]:
-    """Table 2: the most streams each scheduler keeps at accuracy >= 0.75, on 1 and 2 GPUs."""
-    capacity: dict[str, tuple[int, int]] = {}
-    cap_rows = []
-    for p in policies:
-        cap = tuple(
+    capacity = {  # Table 2: the most streams each keeps at accuracy >= 0.75, 1 and 2 GPUs
+        p: tuple(
             max([n for n in STREAM_COUNTS if acc[g][p][n][0] >= CAPACITY_TARGET], default=0)
             for g in SWEEP_GPUS
         )
-        capacity[p] = cap  # type: ignore[assignment]
-        paper = PAPER_CAPACITY[p]
-        factor = f"{cap[1] / cap[0]:.0f}x" if cap[0] else "-"
-        paper_factor = f"{paper[1] / paper[0]:.0f}x" if paper[0] else "-"
-        cap_rows.append(
-            [
-                LABELS[p],
-                f"{paper[0]} / {paper[1]} ({paper_factor})",
-                f"{cap[0]} / {cap[1]} ({factor})",
-            ]
-        )
-    header = ["scheduler", "paper: 1 / 2 GPUs (scaling)", "edgegym: 1 / 2 GPUs"]
-    return capacity, _table(header, cap_rows)
+        for p in policies
+    }
+    return {"gain_1gpu": gains[1], "gain_2gpu": gains[2], "capacity": capacity, "acc": acc}
 
 
 def _fig8(acc: dict[str, dict[int, tuple[float, float]]]) -> dict[str, Any]:
@@ -267,7 +204,7 @@ def _fig8(acc: dict[str, dict[int, tuple[float, float]]]) -> dict[str, Any]:
     }
 
 
-def gpus_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def gpus_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(b) Fig. 8 and (c) Fig. 10a: 10 streams on 1-16 GPUs, with the ablations; Fig. 8's
     schedulers again in the authors' simulator's setting (:data:`SIMULATOR`)."""
     policies = ["thief", *UNIFORMS, "ekya-fixedres", FIXEDCONFIG, "no-retrain"]
@@ -282,15 +219,10 @@ def gpus_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
         for p in sim_policies:
             sim[p][g] = _acc(res_sim, p)
         log(f"  (b) {g} GPUs: thief {acc['thief'][g][0]:.3f} (simulator {sim['thief'][g][0]:.3f})")
-    fig8, fig8_sim = _fig8(acc), _fig8(sim)
-    rows = [[str(g)] + [pct(*acc[p][g]) for p in policies] for g in GPU_COUNTS]
-    text = _table(["GPUs", *[LABELS[p] for p in policies]], rows)
-    rows = [[str(g)] + [pct(*sim[p][g]) for p in sim_policies] for g in GPU_COUNTS]
-    text_sim = _table(["GPUs", *[LABELS[p] for p in sim_policies]], rows)
-    return text, {**fig8, "sim": fig8_sim, "sim_text": text_sim}
+    return {**_fig8(acc), "sim": _fig8(sim)}
 
 
-def delta_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def delta_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(d) §6.2: Delta vs accuracy and decision time (10 streams, 4 GPUs), in the authors'
     simulator's setting (:data:`SIMULATOR`): the arXiv version runs it "with the same setting
     as Figure 7" (the NSDI version's Fig. 8).
@@ -300,66 +232,57 @@ def delta_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
     cannot be stolen at all.
     """
     variants = {"default": "", "literal Alg. 1": ",partial=false"}
-    rows, acc = [], {name: [] for name in variants}
+    acc: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    decision_ms: dict[str, list[float]] = {name: [] for name in variants}
     for d in DELTAS:
-        row = [f"{d:g}"]
         for name, suffix in variants.items():
             spec = f"thief:delta={d}{suffix}"
             res = _run([spec], scenario, episodes, gpus=4, **SIMULATOR)
             acc[name].append(_acc(res, spec))
-            row += [pct(*acc[name][-1]), f"{1000 * res[spec]['decision_time_s']:.1f}"]
-        rows.append(row)
+            decision_ms[name].append(1000 * res[spec]["decision_time_s"])
         log(f"  (d) delta {d}: " + ", ".join(f"{n} {a[-1][0]:.3f}" for n, a in acc.items()))
-    header = ["Delta"]
-    for n in variants:
-        header += [f"{n}: accuracy (%)", f"{n}: decision (ms)"]
     i01 = DELTAS.index(0.1)
-    return _table(header, rows), {
+    return {
         "gain": acc["default"][i01][0] - acc["default"][0][0],
         "gain_literal": acc["literal Alg. 1"][i01][0] - acc["literal Alg. 1"][0][0],
         "deltas": list(DELTAS),
         "acc": acc,
+        "decision_ms": decision_ms,
     }
 
 
-def noise_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def noise_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(e) Fig. 11b: Gaussian estimation noise of a given deviation (10 streams, 4 GPUs).
 
     The scenario's input is the median absolute error; a deviation ``s`` is run as
     ``profiler.error = MAE_PER_STD * s`` (the deviation the env then derives is ``s`` where
     clipping does not matter, a little more where it does: shown in the table).
     """
-    rows, acc = [], []
+    acc, errors, used = [], [], []
     for s in NOISE_STDS:
         error = round(MAE_PER_STD * s, 6)
         res = _run(["thief"], scenario, episodes, gpus=4, **{"profiler.error": error})
-        std = ContinualSpec.from_scenario(load(scenario, **{"profiler.error": error}))
+        spec = ContinualSpec.from_scenario(load(scenario, **{"profiler.error": error}))
         acc.append(_acc(res, "thief"))
-        rows.append(
-            [
-                f"{100 * s:.0f}%",
-                f"{100 * error:.1f}",
-                f"{100 * std.profiler_noise:.1f}",
-                pct(*acc[-1]),
-            ]
-        )
+        errors.append(error)
+        used.append(spec.profiler_noise)
         log(f"  (e) noise {s}: {acc[-1][0]:.3f}")
-    header = ["noise std", "median abs. error (points)", "std used (points)", "accuracy (%)"]
     acc20 = acc[NOISE_STDS.index(0.2)][0]
-    return _table(header, rows), {
+    return {
         "drop20": acc[0][0] - acc20,
         "acc": [a[0] for a in acc],
         "acc20": acc20,
         "noise": list(NOISE_STDS),
+        "error": errors,  # the median absolute error each level was given
+        "std_used": used,  # the deviation the environment derived from it
         "acc_sd": acc,
     }
 
 
-def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def profiler_ablation(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(f) The micro-profiler's mechanics, one at a time (10 streams; the thief, the oracle
     thief and the best uniform variant for reference)."""
     acc: dict[int, dict[str, float]] = {}
-    rows = []
     for g in ABLATION_GPUS:
         acc[g] = {}
         for name, ov in ABLATIONS.items():
@@ -368,17 +291,10 @@ def profiler_ablation(scenario: str, episodes: int, log: Any) -> tuple[str, dict
         res = _run(["thief:oracle=true", *UNIFORMS], scenario, episodes, gpus=g)
         acc[g]["oracle"] = _acc(res, "thief:oracle=true")[0]
         acc[g]["best uniform"] = _best_uniform({u: _acc(res, u) for u in UNIFORMS})[1]
-    for name in [*ABLATIONS, "oracle", "best uniform"]:
-        label = {
-            "oracle": "oracle thief (true profiles, scenario's mechanics)",
-            "best uniform": "best uniform variant (no profiler)",
-        }.get(name, f"thief, {name}")
-        rows.append([label] + [pct(acc[g][name]) for g in ABLATION_GPUS])
-    header = ["variant", *[f"{g} GPU{'s' if g > 1 else ''}: accuracy (%)" for g in ABLATION_GPUS]]
-    return _table(header, rows), {"acc": acc}
+    return {"acc": acc}
 
 
-def synthesised_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict]:
+def synthesised_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(g) The thief against the best uniform variant and no retraining at 10 streams on 1 and
     2 GPUs, with each synthesised input scaled by x0.5 and x2 (one at a time); the thief's gain
     again in the authors' simulator's setting (Fig. 8's, :data:`SIMULATOR`) wherever the input
@@ -395,10 +311,9 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict
     gain: dict[str, dict[int, float]] = {}
     worth: dict[str, dict[int, float]] = {}
     gain_sim: dict[str, dict[int, float]] = {}
-    rows = []
+    acc: dict[str, dict[int, dict[str, Any]]] = {}  # the table's accuracies
     for name, ov in variants.items():
-        gain[name], worth[name] = {}, {}
-        row = [name]
+        gain[name], worth[name], acc[name] = {}, {}, {}
         in_sim = not ov or not all(k.startswith("profiler.") for k in ov)
         for g in REGIME_GPUS:
             res = _run(
@@ -412,17 +327,9 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict
             u, best = _best_uniform({p: _acc(res, p) for p in UNIFORMS})
             thief, none = _acc(res, "thief")[0], _acc(res, "no-retrain")[0]
             gain[name][g], worth[name][g] = thief - best, thief - none
-            row += [
-                pct(thief),
-                f"{pct(best)} ({u.removeprefix('uniform-')})",
-                pct(none),
-                f"{100 * (thief - best):+.1f}",
-            ]
+            acc[name][g] = {"thief": thief, "best": best, "best_uniform": u, "none": none}
             log(f"  (g) {name}, {g} GPU(s): thief {thief:.3f}, best uniform {best:.3f}")
-        for g in REGIME_GPUS:
-            if not in_sim:
-                row.append("-")
-                continue
+        for g in REGIME_GPUS if in_sim else ():
             res = _run(
                 ["thief", *UNIFORMS],
                 scenario,
@@ -433,22 +340,11 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> tuple[str, dict
             )
             best = _best_uniform({p: _acc(res, p) for p in UNIFORMS})[1]
             gain_sim.setdefault(name, {})[g] = _acc(res, "thief")[0] - best
-            row.append(f"{100 * gain_sim[name][g]:+.1f}")
-        rows.append(row)
-    header = ["inputs"]
-    for g in REGIME_GPUS:
-        s = "s" if g > 1 else ""
-        header += [
-            f"thief {g} GPU{s}",
-            f"best uniform {g} GPU{s}",
-            f"no retraining {g} GPU{s}",
-            f"gain {g} GPU{s} (points)",
-        ]
-    header += [f"gain {g} GPU{'s' if g > 1 else ''}, simulator's setting" for g in REGIME_GPUS]
     lo = {g: min(v[g] for v in gain.values()) for g in REGIME_GPUS}
     hi = {g: max(v[g] for v in gain.values()) for g in REGIME_GPUS}
     lo_sim = {g: min(v[g] for v in gain_sim.values()) for g in REGIME_GPUS}
-    return _table(header, rows), {
+    return {
+        "acc": acc,
         "gain": gain,
         "worth": worth,
         "min": lo,
@@ -599,28 +495,29 @@ def _arguments(argv: list[str] | None) -> tuple[argparse.Namespace, Path] | str:
 
 
 def _sections(sc: str, ep: int, log: Any) -> dict[str, Any]:
-    """Every section's text and measurements, in the report's order."""
+    """Every section's measurements, in the report's order (their tables are written from
+    them, :func:`edgegym.reproduce.ekya_tables.section_texts`)."""
     r: dict[str, Any] = {}
     log("calibration")
     r["c"] = calibration(sc)
     log("(a) streams sweep")
-    r["a_text"], r["a"] = streams_sweep(sc, ep, log)
+    r["a"] = streams_sweep(sc, ep, log)
     log("(b, c) GPU sweep")
-    r["b_text"], r["b"] = gpus_sweep(sc, ep, log)
+    r["b"] = gpus_sweep(sc, ep, log)
     log("(d) Delta sweep")
-    r["d_text"], r["d"] = delta_sweep(sc, ep, log)
+    r["d"] = delta_sweep(sc, ep, log)
     log("(e) noise sweep")
-    r["e_text"], r["e"] = noise_sweep(sc, ep, log)
+    r["e"] = noise_sweep(sc, ep, log)
     log("(f) micro-profiler mechanics")
-    r["f_text"], r["f"] = profiler_ablation(sc, ep, log)
+    r["f"] = profiler_ablation(sc, ep, log)
     log("(g) synthesised inputs swept")
-    r["g_text"], r["g"] = synthesised_sweep(sc, ep, log)
+    r["g"] = synthesised_sweep(sc, ep, log)
     r["t1"] = table1_example(log)
     return r
 
 
 def _claims_text(claims: list[Claim]) -> str:
-    return _table(
+    return table(
         ["where", "claim", "paper", "edgegym", "role", "holds", "rule / why not"],
         [
             [
@@ -649,8 +546,11 @@ def regenerate_command(scenario: str, episodes: int, out: str | Path, first_seed
     return " ".join(parts)
 
 
-def _report(r: dict[str, Any], claims: list[Claim], run: dict[str, Any]) -> str:
-    """The report: :data:`REPORT` filled from the sections' results, the claims and what
+def _report(
+    r: dict[str, Any], texts: dict[str, str], claims: list[Claim], run: dict[str, Any]
+) -> str:
+    """The report: :data:`REPORT` filled from the sections' results and their tables
+    (``texts``, :func:`edgegym.reproduce.ekya_tables.section_texts`), the claims and what
     :func:`_run_facts` recorded of the run."""
     a, b, c, d, e = r["a"], r["b"], r["c"], r["d"], r["e"]
 
@@ -677,23 +577,23 @@ def _report(r: dict[str, Any], claims: list[Claim], run: dict[str, Any]) -> str:
         profile_s=c["profile_s"],
         held_count=claims_table.held_count(claims),
         claims_text=_claims_text(claims),
-        a_text=r["a_text"],
+        a_text=texts["a"],
         gain1=100 * a["gain_1gpu"],
         gain2=100 * a["gain_2gpu"],
-        b_text=r["b_text"],
-        b_sim_text=b["sim_text"],
+        b_text=texts["b"],
+        b_sim_text=texts["b_sim"],
         saving=saving(b),
         saving_sim=saving(b["sim"]),
         beats=beats(b),
         beats_sim=beats(b["sim"]),
-        d_text=r["d_text"],
+        d_text=texts["d"],
         dgain=100 * d["gain"],
         dgain_literal=100 * d["gain_literal"],
-        e_text=r["e_text"],
+        e_text=texts["e"],
         drop20=100 * e["drop20"],
-        f_text=r["f_text"],
-        g_text=r["g_text"],
-        below_a_min=_table(
+        f_text=texts["f"],
+        g_text=texts["g"],
+        below_a_min=table(
             ["scheduler", "worst episode: stream-time below a_MIN (%)"],
             [
                 [_FAMILY_LABELS.get(k, LABELS.get(k, k)), f"{100 * v:.2f}"]
@@ -741,7 +641,7 @@ def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
 
 def _load_runs(out: Path) -> dict[str, Any]:
     """The saved ``ekya-runs.json`` in ``out``, for ``--render-only``: the run's facts, the
-    time below a_MIN, every section's text and measurements and what the figures show of them
+    time below a_MIN, every section's measurements and the tables and figures drawn from them
     (JSON text only, read by :func:`edgegym.reproduce.claims.read_runs`)."""
 
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
@@ -751,7 +651,8 @@ def _load_runs(out: Path) -> dict[str, Any]:
             "run": run,
             "below_a_min": saved["below_a_min"],
             "sections": sections,
-            "figures": figure_inputs(sections),  # read before anything is written
+            "texts": section_texts(sections),  # read before anything is written
+            "figures": figure_inputs(sections),
         }
 
     return claims_table.read_runs(out / "ekya-runs.json", pick, object_pairs_hook=_int_keys)
@@ -781,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
-        run, r, figures = saved["run"], saved["sections"], saved["figures"]
+        run, r, texts, figures = saved["run"], saved["sections"], saved["texts"], saved["figures"]
         PARALLEL["seed"] = run["first_seed"]
         BELOW_A_MIN.update(saved["below_a_min"])
     else:
@@ -793,13 +694,13 @@ def main(argv: list[str] | None = None) -> int:
         run = _run_facts(args, (time.time() - t0) / 60)
         runs = {"run": run, "below_a_min": BELOW_A_MIN, "sections": r}
         write_json(out / "ekya-runs.json", runs, "ekya-runs", indent=0)
-        figures = figure_inputs(r)
+        texts, figures = section_texts(r), figure_inputs(r)
     draw(figures, run["scenario"], out)
     with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
         seeds = _seeds_text(run["episodes"])
         a, b, c, d, e, f, g = (r[k] for k in "abcdefg")
         claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, r["t1"])
-        write_text(out / "ekya.md", _report(r, claims, run), "report")
+        write_text(out / "ekya.md", _report(r, texts, claims, run), "report")
         claims_table.update("ekya", claims, out)
     minutes = run["minutes"]
     took = f"from the saved run of {minutes:.1f} min" if args.render_only else f"{minutes:.1f} min"

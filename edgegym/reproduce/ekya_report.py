@@ -69,7 +69,9 @@ hold, the reason quotes sections (f) and (g).
 ## (a) Accuracy vs number of streams (Fig. 6) and capacity (Table 2)
 
 Paper: Ekya's advantage over the uniform baselines grows with the number of streams, up to
-29 points at 1 GPU and 23 at 2 GPUs. edgegym: largest advantage of the thief over the best
+29 points at 1 GPU and 23 at 2 GPUs. The paper writes "upto 29%"; its "%" of accuracy is
+points, as its own worked example shows (§3.2 with Table 1: video B's 50% -> 85% "increases by
+35%", video A's 65% -> 70% by "5%"). edgegym: largest advantage of the thief over the best
 uniform variant at the same stream count: {gain1:.1f} points at 1 GPU, {gain2:.1f} at 2 GPUs.
 
 ![](ekya-fig6-1gpu.png) ![](ekya-fig6-2gpu.png)
