@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from edgegym.reproduce.ekya_claims import UNIFORMS
+from edgegym.reproduce.ekya_claims import UNIFORMS, gain_over_each
 from edgegym.reproduce.ekya_tables import (
     PAPER_CAPACITY,
     ablation_text,
@@ -56,6 +56,19 @@ def test_the_streams_table_names_the_best_uniform_at_each_point() -> None:
     thief_1, best_1 = ["80.0 ± 1.0", "78.0 ± 0.0"], ["70.0 ± 2.0", "76.0 ± 1.0"]
     assert rows[0] == ["1", *thief_1, *thief_1, "c1-50", "c1-50"]
     assert rows[1] == ["2", *best_1, "80.0 ± 2.0", "55.0 ± 0.0", "c2-90", "c1-50"]
+
+
+def test_the_advantage_over_each_uniform_variant_alone_is_its_largest_over_the_streams() -> None:
+    """Beside the best-uniform reading the claims use: the thief against each variant alone,
+    at the stream count where the gap is largest."""
+    acc = _streams()["acc"]
+    each = gain_over_each(acc[1])
+    assert each["uniform-c1-50"] == pytest.approx((0.15, 2))  # 0.70 - 0.55 at 2 streams
+    assert each["uniform-c2-90"] == pytest.approx((0.20, 1))  # 0.80 - 0.60; behind at 2
+    text = streams_text(_streams()).split("where it is largest):\n\n")[1]
+    header, *rows = _rows(text)
+    assert header == ["uniform variant", "1 GPU", "2 GPUs"]
+    assert rows[0] == ["Uniform (Cfg 1, 50%)", "+15.0 (2 streams)", "+25.0 (2 streams)"]
 
 
 def test_the_capacity_table_stands_beside_the_papers_with_its_scaling() -> None:

@@ -73,6 +73,9 @@ Paper: Ekya's advantage over the uniform baselines grows with the number of stre
 points, as its own worked example shows (§3.2 with Table 1: video B's 50% -> 85% "increases by
 35%", video A's 65% -> 70% by "5%"). edgegym: largest advantage of the thief over the best
 uniform variant at the same stream count: {gain1:.1f} points at 1 GPU, {gain2:.1f} at 2 GPUs.
+The claims take this stricter reading; the paper's sentence names no best baseline (its Fig. 8
+text does: "the best of the two baselines"), and the second table below gives the thief's
+advantage over each uniform variant alone.
 The figure's data are not released; the authors' notebooks print two comparisons from runs of
 their system with 3 Cityscapes streams, the thief 3-4 points above their uniform scheduler
 (0.618 vs 0.587, with no retraining at 0.627; 0.742 vs 0.701): see docs/design-notes.md.
