@@ -102,7 +102,7 @@ def test_the_noise_table_shows_the_error_given_and_the_deviation_used() -> None:
         "noise": [0.0, 0.2],
         "error": [0.0, 0.1349],
         "std_used": [0.0, 0.2031],
-        "acc_sd": [(0.8, 0.01), (0.78, 0.02)],
+        "acc": [(0.8, 0.01), (0.78, 0.02)],
     }
     assert _rows(noise_text(e))[1:] == [
         ["0%", "0.0", "0.0", "80.0 ± 1.0"],

@@ -45,7 +45,7 @@ from edgegym.outputs import run_command, write_json, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
-from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge
+from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, noise_drop
 from edgegym.reproduce.ekya_figures import LABELS, draw, figure_inputs
 from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS, SYNTHESISED
 from edgegym.reproduce.ekya_report import REPORT
@@ -267,15 +267,11 @@ def noise_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
         errors.append(error)
         used.append(spec.profiler_noise)
         log(f"  (e) noise {s}: {acc[-1][0]:.3f}")
-    acc20 = acc[NOISE_STDS.index(0.2)][0]
     return {
-        "drop20": acc[0][0] - acc20,
-        "acc": [a[0] for a in acc],
-        "acc20": acc20,
         "noise": list(NOISE_STDS),
         "error": errors,  # the median absolute error each level was given
         "std_used": used,  # the deviation the environment derived from it
-        "acc_sd": acc,
+        "acc": acc,  # the thief's accuracy (mean, std) at each level
     }
 
 
@@ -590,7 +586,7 @@ def _report(
         dgain=100 * d["gain"],
         dgain_literal=100 * d["gain_literal"],
         e_text=texts["e"],
-        drop20=100 * e["drop20"],
+        drop20=100 * noise_drop(e)[2],
         f_text=texts["f"],
         g_text=texts["g"],
         below_a_min=table(

@@ -69,7 +69,7 @@ def figure_inputs(sections: Mapping[str, Any]) -> dict[str, Any]:
             f"thief ({name})": series(dict(zip(d["deltas"], acc, strict=True)))
             for name, acc in d["acc"].items()
         },
-        "noise": {"Ekya (thief)": series(dict(zip(e["noise"], e["acc_sd"], strict=True)))},
+        "noise": {"Ekya (thief)": series(dict(zip(e["noise"], e["acc"], strict=True)))},
         "sweep": {"gain": g["gain"], "swept": g["swept"]},
     }
 

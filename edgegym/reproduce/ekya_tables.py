@@ -118,9 +118,7 @@ def noise_text(e: Mapping[str, Any]) -> str:
     used and the thief's accuracy."""
     rows = [
         [f"{100 * s:.0f}%", f"{100 * err:.1f}", f"{100 * used:.1f}", pct(*acc)]
-        for s, err, used, acc in zip(
-            e["noise"], e["error"], e["std_used"], e["acc_sd"], strict=True
-        )
+        for s, err, used, acc in zip(e["noise"], e["error"], e["std_used"], e["acc"], strict=True)
     ]
     header = ["noise std", "median abs. error (points)", "std used (points)", "accuracy (%)"]
     return table(header, rows)

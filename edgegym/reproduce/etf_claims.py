@@ -54,10 +54,11 @@ class Fig10:
 
 
 def _claim(**fields: Any) -> Claim:
-    """A claim whose failure, where no closer reason is given, states the measured value
-    against its rule (what a sweep variant's failing claim says); a claim that holds has no
-    reason."""
+    """One of ETF's claims; where it fails and no closer reason is given, the reason states
+    the measured value against its rule (what a sweep variant's failing claim says); a claim
+    that holds has no reason."""
     fields.setdefault("why", "")
+    fields["paper"] = "etf"
     if not fields["why"] and not fields["holds"]:
         fields["why"] = f"measured {fields['edgegym_value']}, outside the rule: {fields['test']}"
     return Claim(**fields)
@@ -68,7 +69,6 @@ def calibration_claims(power: Power) -> list[Claim]:
     disp5, disp8, ratio = power.tx2_pair, power.a10g_pair, power.resnet50_ratio
     return [
         _claim(
-            paper="etf",
             figure="§6.2, §6.4, Fig. 5",
             claim="ResNet50 at 1300 MHz draws about 4x the power of MobileNetV2 at 726 MHz "
             "(Fig. 5: TF's energy fairness 0.19, i.e. 1 / 5.3)",
@@ -80,7 +80,6 @@ def calibration_claims(power: Power) -> list[Claim]:
             test="between §6.4's 4 and the 5.3 that Fig. 5's F_E(TF) = 0.19 implies",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 6, §6.5",
             claim="ResNet50's power disparity between 1300 MHz and 114 / 1032 / 726 MHz is "
             "1-to-7.9 / 1.5 / 2.5",
@@ -94,7 +93,6 @@ def calibration_claims(power: Power) -> list[Claim]:
             test=f"within 5% (and 1.5, 2.5 within 0.1: {ratio[1032.75]:.2f}, {ratio[726.75]:.2f})",
         ),
         _claim(
-            paper="etf",
             figure="§6.4, Fig. 8",
             claim="GPT-2 and MobileNetV2 at the A10G's top clock differ about 2.2x in power",
             metric="power disparity of the A10G pair (MobileNetV2's activity)",
@@ -113,7 +111,6 @@ def fairness_claims(res5: dict[str, dict[str, Any]], rows6: list[Fig6Row]) -> li
     low6 = rows6[0]
     return [
         _claim(
-            paper="etf",
             figure="Fig. 5",
             claim="ETF(0.7) reaches system fairness F_S = 0.42 on the TX2 pair",
             metric="F_S of ETF(0.7)",
@@ -125,7 +122,6 @@ def fairness_claims(res5: dict[str, dict[str, Any]], rows6: list[Fig6Row]) -> li
             why="",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 5, §1",
             claim="ETF's system fairness is 2x that of TF and of EF",
             metric="F_S(ETF) / F_S(TF), the smaller of it and F_S(ETF) / F_S(EF)",
@@ -136,7 +132,6 @@ def fairness_claims(res5: dict[str, dict[str, Any]], rows6: list[Fig6Row]) -> li
             test="both ratios at least 1.6 (within 20% of 2)",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 6",
             claim="At the largest power disparity (1-to-7.9) ETF's F_S is 2x TF's and 1.6x "
             "EF's; at 1-to-1 the three converge",
@@ -161,7 +156,6 @@ def phi_claims(
     """Fig. 7, 8 and 11: up to which phi ETF stays perfectly energy-fair."""
     return [
         _claim(
-            paper="etf",
             figure="Fig. 7",
             claim="On the TX2 pair ETF is perfectly energy-fair for phi below 0.3",
             metric="largest phi with F_E at EF's (0.1 steps)",
@@ -172,7 +166,6 @@ def phi_claims(
             test="within 0.1",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 8, §6.4",
             claim="On the A10G pair (disparity 2.2) energy fairness stays perfect up to a "
             "higher phi than on the TX2 (disparity 4)",
@@ -184,7 +177,6 @@ def phi_claims(
             test=f"A10G's phi above TX2's ({perfect_up_to['fig7']:.1f})",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 11",
             claim="With weights 2:1, ETF is perfectly energy-fair for phi <= 0.6",
             metric="largest phi with F_E at EF's (0.1 steps)",
@@ -207,7 +199,6 @@ def dynamic_claims(fig9: Fig9, fig10: Fig10) -> list[Claim]:
     best, best_held, cap = fig10.best, fig10.best_held, fig10.cap
     return [
         _claim(
-            paper="etf",
             figure="Fig. 9, §6.5",
             claim="A1 is guaranteed phi x its equal share: 50% x 0.7 = 35% with two tenants "
             "(the text's 45% is a slip), 33.3% x 0.7 ~ 23% with three",
@@ -219,7 +210,6 @@ def dynamic_claims(fig9: Fig9, fig10: Fig10) -> list[Claim]:
             test="A1's share at least phi / n - 0.01 in every phase",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 9, §6.5",
             claim="With three tenants the low-power A3 gets a disproportionately high time "
             "share, and the GPU is always fully used",
@@ -231,7 +221,6 @@ def dynamic_claims(fig9: Fig9, fig10: Fig10) -> list[Claim]:
             test="A3's share above A1's and A2's, and GPU busy >= 0.99 in every phase",
         ),
         _claim(
-            paper="etf",
             figure="Fig. 10, §6.6",
             claim="A tenant that lowers its clock gets a larger time share: 1.3x throughput "
             "and 10% lower latency",
