@@ -5,7 +5,9 @@ is rendered again with ``--render-only``, which runs nothing: the report and the
 claims must come out as committed, byte for byte, and every figure must be drawn. A change to
 a report's text, a claim's rule or the saved runs' format that was not re-rendered (``python
 -m edgegym.reproduce all --render-only``) fails here; so does a committed report that no run
-wrote. (etf saves no runs; its tests run it.)
+wrote. etf saves no runs: none of its inputs is random, so it is run whole (about 20 s) and its
+report and claims must come out as committed, which also catches a change to the energy
+family's dynamics or to ETF that was not rerun.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from edgegym.outputs import is_edgegym_output
-from edgegym.reproduce import ekya, migrator, srs
+from edgegym.reproduce import ekya, etf, migrator, srs
 from edgegym.reproduce.claims import load
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "reproduction"
@@ -54,4 +56,13 @@ def test_render_only_rewrites_the_committed_report_claims_and_figures(
     ours = [c for c in load(tmp_path) if c.paper == paper]
     assert ours and ours == [c for c in load(committed) if c.paper == paper]
     figures = sorted(name for name, kind in module.OUTPUTS.items() if kind == "figure")
+    assert figures and all(is_edgegym_output(tmp_path / name, "figure") for name in figures)
+
+
+def test_a_fresh_etf_run_writes_the_committed_report_and_claims(tmp_path: Path) -> None:
+    assert etf.main(["--out", str(tmp_path)]) == 0
+    assert (tmp_path / "etf.md").read_text() == (DOCS / "etf.md").read_text()
+    ours = [c for c in load(tmp_path) if c.paper == "etf"]
+    assert ours and ours == [c for c in load(DOCS) if c.paper == "etf"]
+    figures = sorted(name for name, kind in etf.OUTPUTS.items() if kind == "figure")
     assert figures and all(is_edgegym_output(tmp_path / name, "figure") for name in figures)

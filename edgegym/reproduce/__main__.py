@@ -11,7 +11,9 @@ seed check: ekya, srs and migrator rerun on seeds N, N+1, ... into ``docs/reprod
 rerun there). ``--render-only`` rewrites every report and the claims table from the runs saved
 beside them (``ekya-runs.json``, ``srs-runs.json``, ``migrator-runs.json``) without running
 those three, in ``--out`` and in every folder inside it that holds saved runs (first, so the
-table lists them as rendered now); etf saves none and reruns (about a minute).
+table lists them as rendered now); etf saves none and reruns (about 20 s; with no random
+input its report is a function of the code, so it comes out as committed unless the code
+changed).
 ``python -m edgegym.reproduce PAPER ...`` runs one (the same as
 ``python -m edgegym.reproduce.PAPER ...``).
 """
