@@ -32,6 +32,7 @@ from edgegym.baselines.ekya import (
     NoRetrainPolicy,
     ThiefPolicy,
     UniformPolicy,
+    exact_schedule,
     thief_schedule,
 )
 from edgegym.baselines.etf import ETFPolicy
@@ -425,6 +426,7 @@ __all__ = [
     "call_factory",
     "check_parameters",
     "env_family",
+    "exact_schedule",
     "make_policy",
     "not_edgegym",
     "paper_setup",

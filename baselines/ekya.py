@@ -179,6 +179,42 @@ class StreamEstimator:
         self.cache[key] = result
         return result
 
+    def grid(self, v: int, n_quanta: int) -> np.ndarray:
+        """:meth:`best`'s score of stream ``v`` for every split at once: ``out[rq, iq]`` for
+        ``rq + iq <= n_quanta`` (``-inf`` elsewhere). The same formula; the share after a job
+        ends is taken as ``(rq + iq)`` quanta where :meth:`best` adds the two shares, so the
+        two agree to rounding (``tests/baselines/test_ekya_exact.py``)."""
+        s, q = self.s, self.s.quantum
+        out = np.full((n_quanta + 1, n_quanta + 1), -np.inf)
+        k = np.arange(n_quanta + 1)
+        needed = np.broadcast_to(s.infer_share[v], (k.size, s.infer_share.shape[1]))
+        _, f_now, ok_now = best_inference(s.model_acc[v], needed, s.infer_factor, k * q, s.a_min)
+        acc_now = s.model_acc[v] * f_now
+        penalty = np.where(ok_now, 0.0, 1.0)
+        out[0] = acc_now - penalty
+        t_left = s.time_left_s
+        post = np.maximum(self.post[v], s.model_acc[v])  # (C,)
+        after = np.empty((k.size, post.shape[0]))  # after[k, c]: delivered with k quanta
+        for c, acc in enumerate(post):
+            after[:, c] = best_inference(acc, needed, s.infer_factor, k * q, s.a_min)[1]
+        for rq in range(1, n_quanta + 1):
+            n_i = n_quanta + 1 - rq
+            now = acc_now[:n_i]
+            row = now - penalty[:n_i]  # the share buys nothing unless a job gains from it
+            if self.can_train[v] and t_left > 0:
+                speed = float(share_speedup(rq * q, s.share_alpha, s.multi_gpu_efficiency))
+                dur = self.work[v] / speed  # (C,)
+                ok = dur <= t_left
+                if ok.any():
+                    dur = np.where(ok, dur, t_left)
+                    f_after = after[rq : rq + n_i]
+                    est = (dur * now[:, None] + (t_left - dur) * post * f_after) / t_left
+                    top = np.where(ok, est, -np.inf).max(axis=1)
+                    keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
+                    row = np.where(keep, top - penalty[:n_i], row)
+            out[rq, :n_i] = row
+        return out
+
 
 def fair_allocation(
     n_quanta: int,
@@ -382,9 +418,20 @@ def thief_schedule(
                         scores[v] = val
                 else:
                     break
-    alloc = Allocation.idle(n)
-    for v in range(n):
-        rq, iq = best_alloc.get((v, TRAIN), 0), best_alloc[(v, INF)]
+    split = [(best_alloc.get((v, TRAIN), 0), best_alloc[(v, INF)]) for v in range(n)]
+    if work is not None:
+        work.append(est.calls)
+    return _allocation(snap, est, split), best_total / n
+
+
+def _allocation(
+    snap: ContinualSnapshot, est: StreamEstimator, split: list[tuple[int, int]]
+) -> Allocation:
+    """The allocation of a split ``[(retraining quanta, inference quanta)]`` per stream, with
+    PickConfigs' configurations; a retraining share that no configuration gains from is not
+    handed out."""
+    alloc = Allocation.idle(snap.streams)
+    for v, (rq, iq) in enumerate(split):
         _, rcfg, icfg = est.best(v, rq, iq)
         alloc.retrain_cfg[v] = rcfg
         alloc.infer_cfg[v] = icfg
@@ -394,9 +441,84 @@ def thief_schedule(
             # A job let go keeps its configuration at no share (what the environment does
             # with it anyway): "none" is outside the mask of a stream with a job in flight.
             alloc.retrain_cfg[v] = snap.job_cfg[v]
-    if work is not None:
-        work.append(est.calls)
-    return alloc, best_total / n
+    return alloc
+
+
+#: The exact search's largest problem, in quanta of GPU (8 GPUs at the bundled scenarios'
+#: 0.01): its work grows with the square of the quanta per stream.
+MAX_EXACT_QUANTA = 800
+
+
+def _exact_quanta(gpus: float, quantum: float) -> int:
+    """Quanta of GPU in ``gpus``, checked to be at most :data:`MAX_EXACT_QUANTA`."""
+    n_quanta = int(np.floor(gpus / quantum + 1e-9))
+    if n_quanta > MAX_EXACT_QUANTA:
+        raise ValueError(
+            f"the exact search takes at most {MAX_EXACT_QUANTA} quanta of GPU; {gpus:g} GPUs "
+            f"in quanta of {quantum:g} are {n_quanta}: use a coarser hardware.share_quantum"
+        )
+    return n_quanta
+
+
+def exact_schedule(
+    snap: ContinualSnapshot,
+    oracle: bool = False,
+    configs: Sequence[int] | None = None,
+) -> tuple[Allocation, float]:
+    """The best split of the GPUs for Algorithm 1's own objective, searched exactly.
+
+    The thief's estimated window accuracy is a sum over streams of a score that depends only
+    on each stream's two shares (:meth:`StreamEstimator.best`), so its maximum over every
+    split of the quanta that respects the thief's floors (:func:`thief_floors`) is a
+    multiple-choice knapsack, solved here by dynamic programming over the quanta: per stream
+    the best score at each total share (:meth:`StreamEstimator.grid`), then the streams one
+    after another. The result is never below what :func:`thief_schedule` estimates for the
+    same snapshot (the greedy steals search the same set). It is a reference: how much of
+    its own objective the thief's search leaves, and (with ``oracle``) how much any split of
+    a window can gain with the true profiles.
+
+    Args:
+        snap: Structured state of a ``ContinualLearning`` environment.
+        oracle: Score with the true profiles instead of the micro-profiler's estimates.
+        configs: Restrict the retraining configurations (an empty list: inference only).
+
+    Returns:
+        The allocation and its estimated mean accuracy.
+
+    Raises:
+        ValueError: The GPUs hold more than :data:`MAX_EXACT_QUANTA` quanta.
+    """
+    n_quanta = _exact_quanta(snap.capacity, snap.quantum)
+    est = StreamEstimator(snap, oracle, configs)
+    fl = thief_floors(snap, est, n_quanta)
+    best_at = np.full((snap.streams, n_quanta + 1), -np.inf)  # per stream and total share
+    train_at = np.zeros((snap.streams, n_quanta + 1), dtype=np.int64)
+    for v in range(snap.streams):
+        scores = est.grid(v, n_quanta)
+        top = 0 if fl.let_go[v] else n_quanta
+        for rq in range(int(fl.train[v]), top + 1):  # the smaller retraining share wins ties
+            iq = np.arange(int(fl.infer[v]), n_quanta + 1 - rq)
+            better = scores[rq, iq] > best_at[v, rq + iq]
+            best_at[v, rq + iq[better]] = scores[rq, iq[better]]
+            train_at[v, rq + iq[better]] = rq
+    # total[k]: the best sum over the streams so far with k quanta; pick[v, k]: stream v's
+    total = np.full(n_quanta + 1, -np.inf)
+    total[0] = 0.0
+    pick = np.zeros((snap.streams, n_quanta + 1), dtype=np.int64)
+    for v in range(snap.streams):
+        options = np.full((n_quanta + 1, n_quanta + 1), -np.inf)  # [k, share of v]
+        for share in range(n_quanta + 1):
+            options[share:, share] = total[: n_quanta + 1 - share] + best_at[v, share]
+        pick[v] = options.argmax(axis=1)
+        total = options.max(axis=1)
+    k = n_quanta if np.isfinite(total[n_quanta]) else int(np.argmax(total))
+    value = float(total[k]) / snap.streams
+    split = [(0, 0)] * snap.streams
+    for v in range(snap.streams - 1, -1, -1):
+        share = int(pick[v, k])
+        split[v] = (int(train_at[v, share]), share - int(train_at[v, share]))
+        k -= share
+    return _allocation(snap, est, split), value
 
 
 def _grid(share: np.ndarray, quantum: float) -> np.ndarray:
@@ -512,6 +634,10 @@ class ThiefPolicy(_SnapshotPolicy):
         partial: Let a victim holding less than Delta above its floor give up what it holds
             (default); False runs Algorithm 1 literally. Both keep the floors of
             :func:`thief_floors` (a_MIN, jobs in flight finish in their window).
+        exact: Search Algorithm 1's objective exactly instead of by stealing
+            (:func:`exact_schedule`, a reference; Delta and ``partial`` then do not apply).
+        retrain: False: inference only (no retraining configuration to choose from), to see
+            how much of the scheduler's accuracy is its split of inference.
     """
 
     name = "thief"
@@ -522,15 +648,23 @@ class ThiefPolicy(_SnapshotPolicy):
         delta: float | None = None,
         oracle: bool = False,
         partial: bool = True,
+        exact: bool = False,
+        retrain: bool = True,
     ) -> None:
         super().__init__(env)
         self.delta = steal_increment(env, delta)
         self.oracle = bool(oracle)
         self.partial = bool(partial)
+        self.exact = bool(exact)
+        self.configs: list[int] | None = None if retrain else []
+        if self.exact:  # refused before any episode runs
+            _exact_quanta(float(env.unwrapped.spec_.gpus), float(env.unwrapped.spec_.quantum))
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
-        """Run Algorithm 1."""
-        return thief_schedule(snap, self.delta, self.oracle, partial=self.partial)[0]
+        """Run Algorithm 1 (or, with ``exact``, its exact search)."""
+        if self.exact:
+            return exact_schedule(snap, self.oracle, self.configs)[0]
+        return thief_schedule(snap, self.delta, self.oracle, self.configs, self.partial)[0]
 
 
 class FixedConfigPolicy(ThiefPolicy):

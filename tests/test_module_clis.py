@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from edgegym.reproduce import ekya, ekya_inputs, etf, migrator, srs, srs_report
 from edgegym.scenarios import ScenarioError, load
@@ -111,6 +112,18 @@ def test_ekya_runs_10_stream_tables_on_their_first_streams(table_scenario, write
     drift["start_accuracy"] = [0.5, 0.6]  # two rows for ten streams
     with pytest.raises(ScenarioError, match=r"drift\.start_accuracy"):
         load(str(write_scenario(table_scenario)))
+
+
+def test_ekya_rejects_a_quantum_its_exact_search_cannot_take(capsys, tmp_path):
+    """Section (h)'s exact search takes at most 800 quanta: 2 GPUs in quanta of 0.001 are
+    refused before any section runs."""
+    sc = yaml.safe_load((REPO / "scenarios" / "ekya-cityscapes.yaml").read_text())
+    sc["hardware"]["share_quantum"] = 0.001
+    path = tmp_path / "fine.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    assert "section (h)'s exact search takes at most 800" in ekya.scenario_problem(str(path))
+    rc = ekya.main(["--scenario", str(path), "--out", str(tmp_path / "out")])
+    assert "2000 quanta of GPU on 2 GPUs" in _error_line(rc, capsys.readouterr().err, ekya.PROG)
 
 
 def test_ekya_accepts_its_default_scenarios():

@@ -136,7 +136,8 @@ def test_fig8_claims_are_judged_in_the_simulators_setting(sim_gain_at_2: float) 
         for g in (1, 4, 8)
     }
     g = {"min_sim": {1: 0.01, 2: sim_gain_at_2}}
-    ctx = _Context(b, {"acc": fa}, g)
+    h = {"acc": {1: dict.fromkeys(ekya.SEARCH, (0.5, 0.0))}}
+    ctx = _Context(b, {"acc": fa}, g, h)
     margin, saving = _margin_claim(ctx, b), _saving_claim(ctx, b)
     assert margin.edgegym_value == 1.0  # the simulator's smallest margin, 1 point at 8 GPUs
     assert margin.holds is (sim_gain_at_2 > 0)
@@ -150,7 +151,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "reproduction"
 
 @pytest.mark.parametrize(
     ("section", "key"),
-    [("d", "deltas"), ("d", "decision_ms"), ("e", "std_used"), ("g", "acc")],
+    [("d", "deltas"), ("d", "decision_ms"), ("e", "std_used"), ("g", "acc"), ("h", "acc")],
 )
 def test_render_only_of_a_saved_run_without_a_tables_or_figures_data_writes_nothing(
     tmp_path: Path, capsys, section: str, key: str
@@ -208,3 +209,21 @@ def test_a_run_and_its_render_only_draw_the_same_figures(tmp_path: Path, monkeyp
     for name in figures:
         assert (run / name).read_bytes() == (again / name).read_bytes(), name
     assert (run / "ekya.md").read_text() == (again / "ekya.md").read_text()
+
+
+def test_search_worth_reads_each_search_against_its_inference_only_self() -> None:
+    """Section (h)'s differences, in points, on hand-made accuracies."""
+    from edgegym.reproduce.ekya_claims import search_worth
+
+    acc = {
+        "thief": (0.49, 0.0),
+        "thief:retrain=false": (0.495, 0.0),
+        "thief:exact=true": (0.50, 0.0),
+        "thief:exact=true,retrain=false": (0.48, 0.0),
+        "thief:exact=true,oracle=true": (0.51, 0.0),
+    }
+    assert set(acc) == set(ekya.SEARCH)
+    worth = search_worth({"acc": {1: acc}})[1]
+    assert worth == pytest.approx(
+        {"steals": -0.5, "exact": 2.0, "exact, true profiles": 3.0, "left by the steals": 1.0}
+    )

@@ -13,8 +13,10 @@ simulator's setting (:data:`SIMULATOR`), in which Fig. 8's claims are judged; (c
 FixedRes / FixedConfig (Fig. 10a); (d) Delta sensitivity: accuracy and decision time (§6.2,
 in the simulator's setting); (e) micro-profiler noise sensitivity (Fig. 11b); (f) the
 micro-profiler's mechanics, one at a time; (g) the synthesised inputs swept (x0.5, x2): a held-out
-claim of the thief beating the uniform baselines holds only if it holds across the sweep. It
-ends by writing the paper's records of ``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
+claim of the thief beating the uniform baselines holds only if it holds across the sweep; (h)
+the thief's steals against the exact search of its objective, each with and without
+retraining (:data:`SEARCH`). It ends by writing the paper's records of
+``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
 
 Each scheduler runs in the setup the paper evaluates it in (:func:`edgegym.evaluate`'s
 default, :meth:`edgegym.baselines.Policy.paper_setup`): the uniform baselines and
@@ -38,6 +40,7 @@ import gymnasium as gym
 import numpy as np
 import yaml
 
+from edgegym.baselines.ekya import MAX_EXACT_QUANTA
 from edgegym.evaluation import evaluate
 from edgegym.families.continual.dynamics import sample_estimates
 from edgegym.families.continual.params import ContinualSpec
@@ -90,6 +93,17 @@ ABLATIONS: dict[str, dict[str, Any]] = {
         "profiler.checkpoint_epochs": 0,
     },
 }
+#: (h): Algorithm 1's steals against the exact search of the same objective
+#: (``thief:exact=true``), each with and without retraining, and the exact search with the true
+#: profiles, at 10 streams on :data:`REGIME_GPUS`: how much of the thief's accuracy is
+#: retraining, and how much of its own objective its search leaves.
+SEARCH = (
+    "thief",
+    "thief:retrain=false",
+    "thief:exact=true",
+    "thief:exact=true,retrain=false",
+    "thief:exact=true,oracle=true",
+)
 #: (b) Fig. 8 ran in the authors' simulator (§6.1: "To scale to more GPUs, we use the
 #: simulator"), whose released code (edge-video-services/ekya, ``ekya/simulation``) schedules
 #: on the measured profiles themselves: ``run.py`` keeps ``use_oracle_modes = [True]`` and
@@ -305,7 +319,7 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
                 variants[f"{label} x{factor:g}"] = ov
                 swept.setdefault(label, []).append(f"{label} x{factor:g}")
     gain: dict[str, dict[int, float]] = {}
-    worth: dict[str, dict[int, float]] = {}
+    worth: dict[str, dict[int, float]] = {}  # the thief above no retraining
     gain_sim: dict[str, dict[int, float]] = {}
     acc: dict[str, dict[int, dict[str, Any]]] = {}  # the table's accuracies
     for name, ov in variants.items():
@@ -352,6 +366,17 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- calibration
+def search_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
+    """(h) The thief's steals and the exact search of its objective, with and without
+    retraining (:data:`SEARCH`), at 10 streams on 1 and 2 GPUs."""
+    acc: dict[int, dict[str, tuple[float, float]]] = {}
+    for g in REGIME_GPUS:
+        res = _run(SEARCH, scenario, episodes, track_a_min=False, gpus=g)
+        acc[g] = {p: _acc(res, p) for p in SEARCH}
+        log(f"  (h) {g} GPU(s): " + ", ".join(f"{p} {acc[g][p][0]:.3f}" for p in SEARCH))
+    return {"acc": acc}
+
+
 def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, float]:
     """The inputs set from the paper's measurements, measured back from the environment:
     the micro-profiler's median absolute error (sampled estimator, ``seeds`` episodes), the
@@ -427,6 +452,12 @@ def scenario_problem(name: str) -> str | None:
         except ScenarioError as exc:
             setting = ", ".join(f"{k}={v}" for k, v in overrides.items())
             return f"does not fit {setting} ({exc})"
+    quanta = max(REGIME_GPUS) / ContinualSpec.from_scenario(sc).quantum
+    if quanta > MAX_EXACT_QUANTA + 1e-9:
+        return (
+            f"has {quanta:.0f} quanta of GPU on {max(REGIME_GPUS)} GPUs; section (h)'s exact "
+            f"search takes at most {MAX_EXACT_QUANTA} (a coarser hardware.share_quantum)"
+        )
     return None
 
 
@@ -508,6 +539,8 @@ def _sections(sc: str, ep: int, log: Any) -> dict[str, Any]:
     r["f"] = profiler_ablation(sc, ep, log)
     log("(g) synthesised inputs swept")
     r["g"] = synthesised_sweep(sc, ep, log)
+    log("(h) the thief's search, with and without retraining")
+    r["h"] = search_sweep(sc, ep, log)
     r["t1"] = table1_example(log)
     return r
 
@@ -589,6 +622,7 @@ def _report(
         drop20=100 * noise_drop(e)[2],
         f_text=texts["f"],
         g_text=texts["g"],
+        h_text=texts["h"],
         below_a_min=table(
             ["scheduler", "worst episode: stream-time below a_MIN (%)"],
             [
@@ -694,8 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     draw(figures, run["scenario"], out)
     with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
         seeds = _seeds_text(run["episodes"])
-        a, b, c, d, e, f, g = (r[k] for k in "abcdefg")
-        claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, r["t1"])
+        a, b, c, d, e, f, g, h = (r[k] for k in "abcdefgh")
+        claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, h, r["t1"])
         write_text(out / "ekya.md", _report(r, texts, claims, run), "report")
         claims_table.update("ekya", claims, out)
     minutes = run["minutes"]

@@ -181,6 +181,24 @@ relative quality, the cost sweep their cost) and the hold-out streams' seed.
 ![](ekya-sweep.png)
 
 {g_text}
+
+## (h) The thief's search, and what retraining adds
+
+Algorithm 1 maximises its estimate of the window's accuracy by greedy steals from a fair
+start. That estimate is a sum over streams of a score that depends only on each stream's two
+shares, so its maximum over every split of the GPUs (the same floors: a_MIN, jobs in flight
+finishing) can be searched exactly, by dynamic programming over the quanta
+(`thief:exact=true`, `baselines/ekya.py`'s `exact_schedule`, checked against brute force on
+small instances). Each search runs with retraining and with inference alone
+(`retrain=false`; the micro-profiler still holds its share), and the exact one also with the
+true profiles. Retraining adds what separates a search from its inference-only self; no
+retraining with the even split and the best uniform variant (both from (g)) stand below for
+reference. 10 streams, the scenario's inputs, every search re-planned at each retraining
+completion as the thief is. The exact search is a reference, not the paper's scheduler: it
+shows what the steals leave of their own objective, and how much a split of the window can
+gain from retraining here.
+
+{h_text}
 """
 
 __all__ = ["REPORT"]

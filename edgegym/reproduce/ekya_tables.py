@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from edgegym.reproduce.ekya_claims import UNIFORMS, gain_over_each, pct
+from edgegym.reproduce.ekya_claims import UNIFORMS, gain_over_each, pct, search_worth
 from edgegym.reproduce.ekya_figures import LABELS
 
 #: Table 2 (Table 3 in the arXiv version): the streams each scheduler keeps at accuracy >= 0.75
@@ -166,16 +166,46 @@ def sweep_text(g: Mapping[str, Any]) -> str:
     return table(header, rows)
 
 
+#: (h)'s rows: the policies run there, as the table names them.
+_SEARCH_LABELS = {
+    "thief": "thief (Algorithm 1's steals)",
+    "thief:retrain=false": "the same steals, inference only (`thief:retrain=false`)",
+    "thief:exact=true": "exact search of the thief's objective (`thief:exact=true`)",
+    "thief:exact=true,retrain=false": "exact search, inference only",
+    "thief:exact=true,oracle=true": "exact search with the true profiles",
+}
+
+
+def search_text(h: Mapping[str, Any], g: Mapping[str, Any]) -> str:
+    """(h) The thief's steals and the exact search, with and without retraining, beside no
+    retraining and the best uniform variant ((g) at the scenario's inputs); then what
+    retraining adds to each search and what the exact search finds above the steals."""
+    gpus = list(h["acc"])
+    rows = [[label] + [pct(*h["acc"][n][p]) for n in gpus] for p, label in _SEARCH_LABELS.items()]
+    base = g["acc"]["as in the scenario"]
+    rows.append(["no retraining, even split"] + [pct(base[n]["none"]) for n in gpus])
+    rows.append(["best uniform variant"] + [pct(base[n]["best"]) for n in gpus])
+    worth = search_worth(h)
+    names = {k: f"retraining adds, {k}" for k in worth[gpus[0]]}
+    names["left by the steals"] = "the exact search above the steals"
+    points = [[name] + [f"{worth[n][k]:+.1f}" for n in gpus] for k, name in names.items()]
+    return (
+        table(["policy", *[f"{_plural(n)}: accuracy (%)" for n in gpus]], rows)
+        + "\n\n"
+        + table(["difference", *[f"{_plural(n)} (points)" for n in gpus]], points)
+    )
+
+
 def section_texts(sections: Mapping[str, Any]) -> dict[str, str]:
     """Every section's table from the sections' measurements (:mod:`edgegym.reproduce.ekya`'s
     ``_sections``), keyed as the report's fields: ``a``, ``b``, ``b_sim``, ``d``, ``e``,
-    ``f``, ``g``.
+    ``f``, ``g``, ``h``.
 
     Raises:
         KeyError, TypeError: ``sections`` lacks a number a table shows (a saved run of another
             version).
     """
-    a, b, d, e, f, g = (sections[k] for k in "abdefg")
+    a, b, d, e, f, g, h = (sections[k] for k in "abdefgh")
     return {
         "a": streams_text(a),
         "b": gpus_text(b["acc"]),
@@ -184,4 +214,5 @@ def section_texts(sections: Mapping[str, Any]) -> dict[str, str]:
         "e": noise_text(e),
         "f": ablation_text(f),
         "g": sweep_text(g),
+        "h": search_text(h, g),
     }
