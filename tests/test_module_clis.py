@@ -115,15 +115,15 @@ def test_ekya_runs_10_stream_tables_on_their_first_streams(table_scenario, write
 
 
 def test_ekya_rejects_a_quantum_its_exact_search_cannot_take(capsys, tmp_path):
-    """Section (h)'s exact search takes at most 800 quanta: 2 GPUs in quanta of 0.001 are
-    refused before any section runs."""
+    """The exact search of sections (d) and (h) takes at most 800 quanta: 4 GPUs in quanta of
+    0.001 are refused before any section runs."""
     sc = yaml.safe_load((REPO / "scenarios" / "ekya-cityscapes.yaml").read_text())
     sc["hardware"]["share_quantum"] = 0.001
     path = tmp_path / "fine.yaml"
     path.write_text(yaml.safe_dump(sc))
-    assert "section (h)'s exact search takes at most 800" in ekya.scenario_problem(str(path))
+    assert "the exact search of (d) and (h) takes at most 800" in ekya.scenario_problem(str(path))
     rc = ekya.main(["--scenario", str(path), "--out", str(tmp_path / "out")])
-    assert "2000 quanta of GPU on 2 GPUs" in _error_line(rc, capsys.readouterr().err, ekya.PROG)
+    assert "4000 quanta of GPU on 4 GPUs" in _error_line(rc, capsys.readouterr().err, ekya.PROG)
 
 
 def test_ekya_accepts_its_default_scenarios():

@@ -151,7 +151,14 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "reproduction"
 
 @pytest.mark.parametrize(
     ("section", "key"),
-    [("d", "deltas"), ("d", "decision_ms"), ("e", "std_used"), ("g", "acc"), ("h", "acc")],
+    [
+        ("d", "deltas"),
+        ("d", "decision_ms"),
+        ("d", "exact"),
+        ("e", "std_used"),
+        ("g", "acc"),
+        ("h", "acc"),
+    ],
 )
 def test_render_only_of_a_saved_run_without_a_tables_or_figures_data_writes_nothing(
     tmp_path: Path, capsys, section: str, key: str

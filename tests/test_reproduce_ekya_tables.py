@@ -11,6 +11,7 @@ from edgegym.reproduce.ekya_tables import (
     ablation_text,
     delta_text,
     noise_text,
+    search_text,
     section_texts,
     streams_text,
     sweep_text,
@@ -88,12 +89,15 @@ def test_the_delta_table_pairs_each_variants_accuracy_with_its_decision_time() -
         "deltas": [1.0, 0.1],
         "acc": {"default": [(0.7, 0.01), (0.72, 0.0)], "literal Alg. 1": [(0.69, 0.0), (0.7, 0.0)]},
         "decision_ms": {"default": [0.04, 6.25], "literal Alg. 1": [0.05, 4.64]},
+        "exact": (0.75, 0.02),
+        "exact_ms": 104.0,
     }
     header, *rows = _rows(delta_text(d))
     assert header[1:3] == ["default: accuracy (%)", "default: decision (ms)"]
     assert rows == [
         ["1", "70.0 ± 1.0", "0.0", "69.0 ± 0.0", "0.1"],
         ["0.1", "72.0 ± 0.0", "6.2", "70.0 ± 0.0", "4.6"],
+        ["exact search (`thief:exact=true`)", "75.0 ± 2.0", "104.0", "-", "-"],
     ]
 
 
@@ -137,7 +141,32 @@ def test_the_sweep_table_marks_the_inputs_the_simulators_setting_does_not_have()
     assert rows[1][-3:] == ["-1.0", "-", "-"]
 
 
-@pytest.mark.parametrize("missing", ["a", "b", "d", "e", "f", "g"])
+def test_the_search_table_reads_each_search_against_its_inference_only_self() -> None:
+    """(h): the five searches, no retraining and the best uniform from (g), then the points
+    retraining adds to each search and what the exact search finds above the steals."""
+    acc = {
+        "thief": (0.49, 0.01),
+        "thief:retrain=false": (0.495, 0.0),
+        "thief:exact=true": (0.50, 0.0),
+        "thief:exact=true,retrain=false": (0.48, 0.0),
+        "thief:exact=true,oracle=true": (0.51, 0.0),
+    }
+    point = {"thief": 0.5, "best": 0.47, "best_uniform": "uniform-c2-90", "none": 0.46}
+    text = search_text({"acc": {1: acc}}, {"acc": {"as in the scenario": {1: point}}})
+    first, second = text.split("\n\n")
+    header, *rows = _rows(first)
+    assert header == ["policy", "1 GPU: accuracy (%)"]
+    assert [r[1] for r in rows] == ["49.0 ± 1.0", "49.5 ± 0.0", "50.0 ± 0.0", "48.0 ± 0.0",
+                                    "51.0 ± 0.0", "46.0", "47.0"]  # fmt: skip
+    assert _rows(second)[1:] == [
+        ["retraining adds, steals", "-0.5"],
+        ["retraining adds, exact", "+2.0"],
+        ["retraining adds, exact, true profiles", "+3.0"],
+        ["the exact search above the steals", "+1.0"],
+    ]
+
+
+@pytest.mark.parametrize("missing", ["a", "b", "d", "e", "f", "g", "h"])
 def test_a_run_without_a_sections_measurements_cannot_be_written(missing: str) -> None:
     with pytest.raises(KeyError):
-        section_texts({k: {} for k in "abdefg" if k != missing})
+        section_texts({k: {} for k in "abdefgh" if k != missing})

@@ -99,7 +99,7 @@ def gpus_text(acc: Mapping[str, Mapping[int, Sequence[float]]]) -> str:
 
 
 def delta_text(d: Mapping[str, Any]) -> str:
-    """(d) Per Delta, each variant's accuracy and decision time."""
+    """(d) Per Delta, each variant's accuracy and decision time; then the exact search."""
     variants = list(d["acc"])
     header = ["Delta"]
     for name in variants:
@@ -110,6 +110,8 @@ def delta_text(d: Mapping[str, Any]) -> str:
         for name in variants:
             row += [pct(*d["acc"][name][i]), f"{d['decision_ms'][name][i]:.1f}"]
         rows.append(row)
+    exact = ["exact search (`thief:exact=true`)", pct(*d["exact"]), f"{d['exact_ms']:.1f}"]
+    rows.append(exact + ["-", "-"] * (len(variants) - 1))
     return table(header, rows)
 
 
