@@ -216,21 +216,3 @@ def test_a_run_and_its_render_only_draw_the_same_figures(tmp_path: Path, monkeyp
     for name in figures:
         assert (run / name).read_bytes() == (again / name).read_bytes(), name
     assert (run / "ekya.md").read_text() == (again / "ekya.md").read_text()
-
-
-def test_search_worth_reads_each_search_against_its_inference_only_self() -> None:
-    """Section (h)'s differences, in points, on hand-made accuracies."""
-    from edgegym.reproduce.ekya_claims import search_worth
-
-    acc = {
-        "thief": (0.49, 0.0),
-        "thief:retrain=false": (0.495, 0.0),
-        "thief:exact=true": (0.50, 0.0),
-        "thief:exact=true,retrain=false": (0.48, 0.0),
-        "thief:exact=true,oracle=true": (0.51, 0.0),
-    }
-    assert set(acc) == set(ekya.SEARCH)
-    worth = search_worth({"acc": {1: acc}})[1]
-    assert worth == pytest.approx(
-        {"steals": -0.5, "exact": 2.0, "exact, true profiles": 3.0, "left by the steals": 1.0}
-    )
