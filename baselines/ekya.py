@@ -28,7 +28,10 @@ to the stream's inference (the thief re-runs at every completion and reallocates
 is rescaled to the allocation with the same throughput curve the simulator uses.
 
 Per-stream estimates depend only on that stream's two shares, so they are memoised by
-``(stream, retraining quanta, inference quanta)``; a steal re-scores two streams, not V.
+``(stream, retraining quanta, inference quanta)``; a steal re-scores two streams, not V. The
+same separability makes the objective's maximum over every split a knapsack over the quanta:
+:func:`exact_schedule` (``thief:exact=true``) solves it exactly, a reference for what the
+greedy steals leave, not the paper's scheduler.
 
 The micro-profiler (scenario section ``profiler``): the thief chooses among the configurations
 it still profiles (``snap.profiled``, after pruning; Ekya-FixedConfig profiles its own one),
