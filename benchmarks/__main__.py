@@ -106,8 +106,9 @@ def _format_thief(res: dict[str, Any]) -> str:
         out = [f"  {'GPUs':>5} {'Delta':>6} {'median ms':>10} {'max ms':>9} {'est. acc':>9}"]
         for t in items:
             acc = sum(t["est_accuracy"]) / len(t["est_accuracy"])
+            delta = "exact" if t.get("exact") else f"{t['delta']:g}"
             out.append(
-                f"  {t['gpus']:>5} {t['delta']:>6g} {1e3 * t['median_s']:>10.1f} "
+                f"  {t['gpus']:>5} {delta:>6} {1e3 * t['median_s']:>10.1f} "
                 f"{1e3 * t['max_s']:>9.1f} {acc:>9.3f}"
             )
         return out
@@ -124,6 +125,9 @@ def _format_thief(res: dict[str, Any]) -> str:
         *rows(res["delta_sweep"]),
         f"  GPU sweep at Delta {head['delta']:g}:",
         *rows(res["gpu_sweep"]),
+        "  The exact search of the same objective (thief:exact=true; its estimate is never below "
+        "the steals'):",
+        *rows(res["exact_sweep"]),
     ]
     return "\n".join(lines)
 

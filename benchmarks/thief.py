@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from benchmarks.common import median
-from edgegym.baselines.ekya import thief_schedule
+from edgegym.baselines.ekya import exact_schedule, thief_schedule
 
 SCENARIO = "ekya-cityscapes"
 PAPER_S = 9.4  # Ekya (NSDI'22) §6: thief decision time at 10 streams, 8 GPUs, Delta 0.1
@@ -37,6 +37,7 @@ class ThiefTiming:
     max_s: float
     per_seed_s: list[float] = field(default_factory=list)
     est_accuracy: list[float] = field(default_factory=list)  # thief's estimate, per seed
+    exact: bool = False  # the exact search of the same objective (Delta does not apply)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON."""
@@ -49,6 +50,7 @@ def time_thief(
     seeds: Sequence[int],
     repeats: int = 3,
     scenario: str = SCENARIO,
+    exact: bool = False,
 ) -> ThiefTiming:
     """Time ``thief_schedule`` in window 0, once its labels exist, for each seed.
 
@@ -59,6 +61,7 @@ def time_thief(
         repeats: Calls per snapshot; the median is that seed's time (each call starts with an
             empty memo, so repeats are independent).
         scenario: Scenario name.
+        exact: Time :func:`exact_schedule` (``thief:exact=true``) instead of the steals.
 
     Returns:
         The :class:`ThiefTiming`.
@@ -78,7 +81,7 @@ def time_thief(
         value = float("nan")
         for _ in range(repeats):
             start = time.perf_counter()
-            _, value = thief_schedule(snap, delta=delta)
+            _, value = exact_schedule(snap) if exact else thief_schedule(snap, delta=delta)
             times.append(time.perf_counter() - start)
         per_seed.append(median(times))
         acc.append(float(value))
@@ -93,6 +96,7 @@ def time_thief(
         max_s=max(per_seed),
         per_seed_s=per_seed,
         est_accuracy=acc,
+        exact=exact,
     )
 
 
@@ -108,8 +112,10 @@ def run_all(
     gpu_counts: Sequence[int],
     headline_gpus: int = 8,
     headline_delta: float = 0.1,
+    exact_gpus: Sequence[int] = (1, 2, 4, 8),
 ) -> dict[str, Any]:
-    """Headline setting, Delta sweep at ``headline_gpus`` and GPU sweep at ``headline_delta``."""
+    """Headline setting, Delta sweep at ``headline_gpus``, GPU sweep at ``headline_delta``, and
+    the exact search of the same objective on ``exact_gpus`` (at most 800 quanta)."""
     warm_up()
     headline = time_thief(headline_gpus, headline_delta, seeds, repeats)
     delta_sweep = [
@@ -128,4 +134,7 @@ def run_all(
         "speedup_vs_paper": PAPER_S / headline.median_s,
         "delta_sweep": [t.to_dict() for t in delta_sweep],
         "gpu_sweep": [t.to_dict() for t in gpu_sweep],
+        "exact_sweep": [
+            time_thief(g, headline_delta, seeds, repeats, exact=True).to_dict() for g in exact_gpus
+        ],
     }
