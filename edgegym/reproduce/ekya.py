@@ -96,7 +96,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 #: (h): Algorithm 1's steals against the exact search of the same objective
 #: (``thief:exact=true``), each with and without retraining, and the exact search with the true
 #: profiles, at 10 streams on :data:`REGIME_GPUS`: how much of the thief's accuracy is
-#: retraining, and how much of its own objective its search leaves.
+#: retraining, and how much a better search of the same objective gains.
 SEARCH = (
     "thief",
     "thief:retrain=false",
@@ -372,7 +372,6 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     }
 
 
-# ----------------------------------------------------------------------------- calibration
 def search_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     """(h) The thief's steals and the exact search of its objective, with and without
     retraining (:data:`SEARCH`), at 10 streams on 1 and 2 GPUs."""
@@ -384,6 +383,7 @@ def search_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     return {"acc": acc}
 
 
+# ----------------------------------------------------------------------------- calibration
 def calibration(scenario: str, seeds: int = CALIBRATION_SEEDS) -> dict[str, float]:
     """The inputs set from the paper's measurements, measured back from the environment:
     the micro-profiler's median absolute error (sampled estimator, ``seeds`` episodes), the
