@@ -154,13 +154,9 @@ class StreamEstimator:
         result = (acc_now - penalty, -1, int(icfg[0]))
         t_left = s.time_left_s
         if rq > 0 and self.can_train[v] and t_left > 0:
-            speed = float(share_speedup(share_r, s.share_alpha, s.multi_gpu_efficiency))
-            dur = self.work[v] / speed  # (C,)
-            ok = dur <= t_left
+            dur, ok = self._job_time(v, rq)
             if ok.any():
-                dur = np.where(ok, dur, t_left)
-                # The retrained model is served only where it beats the deployed one.
-                post = np.maximum(self.post[v], s.model_acc[v])
+                post = self._post(v)
                 _, f_after, _ = best_inference(
                     post,
                     np.broadcast_to(needed, (self.post.shape[1], needed.shape[1])),
@@ -168,8 +164,7 @@ class StreamEstimator:
                     share_i + share_r,
                     s.a_min,
                 )
-                est = (dur * acc_now + (t_left - dur) * post * f_after) / t_left
-                est = np.where(ok, est, -np.inf)
+                est = _window_accuracy(dur, ok, acc_now, post, f_after, t_left)
                 c = int(np.argmax(est))
                 # A job in flight is carried whenever it has a share (the engine keeps its
                 # configuration; dropping it from the allocation would only stall it).
@@ -182,11 +177,27 @@ class StreamEstimator:
         self.cache[key] = result
         return result
 
+    def _job_time(self, v: int, rq: int) -> tuple[np.ndarray, np.ndarray]:
+        """(C,) seconds each configuration's job of stream ``v`` takes at ``rq`` quanta (the
+        time left where it cannot finish), and whether it finishes within the window (Eq. 1's
+        first constraint); GPU-time rescaled to the share with the simulator's curve."""
+        s = self.s
+        speed = float(share_speedup(rq * s.quantum, s.share_alpha, s.multi_gpu_efficiency))
+        dur = self.work[v] / speed
+        ok = dur <= s.time_left_s
+        return np.where(ok, dur, s.time_left_s), ok
+
+    def _post(self, v: int) -> np.ndarray:
+        """(C,) stream ``v``'s accuracy after each configuration's job: the retrained model is
+        served only where it beats the deployed one."""
+        return np.maximum(self.post[v], self.s.model_acc[v])
+
     def grid(self, v: int, n_quanta: int) -> np.ndarray:
         """:meth:`best`'s score of stream ``v`` for every split at once: ``out[rq, iq]`` for
-        ``rq + iq <= n_quanta`` (``-inf`` elsewhere). The same formula; the share after a job
-        ends is taken as ``(rq + iq)`` quanta where :meth:`best` adds the two shares, so the
-        two agree to rounding (``tests/baselines/test_ekya_exact.py``)."""
+        ``rq + iq <= n_quanta`` (``-inf`` elsewhere). The same rules (:meth:`_job_time`,
+        :meth:`_post`, :func:`_window_accuracy`); the share after a job ends is taken as
+        ``(rq + iq)`` quanta where :meth:`best` adds the two shares, so the two agree to
+        rounding (``tests/baselines/test_ekya_exact.py``)."""
         s, q = self.s, self.s.quantum
         out = np.full((n_quanta + 1, n_quanta + 1), -np.inf)
         k = np.arange(n_quanta + 1)
@@ -196,27 +207,38 @@ class StreamEstimator:
         penalty = np.where(ok_now, 0.0, 1.0)
         out[0] = acc_now - penalty
         t_left = s.time_left_s
-        post = np.maximum(self.post[v], s.model_acc[v])  # (C,)
+        post = self._post(v)  # (C,)
         after = np.empty((k.size, post.shape[0]))  # after[k, c]: delivered with k quanta
         for c, acc in enumerate(post):
             after[:, c] = best_inference(acc, needed, s.infer_factor, k * q, s.a_min)[1]
+        trains = self.can_train[v] and t_left > 0
         for rq in range(1, n_quanta + 1):
             n_i = n_quanta + 1 - rq
             now = acc_now[:n_i]
             row = now - penalty[:n_i]  # the share buys nothing unless a job gains from it
-            if self.can_train[v] and t_left > 0:
-                speed = float(share_speedup(rq * q, s.share_alpha, s.multi_gpu_efficiency))
-                dur = self.work[v] / speed  # (C,)
-                ok = dur <= t_left
+            if trains:
+                dur, ok = self._job_time(v, rq)
                 if ok.any():
-                    dur = np.where(ok, dur, t_left)
                     f_after = after[rq : rq + n_i]
-                    est = (dur * now[:, None] + (t_left - dur) * post * f_after) / t_left
-                    top = np.where(ok, est, -np.inf).max(axis=1)
+                    top = _window_accuracy(dur, ok, now[:, None], post, f_after, t_left).max(1)
                     keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
                     row = np.where(keep, top - penalty[:n_i], row)
             out[rq, :n_i] = row
         return out
+
+
+def _window_accuracy(
+    dur: np.ndarray,
+    ok: np.ndarray,
+    now: float | np.ndarray,
+    post: np.ndarray,
+    after: np.ndarray,
+    t_left: float,
+) -> np.ndarray:
+    """EstimateAccuracy over the time left ``t_left``: accuracy ``now`` until the job ends after
+    ``dur``, then ``post * after`` (the delivered factor with the job's share on inference);
+    ``-inf`` for a configuration that does not finish (``ok`` false)."""
+    return np.where(ok, (dur * now + (t_left - dur) * post * after) / t_left, -np.inf)
 
 
 def fair_allocation(

@@ -71,8 +71,9 @@ STREAMS = 10  # sections (b)-(g) run the scenario's 10 streams
 STREAM_COUNTS = tuple(range(1, STREAMS + 1))  # (a) sweeps 1..10 streams
 SWEEP_GPUS = (1, 2)  # (a) at 1 and 2 GPUs
 GPU_COUNTS = (1, 2, 4, 8, 16)  # (b, c)
-DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)  # (d), at 4 GPUs
-NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation, at 4 GPUs
+DELTAS = (1.0, 0.5, 0.2, 0.1, 0.05)  # (d), at DELTA_GPUS
+NOISE_STDS = (0.0, 0.05, 0.1, 0.2, 0.3)  # (e), Gaussian noise of this deviation, at DELTA_GPUS
+DELTA_GPUS = 4  # (d) and (e)
 ABLATION_GPUS = (1, 4, 8)  # (f)
 REGIME_GPUS = (1, 2)  # (g)
 CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
@@ -104,8 +105,8 @@ SEARCH = (
     "thief:exact=true,retrain=false",
     "thief:exact=true,oracle=true",
 )
-#: The most GPUs the exact search runs on: (d)'s 4.
-EXACT_GPUS = max(4, *REGIME_GPUS)
+#: The most GPUs the exact search runs on ((d) and (h)).
+EXACT_GPUS = max(DELTA_GPUS, *REGIME_GPUS)
 #: (b) Fig. 8 ran in the authors' simulator (§6.1: "To scale to more GPUs, we use the
 #: simulator"), whose released code (edge-video-services/ekya, ``ekya/simulation``) schedules
 #: on the measured profiles themselves: ``run.py`` keeps ``use_oracle_modes = [True]`` and
@@ -254,11 +255,11 @@ def delta_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     for d in DELTAS:
         for name, suffix in variants.items():
             spec = f"thief:delta={d}{suffix}"
-            res = _run([spec], scenario, episodes, gpus=4, **SIMULATOR)
+            res = _run([spec], scenario, episodes, gpus=DELTA_GPUS, **SIMULATOR)
             acc[name].append(_acc(res, spec))
             decision_ms[name].append(1000 * res[spec]["decision_time_s"])
         log(f"  (d) delta {d}: " + ", ".join(f"{n} {a[-1][0]:.3f}" for n, a in acc.items()))
-    exact = _run(["thief:exact=true"], scenario, episodes, gpus=4, **SIMULATOR)
+    exact = _run(["thief:exact=true"], scenario, episodes, gpus=DELTA_GPUS, **SIMULATOR)
     log(f"  (d) exact search: {_acc(exact, 'thief:exact=true')[0]:.3f}")
     i01 = DELTAS.index(0.1)
     return {
@@ -282,7 +283,7 @@ def noise_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     acc, errors, used = [], [], []
     for s in NOISE_STDS:
         error = round(MAE_PER_STD * s, 6)
-        res = _run(["thief"], scenario, episodes, gpus=4, **{"profiler.error": error})
+        res = _run(["thief"], scenario, episodes, gpus=DELTA_GPUS, **{"profiler.error": error})
         spec = ContinualSpec.from_scenario(load(scenario, **{"profiler.error": error}))
         acc.append(_acc(res, "thief"))
         errors.append(error)
@@ -428,7 +429,7 @@ def _scenario_overrides() -> list[dict[str, Any]]:
         *({"gpus": g, "streams": n} for g in SWEEP_GPUS for n in STREAM_COUNTS),
         *({"gpus": g} for g in GPU_COUNTS),
         *({"gpus": g, **SIMULATOR} for g in GPU_COUNTS),
-        *({"gpus": 4, "profiler.error": round(MAE_PER_STD * s, 6)} for s in NOISE_STDS),
+        *({"gpus": DELTA_GPUS, "profiler.error": round(MAE_PER_STD * s, 6)} for s in NOISE_STDS),
         *({"gpus": g, **ov} for g in ABLATION_GPUS for ov in ABLATIONS.values()),
     ]
 
