@@ -62,6 +62,43 @@ def test_rows_show_ppo_or_not_shipped_and_the_gap(board):
     assert "| continual | ekya-cityscapes |" in md  # the summary row
 
 
+def test_headroom_references_run_beside_the_baselines_but_never_count_as_one(board):
+    data = json.loads((board / "leaderboard.json").read_text())
+    md = (board / "leaderboard.md").read_text()
+    summary = md.split("## Shipped PPO on each family's default scenario")[1].split("\n## ")[0]
+    assert "| headroom reference |" in summary.splitlines()[2]
+    for fam, refs in lb.HEADROOM.items():
+        cell = data["cells"][f"{fam}/{lb.default_scenario_of(fam)}"]
+        assert set(refs) <= set(cell["policies"])
+        rows = {r["policy"]: r for r in cell["results"]}
+        for ref in refs:
+            assert lb.is_headroom(ref) and ref in rows
+            assert f"| {ref} (headroom reference) |" in md
+        # The best baseline is the best row that is neither PPO, random nor a reference,
+        # even where a reference scores higher.
+        contenders = [r for n, r in rows.items() if n not in ("ppo", "random", *refs)]
+        best = max(contenders, key=lambda r: r["mean_return"])
+        shown = [ln for ln in md.splitlines() if "(best baseline)" in ln and "|" in ln]
+        assert any(f"| {best['policy']} (best baseline) |" in ln for ln in shown)
+        row = next(ln for ln in summary.splitlines() if ln.startswith(f"| {fam} |"))
+        assert f"{refs[0]} " in row  # the summary names it in its own column
+
+
+def test_best_baseline_skips_headroom_references():
+    from edgegym.leaderboard.render import best_baseline, headroom_row
+
+    ref = lb.HEADROOM["continual"][0]
+    rows = [
+        {"policy": ref, "mean_return": 5.0},
+        {"policy": "ppo", "mean_return": 4.95},
+        {"policy": "thief", "mean_return": 4.9},
+    ]
+    assert best_baseline(rows)["policy"] == "thief"
+    assert headroom_row("continual", rows)["policy"] == ref
+    assert headroom_row("mig", rows) is None  # not one of the mig family's
+    assert not lb.is_headroom("thief")
+
+
 def test_render_only_rewrites_the_report_from_the_json(board, capsys):
     md = board / "leaderboard.md"
     before = md.read_text()

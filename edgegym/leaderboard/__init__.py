@@ -42,6 +42,7 @@ from edgegym.leaderboard.render import plot_family, render
 from edgegym.leaderboard.runner import load_results, run, run_cell, run_cells_parallel, save_results
 from edgegym.leaderboard.selection import (
     DEFAULT_SCENARIOS,
+    HEADROOM,
     HELD_OUT,
     JSON_NAME,
     MD_NAME,
@@ -52,6 +53,8 @@ from edgegym.leaderboard.selection import (
     default_scenario_of,
     families,
     family_policies,
+    is_headroom,
+    leaderboard_policies,
     parse_family_sets,
     plan,
     shipped_info,
@@ -60,6 +63,7 @@ from edgegym.leaderboard.selection import (
 
 __all__ = [
     "DEFAULT_SCENARIOS",
+    "HEADROOM",
     "HELD_OUT",
     "JSON_NAME",
     "MD_NAME",
@@ -71,6 +75,8 @@ __all__ = [
     "default_scenario_of",
     "families",
     "family_policies",
+    "is_headroom",
+    "leaderboard_policies",
     "load_results",
     "main",
     "parse_family_sets",

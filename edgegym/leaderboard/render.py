@@ -11,10 +11,12 @@ import numpy as np
 
 from edgegym.core.registry import FAMILIES
 from edgegym.leaderboard.selection import (
+    HEADROOM,
     MD_NAME,
     REFERENCES,
     default_scenario_of,
     families,
+    is_headroom,
     natural_key,
     repo_relative,
     shipped_info,
@@ -30,10 +32,18 @@ def cell_rows(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def best_baseline(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The best row other than ``ppo``, ``random`` and the headroom references."""
     for r in rows:
-        if r["policy"] not in ("ppo", "random") and "error" not in r:
+        name = r["policy"]
+        if name not in ("ppo", "random") and not is_headroom(name) and "error" not in r:
             return r
     return None
+
+
+def headroom_row(family: str, rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The family's first headroom reference that has a result in ``rows``, if any."""
+    by_name = {r["policy"]: r for r in rows if "error" not in r}
+    return next((by_name[n] for n in HEADROOM.get(family, ()) if n in by_name), None)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -129,6 +139,8 @@ def _cell_table(cell: Mapping[str, Any], family: str) -> list[str]:
         label = f"**{name}**" if name == "ppo" else name
         if best is not None and name == best["policy"]:
             label += " (best baseline)"
+        elif is_headroom(name):
+            label += " (headroom reference)"
         if "error" in r:
             label += " (!)"
         metrics = r.get("metrics") or {}
@@ -154,6 +166,10 @@ def _cell_table(cell: Mapping[str, Any], family: str) -> list[str]:
     if ppo is not None and best is not None:
         gap = _gap(ppo["mean_return"], best["mean_return"])
         notes.append(f"PPO − best baseline ({best['policy']}): {gap}.")
+    ref = headroom_row(family, rows)
+    if ref is not None and ppo is not None:
+        gap = _gap(ppo["mean_return"], ref["mean_return"])
+        notes.append(f"PPO − headroom reference ({ref['policy']}): {gap}.")
     for r in cell.get("results", []):
         if "error" in r:
             notes.append(f"(!) {r['policy']} failed after {r['episodes']} episode(s): {r['error']}")
@@ -179,6 +195,7 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
         "random",
         "no-retrain",
         "best baseline",
+        "headroom reference",
         "PPO − best",
         "PPO − published",
         "PPO beats random / no-retrain",
@@ -196,6 +213,7 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
             continue
         rows = {r["policy"]: r for r in cell_rows(cell)}
         best = best_baseline(cell_rows(cell))
+        headroom = headroom_row(fam, cell_rows(cell))
         ppo = rows.get("ppo")
         info = cell.get("ppo")
         now = shipped_info(fam) if info is not None else None
@@ -222,6 +240,7 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
                     ret("random"),
                     ret("no-retrain"),
                     "–" if best is None else f"{best['policy']} {ret(best['policy'])}",
+                    "–" if headroom is None else f"{headroom['policy']} {ret(headroom['policy'])}",
                     "–"
                     if ppo is None or best is None
                     else _gap(ppo["mean_return"], best["mean_return"]),
@@ -349,7 +368,8 @@ def _intro(data: Mapping[str, Any], cells_by_fam: Mapping[str, list[dict[str, An
         "# Leaderboard",
         "",
         "Every registered policy of each family — the published schedulers, `random`, and the "
-        "shipped PPO agent (`agents/trained/<family>/`) — on the family's bundled scenarios, "
+        "shipped PPO agent (`agents/trained/<family>/`), with a headroom reference where a "
+        "family has one — on the family's bundled scenarios, "
         "every policy on the same seeded episodes. **Return** is the environment's objective "
         "(higher is better; the DAG family's is minus its objective), mean ± std over "
         "episodes; the other columns are the family's headline metrics from the evaluator "
@@ -375,7 +395,12 @@ _SUMMARY_NOTE = [
     "*PPO − best* is the PPO's mean return minus the best baseline's (best registered "
     "policy other than `random` and `ppo`), relative to the latter in brackets; "
     "negative means the baseline wins; *PPO − published* the same against the family's "
-    "published scheduler (thief, migrator, etf, mrs). *Policy*: `MLP` (flat, one "
+    "published scheduler (thief, migrator, etf, mrs). *Headroom reference*: a search run "
+    "beside the baselines but never counted as one (`HEADROOM` in "
+    "`edgegym/leaderboard/selection.py`): `thief:exact=true` is the exact optimum of the "
+    "thief's own estimate over every split of the GPUs, so its lead over the thief is what "
+    "Algorithm 1's greedy steals leave to a learned scheduler on the same information "
+    "([baselines.md](baselines.md)). *Policy*: `MLP` (flat, one "
     "scenario's spaces), `PerTenantPolicy` (shared per-tenant encoder and action heads on "
     "the full `MultiDiscrete`), `PooledPolicy` (shared per-tenant encoder, pooled, over "
     "the joint-action catalogue) or `GraphPolicy` (message passing over the DAG, a server "
@@ -467,6 +492,8 @@ def plot_family(fam: str, cells: Sequence[Mapping[str, Any]], path: Path) -> Pat
                 if best is not None and name == best["policy"]
                 else "0.55"
                 if name == "random"
+                else "tab:purple"
+                if is_headroom(name)
                 else "tab:blue"
             )
             if m < lo:  # off the zoomed range: an arrow at the edge with the value
@@ -497,7 +524,8 @@ def plot_family(fam: str, cells: Sequence[Mapping[str, Any]], path: Path) -> Pat
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle(
-        f"{fam} ({families()[fam]})\norange: shipped PPO, green: best baseline, grey: random",
+        f"{fam} ({families()[fam]})\norange: shipped PPO, green: best baseline, grey: random"
+        + (", purple: headroom reference" if HEADROOM.get(fam) else ""),
         fontsize=9,
     )
     save_figure(fig, path, dpi=110)

@@ -21,7 +21,7 @@ from edgegym.leaderboard.selection import (
     LeaderboardError,
     cell_inputs,
     families,
-    family_policies,
+    leaderboard_policies,
     repo_relative,
     shipped_info,
 )
@@ -56,7 +56,7 @@ def _usable(
     from edgegym.evaluation import make_env
 
     env_id = families()[family]
-    wanted = family_policies(family) + (["ppo"] if ppo is not None else [])
+    wanted = leaderboard_policies(family) + (["ppo"] if ppo is not None else [])
     if only is not None:
         wanted = [p for p in wanted if p in only]
     usable, skipped = [], {}
@@ -243,7 +243,7 @@ def _settings_key(
         "episodes": episodes,
         "seed": seed,
         "overrides": {k: str(v) for k, v in overrides.items()},
-        "policies": family_policies(family) + (["ppo"] if ppo is not None else []),
+        "policies": leaderboard_policies(family) + (["ppo"] if ppo is not None else []),
         "ppo_sha256": None if ppo is None else ppo.get("sha256"),
     }
 

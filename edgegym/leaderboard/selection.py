@@ -42,6 +42,12 @@ QUICK_EPISODES = 2
 #: Reference policies named in the summary (beside the best baseline), where a family has them.
 REFERENCES = ("random", "no-retrain")
 
+#: Headroom references per family, evaluated beside the registered policies: searches, not
+#: schedulers a paper published, so never a family's best baseline. Each shows how much of
+#: the published scheduler's own objective its search leaves to a learned scheduler
+#: (``thief:exact=true``: the exact optimum of the thief's estimate, docs/baselines.md).
+HEADROOM: dict[str, tuple[str, ...]] = {"continual": ("thief:exact=true",)}
+
 JSON_NAME = "leaderboard.json"
 MD_NAME = "leaderboard.md"
 SCHEMA = 1
@@ -106,6 +112,17 @@ def family_policies(family: str) -> list[str]:
     from edgegym.baselines import POLICIES
 
     return [name for name, (_, fams, _) in POLICIES.items() if family in fams]
+
+
+def leaderboard_policies(family: str) -> list[str]:
+    """What the leaderboard runs for a family: its registered policies, then its
+    :data:`HEADROOM` references."""
+    return family_policies(family) + list(HEADROOM.get(family, ()))
+
+
+def is_headroom(policy: str) -> bool:
+    """Whether ``policy`` is a headroom reference of some family."""
+    return any(policy in refs for refs in HEADROOM.values())
 
 
 def shipped_info(family: str) -> dict[str, Any] | None:
