@@ -177,13 +177,14 @@ class StreamEstimator:
         self.cache[key] = result
         return result
 
-    def _job_time(self, v: int, rq: int) -> tuple[np.ndarray, np.ndarray]:
+    def _job_time(self, v: int, rq: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(C,) seconds each configuration's job of stream ``v`` takes at ``rq`` quanta (the
         time left where it cannot finish), and whether it finishes within the window (Eq. 1's
-        first constraint); GPU-time rescaled to the share with the simulator's curve."""
+        first constraint); GPU-time rescaled to the share with the simulator's curve. With an
+        array of ``rq``, one row per entry: (len(rq), C)."""
         s = self.s
-        speed = float(share_speedup(rq * s.quantum, s.share_alpha, s.multi_gpu_efficiency))
-        dur = self.work[v] / speed
+        speed = share_speedup(np.asarray(rq) * s.quantum, s.share_alpha, s.multi_gpu_efficiency)
+        dur = self.work[v] / (speed[..., None] if speed.ndim else float(speed))
         ok = dur <= s.time_left_s
         return np.where(ok, dur, s.time_left_s), ok
 
@@ -205,31 +206,35 @@ class StreamEstimator:
         _, f_now, ok_now = best_inference(s.model_acc[v], needed, s.infer_factor, k * q, s.a_min)
         acc_now = s.model_acc[v] * f_now
         penalty = np.where(ok_now, 0.0, 1.0)
-        out[0] = acc_now - penalty
+        idle = acc_now - penalty  # the share buys nothing unless a job gains from it
+        out[0] = idle
         t_left = s.time_left_s
         post = self._post(v)  # (C,)
-        after = np.empty((k.size, post.shape[0]))  # after[k, c]: delivered with k quanta
+        if not (self.can_train[v] and t_left > 0):
+            for rq in range(1, n_quanta + 1):
+                out[rq, : n_quanta + 1 - rq] = idle[: n_quanta + 1 - rq]
+            return out
+        after = np.empty((post.shape[0], k.size))  # after[c, k]: delivered with k quanta
         for c, acc in enumerate(post):
-            after[:, c] = best_inference(acc, needed, s.infer_factor, k * q, s.a_min)[1]
-        trains = self.can_train[v] and t_left > 0
+            after[c] = best_inference(acc, needed, s.infer_factor, k * q, s.a_min)[1]
+        dur, ok = self._job_time(v, k[1:])  # (n_quanta, C): row rq - 1
         for rq in range(1, n_quanta + 1):
             n_i = n_quanta + 1 - rq
-            now = acc_now[:n_i]
-            row = now - penalty[:n_i]  # the share buys nothing unless a job gains from it
-            if trains:
-                dur, ok = self._job_time(v, rq)
-                if ok.any():
-                    f_after = after[rq : rq + n_i]
-                    top = _window_accuracy(dur, ok, now[:, None], post, f_after, t_left).max(1)
-                    keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
-                    row = np.where(keep, top - penalty[:n_i], row)
+            row = idle[:n_i]
+            c = np.flatnonzero(ok[rq - 1])  # the configurations that end in time
+            if c.size:
+                now = acc_now[:n_i]
+                d, f_after = dur[rq - 1, c, None], after[c, rq : rq + n_i]
+                top = _window_accuracy(d, True, now, post[c, None], f_after, t_left).max(0)
+                keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
+                row = np.where(keep, top - penalty[:n_i], row)
             out[rq, :n_i] = row
         return out
 
 
 def _window_accuracy(
     dur: np.ndarray,
-    ok: np.ndarray,
+    ok: np.ndarray | bool,
     now: float | np.ndarray,
     post: np.ndarray,
     after: np.ndarray,
@@ -516,33 +521,40 @@ def exact_schedule(
     n_quanta = _exact_quanta(snap.capacity, snap.quantum)
     est = StreamEstimator(snap, oracle, configs)
     fl = thief_floors(snap, est, n_quanta)
+    k = np.arange(n_quanta + 1)
+    below = k[:, None] - k[None, :]  # [k, j]: k - j, the quanta left when j are taken
     best_at = np.full((snap.streams, n_quanta + 1), -np.inf)  # per stream and total share
     train_at = np.zeros((snap.streams, n_quanta + 1), dtype=np.int64)
     for v in range(snap.streams):
         scores = est.grid(v, n_quanta)
         top = 0 if fl.let_go[v] else n_quanta
-        for rq in range(int(fl.train[v]), top + 1):  # the smaller retraining share wins ties
-            iq = np.arange(int(fl.infer[v]), n_quanta + 1 - rq)
-            better = scores[rq, iq] > best_at[v, rq + iq]
-            best_at[v, rq + iq[better]] = scores[rq, iq[better]]
-            train_at[v, rq + iq[better]] = rq
+        rq = np.arange(int(fl.train[v]), top + 1)
+        if rq.size == 0:
+            continue
+        # by_total[r, t]: the score with rq[r] quanta retraining and t in all (-inf where the
+        # inference share t - rq[r] is below its floor)
+        iq = k[None, :] - rq[:, None]
+        fits = iq >= int(fl.infer[v])
+        by_total = np.where(fits, scores[rq[:, None], np.where(fits, iq, 0)], -np.inf)
+        best_at[v] = by_total.max(axis=0)
+        found = np.isfinite(best_at[v])  # the smaller retraining share wins ties (argmax)
+        train_at[v] = np.where(found, rq[by_total.argmax(axis=0)], 0)
     # total[k]: the best sum over the streams so far with k quanta; pick[v, k]: stream v's
     total = np.full(n_quanta + 1, -np.inf)
     total[0] = 0.0
     pick = np.zeros((snap.streams, n_quanta + 1), dtype=np.int64)
     for v in range(snap.streams):
-        options = np.full((n_quanta + 1, n_quanta + 1), -np.inf)  # [k, share of v]
-        for share in range(n_quanta + 1):
-            options[share:, share] = total[: n_quanta + 1 - share] + best_at[v, share]
+        # options[k, j]: stream v takes j of k quanta, the streams before it the rest
+        options = np.where(below >= 0, total[np.maximum(below, 0)] + best_at[v][None, :], -np.inf)
         pick[v] = options.argmax(axis=1)
         total = options.max(axis=1)
-    k = n_quanta if np.isfinite(total[n_quanta]) else int(np.argmax(total))
-    value = float(total[k]) / snap.streams
+    left = n_quanta if np.isfinite(total[n_quanta]) else int(np.argmax(total))
+    value = float(total[left]) / snap.streams
     split = [(0, 0)] * snap.streams
     for v in range(snap.streams - 1, -1, -1):
-        share = int(pick[v, k])
+        share = int(pick[v, left])
         split[v] = (int(train_at[v, share]), share - int(train_at[v, share]))
-        k -= share
+        left -= share
     return _allocation(snap, est, split), value
 
 

@@ -38,11 +38,17 @@ def _snapshots(scenario: str, seed: int, decisions: int, **overrides):
 
 
 @pytest.mark.parametrize(
-    ("scenario", "oracle"),
-    [("ekya-cityscapes", False), ("ekya-cityscapes", True), ("ekya-table1", True)],
+    ("scenario", "oracle", "overrides"),
+    [
+        ("ekya-cityscapes", False, {}),
+        ("ekya-cityscapes", True, {}),
+        ("ekya-table1", True, {}),
+        # a concave share curve: the grid's job times come from one vectorised call
+        ("ekya-waymo", False, {"streams": 4, "share_alpha": 0.7}),
+    ],
 )
-def test_grid_is_best_for_every_split(scenario: str, oracle: bool) -> None:
-    snaps = _snapshots(scenario, 0, 6)
+def test_grid_is_best_for_every_split(scenario: str, oracle: bool, overrides: dict) -> None:
+    snaps = _snapshots(scenario, 0, 6, **overrides)
     assert any(s.job_cfg.max() >= 0 for s in snaps)  # a job in flight is among them
     for snap in snaps:
         est = StreamEstimator(snap, oracle)
