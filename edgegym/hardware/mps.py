@@ -11,7 +11,22 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["largest_remainder", "quantize_shares", "share_speedup"]
+__all__ = [
+    "MPS_INFERENCE_SLOWDOWN",
+    "MPS_RETRAIN_SLOWDOWN",
+    "interfered",
+    "largest_remainder",
+    "quantize_shares",
+    "share_speedup",
+]
+
+#: MPS interference between inference and retraining sharing one GPU's SMs, measured on an
+#: NVIDIA H200 on 2026-11-27 (``tools/gpu/mps_regime.py``; torch fp32, 224x224; docs/real-gpu.md):
+#: inference (batch 8, share 100 - p) beside retraining (batch 32, share p), p = 25/50/75%,
+#: against each alone at the same share. Inference lost 15.3% of its throughput on average
+#: (ResNet50 14-39%, ViT-B/16 4-5%), retraining 3.6% (ResNet50 2.5-8.7%, ViT-B/16 1.4-1.9%).
+MPS_INFERENCE_SLOWDOWN = 0.153
+MPS_RETRAIN_SLOWDOWN = 0.036
 
 _EPS = 1e-9  # tolerance when converting floats to whole quanta
 
@@ -92,6 +107,14 @@ def largest_remainder(q: ArrayLike, total: int | ArrayLike) -> NDArray[np.int64]
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(q.shape[1]), q.shape), axis=1)
     return base + (rank < leftover)
+
+
+def interfered(rate: ArrayLike, shared: ArrayLike, slowdown: float) -> NDArray[np.float64]:
+    """``rate`` where the work has the GPU to itself, ``1 - slowdown`` of it where it shares
+    the GPU's SMs by MPS with other work (``shared``, broadcast against ``rate``): the one rule
+    of MPS interference, in every family that models it."""
+    rate = np.asarray(rate, dtype=np.float64)
+    return np.where(shared, rate * (1.0 - slowdown), rate)
 
 
 def share_speedup(

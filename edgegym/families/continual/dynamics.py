@@ -65,7 +65,7 @@ from edgegym.families.continual.params import (
     ContinualSpec,
 )
 from edgegym.families.continual.reward import TERMS
-from edgegym.hardware.mps import largest_remainder
+from edgegym.hardware.mps import interfered, largest_remainder
 from edgegym.workload.continual import (
     ContinualProfile,
     inference_accuracy,
@@ -259,6 +259,30 @@ def checkpoint_update(
 def _needed(state: ContinualState) -> np.ndarray:
     """(N, V) share the applied inference configuration needs."""
     return _pick(state.infer_share, state.infer_cfg)
+
+
+def co_located(
+    share_infer: np.ndarray, share_retrain: np.ndarray, retrain_cfg: np.ndarray
+) -> np.ndarray:
+    """(..., 1) whether a retraining job holds a share beside inference (last axis: streams),
+    the situation the scenario's ``mps`` interference applies to."""
+    training = ((retrain_cfg >= 0) & (share_retrain > 0)).any(axis=-1, keepdims=True)
+    return training & (share_infer > 0).any(axis=-1, keepdims=True)
+
+
+def serving_share(
+    spec: ContinualSpec,
+    share_infer: np.ndarray,
+    share_retrain: np.ndarray,
+    retrain_cfg: np.ndarray,
+) -> np.ndarray:
+    """The inference shares as the frames they keep count them: ``share_infer``, less the
+    scenario's ``mps.inference_slowdown`` of it where retraining runs beside (its
+    :func:`co_located`; unchanged with interference off)."""
+    if spec.mps_inference_slowdown <= 0:
+        return share_infer
+    shared = co_located(share_infer, share_retrain, retrain_cfg)
+    return interfered(share_infer, shared, spec.mps_inference_slowdown)
 
 
 class ContinualDynamics:
@@ -518,7 +542,10 @@ class ContinualDynamics:
     def stream_accuracy(self, params: ContinualParams, state: ContinualState) -> np.ndarray:
         """(N, V) instantaneous inference accuracy under the applied allocation."""
         factor = params.spec.infer_factor[state.infer_cfg]
-        return inference_accuracy(state.model_acc, factor, _needed(state), state.share_infer)
+        share = serving_share(
+            params.spec, state.share_infer, state.share_retrain, state.retrain_cfg
+        )
+        return inference_accuracy(state.model_acc, factor, _needed(state), share)
 
     def engine_views(
         self, params: ContinualParams, state: ContinualState, i: int
@@ -606,6 +633,9 @@ class ContinualDynamics:
         speedup = np.minimum(share, 1.0) ** spec.share_alpha
         speedup += np.maximum(share - 1.0, 0.0) * spec.multi_gpu_efficiency
         speed = np.where(retraining, speedup * spec.speed, 0.0)
+        if spec.mps_retrain_slowdown > 0:
+            shared = co_located(state.share_infer, state.share_retrain, state.retrain_cfg)
+            speed = interfered(speed, shared, spec.mps_retrain_slowdown)
         views = {}
         if params.make_executor is not None:
             for i, ep in enumerate(state.episode):
@@ -630,7 +660,8 @@ class ContinualDynamics:
         dt2 = dt[:, None]
         needed = _needed(state)
         factor = spec.infer_factor[state.infer_cfg]
-        acc_int = inference_accuracy(state.model_acc, factor, needed, state.share_infer) * dt2
+        share = serving_share(spec, state.share_infer, state.share_retrain, state.retrain_cfg)
+        acc_int = inference_accuracy(state.model_acc, factor, needed, share) * dt2
         work = speed * dt2
         busy = np.minimum(state.share_infer, needed) + np.where(
             retraining, state.share_retrain, 0.0

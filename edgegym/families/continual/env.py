@@ -27,7 +27,11 @@ from edgegym.core.executor import Executor, SimulatedExecutor
 from edgegym.core.render import Panel, Series, tenant_colors
 from edgegym.core.state import Allocation
 from edgegym.families.continual import observation
-from edgegym.families.continual.dynamics import ContinualDynamics, ContinualState
+from edgegym.families.continual.dynamics import (
+    ContinualDynamics,
+    ContinualState,
+    serving_share,
+)
 from edgegym.families.continual.params import ContinualParams, make_params
 from edgegym.families.continual.reward import TERMS
 from edgegym.families.continual.snapshot import ContinualSnapshot, ContinualSpec
@@ -266,7 +270,10 @@ class ContinualLearningEnv(EdgeEnv):
         cfg = applied["infer_cfg"]
         needed = infer_share[np.arange(cfg.shape[0]), cfg]
         factor = self.spec_.infer_factor[cfg]
-        acc = inference_accuracy(model_acc, factor, needed, applied["share_infer"]) * dt / dt
+        share = serving_share(
+            self.spec_, applied["share_infer"], applied["share_retrain"], applied["retrain_cfg"]
+        )
+        acc = inference_accuracy(model_acc, factor, needed, share) * dt / dt
         self.timeline.append(
             {
                 "t0": t0,

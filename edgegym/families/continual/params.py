@@ -68,6 +68,8 @@ class ContinualSpec:
     annotation_s: float = 0.0  # seconds of labelling at each window start (no retraining)
     # (C,) job progress between two checkpoints of each configuration (>= 1: none)
     checkpoint_step: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mps_inference_slowdown: float = 0.0  # inference beside retraining loses this (0: none)
+    mps_retrain_slowdown: float = 0.0  # retraining beside inference loses this (0: none)
 
     @classmethod
     def from_scenario(cls, sc: Scenario) -> ContinualSpec:
@@ -78,7 +80,7 @@ class ContinualSpec:
         gpu = get_gpu(hw["gpu"])
         model = get_model(sc["model"])
         clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
-        prof = sc["profiler"]
+        prof, mps = sc["profiler"], sc["mps"]
         streams, windows = int(sc["streams"]), int(sc["windows"])
         # The error's deviation from its median absolute error, over the true accuracies of
         # sample episodes (a generator of its own: the envs' random streams are untouched).
@@ -121,6 +123,8 @@ class ContinualSpec:
             profile_weight=nominal / nominal.sum(),
             annotation_s=float(prof["annotation_s"]),
             checkpoint_step=every / epochs if every else np.full(len(retrain), np.inf),
+            mps_inference_slowdown=float(mps["inference_slowdown"]) if mps["interference"] else 0.0,
+            mps_retrain_slowdown=float(mps["retrain_slowdown"]) if mps["interference"] else 0.0,
         )
 
     @property

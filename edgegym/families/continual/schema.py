@@ -17,6 +17,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from edgegym.hardware.mps import MPS_INFERENCE_SLOWDOWN, MPS_RETRAIN_SLOWDOWN
 from edgegym.scenarios import (
     ClockMHz,
     Gpu,
@@ -24,6 +25,7 @@ from edgegym.scenarios import (
     Pair,
     Record,
     ScenarioModel,
+    Slowdown,
     Unit,
     UnitOpen,
     Weight100,
@@ -31,7 +33,7 @@ from edgegym.scenarios import (
     family_schema,
     unique_names,
 )
-from edgegym.workload.checks import Range, Text, check, rule
+from edgegym.workload.checks import Flag, Range, Text, check, rule
 from edgegym.workload.continual import MAE_PER_STD, first_streams
 
 #: Most share levels ``gpus / share_quantum`` an allocation may have: the action space has
@@ -239,6 +241,23 @@ def _old_profiler_fields(data: Any) -> Any:
     return data
 
 
+class ContinualMPS(Record):
+    """``mps``: interference between inference and retraining that share the GPUs' SMs by MPS,
+    as Ekya runs them (NSDI'22 §5). With ``interference`` on, whenever a retraining job holds
+    a share beside inference, every stream's inference keeps ``1 - inference_slowdown`` of its
+    share's throughput (fewer frames kept) and every job progresses ``1 - retrain_slowdown``
+    as fast (:func:`edgegym.hardware.mps.interfered`, the rule the MIG family's MPS baselines
+    use). Off by default: the authors' simulator, whose inputs the bundled Ekya scenarios
+    take, models none, and neither does the thief's estimate. Only the dynamics change, never
+    the observation or the action space. Defaults: the H200 measurement of 2026-11-27 over
+    ResNet50 and ViT-B/16 (:data:`edgegym.hardware.mps.MPS_INFERENCE_SLOWDOWN`, 15.3%, and
+    ``MPS_RETRAIN_SLOWDOWN``, 3.6%)."""
+
+    interference: Flag = False
+    inference_slowdown: Slowdown = MPS_INFERENCE_SLOWDOWN
+    retrain_slowdown: Slowdown = MPS_RETRAIN_SLOWDOWN
+
+
 class Objective(Record):
     """``objective`` of a continual scenario."""
 
@@ -294,6 +313,7 @@ class ContinualScenario(ScenarioModel):
             "uniform",
             "objective",
             "profiler",
+            "mps",
         }
     )
 
@@ -304,6 +324,7 @@ class ContinualScenario(ScenarioModel):
     window_s: Annotated[float, Range(0.0, 1e6, lo_open=True)]
     a_min: Unit = 0.0
     profiler: Profiler = Field(default_factory=Profiler)
+    mps: ContinualMPS = Field(default_factory=ContinualMPS)
     hardware: Hardware
     retrain_configs: Annotated[list[RetrainConfig], MinLen(1)]
     inference_configs: Annotated[list[InferenceConfig], MinLen(1)]

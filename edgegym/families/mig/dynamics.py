@@ -63,6 +63,7 @@ from edgegym.families.mig.reward import TERMS
 from edgegym.families.mig.serving import busy_from, fluid_queue
 from edgegym.hardware.mig import MIG_MEMORY_SLICES
 from edgegym.hardware.migalloc import ABSENT, IDLE
+from edgegym.hardware.mps import interfered
 
 _EPS = 1e-9
 
@@ -602,8 +603,8 @@ class MIGDynamics:
             # serves and retrains slower; the jobs' finish times follow the slower speed.
             tasks = own_i.any(axis=2).sum(axis=1) + active.sum(axis=1)
             shared = (tasks >= 2)[:, None]
-            mu = np.where(shared, mu * (1.0 - spec.mps_inference_slowdown), mu)
-            speed = np.where(shared, speed * (1.0 - spec.mps_retrain_slowdown), speed)
+            mu = interfered(mu, shared, spec.mps_inference_slowdown)
+            speed = interfered(speed, shared, spec.mps_retrain_slowdown)
             with np.errstate(divide="ignore", invalid="ignore"):
                 finish = np.where(active, job_left / np.where(active, speed, 1.0), np.inf)
             dt = np.maximum(0.0, np.minimum(until[sel] - t, _min_last(finish)))

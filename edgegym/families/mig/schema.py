@@ -14,6 +14,7 @@ from pydantic import (
 
 from edgegym.families.mig.datasets import NC_DATASETS
 from edgegym.hardware.migalloc import share_count_problem, share_counts
+from edgegym.hardware.mps import MPS_INFERENCE_SLOWDOWN, MPS_RETRAIN_SLOWDOWN
 from edgegym.scenarios import (
     Arrival,
     ClockMHz,
@@ -23,6 +24,7 @@ from edgegym.scenarios import (
     Record,
     ScenarioModel,
     Seconds60,
+    Slowdown,
     UnitOpen,
     Weight100,
     clock_problem,
@@ -67,7 +69,6 @@ class MIGOverhead(Record):
 
 
 #: A slowdown: the share of its speed co-located work loses, in [0, 1).
-Slowdown = Annotated[float, Range(0.0, 1.0, hi_open=True)]
 
 
 class MIGMPS(Record):
@@ -96,8 +97,8 @@ class MIGMPS(Record):
 
     interference: Flag = False
     shares: Annotated[int, Range(0, 28)] = 0
-    inference_slowdown: Slowdown = 0.153
-    retrain_slowdown: Slowdown = 0.036
+    inference_slowdown: Slowdown = MPS_INFERENCE_SLOWDOWN
+    retrain_slowdown: Slowdown = MPS_RETRAIN_SLOWDOWN
 
 
 class MIGObjective(Record):
