@@ -83,7 +83,7 @@ def test_ekya_rejects_a_scenario_without_10_streams(capsys, tmp_path):
     assert "--scenario ekya-table1: has 2 streams, not 10" in line
     bundled = (
         "ekya-cityscapes, ekya-cityscapes-authors-profiles, ekya-cityscapes-fig2c-drift, "
-        "ekya-cityscapes-peak-throughput"
+        "ekya-cityscapes-mps-interference, ekya-cityscapes-peak-throughput"
     )
     assert f"bundled: {bundled}, ekya-waymo" in line
 
