@@ -247,11 +247,14 @@ class ContinualMPS(Record):
     a share beside inference, every stream's inference keeps ``1 - inference_slowdown`` of its
     share's throughput (fewer frames kept) and every job progresses ``1 - retrain_slowdown``
     as fast (:func:`edgegym.hardware.mps.interfered`, the rule the MIG family's MPS baselines
-    use). Off by default: the authors' simulator, whose inputs the bundled Ekya scenarios
-    take, models none, and neither does the thief's estimate. Only the dynamics change, never
-    the observation or the action space. Defaults: the H200 measurement of 2026-11-27 over
-    ResNet50 and ViT-B/16 (:data:`edgegym.hardware.mps.MPS_INFERENCE_SLOWDOWN`, 15.3%, and
-    ``MPS_RETRAIN_SLOWDOWN``, 3.6%)."""
+    use). The family pools the GPUs' shares without placing them on GPUs, so on more than one
+    GPU every stream counts as co-located with any running job (exact on one GPU, the most
+    interference on more). Off by default: the authors' simulator, whose inputs the bundled
+    Ekya scenarios take, models none, and neither does the thief's estimate. Only the
+    dynamics change, never the observation or the action space. Defaults: the H200
+    measurement of 2026-11-27 over ResNet50 and ViT-B/16
+    (:data:`edgegym.hardware.mps.MPS_INFERENCE_SLOWDOWN`, 15.3%, and ``MPS_RETRAIN_SLOWDOWN``,
+    3.6%)."""
 
     interference: Flag = False
     inference_slowdown: Slowdown = MPS_INFERENCE_SLOWDOWN
