@@ -122,7 +122,8 @@ Unit = Annotated[float, Range(0.0, 1.0)]
 UnitOpen = Annotated[float, Range(0.0, 1.0, lo_open=True)]
 Weight100 = Annotated[float, Range(0.0, 100.0)]
 Seconds60 = Annotated[float, Range(0.0, 60.0)]
-Slowdown = Annotated[float, Range(0.0, 1.0, hi_open=True)]  # a share of throughput lost
+#: A slowdown: the share of its speed co-located work loses, in [0, 1).
+Slowdown = Annotated[float, Range(0.0, 1.0, hi_open=True)]
 DagWeight = Annotated[float, Range(0.0, 1e6)]
 ClockMHz = Annotated[float, Range(0.0, 1e4)]  # a DVFS core clock; 0: the GPU's top clock
 Arrival = Annotated[dict[str, Any], Expect("an arrival mapping with a 'kind' field")]

@@ -132,3 +132,9 @@ def test_timeline_accuracy_counts_the_slowdown() -> None:
 def test_slowdown_out_of_range_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match=r"mps\.inference_slowdown"):
         _on(s_inf=1.0)
+
+
+def test_the_real_backend_refuses_simulated_interference() -> None:
+    """The device has its own interference: the simulated one would count it twice."""
+    with pytest.raises(ValueError, match=r"mps\.interference: true models it in simulation"):
+        ContinualLearningEnv("ekya-cityscapes-mps-interference", backend="real")

@@ -166,6 +166,12 @@ class ContinualLearningEnv(EdgeEnv):
         params = make_params(sc, max_streams)
         self.spec_ = spec = params.spec
         self.max_streams = params.max_streams
+        if self.backend == "real" and spec.mps_inference_slowdown + spec.mps_retrain_slowdown > 0:
+            raise ValueError(
+                "backend='real' measures co-located work on the device, MPS interference "
+                "included; mps.interference: true models it in simulation only: use "
+                "backend='sim' or mps.interference: false"
+            )
         if self.backend == "real":
             make = partial(real_executor, spec, self.device, self.time_scale, self.real_options)
             params = dataclasses.replace(params, make_executor=make)

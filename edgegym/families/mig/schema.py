@@ -68,9 +68,6 @@ class MIGOverhead(Record):
     library_s: Seconds60 = 2.0
 
 
-#: A slowdown: the share of its speed co-located work loses, in [0, 1).
-
-
 class MIGMPS(Record):
     """``mps``: interference between co-located work when the GPU is shared by MPS instead of
     MIG (MIGRator §1, §5.2: MPS leaves memory bandwidth shared, so the paper's Ekya and
