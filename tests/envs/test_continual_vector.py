@@ -36,6 +36,7 @@ def _raw_actions(rng: np.random.Generator, vec: ContinualLearningVectorEnv) -> n
         ({"scenario": "ekya-table1", "gpus": 4}, 1),
         ({**SMALL, "objective.a_min": 0.5, "objective.energy": 0.3, "gpus": 2}, 2),
         ({**SMALL, "max_streams": 5}, 3),  # padded stream slots
+        ({**SMALL, "mps.interference": True}, 4),  # MPS interference: per env, batched
     ],
 )
 def test_invalid_actions_info_and_weights_match_single_envs(overrides: dict, seed: int) -> None:
