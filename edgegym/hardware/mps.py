@@ -14,6 +14,8 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "MPS_INFERENCE_SLOWDOWN",
     "MPS_RETRAIN_SLOWDOWN",
+    "RESNET18_MPS_INFERENCE_SLOWDOWN",
+    "RESNET18_MPS_RETRAIN_SLOWDOWN",
     "interfered",
     "largest_remainder",
     "quantize_shares",
@@ -27,6 +29,10 @@ __all__ = [
 #: (ResNet50 14-39%, ViT-B/16 4-5%), retraining 3.6% (ResNet50 2.5-8.7%, ViT-B/16 1.4-1.9%).
 MPS_INFERENCE_SLOWDOWN = 0.153
 MPS_RETRAIN_SLOWDOWN = 0.036
+#: The same measurement for ResNet18 (Ekya's edge model) beside its own retraining: inference
+#: lost 2.0% at p = 50% (alone at 75% was not measured), retraining 4.0 / 4.6% at p = 25 / 50%.
+RESNET18_MPS_INFERENCE_SLOWDOWN = 0.020
+RESNET18_MPS_RETRAIN_SLOWDOWN = 0.043
 
 _EPS = 1e-9  # tolerance when converting floats to whole quanta
 

@@ -26,8 +26,8 @@ below, compared after the fact. Each scheduler runs as the paper evaluates it: t
 baselines and no-retraining hold no GPU for the micro-profiler and load no checkpoints;
 Ekya-FixedConfig profiles its one configuration. MPS interference between inference and
 retraining follows the scenario's `mps` section: off in `ekya-cityscapes` (the authors'
-simulator models none), on in `ekya-cityscapes-mps-interference` (the slowdown measured on an
-H200; that scenario's whole run is in `docs/reproduction/ekya-mps-interference/`).
+simulator models none), on in `ekya-cityscapes-mps-interference` (the slowdown measured for
+ResNet18 on an H200; that scenario's whole run is in `docs/reproduction/ekya-mps-interference/`).
 
 **What changed since the last report, and why the numbers moved.** (1) Inference demand: a
 full-rate stream needs 0.25 GPU (the authors' simulator), not 0.02 (batched peak throughput,

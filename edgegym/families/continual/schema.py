@@ -17,7 +17,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from edgegym.hardware.mps import MPS_INFERENCE_SLOWDOWN, MPS_RETRAIN_SLOWDOWN
+from edgegym.hardware.mps import RESNET18_MPS_INFERENCE_SLOWDOWN, RESNET18_MPS_RETRAIN_SLOWDOWN
 from edgegym.scenarios import (
     ClockMHz,
     Gpu,
@@ -252,13 +252,14 @@ class ContinualMPS(Record):
     interference on more). Off by default: the authors' simulator, whose inputs the bundled
     Ekya scenarios take, models none, and neither does the thief's estimate. Only the
     dynamics change, never the observation or the action space. Defaults: the H200
-    measurement of 2026-11-27 over ResNet50 and ViT-B/16
-    (:data:`edgegym.hardware.mps.MPS_INFERENCE_SLOWDOWN`, 15.3%, and ``MPS_RETRAIN_SLOWDOWN``,
-    3.6%)."""
+    measurement of 2026-11-27 for ResNet18, Ekya's model
+    (:data:`edgegym.hardware.mps.RESNET18_MPS_INFERENCE_SLOWDOWN`, 2.0%, and
+    ``RESNET18_MPS_RETRAIN_SLOWDOWN``, 4.3%); the MIG family's default is the mean over
+    ResNet50 and ViT-B/16 (15.3% and 3.6%), MIGRator's larger models."""
 
     interference: Flag = False
-    inference_slowdown: Slowdown = MPS_INFERENCE_SLOWDOWN
-    retrain_slowdown: Slowdown = MPS_RETRAIN_SLOWDOWN
+    inference_slowdown: Slowdown = RESNET18_MPS_INFERENCE_SLOWDOWN
+    retrain_slowdown: Slowdown = RESNET18_MPS_RETRAIN_SLOWDOWN
 
 
 class Objective(Record):
