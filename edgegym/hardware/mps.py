@@ -1,9 +1,11 @@
-"""MPS (SM-share) helpers: projecting requested shares onto a quantum grid, share -> speed.
+"""MPS (SM-share) helpers: projecting requested shares onto a quantum grid, share -> speed, and
+the slowdown of work that shares the SMs.
 
 Shares are in GPUs (1.0 = one whole GPU); Ekya allocates GPU time to jobs in quanta of
 ``delta`` (its thief scheduler steals in steps of delta), which :func:`quantize_shares`
 enforces. :func:`share_speedup` is a modelling choice, not a measured curve: sub-linear (for
 ``alpha < 1``) inside one GPU, and ``multi_gpu_efficiency`` per extra GPU beyond one.
+:func:`interfered` is MPS interference, with the slowdowns measured on an H200 as constants.
 """
 
 from __future__ import annotations
