@@ -200,35 +200,31 @@ class StreamEstimator:
         ``(rq + iq)`` quanta where :meth:`best` adds the two shares, so the two agree to
         rounding (``tests/baselines/test_ekya_exact.py``)."""
         s, q = self.s, self.s.quantum
-        out = np.full((n_quanta + 1, n_quanta + 1), -np.inf)
         k = np.arange(n_quanta + 1)
         needed = np.broadcast_to(s.infer_share[v], (k.size, s.infer_share.shape[1]))
         _, f_now, ok_now = best_inference(s.model_acc[v], needed, s.infer_factor, k * q, s.a_min)
         acc_now = s.model_acc[v] * f_now
         penalty = np.where(ok_now, 0.0, 1.0)
-        idle = acc_now - penalty  # the share buys nothing unless a job gains from it
-        out[0] = idle
+        # Every split first scores its inference alone: the retraining share buys nothing
+        # unless a job gains from it (rows rq, columns iq).
+        idle = acc_now - penalty
+        out = np.where(k[:, None] + k[None, :] <= n_quanta, idle[None, :], -np.inf)
         t_left = s.time_left_s
         post = self._post(v)  # (C,)
         if not (self.can_train[v] and t_left > 0):
-            for rq in range(1, n_quanta + 1):
-                out[rq, : n_quanta + 1 - rq] = idle[: n_quanta + 1 - rq]
             return out
         after = np.empty((post.shape[0], k.size))  # after[c, k]: delivered with k quanta
         for c, acc in enumerate(post):
             after[c] = best_inference(acc, needed, s.infer_factor, k * q, s.a_min)[1]
         dur, ok = self._job_time(v, k[1:])  # (n_quanta, C): row rq - 1
-        for rq in range(1, n_quanta + 1):
+        for rq in np.flatnonzero(ok.any(axis=1)) + 1:  # shares at which some job ends in time
             n_i = n_quanta + 1 - rq
-            row = idle[:n_i]
-            c = np.flatnonzero(ok[rq - 1])  # the configurations that end in time
-            if c.size:
-                now = acc_now[:n_i]
-                d, f_after = dur[rq - 1, c, None], after[c, rq : rq + n_i]
-                top = _window_accuracy(d, True, now, post[c, None], f_after, t_left).max(0)
-                keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
-                row = np.where(keep, top - penalty[:n_i], row)
-            out[rq, :n_i] = row
+            c = np.flatnonzero(ok[rq - 1])  # the configurations that do
+            now = acc_now[:n_i]
+            d, f_after = dur[rq - 1, c, None], after[c, rq : rq + n_i]
+            top = _window_accuracy(d, True, now, post[c, None], f_after, t_left).max(0)
+            keep = np.ones(n_i, dtype=bool) if self.running[v] else top > now
+            out[rq, :n_i] = np.where(keep, top - penalty[:n_i], idle[:n_i])
         return out
 
 

@@ -10,6 +10,9 @@ enforces. :func:`share_speedup` is a modelling choice, not a measured curve: sub
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -22,6 +25,7 @@ __all__ = [
     "largest_remainder",
     "quantize_shares",
     "share_speedup",
+    "slowdowns",
 ]
 
 #: MPS interference between inference and retraining sharing one GPU's SMs, measured on an
@@ -123,6 +127,14 @@ def interfered(rate: ArrayLike, shared: ArrayLike, slowdown: float) -> NDArray[n
     of MPS interference, in every family that models it."""
     rate = np.asarray(rate, dtype=np.float64)
     return np.where(shared, rate * (1.0 - slowdown), rate)
+
+
+def slowdowns(section: Mapping[str, Any]) -> tuple[float, float]:
+    """``(inference, retraining)`` slowdowns of a scenario's ``mps`` section: its
+    ``inference_slowdown`` and ``retrain_slowdown`` where ``interference`` is on, else none."""
+    if not section["interference"]:
+        return 0.0, 0.0
+    return float(section["inference_slowdown"]), float(section["retrain_slowdown"])
 
 
 def share_speedup(

@@ -16,6 +16,7 @@ import numpy as np
 from edgegym.core.executor import Executor, SimulatedExecutor
 from edgegym.families.continual.reward import term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
+from edgegym.hardware.mps import slowdowns
 from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.workload.continual import (
     InferenceConfig,
@@ -80,7 +81,8 @@ class ContinualSpec:
         gpu = get_gpu(hw["gpu"])
         model = get_model(sc["model"])
         clock = gpu.resolve_clock(hw["clock_mhz"])  # validated at load time
-        prof, mps = sc["profiler"], sc["mps"]
+        prof = sc["profiler"]
+        mps_inf, mps_ret = slowdowns(sc["mps"])
         streams, windows = int(sc["streams"]), int(sc["windows"])
         # The error's deviation from its median absolute error, over the true accuracies of
         # sample episodes (a generator of its own: the envs' random streams are untouched).
@@ -123,8 +125,8 @@ class ContinualSpec:
             profile_weight=nominal / nominal.sum(),
             annotation_s=float(prof["annotation_s"]),
             checkpoint_step=every / epochs if every else np.full(len(retrain), np.inf),
-            mps_inference_slowdown=float(mps["inference_slowdown"]) if mps["interference"] else 0.0,
-            mps_retrain_slowdown=float(mps["retrain_slowdown"]) if mps["interference"] else 0.0,
+            mps_inference_slowdown=mps_inf,
+            mps_retrain_slowdown=mps_ret,
         )
 
     @property

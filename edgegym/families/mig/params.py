@@ -29,6 +29,7 @@ from edgegym.hardware.migalloc import (
     mask_radix,
     share_catalogue,
 )
+from edgegym.hardware.mps import slowdowns
 from edgegym.scenarios import Scenario
 from edgegym.workload.arrival_specs import make_arrival
 from edgegym.workload.continual import ContinualProfile
@@ -132,9 +133,7 @@ class MIGSpec:
         ok = _valid_static(cat, sizes, min_inf, min_train)
         window_s = float(sc["window_s"])
         basis = float(sc["basis_s"])
-        mps = sc["mps"]
-        mps_inf = float(mps["inference_slowdown"]) if mps["interference"] else 0.0
-        mps_ret = float(mps["retrain_slowdown"]) if mps["interference"] else 0.0
+        mps_inf, mps_ret = slowdowns(sc["mps"])
         return cls(
             scenario=sc,
             gpu=gpu,
