@@ -265,3 +265,36 @@ def test_held_out_variants_are_cells_with_their_own_overrides():
     assert cell["scenario"] == "etf-dynamic-3@unit_s=0.0075"
     assert cell["overrides"] == {"quanta": 4, "unit_s": 0.0075}
     assert {r["policy"] for r in cell["results"]} >= {"etf", "random"}
+
+
+@pytest.mark.parametrize("init_from, expected", [(None, None), ({"timesteps": 110592}, 110592)])
+def test_a_fine_tuned_agent_says_so_and_counts_the_steps_it_started_from(
+    tmp_path, monkeypatch, init_from, expected
+):
+    """An agent trained with ``--init-from`` is not an agent trained from scratch on the
+    recorded budget: the summary names the fine-tuning and the steps it started from."""
+    import importlib
+
+    import yaml
+
+    import edgegym.agents.policy as agent_policy
+
+    render = importlib.import_module("edgegym.leaderboard.render")  # the package has a render()
+
+    cfg = yaml.safe_load(shipped_path("dag").with_name("config.yaml").read_text())
+    cfg.pop("init_from", None)
+    if init_from is not None:
+        cfg["init_from"] = {"model": "agents/trained/dag/model.zip", **init_from}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    (tmp_path / "model.zip").write_bytes(b"weights")
+    monkeypatch.setattr(agent_policy, "shipped_path", lambda family: tmp_path / "model.zip")
+    info = lb.shipped_info("dag")
+    assert info["init_from"] == expected
+    steps = f"{int(info['timesteps']):,} steps"
+    budget, policy = render._budget_text(info, "steps"), render._policy_text(info)
+    if expected is None:
+        assert budget == steps
+        assert "fine-tuned" not in policy
+    else:
+        assert budget == f"{steps} (after 110,592 in the model it was fine-tuned from)"
+        assert "fine-tuned from an earlier agent" in policy

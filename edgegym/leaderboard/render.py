@@ -115,9 +115,18 @@ def _ppo_text(info: Mapping[str, Any] | None) -> str:
     if info is None:
         return "not shipped"
     return (
-        f"{int(info.get('timesteps') or 0):,} timesteps, {info.get('n_envs', 1)} env(s), "
+        f"{_budget_text(info, 'timesteps')}, {info.get('n_envs', 1)} env(s), "
         f"{duration_text(info.get('wall_s'))} wall time"
     )
+
+
+def _budget_text(info: Mapping[str, Any], unit: str) -> str:
+    """The shipped run's steps, and those of the model a fine-tuning run started from."""
+    text = f"{int(info.get('timesteps') or 0):,} {unit}"
+    before = info.get("init_from")
+    if before:
+        text += f" (after {int(before):,} in the model it was fine-tuned from)"
+    return text
 
 
 def _stale(info: Mapping[str, Any] | None, family: str) -> bool:
@@ -247,7 +256,7 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
                     _published_gap(fam, rows),
                     " / ".join(beats) if beats else "–",
                     _policy_text(info),
-                    "–" if info is None else f"{int(info.get('timesteps') or 0):,} steps",
+                    "–" if info is None else _budget_text(info, "steps"),
                     "–" if info is None else duration_text(info.get("wall_s")),
                 ]
             )
@@ -273,6 +282,7 @@ def _policy_text(info: Mapping[str, Any] | None) -> str:
     start, hint = info.get("strong_start"), info.get("teacher_action")
     parts = [f"{hint}'s decision as one action"] if hint else []
     parts += [f"BC from {start}"] if start else []
+    parts += ["fine-tuned from an earlier agent"] if info.get("init_from") is not None else []
     return f"{cls} ({'; '.join(parts) or 'none'})"
 
 
@@ -407,8 +417,9 @@ _SUMMARY_NOTE = [
     "scorer and per-task retraining heads); these play any number of tenants, GPUs or "
     "servers "
     "([agents.md](agents.md#agents-of-any-size)); the strong start is behaviour cloning "
-    "from a baseline before PPO, where used. Training budget and wall time are those "
-    "recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
+    "from a baseline before PPO, where used, or the weights of an earlier agent "
+    "(`edgegym train --init-from`, fine-tuning). Training budget and wall time are those of "
+    "the run recorded in the shipped `config.yaml` (training on this 2-core machine, `nice`d, "
     "beside other jobs). An MLP agent plays the scenarios whose spaces match its training "
     "scenario (a transfer test); a per-tenant one every scenario whose configurations "
     "match, a pooled one any number of configurations too (missing ones read as pruned); "

@@ -131,7 +131,9 @@ def shipped_info(family: str) -> dict[str, Any] | None:
     Keys: ``path``, ``sha256``, ``algo``, ``scenario``, ``overrides``, ``seed``,
     ``timesteps``, ``wall_s``, ``n_envs``, ``hyperparams_file``, ``hyperparam_overrides``,
     ``net_arch``, ``size_bytes``, ``notes`` (from the ``shipped`` record that
-    ``python -m edgegym.agents.ship`` writes, else from the training runs).
+    ``python -m edgegym.agents.ship`` writes, else from the training runs) and
+    ``init_from`` (the steps of the model a fine-tuning run started from, ``None`` for a run
+    from scratch).
     """
     from edgegym.agents.policy import shipped_path
 
@@ -174,6 +176,7 @@ def shipped_info(family: str) -> dict[str, Any] | None:
             "policy_class": cfg.get("policy_class"),
             "strong_start": (cfg.get("bc") or {}).get("teacher"),
             "teacher_action": (hp.get("wrappers") or {}).get("teacher"),
+            "init_from": _init_steps(cfg.get("init_from")),
             "trained_on": [cfg.get("scenario")]
             + [
                 s if isinstance(s, str) else s.get("scenario")
@@ -182,6 +185,15 @@ def shipped_info(family: str) -> dict[str, Any] | None:
         }
     )
     return info
+
+
+def _init_steps(init: Any) -> int | None:
+    """Steps the model a fine-tuning run (``edgegym train --init-from``) started from had
+    trained, from its ``init_from`` record (0 where it is not recorded); ``None`` for none."""
+    if not isinstance(init, dict):
+        return None
+    steps = init.get("timesteps")
+    return int(steps) if isinstance(steps, int) and steps >= 0 else 0
 
 
 def _display_path(path: Path) -> str:
