@@ -96,6 +96,15 @@ class _Context:
         """The thief's gain over the best uniform exceeds ``bound`` at every sweep point."""
         return self.g["min"][gpus] > bound
 
+    def failing(self, key: str, holds: Any) -> str:
+        """The sweep points (g) where the claim measured as ``g[key]`` fails (``holds`` of a
+        point's value false), each with its value in points; empty where it holds at all."""
+        bad = {name: v for name, v in self.g[key].items() if not holds(v)}
+        if not bad:
+            return ""
+        points = "; ".join(f"{name}: {100 * v:+.1f}" for name, v in bad.items())
+        return f"fails at {len(bad)} of {len(self.g[key])} points of the sweep (g): {points}"
+
 
 def _claim(**kw: Any) -> Claim:
     return Claim(paper="ekya", **kw)
@@ -302,7 +311,8 @@ def _ablation_claim(ctx: _Context, b: dict) -> Claim:
     acc4 = b["acc"]
     err4 = ctx.fa[4]["exact estimates (error 0)"] - ctx.fa[4]["as in the scenario"]
     factor = acc4["thief"][4][0] - max(acc4["ekya-fixedres"][4][0], acc4[FIXEDCONFIG][4][0])
-    ok = factor > 0
+    swept = ctx.failing("ablation", lambda v: v > 0)
+    ok = factor > 0 and not swept
     return _claim(
         figure="Fig. 10a, §6.2 (arXiv Fig. 8)",
         claim="Both adaptive allocation and configuration selection contribute: Ekya beats "
@@ -313,9 +323,12 @@ def _ablation_claim(ctx: _Context, b: dict) -> Claim:
         edgegym_value=round(100 * factor, 1),
         role="held-out",
         holds=ok,
-        test="positive",
+        test="positive, and at every point of the sweep (g) (smallest "
+        f"{100 * min(ctx.g['ablation'].values()):+.1f})",
         why=""
         if ok
+        else swept
+        if factor > 0
         else f"measured (f, 4 GPUs): exact estimates raise the thief by {100 * err4:+.1f} "
         "points; configuration choice over noisy estimates picks inflated ones",
     )
@@ -352,7 +365,8 @@ def _noise_claim(ctx: _Context, e: dict) -> Claim:
     fa = ctx.fa
     exact, at20, drop = noise_drop(e)
     drop *= 100
-    ok = drop <= 3.0
+    swept = ctx.failing("noise_drop", lambda v: v <= 0.03)
+    ok = drop <= 3.0 and not swept
     return _claim(
         figure="Fig. 11b, §6.3",
         claim="With up to 20% error in the accuracy estimates Ekya's accuracy drops by at "
@@ -363,9 +377,12 @@ def _noise_claim(ctx: _Context, e: dict) -> Claim:
         edgegym_value=round(drop, 1),
         role="held-out",
         holds=ok,
-        test="at most 3 points",
+        test="at most 3 points, and at every point of the sweep (g) (largest "
+        f"{100 * max(ctx.g['noise_drop'].values()):.1f})",
         why=""
         if ok
+        else swept
+        if drop <= 3.0
         else f"measured (e, f; 4 GPUs): exact estimates {pct(exact)}%, the scenario's "
         f"5.8-point error {pct(fa[4]['as in the scenario'])}%, noise of std 20% "
         f"{pct(at20)}%, the best uniform variant (no estimates) "
@@ -379,7 +396,10 @@ def _table1_claims(t1: dict) -> list[Claim]:
     out = []
     for who, paper, rule in (("thief", 73.0, 4.0), ("uniform", 56.0, 1.0)):
         got = 100 * t1[who]
-        ok = abs(got - paper) <= rule
+        swept = {f: 100 * x[who] for f, x in t1["sweep"].items()}
+        bad = {f: v for f, v in swept.items() if abs(v - paper) > rule}
+        ok = abs(got - paper) <= rule and not bad
+        demands = ", ".join(f"x{float(f):g}: {v:.1f}" for f, v in swept.items())
         out.append(
             _claim(
                 figure="Fig. 4, §3.2",
@@ -392,8 +412,15 @@ def _table1_claims(t1: dict) -> list[Claim]:
                 edgegym_value=round(got, 1),
                 role="held-out",
                 holds=ok,
-                test=f"within {rule:g} point{'' if rule == 1 else 's'}",
-                why="" if ok else "see tests/envs/test_ekya_table1.py's hand computation",
+                test=f"within {rule:g} point{'' if rule == 1 else 's'}, also with the full-rate "
+                f"inference demand at the ends of the range Fig. 4 allows ({demands})",
+                why=""
+                if ok
+                else "with the full-rate inference demand (synthesised: the example gives none; "
+                "Fig. 4 allows 0.75-1.5 GPU) at "
+                + ", ".join(f"x{float(f):g} it is {v:.1f}" for f, v in bad.items())
+                if abs(got - paper) <= rule
+                else "see tests/envs/test_ekya_table1.py's hand computation",
             )
         )
     return out
@@ -415,8 +442,8 @@ def judge(
     """The paper's records of the claims table from this run's measurements (``seeds``: the
     episodes each point ran, as the metrics name them). ``why`` quotes the ablation (f), sweep
     (g) and search (h) sections' numbers. A claim that the thief beats the uniform baselines at
-    10 streams on 1 or 2 GPUs holds only if it also holds at every point of the
-    synthesised-input sweep (g)."""
+    10 streams on 1 or 2 GPUs, and the 4-GPU claims of Fig. 10a and Fig. 11b, hold only if they
+    also hold at every point of the synthesised-input sweep (g)."""
     ctx = _Context(b, f, g, h)
     return [
         *_calibration_claims(sc, c),
