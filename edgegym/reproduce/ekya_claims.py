@@ -325,9 +325,7 @@ def _ablation_claim(ctx: _Context, b: dict) -> Claim:
         holds=ok,
         test="positive, and at every point of the sweep (g) (smallest "
         f"{100 * min(ctx.g['ablation'].values()):+.1f})",
-        why=""
-        if ok
-        else swept
+        why=swept
         if factor > 0
         else f"measured (f, 4 GPUs): exact estimates raise the thief by {100 * err4:+.1f} "
         "points; configuration choice over noisy estimates picks inflated ones",
@@ -379,9 +377,7 @@ def _noise_claim(ctx: _Context, e: dict) -> Claim:
         holds=ok,
         test="at most 3 points, and at every point of the sweep (g) (largest "
         f"{100 * max(ctx.g['noise_drop'].values()):.1f})",
-        why=""
-        if ok
-        else swept
+        why=swept
         if drop <= 3.0
         else f"measured (e, f; 4 GPUs): exact estimates {pct(exact)}%, the scenario's "
         f"5.8-point error {pct(fa[4]['as in the scenario'])}%, noise of std 20% "
@@ -400,6 +396,13 @@ def _table1_claims(t1: dict) -> list[Claim]:
         bad = {f: v for f, v in swept.items() if abs(v - paper) > rule}
         ok = abs(got - paper) <= rule and not bad
         demands = ", ".join(f"x{float(f):g}: {v:.1f}" for f, v in swept.items())
+        why = (
+            "see tests/envs/test_ekya_table1.py's hand computation"
+            if abs(got - paper) > rule
+            else "with the full-rate inference demand (synthesised: the example gives none; "
+            "Fig. 4 allows 0.75-1.5 GPU) at "
+            + ", ".join(f"x{float(f):g} it is {v:.1f}" for f, v in bad.items())
+        )
         out.append(
             _claim(
                 figure="Fig. 4, §3.2",
@@ -414,13 +417,7 @@ def _table1_claims(t1: dict) -> list[Claim]:
                 holds=ok,
                 test=f"within {rule:g} point{'' if rule == 1 else 's'}, also with the full-rate "
                 f"inference demand at the ends of the range Fig. 4 allows ({demands})",
-                why=""
-                if ok
-                else "with the full-rate inference demand (synthesised: the example gives none; "
-                "Fig. 4 allows 0.75-1.5 GPU) at "
-                + ", ".join(f"x{float(f):g} it is {v:.1f}" for f, v in bad.items())
-                if abs(got - paper) <= rule
-                else "see tests/envs/test_ekya_table1.py's hand computation",
+                why="" if ok else why,
             )
         )
     return out
