@@ -132,20 +132,22 @@ def test_the_sweep_table_marks_the_inputs_the_simulators_setting_does_not_have()
     g = {
         "acc": {"as in the scenario": {1: point, 2: point}, "profiler x2": {1: point, 2: point}},
         "gain": {"as in the scenario": {1: 0.03, 2: 0.03}, "profiler x2": {1: 0.025, 2: -0.01}},
-        "gain_sim": {"as in the scenario": {1: 0.041, 2: 0.05}},
+        "gain_sim": {"as in the scenario": {1: 0.041, 2: 0.05, 8: 0.024}},
         "ablation": {"as in the scenario": 0.006, "profiler x2": -0.002},
         "noise_drop": {"as in the scenario": 0.017, "profiler x2": 0.031},
     }
     header, *rows = _rows(sweep_text(g))
-    assert header[-4:] == [
+    assert header[-5:] == [
         "gain 1 GPU, simulator's setting",
         "gain 2 GPUs, simulator's setting",
+        "gain 8 GPUs, simulator's setting",
         "Fig. 10a margin, 4 GPUs",
         "Fig. 11b drop, 4 GPUs",
     ]
     per_gpu = ["50.0", "47.0 (c2-90)", "46.0", "+3.0"]
-    assert rows[0] == ["as in the scenario", *per_gpu, *per_gpu, "+4.1", "+5.0", "+0.6", "1.7"]
-    assert rows[1][-5:] == ["-1.0", "-", "-", "-0.2", "3.1"]
+    sim = ["+4.1", "+5.0", "+2.4"]
+    assert rows[0] == ["as in the scenario", *per_gpu, *per_gpu, *sim, "+0.6", "1.7"]
+    assert rows[1][-6:] == ["-1.0", "-", "-", "-", "-0.2", "3.1"]
 
 
 def test_the_search_table_reads_each_search_against_its_inference_only_self() -> None:

@@ -48,8 +48,10 @@ judged in the setting of the authors' simulator, which produced that figure: the
 the measured profiles, with no micro-profiling, labelling delay or checkpoints (section b
 says where the released code sets each); the scenario's own setting stays beside it. (7)
 Fig. 10a's and Fig. 11b's claims (4 GPUs, the scenario's micro-profiler) are judged at every
-point of the synthesised-input sweep (g) as well, as the Fig. 6 and Fig. 8 claims already
-were: each holds only if it holds at all of them.
+point of the synthesised-input sweep (g) as well, as the Fig. 6 claims already were, and
+Fig. 8's margin at every point on each of its GPU counts (it was at 1 and 2 GPUs): each holds
+only if it holds at all of them. Fig. 4's claims on Table 1's example are judged also at the
+ends of the range of full-rate inference demands Fig. 4 allows.
 
 The thief treats a_MIN as a constraint (every stream keeps the inference share of a
 configuration that reaches a_MIN whenever the GPUs allow it) and keeps every retraining job in
@@ -181,8 +183,9 @@ come close to the best one, as in the three windows the authors measured), the
 configurations' jitter, the per-window data-volume and demand jitter (their distance from 1),
 the pruned fraction and the checkpoint interval; a scenario with explicit tables has only
 some of these, and only those are swept. The Fig. 6 and Fig. 8 claims are checked at every
-point, Fig. 8's in the authors' simulator's setting (the two "simulator's setting" columns;
-they show "-" for the micro-profiler's own inputs: that setting has no micro-profiler), and
+point, Fig. 8's in the authors' simulator's setting on each of its GPU counts (the
+"simulator's setting" columns; they show "-" for the micro-profiler's own inputs: that
+setting has no micro-profiler), and
 so are the two claims judged on 10 streams on 4 GPUs with the micro-profiler: Fig. 10a's
 margin of the thief over the better of Ekya-FixedRes and Ekya-FixedConfig (section c's rule)
 and Fig. 11b's drop from exact estimates to noise of std 20% (section e's). Not

@@ -139,10 +139,11 @@ def ablation_text(f: Mapping[str, Any]) -> str:
 
 def sweep_text(g: Mapping[str, Any]) -> str:
     """(g) Per swept input: the thief, the best uniform variant and no retraining on 1 and 2
-    GPUs, the thief's gain, that gain in the authors' simulator's setting ("-" where the
-    input is one of the micro-profiler's, which that setting does not have), and on 4 GPUs
-    Fig. 10a's margin and Fig. 11b's drop (points)."""
+    GPUs, the thief's gain, that gain in the authors' simulator's setting on each of Fig. 8's
+    GPU counts ("-" where the input is one of the micro-profiler's, which that setting does not
+    have), and on 4 GPUs Fig. 10a's margin and Fig. 11b's drop (points)."""
     gpus = list(g["gain"]["as in the scenario"])
+    sim_gpus = list(g["gain_sim"]["as in the scenario"])
     rows = []
     for name, by_g in g["acc"].items():
         row = [name]
@@ -155,7 +156,7 @@ def sweep_text(g: Mapping[str, Any]) -> str:
                 f"{100 * g['gain'][name][n]:+.1f}",
             ]
         sim = g["gain_sim"].get(name)
-        row += [f"{100 * sim[n]:+.1f}" if sim else "-" for n in gpus]
+        row += [f"{100 * sim[n]:+.1f}" if sim else "-" for n in sim_gpus]
         row += [f"{100 * g['ablation'][name]:+.1f}", f"{100 * g['noise_drop'][name]:.1f}"]
         rows.append(row)
     header = ["inputs"]
@@ -166,7 +167,7 @@ def sweep_text(g: Mapping[str, Any]) -> str:
             f"no retraining {_plural(n)}",
             f"gain {_plural(n)} (points)",
         ]
-    header += [f"gain {_plural(n)}, simulator's setting" for n in gpus]
+    header += [f"gain {_plural(n)}, simulator's setting" for n in sim_gpus]
     header += ["Fig. 10a margin, 4 GPUs", "Fig. 11b drop, 4 GPUs"]
     return table(header, rows)
 
