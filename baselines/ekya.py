@@ -132,6 +132,13 @@ class StreamEstimator:
         self.work = work  # (V, C) GPU-seconds left; inf = not available
         self.can_train = np.isfinite(work).any(axis=1)  # (V,)
         self.cache: dict[tuple[int, int, int], tuple[float, int, int]] = {}
+        # The parts of a score, each memoised on what it depends on (a search asks for many
+        # splits that share an inference share, a retraining share or their sum).
+        self._now: dict[tuple[int, int], tuple[int, float, bool]] = {}
+        self._after: dict[tuple[int, float], np.ndarray] = {}
+        self._jobs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, bool]] = {}
+        self._posts: dict[int, np.ndarray] = {}
+        self._reach: dict[tuple[int, bool], np.ndarray] = {}
         self.calls = 0  # scores asked for (the thief's work per decision, cached or not)
 
     def best(self, v: int, rq: int, iq: int) -> tuple[float, int, int]:
@@ -143,39 +150,81 @@ class StreamEstimator:
             return hit
         s = self.s
         share_i, share_r = iq * s.quantum, rq * s.quantum
-        needed = s.infer_share[v : v + 1]
-        icfg, f_now, ok_now = best_inference(
-            s.model_acc[v], needed, s.infer_factor, share_i, s.a_min
-        )
-        acc_now = float(s.model_acc[v] * f_now[0])
+        icfg, acc_now, ok_now = self._inference_now(v, iq)
         # An allocation whose inference cannot keep up at a_MIN is infeasible in PickConfigs;
         # it is scored with a penalty of 1 so that stealing moves away from it.
-        penalty = 0.0 if ok_now[0] else 1.0
-        result = (acc_now - penalty, -1, int(icfg[0]))
+        penalty = 0.0 if ok_now else 1.0
+        result = (acc_now - penalty, -1, icfg)
         t_left = s.time_left_s
         if rq > 0 and self.can_train[v] and t_left > 0:
-            dur, ok = self._job_time(v, rq)
-            if ok.any():
+            dur, ok, any_ok = self._job_row(v, rq)
+            if any_ok:
                 post = self._post(v)
-                _, f_after, _ = best_inference(
-                    post,
-                    np.broadcast_to(needed, (self.post.shape[1], needed.shape[1])),
-                    s.infer_factor,
-                    share_i + share_r,
-                    s.a_min,
-                )
+                f_after = self._after_job(v, share_i + share_r)
                 est = _window_accuracy(dur, ok, acc_now, post, f_after, t_left)
                 c = int(np.argmax(est))
                 # A job in flight is carried whenever it has a share (the engine keeps its
                 # configuration; dropping it from the allocation would only stall it).
                 if est[c] > acc_now or self.running[v]:
-                    result = (float(est[c]) - penalty, c, int(icfg[0]))
+                    result = (float(est[c]) - penalty, c, icfg)
             elif self.running[v]:
                 # It cannot finish at this share: it progresses, but gains nothing in the
                 # window unless a later decision gives it more.
-                result = (acc_now - penalty, int(s.job_cfg[v]), int(icfg[0]))
+                result = (acc_now - penalty, int(s.job_cfg[v]), icfg)
         self.cache[key] = result
         return result
+
+    def _inference_now(self, v: int, iq: int) -> tuple[int, float, bool]:
+        """PickConfigs' inference configuration of stream ``v`` on ``iq`` quanta with the
+        deployed model, the accuracy it delivers, and whether one qualifies."""
+        hit = self._now.get((v, iq))
+        if hit is None:
+            cfg, f, ok = self._pick(v, iq * self.s.quantum, self._reaches_a_min(v, False))
+            hit = self._now[v, iq] = (int(cfg), float(self.s.model_acc[v] * f), bool(ok))
+        return hit
+
+    def _job_row(self, v: int, rq: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """:meth:`_job_time` of stream ``v`` at ``rq`` quanta, and whether any configuration
+        finishes in time. One share at a time: an array of shares can round the share curve's
+        power differently in the last bit."""
+        hit = self._jobs.get((v, rq))
+        if hit is None:
+            dur, ok = self._job_time(v, rq)
+            hit = self._jobs[v, rq] = (dur, ok, bool(ok.any()))
+        return hit
+
+    def _after_job(self, v: int, share: float) -> np.ndarray:
+        """(C,) the delivered factor of stream ``v``'s inference on ``share`` GPUs after each
+        configuration's job (PickConfigs with the model it leaves)."""
+        hit = self._after.get((v, share))
+        if hit is None:
+            hit = self._after[v, share] = self._pick(v, share, self._reaches_a_min(v, True))[1]
+        return hit
+
+    def _pick(
+        self, v: int, share: float, reaches: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`best_inference` for stream ``v`` on ``share`` GPUs with one model (``reaches``
+        (L,)) or one per retraining configuration ((C, L)): the share a configuration needs and
+        what it delivers are the stream's whichever model serves, so they are computed once
+        (the same operations, so the same numbers)."""
+        s = self.s
+        needed = s.infer_share[v]
+        delivered = s.infer_factor * np.minimum(1.0, share / np.maximum(needed, 1e-12))
+        fits = (needed <= share + 1e-9) & reaches
+        cfg = np.argmax(np.where(fits, s.infer_factor + 2.0, delivered), axis=-1)
+        return cfg, delivered[cfg], fits.any(axis=-1)
+
+    def _reaches_a_min(self, v: int, retrained: bool) -> np.ndarray:
+        """Whether each inference configuration of stream ``v`` reaches a_MIN with the
+        deployed model ((L,)) or with the model each configuration's job leaves ((C, L),
+        :meth:`_post`)."""
+        hit = self._reach.get((v, retrained))
+        if hit is None:
+            s = self.s
+            acc = self._post(v)[:, None] if retrained else s.model_acc[v]
+            hit = self._reach[v, retrained] = acc * s.infer_factor >= s.a_min
+        return hit
 
     def _job_time(self, v: int, rq: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(C,) seconds each configuration's job of stream ``v`` takes at ``rq`` quanta (the
@@ -191,7 +240,10 @@ class StreamEstimator:
     def _post(self, v: int) -> np.ndarray:
         """(C,) stream ``v``'s accuracy after each configuration's job: the retrained model is
         served only where it beats the deployed one."""
-        return np.maximum(self.post[v], self.s.model_acc[v])
+        hit = self._posts.get(v)
+        if hit is None:
+            hit = self._posts[v] = np.maximum(self.post[v], self.s.model_acc[v])
+        return hit
 
     def grid(self, v: int, n_quanta: int) -> np.ndarray:
         """:meth:`best`'s score of stream ``v`` for every split at once: ``out[rq, iq]`` for
