@@ -281,19 +281,51 @@ def test_table1_demands_keep_fig4s_accuracy_at_the_uniform_share(factor: float) 
 @pytest.mark.parametrize(("thief_at_1_5", "holds"), [(0.71, True), (0.52, False)])
 def test_fig4_claims_hold_only_at_every_demand_fig4_allows(thief_at_1_5, holds) -> None:
     """The thief's 73% is judged with the scenario's full-rate demand and at the ends of the
-    range Fig. 4 allows; a point outside the rule fails the claim and is named."""
+    range Fig. 4 allows; a point outside the rule fails the claim and is named (a saved run
+    from before the drift points names its demand points by their factor alone)."""
     from edgegym.reproduce.ekya_claims import _table1_claims
 
     t1 = {
         "thief": 0.705,
         "uniform": 0.552,
         "sweep": {
-            0.8: {"thief": 0.754, "uniform": 0.552},
-            1.5: {"thief": thief_at_1_5, "uniform": 0.552},
+            "0.8": {"thief": 0.754, "uniform": 0.552},
+            "1.5": {"thief": thief_at_1_5, "uniform": 0.552},
         },
     }
     thief, uniform = _table1_claims(t1)
-    assert uniform.holds and "x0.8: 55.2, x1.5: 55.2" in uniform.test
+    assert uniform.holds and "demand x0.8: 55.2, demand x1.5: 55.2" in uniform.test
+    assert "drift" not in uniform.test  # this run has no drift points
     assert thief.holds is holds and thief.edgegym_value == 70.5
     if not holds:
-        assert "at x1.5 it is 52.0" in thief.why and "x0.8" not in thief.why
+        assert thief.why.startswith("it is 52.0 at demand x1.5; demand: the full-rate")
+        assert "x0.8" not in thief.why and "drift" not in thief.why
+
+
+def test_fig4_claims_fail_at_a_drift_point_and_name_it() -> None:
+    """The drift between the two windows is swept too: a claim that holds at every demand but
+    not at a drift point fails, and its reason names that point and that input only."""
+    from edgegym.reproduce.ekya_claims import _table1_claims
+
+    t1 = {"thief": 0.705, "uniform": 0.552, "sweep": {}}
+    for label, _ in ekya_inputs.table1_variants(load("ekya-table1")).items():
+        t1["sweep"][label] = {"thief": 0.70, "uniform": 0.552}
+    t1["sweep"]["drift 16 points"]["uniform"] = 0.495
+    thief, uniform = _table1_claims(t1)
+    assert thief.holds and not uniform.holds
+    assert "drift 4 points: 55.2, drift 16 points: 49.5" in uniform.test
+    assert uniform.why.startswith("it is 49.5 at drift 16 points; drift: the accuracy")
+    assert "demand" not in uniform.why
+
+
+def test_table1_drifts_are_the_default_scenarios_range() -> None:
+    """Fig. 4's example is judged at the ends of the range ekya-cityscapes draws the drift
+    between windows from; the two stay equal, and each point sets that drift alone."""
+    assert list(ekya_inputs.TABLE1_DRIFTS) == load("ekya-cityscapes")["drift"]["drift"]
+    table1 = load("ekya-table1")
+    variants = ekya_inputs.table1_variants(table1)
+    assert list(variants) == ["demand x0.8", "demand x1.5", "drift 4 points", "drift 16 points"]
+    for d in ekya_inputs.TABLE1_DRIFTS:
+        changed = load("ekya-table1", **variants[f"drift {100 * d:g} points"])
+        assert changed["drift"]["drift"] == d
+        assert all(changed[k] == table1[k] for k in table1.data if k != "drift")
