@@ -16,8 +16,8 @@ micro-profiler's mechanics, one at a time; (g) the synthesised inputs swept (x0.
 claim judged on the scenario (Fig. 6, 8, 10a, 11b) holds only if it holds across the sweep, and
 Fig. 4's claims on ``ekya-table1`` are judged also at ``table1_variants``; (h)
 the thief's steals against the exact search of its objective, each with and without
-retraining (:data:`SEARCH`). It ends by writing the paper's records of
-``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
+retraining (:data:`SEARCH`); then Table 1's worked example (Fig. 4). It ends by writing the
+paper's records of ``<out>/claims.json`` (:mod:`edgegym.reproduce.claims`).
 
 Each scheduler runs in the setup the paper evaluates it in (:func:`edgegym.evaluate`'s
 default, :meth:`edgegym.baselines.Policy.paper_setup`): the uniform baselines and
@@ -671,6 +671,7 @@ def _report(
         f_text=texts["f"],
         g_text=texts["g"],
         h_text=texts["h"],
+        t1_text=texts["t1"],
         below_a_min=table(
             ["scheduler", "worst episode: stream-time below a_MIN (%)"],
             [

@@ -215,6 +215,17 @@ shows how much a better search of the same objective gains over the steals, and 
 split of the window can gain from retraining here.
 
 {h_text}
+
+## Table 1's worked example (Fig. 4)
+
+`ekya-table1` takes every number from Table 1 (3 GPUs, videos A and B, two 120 s windows,
+their configurations' end accuracies and GPU-seconds, a_MIN 40%). Its two synthesised inputs
+are judged at the ends of their ranges: the share a full-rate stream needs (1 GPU; Fig. 4
+allows 0.75-1.5), and the accuracy each model loses when window 2 starts (none; the range
+`ekya-cityscapes` draws it from is 4-16 points). The example draws nothing, so one episode
+per point. Window-averaged accuracy, %:
+
+{t1_text}
 """
 
 __all__ = ["REPORT"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from edgegym.reproduce.ekya_claims import UNIFORMS, gain_over_each, pct, search_worth
 from edgegym.reproduce.ekya_figures import LABELS
+from edgegym.reproduce.ekya_inputs import table1_label
 
 #: Table 2 (Table 3 in the arXiv version): the streams each scheduler keeps at accuracy >= 0.75
 #: on 1 and 2 GPUs.
@@ -202,10 +203,22 @@ def search_text(h: Mapping[str, Any], g: Mapping[str, Any]) -> str:
     )
 
 
+def table1_text(t1: Mapping[str, Any]) -> str:
+    """Fig. 4 / Table 1: the uniform scheduler and the thief on ``ekya-table1`` as given and at
+    each point of its sweep, the paper's averages last."""
+    rows = [("the scenario as given", t1)]
+    rows += [(table1_label(k), x) for k, x in t1["sweep"].items()]
+    return table(
+        ["point", "uniform (Cfg 1, 50%)", "thief (Delta 0.05)"],
+        [[k, pct(x["uniform"]), pct(x["thief"])] for k, x in rows]
+        + [["paper (Fig. 4)", "56", "73"]],
+    )
+
+
 def section_texts(sections: Mapping[str, Any]) -> dict[str, str]:
     """Every section's table from the sections' measurements (:mod:`edgegym.reproduce.ekya`'s
     ``_sections``), keyed as the report's fields: ``a``, ``b``, ``b_sim``, ``d``, ``e``,
-    ``f``, ``g``, ``h``.
+    ``f``, ``g``, ``h``, ``t1``.
 
     Raises:
         KeyError, TypeError: ``sections`` lacks a number a table shows (a saved run of another
@@ -221,4 +234,5 @@ def section_texts(sections: Mapping[str, Any]) -> dict[str, str]:
         "f": ablation_text(f),
         "g": sweep_text(g),
         "h": search_text(h, g),
+        "t1": table1_text(sections["t1"]),
     }
