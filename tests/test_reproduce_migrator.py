@@ -11,7 +11,7 @@ import pytest
 
 from edgegym.baselines.mig import MPS_SHARES
 from edgegym.journal import job_key
-from edgegym.reproduce import migrator, migrator_claims, migrator_report
+from edgegym.reproduce import migrator, migrator_claims, migrator_report, migrator_workloads
 from edgegym.reproduce.claims import load
 
 SAVED = Path(__file__).resolve().parents[1] / "docs" / "reproduction" / "migrator-runs.json"
@@ -195,3 +195,24 @@ def test_the_slo_and_ceiling_sweeps_rewrite_only_their_own_field() -> None:
         for ov in ({}, {"tenants": tight})
     ]
     assert np.all(one_gpc[0] > 0) and np.all(one_gpc[1] == 0)
+
+
+@pytest.mark.parametrize("library_x", [1.0, *migrator_workloads.OVERHEAD_SPLIT_SWEEP])
+def test_the_overhead_split_points_keep_a_new_placements_cost(library_x: float) -> None:
+    """The robustness sweep moves Fig. 5's synthesised split, not its calibrated total: an
+    instance built anew costs what it did, one handed to another task pays the scaled library
+    load, a task that only gives instances up the scaled destruction; x1 is the scenario."""
+    from edgegym.families.mig.params import MIGSpec
+    from edgegym.scenarios import load as load_scenario
+
+    base = MIGSpec.from_scenario(load_scenario("migrator-w1"))
+    ov = migrator_workloads.overhead_split(library_x)
+    spec = MIGSpec.from_scenario(load_scenario("migrator-w1", **ov))
+    np.testing.assert_allclose(spec.overhead_new_s, base.overhead_new_s)
+    np.testing.assert_allclose(
+        spec.overhead_reload_s - base.overhead_reload_s, 2.0 * (library_x - 1.0)
+    )
+    assert spec.destroy_s == pytest.approx(0.5 * (4.0 - 2.0 * library_x) / 2.0)
+    assert ov["overhead.create_s"] == pytest.approx(3 * ov["overhead.destroy_s"])
+    with pytest.raises(ValueError, match="no creation time"):
+        migrator_workloads.overhead_split(2.0)

@@ -5,7 +5,13 @@ the report (:mod:`edgegym.reproduce.migrator_report`) read them here."""
 
 from __future__ import annotations
 
-from edgegym.reproduce.migrator_workloads import CEILING_ERROR_SWEEP, SLO_SWEEP, WORKLOADS
+from edgegym.reproduce.migrator_workloads import (
+    CEILING_ERROR_SWEEP,
+    OVERHEAD_SPLIT_SWEEP,
+    SLO_SWEEP,
+    WORKLOADS,
+    overhead_split,
+)
 
 PROG = "python -m edgegym.reproduce.migrator"
 #: Episodes per (workload, policy) cell of a full run. Two: with one, two verdicts at the edge
@@ -46,7 +52,9 @@ STATIC_PARIS = "paris:static=true"
 #: papers' simulators scale a share): under MPS on an H200 ViT-B/16 and ResNet50 measured 0.62x
 #: and 0.45x the catalogue's at batch 1 (docs/real-gpu.md), MIG instances of an A100 likely more.
 #: ``slo_x`` scales every model's synthesised SLO and ``ceiling_error_x`` the error its
-#: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither.
+#: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither. The
+#: ``overhead split`` points move Fig. 5's synthesised components with their calibrated total
+#: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`).
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
     "load x2": {"load_x": 2.0},
@@ -61,6 +69,7 @@ SWEEPS: dict[str, dict[str, float]] = {
     "MPS shares 21": {"mps.shares": 21},
     **{f"SLO x{k:g}": {"slo_x": k} for k in SLO_SWEEP},
     **{f"ceiling error x{k:g}": {"ceiling_error_x": k} for k in CEILING_ERROR_SWEEP},
+    **{f"library load x{k:g}": overhead_split(k) for k in OVERHEAD_SPLIT_SWEEP},
 }
 #: Sweep points that rerun every policy (the others rerun only :data:`MPS_POLICIES`).
 ALL_POLICY_SWEEPS = (
@@ -72,6 +81,7 @@ ALL_POLICY_SWEEPS = (
     "share exponent linear",
     *(f"SLO x{k:g}" for k in SLO_SWEEP),
     *(f"ceiling error x{k:g}" for k in CEILING_ERROR_SWEEP),
+    *(f"library load x{k:g}" for k in OVERHEAD_SPLIT_SWEEP),
 )
 #: Sweep points of the batch-4 claim (Fig. 9) and of the basis claims (Fig. 10, on
 #: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level and
