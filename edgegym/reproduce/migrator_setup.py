@@ -53,7 +53,7 @@ STATIC_PARIS = "paris:static=true"
 #: and 0.45x the catalogue's at batch 1 (docs/real-gpu.md), MIG instances of an A100 likely more.
 #: ``slo_x`` scales every model's synthesised SLO and ``ceiling_error_x`` the error its
 #: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither. The
-#: ``overhead split`` points move Fig. 5's synthesised components with their calibrated total
+#: ``library load`` points move Fig. 5's synthesised components with their calibrated total
 #: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`).
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
