@@ -63,7 +63,7 @@ def best_inference(
     factor: np.ndarray,
     share: float | np.ndarray,
     a_min: float,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PickConfigs' inference rule, vectorised over streams.
 
     Among configurations that keep up within ``share`` and reach ``a_min``, the most accurate;
@@ -83,12 +83,23 @@ def best_inference(
     needed = np.atleast_2d(needed)
     share = np.broadcast_to(np.asarray(share, dtype=float), needed.shape[:1])[:, None]
     acc = np.broadcast_to(np.asarray(model_acc, dtype=float), needed.shape[:1])[:, None]
-    kept = np.minimum(1.0, share / np.maximum(needed, 1e-12))  # (V, L)
-    delivered = factor[None, :] * kept
-    fits = (needed <= share + 1e-9) & (acc * factor[None, :] >= a_min)
-    score = np.where(fits, factor[None, :] + 2.0, delivered)  # qualifying configs first
-    cfg = np.argmax(score, axis=1)
-    return cfg, delivered[np.arange(cfg.shape[0]), cfg], fits.any(axis=1)
+    return pick_inference(needed, factor, share, acc * factor[None, :] >= a_min)
+
+
+def pick_inference(
+    needed: np.ndarray, factor: np.ndarray, share: float | np.ndarray, reaches: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PickConfigs' choice over the last axis (:func:`best_inference`'s rule): ``needed`` and
+    ``factor`` (..., L), ``share`` broadcast against them, ``reaches`` (..., L) whether each
+    configuration reaches a_MIN with the model that serves. Returns ``(config, delivered
+    factor, qualified)`` over the leading axes of ``reaches``."""
+    delivered = factor * np.minimum(1.0, share / np.maximum(needed, 1e-12))
+    fits = (needed <= share + 1e-9) & reaches
+    cfg = np.argmax(np.where(fits, factor + 2.0, delivered), axis=-1)  # qualifying ones first
+    if delivered.ndim == 1:  # one stream: its factors serve every model in ``reaches``
+        return cfg, delivered[cfg], fits.any(axis=-1)
+    chosen = np.take_along_axis(delivered, cfg[..., None], axis=-1)[..., 0]
+    return cfg, chosen, fits.any(axis=-1)
 
 
 class StreamEstimator:
@@ -206,14 +217,8 @@ class StreamEstimator:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`best_inference` for stream ``v`` on ``share`` GPUs with one model (``reaches``
         (L,)) or one per retraining configuration ((C, L)): the share a configuration needs and
-        what it delivers are the stream's whichever model serves, so they are computed once
-        (the same operations, so the same numbers)."""
-        s = self.s
-        needed = s.infer_share[v]
-        delivered = s.infer_factor * np.minimum(1.0, share / np.maximum(needed, 1e-12))
-        fits = (needed <= share + 1e-9) & reaches
-        cfg = np.argmax(np.where(fits, s.infer_factor + 2.0, delivered), axis=-1)
-        return cfg, delivered[cfg], fits.any(axis=-1)
+        what it delivers are the stream's whichever model serves, so they are computed once."""
+        return pick_inference(self.s.infer_share[v], self.s.infer_factor, share, reaches)
 
     def _reaches_a_min(self, v: int, retrained: bool) -> np.ndarray:
         """Whether each inference configuration of stream ``v`` reaches a_MIN with the
