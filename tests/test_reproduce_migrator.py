@@ -216,3 +216,57 @@ def test_the_overhead_split_points_keep_a_new_placements_cost(library_x: float) 
     assert ov["overhead.create_s"] == pytest.approx(3 * ov["overhead.destroy_s"])
     with pytest.raises(ValueError, match="no creation time"):
         migrator_workloads.overhead_split(2.0)
+
+
+def test_the_accuracy_model_points_scale_its_synthesised_numbers_only() -> None:
+    """``class difficulty`` scales every dataset's accuracy lost per doubling of the classes,
+    so the retrained targets fall by that factor times the known answer
+    ``difficulty * log2(classes / pretrain)``; ``retraining data`` scales NC-CORe50's frames
+    and NC-20-Newsgroups' epochs, so those tenants' jobs cost that factor more, while
+    NC-CIFAR-10's (the fitted ``retrain_scale``'s dataset) and every accuracy stay."""
+    from edgegym.families.mig.datasets import NC_DATASETS
+    from edgegym.families.mig.params import MIGSpec
+    from edgegym.reproduce.migrator_setup import ALL_POLICY_SWEEPS, SWEEPS
+    from edgegym.scenarios import load as load_scenario
+
+    for name in ("class difficulty x0.5", "class difficulty x2", "retraining data x2"):
+        assert name in SWEEPS and name in ALL_POLICY_SWEEPS
+
+    def profile(key: str, point: str | None = None):
+        ov = migrator.scenario_overrides(key, "migrator", SWEEPS[point] if point else {})
+        return MIGSpec.from_scenario(load_scenario(f"migrator-{key}", **ov)).profile()
+
+    # W3: ViT and ConvNeXt on NC-CIFAR-10; W13: ViT and ResNet50 on NC-CORe50; W1: Bert on
+    # NC-20-Newsgroups beside ViT on NC-CIFAR-10.
+    for key, data in (("w3", "nc-cifar10"), ("w13", "nc-core50")):
+        ds = NC_DATASETS[data]
+        base, hard = profile(key), profile(key, "class difficulty x2")
+        windows = base.post_acc.shape[1]
+        drop = ds.difficulty * np.log2(ds.classes() / ds.pretrain_classes)[:windows]
+        # data_fraction 1: the post-retraining accuracy is the target itself
+        np.testing.assert_allclose(base.post_acc[..., 0] - hard.post_acc[..., 0], [drop, drop])
+        np.testing.assert_array_equal(hard.gpu_seconds, base.gpu_seconds)
+
+    base, more = profile("w13"), profile("w13", "retraining data x2")
+    np.testing.assert_allclose(more.gpu_seconds, 2 * base.gpu_seconds)
+    np.testing.assert_array_equal(more.post_acc, base.post_acc)
+    base, less = profile("w1"), profile("w1", "retraining data x0.5")
+    np.testing.assert_allclose(less.gpu_seconds[0], 0.5 * base.gpu_seconds[0])  # Bert, epochs
+    np.testing.assert_array_equal(less.gpu_seconds[1], base.gpu_seconds[1])  # ViT, NC-CIFAR-10
+
+
+def test_a_scenarios_datasets_section_is_checked() -> None:
+    """``datasets`` keys are the bundled datasets and its fields are ranged: a typo or a bad
+    value is one line naming the field."""
+    from edgegym.scenarios import ScenarioError
+    from edgegym.scenarios import load as load_scenario
+
+    for key, value, words in (
+        ("datasets.nc-cifar100.difficulty", 0.1, "datasets.nc-cifar100"),
+        ("datasets.nc-cifar10.epoch", 2, "epoch"),
+        ("datasets.nc-cifar10.difficulty", -0.1, "difficulty"),
+        ("datasets.nc-core50.samples_per_class", 0, "samples_per_class"),
+        ("datasets.nc-20news.epochs", ".nan", "epochs"),
+    ):
+        with pytest.raises(ScenarioError, match=words):
+            load_scenario("migrator-w1", **{key: value})

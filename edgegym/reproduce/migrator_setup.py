@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from edgegym.reproduce.migrator_workloads import (
     CEILING_ERROR_SWEEP,
+    DATA_SWEEP,
+    DIFFICULTY_SWEEP,
     OVERHEAD_SPLIT_SWEEP,
     SLO_SWEEP,
     WORKLOADS,
+    dataset_overrides,
     overhead_split,
 )
 
@@ -54,7 +57,9 @@ STATIC_PARIS = "paris:static=true"
 #: ``slo_x`` scales every model's synthesised SLO and ``ceiling_error_x`` the error its
 #: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither. The
 #: ``library load`` points move Fig. 5's synthesised components with their calibrated total
-#: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`).
+#: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`). The ``class difficulty``
+#: and ``retraining data`` points scale the new-class accuracy model's synthesised numbers
+#: (:func:`~edgegym.reproduce.migrator_workloads.dataset_overrides`).
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
     "load x2": {"load_x": 2.0},
@@ -70,6 +75,8 @@ SWEEPS: dict[str, dict[str, float]] = {
     **{f"SLO x{k:g}": {"slo_x": k} for k in SLO_SWEEP},
     **{f"ceiling error x{k:g}": {"ceiling_error_x": k} for k in CEILING_ERROR_SWEEP},
     **{f"library load x{k:g}": overhead_split(k) for k in OVERHEAD_SPLIT_SWEEP},
+    **{f"class difficulty x{k:g}": dataset_overrides(difficulty_x=k) for k in DIFFICULTY_SWEEP},
+    **{f"retraining data x{k:g}": dataset_overrides(data_x=k) for k in DATA_SWEEP},
 }
 #: Sweep points that rerun every policy (the others rerun only :data:`MPS_POLICIES`).
 ALL_POLICY_SWEEPS = (
@@ -82,6 +89,8 @@ ALL_POLICY_SWEEPS = (
     *(f"SLO x{k:g}" for k in SLO_SWEEP),
     *(f"ceiling error x{k:g}" for k in CEILING_ERROR_SWEEP),
     *(f"library load x{k:g}" for k in OVERHEAD_SPLIT_SWEEP),
+    *(f"class difficulty x{k:g}" for k in DIFFICULTY_SWEEP),
+    *(f"retraining data x{k:g}" for k in DATA_SWEEP),
 )
 #: Sweep points of the batch-4 claim (Fig. 9) and of the basis claims (Fig. 10, on
 #: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level and

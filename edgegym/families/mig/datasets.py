@@ -24,6 +24,9 @@ here is synthesised from them (and says so in every scenario that uses it):
   the window's data it reaches ``pre + (target - pre) * (1 - e^{-3f}) / (1 - e^{-3})``.
 * A model that has never been retrained knows only the pre-training classes:
   ``ceiling * pretrain / classes_k`` (the floor the deployed accuracy never drops below).
+* A scenario's ``datasets`` section replaces a dataset's synthesised numbers
+  (:func:`dataset_with`: ``samples_per_class``, ``epochs``, ``difficulty``); the MIGRator
+  reproduction sweeps them.
 * Retraining cost follows MIGRator's estimate (§4.1.2): three times the inference time of the
   same data on the same resources, with inference at a batch of 32 on the full GPU, times the
   epochs, times a scenario's ``retrain_scale`` (the bundled MIGRator scenarios fit it to the
@@ -34,7 +37,7 @@ here is synthesised from them (and says so in every scenario that uses it):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,8 +45,10 @@ from edgegym.workload.continual import ContinualProfile
 from edgegym.workload.models import ModelProfile
 
 __all__ = [
+    "DATASET_FIELDS",
     "NC_DATASETS",
     "NCDataset",
+    "dataset_with",
     "get_dataset",
     "nc_profile",
     "post_accuracy",
@@ -65,7 +70,7 @@ class NCDataset:
         classes_per_window: Classes each window introduces.
         samples_per_class: Training samples of one new class used in a window (synthesised
             where the paper does not say; see ``source``).
-        epochs: Training epochs per window.
+        epochs: Training epochs (passes over the window's data) per window.
         difficulty: Accuracy lost per doubling of the number of classes.
         source: Where the numbers come from.
     """
@@ -76,7 +81,7 @@ class NCDataset:
     pretrain_classes: int
     classes_per_window: int
     samples_per_class: int
-    epochs: int
+    epochs: float
     difficulty: float
     source: str
 
@@ -148,6 +153,27 @@ def get_dataset(name: str) -> NCDataset:
         raise KeyError(
             f"unknown continual-learning dataset {name!r}; valid: {', '.join(NC_DATASETS)}"
         ) from None
+
+
+#: The fields of a dataset a scenario's ``datasets`` section may replace: the synthesised ones
+#: (NC-CORe50's frames per object, NC-20-Newsgroups' epochs, every dataset's difficulty).
+DATASET_FIELDS = ("samples_per_class", "epochs", "difficulty")
+
+
+def dataset_with(name: str, fields: dict[str, float] | None = None) -> NCDataset:
+    """The bundled dataset ``name`` with the fields a scenario's ``datasets`` section sets
+    replaced (``None`` values and a missing mapping keep the bundled numbers)."""
+    dataset = get_dataset(name)
+    given = {k: v for k, v in (fields or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(DATASET_FIELDS))
+    if unknown:
+        raise KeyError(f"unknown dataset field(s) {unknown}; valid: {', '.join(DATASET_FIELDS)}")
+    if not given:
+        return dataset
+    if "samples_per_class" in given:
+        given["samples_per_class"] = int(given["samples_per_class"])
+    note = f"scenario datasets.{name} ({', '.join(sorted(given))}); the rest: {dataset.source}"
+    return replace(dataset, **given, source=note)
 
 
 def post_accuracy(pre: np.ndarray, target: np.ndarray, data_fraction: float) -> np.ndarray:

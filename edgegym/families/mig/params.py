@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from edgegym.families.mig.datasets import NCDataset, get_dataset, nc_profile
+from edgegym.families.mig.datasets import NCDataset, dataset_with, nc_profile
 from edgegym.families.mig.reward import term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mig import MIG_MEMORY_SLICES, get_mig_profiles
@@ -100,7 +100,8 @@ class MIGSpec:
         units = int(sc["mps"]["shares"])
         cat = share_catalogue(gpu.name, m, units) if units else catalogue(gpu.name, m)
         models = tuple(model_with(t["model"], t.get("profile")) for t in tenants)
-        datasets = tuple(get_dataset(t["dataset"]) for t in tenants)
+        given = sc.get("datasets") or {}
+        datasets = tuple(dataset_with(t["dataset"], given.get(t["dataset"])) for t in tenants)
         base = Path(sc.source).parent
         arrivals = tuple(make_arrival(t["arrival"], base) for t in tenants)
         batch = int(sc["batch"])

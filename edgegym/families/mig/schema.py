@@ -117,11 +117,23 @@ class MIGTenant(Record):
     profile: ModelOverride | None = None  # measured numbers replacing the catalogue's
 
 
+class NCDatasetOverride(Record):
+    """One entry of a MIG scenario's ``datasets`` (dataset name -> numbers replacing the bundled
+    dataset's, :func:`edgegym.families.mig.datasets.dataset_with`): the frames or documents
+    per class a window trains on, the epochs (passes over them; fractional allowed) and the
+    accuracy lost per doubling of the classes. Every field is optional; a missing one keeps
+    the bundled number."""
+
+    samples_per_class: Annotated[int, Range(1, 10**6)] | None = None
+    epochs: Annotated[float, Range(0.0, 1000.0, lo_open=True)] | None = None
+    difficulty: Annotated[float, Range(0.0, 1.0)] | None = None
+
+
 class MIGScenario(ScenarioModel):
     """A scenario of the MIG family (``edgegym/MIGReconfig-v0``, MIGRator)."""
 
     SECTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"hardware", "overhead", "mps", "objective", "tenants"}
+        {"hardware", "overhead", "mps", "objective", "datasets", "tenants"}
     )
 
     family: Literal["mig"]
@@ -136,6 +148,7 @@ class MIGScenario(ScenarioModel):
     overhead: MIGOverhead = Field(default_factory=MIGOverhead)
     mps: MIGMPS = Field(default_factory=MIGMPS)
     objective: MIGObjective = Field(default_factory=MIGObjective)
+    datasets: dict[Dataset, NCDatasetOverride] = Field(default_factory=dict)
     tenants: Annotated[list[MIGTenant], Len(1, 4)]
 
     @model_validator(mode="after")
