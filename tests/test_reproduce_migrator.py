@@ -270,3 +270,41 @@ def test_a_scenarios_datasets_section_is_checked() -> None:
     ):
         with pytest.raises(ScenarioError, match=words):
             load_scenario("migrator-w1", **{key: value})
+
+
+def test_a_near_miss_names_each_seeds_episode() -> None:
+    """The batch-4 claim's losses give MIGRator minus the winner in each seed's episode, and
+    the basis claim the best basis in each seed's episodes: a verdict the seeds disagree on is
+    within the episodes' noise (hand-built rows: W1 lost in seed 0 only, bases split)."""
+    workloads = ["w1", "w2"]
+    rows = []
+    for seed, (mig_w1, ekya_w1) in enumerate(((0.50, 0.60), (0.58, 0.56))):
+        for policy in migrator_claims.POLICIES:
+            for w in workloads:
+                value = {"migrator": mig_w1, "ekya-mig": ekya_w1}.get(policy, 0.1)
+                value = value if w == "w1" else (0.9 if policy == "migrator" else 0.2)
+                rows.append({"policy": policy, "workload": w, "seed": seed, "goodput": value})
+    tab = migrator_claims._table(rows, "goodput", migrator_claims.POLICIES, workloads)
+    seeds = migrator_claims._by_seed(rows, "goodput", migrator_claims.POLICIES, workloads)
+    text = migrator_claims._losses(tab, workloads, seeds)
+    assert (
+        text == "MIGRator is not highest in W1 (Ekya 58.0 vs 54.0; per seed -10.00 / +2.00 points)"
+    )
+    assert "per seed" not in migrator_claims._losses(tab, workloads)
+
+    basis_rows = [
+        {
+            "policy": "migrator",
+            "workload": w,
+            "seed": seed,
+            "goodput": g,
+            "overrides": {"basis_s": b},
+        }
+        for w in workloads
+        for seed, best in ((0, 0.5), (1, 3.0))
+        for b, g in ((0.5, 0.7), (1.0, 0.6), (3.0, 0.65))
+        for g in [0.8 if b == best else g]
+    ]
+    assert migrator_claims._basis_best_by_seed(basis_rows, workloads) == {0: 0.5, 1: 3.0}
+    assert migrator_claims._seed_bases({0: 0.5, 1: 3.0}) == " (per seed: 0.5 s, 3 s)"
+    assert migrator_claims._seed_bases({0: 0.5}) == ""

@@ -52,6 +52,25 @@ def bases(basis_rows) -> list[float]:
     return sorted({r["overrides"]["basis_s"] for r in basis_rows})
 
 
+def _by_seed(rows, metric: str, policies, workloads) -> dict[str, dict[str, dict[int, float]]]:
+    """policy -> workload -> seed -> metric: the episodes each cell of :func:`_table` averages."""
+    out: dict[str, dict[str, dict[int, float]]] = {p: {w: {} for w in workloads} for p in policies}
+    for r in rows:
+        if r["policy"] in out and r["workload"] in out[r["policy"]]:
+            out[r["policy"]][r["workload"]][int(r["seed"])] = float(r[metric])
+    return out
+
+
+def _basis_best_by_seed(basis_rows, basis_w) -> dict[int, float]:
+    """seed -> the basis with MIGRator's highest average Goodput over the basis workloads in
+    that seed's episodes alone (where the seeds disagree, the mean's pick is within noise)."""
+    out = {}
+    for seed in sorted({int(r["seed"]) for r in basis_rows}):
+        avgs = _basis_avgs([r for r in basis_rows if int(r["seed"]) == seed], basis_w)
+        out[seed] = max(avgs, key=lambda k: avgs[k])
+    return out
+
+
 def _basis_avgs(basis_rows, basis_w) -> dict[float, float]:
     """basis -> MIGRator's average Goodput over the basis workloads."""
     out = {}
@@ -73,6 +92,7 @@ def _facts(workloads, basis_w, oracle_w, rows) -> dict[str, Any]:
         "slo": _table(main_rows, "slo_attainment", POLICIES, workloads),
         "acc": _table(main_rows, "accuracy", POLICIES, workloads),
         "good4": _table(rows["batch4"], "goodput", POLICIES, workloads),
+        "good4_seeds": _by_seed(rows["batch4"], "goodput", POLICIES, workloads),
         "rule": _table(rows["rule"], "goodput", POLICIES, workloads),
         "rule_slo": _table(rows["rule"], "slo_attainment", POLICIES, workloads),
         "nopre": {
@@ -80,6 +100,7 @@ def _facts(workloads, basis_w, oracle_w, rows) -> dict[str, Any]:
             for key, metric in (("good", "goodput"), ("slo", "slo_attainment"))
         },
         "basis": _basis_avgs(rows["basis"], basis_w),
+        "basis_seeds": _basis_best_by_seed(rows["basis"], basis_w),
     }
     f["ov"] = _sum(mig, "overhead_s", workloads)
     f["ov_plain"] = _sum(mig, "overhead_without_preinit_s", workloads)
@@ -185,9 +206,11 @@ def _sweep_facts(rows, workloads, oracle_w) -> dict[str, dict[str, Any]]:
         pt["idle"] = float(np.mean([r.get("idle_gpc_frac", 0.0) for r in mig]))
         if rows.get(f"batch4:{name}"):
             pt["good4"] = _table(rows[f"batch4:{name}"], "goodput", POLICIES, workloads)
+            pt["good4_seeds"] = _by_seed(rows[f"batch4:{name}"], "goodput", POLICIES, workloads)
             pt["wins4"] = _wins(pt["good4"], workloads)
         if rows.get(f"basis:{name}") and oracle_w:
             pt["basis"] = _basis_avgs(rows[f"basis:{name}"], oracle_w)
+            pt["basis_seeds"] = _basis_best_by_seed(rows[f"basis:{name}"], oracle_w)
         out[name] = pt
     return out
 
@@ -432,8 +455,9 @@ def _batch4_claim(f: dict[str, Any], workloads) -> Claim:
     ok, fails, swept = _across(f, "wins4", lambda v: v == n)
     ok = ok and swept
     per_point = "; ".join(f"{name} {v}" for name, v in _points(f, "wins4"))
+    seeds = dict(_points(f, "good4_seeds")) if "good4_seeds" in f else {}
     losses = "; ".join(
-        f"{name}: {_losses(tab, workloads)}"
+        f"{name}: {_losses(tab, workloads, seeds.get(name))}"
         for name, tab in _points(f, "good4")
         if _wins(tab, workloads) < n
     )
@@ -464,7 +488,10 @@ def _basis_claims(f: dict[str, Any]) -> list[Claim]:
     ok_drop, fails_drop, _ = _across(f, "basis", lambda v: 100.0 * (v[1.0] - v[10.0]) >= 1.0)
     ok_drop = ok_drop and swept
     pts = _points(f, "basis")
-    best_pp = "; ".join(f"{n} {max(v, key=lambda k: v[k]):g} s" for n, v in pts)
+    per_seed = dict(_points(f, "basis_seeds")) if "basis_seeds" in f else {}
+    best_pp = "; ".join(
+        f"{n} {max(v, key=lambda k: v[k]):g} s" + _seed_bases(per_seed.get(n)) for n, v in pts
+    )
     drop_pp = "; ".join(f"{n} {100.0 * (v[1.0] - v[10.0]):.2f}" for n, v in pts)
     # The basis sweep points run on the oracle table's workloads (f["oracle"]).
     sweep_note = " (sweep points on " + ", ".join(w.upper() for w in f["oracle"]) + ")"
@@ -537,15 +564,31 @@ def _nopre_text(f: dict[str, Any], key: str, p: str) -> str:
     )
 
 
-def _losses(tab, workloads) -> str:
-    """Workloads where MIGRator is not the highest, with the winner."""
+def _seed_bases(best: dict[int, float] | None) -> str:
+    """`` (per seed: 1 s, 0.5 s)``: the best basis in each seed's episodes, where there are
+    several seeds."""
+    if not best or len(best) < 2:
+        return ""
+    return " (per seed: " + ", ".join(f"{b:g} s" for _, b in sorted(best.items())) + ")"
+
+
+def _losses(tab, workloads, seeds=None) -> str:
+    """Workloads where MIGRator is not the highest, with the winner, and (``seeds``, from
+    :func:`_by_seed`) MIGRator minus the winner in each seed's episode: a loss of mixed sign
+    across seeds is within the episodes' noise."""
     parts = []
     for w in workloads:
         top = max(POLICIES, key=lambda p: tab[p][w])
         if tab["migrator"][w] < tab[top][w] - 1e-12:
+            paired = ""
+            if seeds:
+                mine, theirs = seeds["migrator"][w], seeds[top][w]
+                diffs = [100.0 * (mine[s] - theirs[s]) for s in sorted(mine) if s in theirs]
+                if len(diffs) > 1:
+                    paired = "; per seed " + " / ".join(f"{d:+.2f}" for d in diffs) + " points"
             parts.append(
                 f"{w.upper()} ({LABELS[top]} {tab[top][w] * 100:.1f} vs "
-                f"{tab['migrator'][w] * 100:.1f})"
+                f"{tab['migrator'][w] * 100:.1f}{paired})"
             )
     return "MIGRator is not highest in " + ", ".join(parts)
 

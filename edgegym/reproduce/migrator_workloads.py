@@ -283,9 +283,10 @@ notes: >-
   Inputs that are not fields here: each model's latency on every MIG instance size, its memory
   and its load time (edgegym.workload.models: synthesised from Table 3's GFLOPs, below 6 ms on
   a whole GPU as §4.1.4 implies); the new-class accuracy model (edgegym.families.mig.datasets:
-  synthesised, checked against §5.2's W1 drop and Fig. 2); the A100's MIG profiles, placements
-  and 7 GPCs (edgegym.hardware.mig: NVIDIA's MIG user guide); retraining cost 3x inference
-  (§4.1.2). A workload runs its shortest new-class schedule (4 windows with NC-CIFAR-10, else 9).
+  synthesised, checked against §5.2's W1 drop and Fig. 2; a datasets section replaces its
+  numbers, which the reproduction sweeps); the A100's MIG profiles, placements and 7 GPCs
+  (edgegym.hardware.mig: NVIDIA's MIG user guide); retraining cost 3x inference (§4.1.2). A
+  workload runs its shortest new-class schedule (4 windows with NC-CIFAR-10, else 9).
 provenance:
 {provenance}
 hardware: {{gpu: A100-40GB}}
