@@ -174,3 +174,25 @@ def test_the_theta_sweep_spans_where_algorithm_2_trades_accuracy_for_time(monkey
     below = [t for t in srs.THETAS if t < mid]
     above = [t for t in srs.THETAS if t > mid]
     assert below and above, (mid, srs.THETAS)
+
+
+def test_the_theta_note_says_the_headline_stands_only_where_mrs_plays_alike() -> None:
+    """The robustness section's theta note: the headline claims stand at the Fig. 14 points
+    either side of the scenario's theta (2: 0.5 and 10) only where MRS's accuracy and
+    completion there are the default's; otherwise it gives the numbers and no conclusion."""
+    from edgegym.reproduce.srs_report import _theta_note
+    from edgegym.reproduce.srs_setup import THETAS
+
+    def rows(acc_at_10: float) -> dict:
+        acc = {t: 0.788 for t in THETAS} | {10.0: acc_at_10}
+        return {
+            "theta": [
+                {"policy": "mrs", "changes": {"theta": t}, "accuracy": a, "completion_s": 1.15}
+                for t, a in acc.items()
+            ]
+        }
+
+    alike = _theta_note(rows(0.790))
+    assert "stand there as at the default" in alike and "at theta 0.5 and 10" in alike
+    moved = _theta_note(rows(0.80))
+    assert "stand" not in moved and "0.800 / 1.15 s at 10" in moved
