@@ -308,3 +308,21 @@ def test_a_near_miss_names_each_seeds_episode() -> None:
     assert migrator_claims._basis_best_by_seed(basis_rows, workloads) == {0: 0.5, 1: 3.0}
     assert migrator_claims._seed_bases({0: 0.5, 1: 3.0}) == " (per seed: 0.5 s, 3 s)"
     assert migrator_claims._seed_bases({0: 0.5}) == ""
+
+
+def test_every_synthesised_input_of_the_workload_files_is_swept() -> None:
+    """Each provenance entry of the 16 workload files that says synthesised or a choice names
+    sweep points in ``SWEPT_INPUTS`` (a new synthesised field without a sweep fails here), and
+    every point named there is one the reproduction runs."""
+    from edgegym.provenance import source_of
+    from edgegym.reproduce.migrator_setup import SWEEPS, SWEPT_INPUTS
+    from edgegym.scenarios import load as load_scenario
+
+    for key in migrator_workloads.WORKLOADS:
+        raw = load_scenario(f"migrator-{key}").data
+        for field in raw["provenance"]:
+            kind = (source_of(raw, field) or "").split(":")[0]
+            if kind in ("synthesised", "choice"):
+                assert field in SWEPT_INPUTS, (key, field)
+    for field, points in SWEPT_INPUTS.items():
+        assert points and set(points) <= set(SWEEPS), field

@@ -78,6 +78,24 @@ SWEEPS: dict[str, dict[str, float]] = {
     **{f"class difficulty x{k:g}": dataset_overrides(difficulty_x=k) for k in DIFFICULTY_SWEEP},
     **{f"retraining data x{k:g}": dataset_overrides(data_x=k) for k in DATA_SWEEP},
 }
+#: The workload files' synthesised inputs (their provenance entries marked synthesised or a
+#: choice, and the trace level, edgegym's reading of Fig. 3) -> the sweep points that move them;
+#: ``tests/test_reproduce_migrator.py`` checks that every such entry is here and every point is
+#: in :data:`SWEEPS`. Inputs that are not fields of the files (the notes name them): the
+#: new-class accuracy model's numbers (``class difficulty``, ``retraining data``) and the
+#: latencies per instance size, which are not swept on their own (scaling them moves which
+#: instances meet the SLO, the SLO sweep, and the requests an instance serves, the load sweep).
+SWEPT_INPUTS: dict[str, tuple[str, ...]] = {
+    "overhead.destroy_s": ("library load x0.5", "library load x1.5"),
+    "overhead.create_s": ("library load x0.5", "library load x1.5"),
+    "overhead.library_s": ("library load x0.5", "library load x1.5"),
+    "tenants.slo_ms": ("SLO x0.5", "SLO x2"),
+    "tenants.ceiling": ("ceiling error x0.5", "ceiling error x2"),
+    "tenants.arrival.rate": ("load x0.5", "load x2"),
+    "tenants.arrival.persistence": ("persistence x0.5", "persistence x2"),
+    "mps.inference_slowdown": ("MPS x0.5", "MPS x2", "MPS 30%"),
+    "mps.retrain_slowdown": ("MPS x0.5", "MPS x2", "MPS 30%"),
+}
 #: Sweep points that rerun every policy (the others rerun only :data:`MPS_POLICIES`).
 ALL_POLICY_SWEEPS = (
     "load x0.5",
