@@ -78,8 +78,9 @@ SWEEPS: dict[str, dict[str, float]] = {
     **{f"class difficulty x{k:g}": dataset_overrides(difficulty_x=k) for k in DIFFICULTY_SWEEP},
     **{f"retraining data x{k:g}": dataset_overrides(data_x=k) for k in DATA_SWEEP},
 }
-#: The workload files' synthesised inputs (their provenance entries marked synthesised or a
-#: choice, and the trace level, edgegym's reading of Fig. 3) -> the sweep points that move them;
+#: The workload files' swept inputs (every provenance entry marked synthesised or a choice, the
+#: trace level, edgegym's reading of Fig. 3, and the MPS slowdowns, measured on another GPU)
+#: -> the sweep points that move them;
 #: ``tests/test_reproduce_migrator.py`` checks that every such entry is here and every point is
 #: in :data:`SWEEPS`. Inputs that are not fields of the files (the notes name them): the
 #: new-class accuracy model's numbers (``class difficulty``, ``retraining data``) and the
