@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -196,3 +198,36 @@ def test_the_theta_note_says_the_headline_stands_only_where_mrs_plays_alike() ->
     assert "stand there as at the default" in alike and "at theta 0.5 and 10" in alike
     moved = _theta_note(rows(0.80))
     assert "stand" not in moved and "0.800 / 1.15 s at 10" in moved
+
+
+def test_every_synthesised_input_of_the_scenario_is_swept_or_said_why_not() -> None:
+    """Each input the default scenario's provenance calls synthesised or a choice is named
+    among the robustness sweeps' provenance fields (``ROBUST``) or listed in ``NOT_SWEPT``
+    with the reason, which the report prints; no stale entry."""
+    import re
+
+    from edgegym.provenance import source_of
+    from edgegym.reproduce.srs_setup import NOT_SWEPT, ROBUST
+    from edgegym.scenarios import load
+
+    raw = load("srs-edge-5apps").data
+    swept = ", ".join(fields for _, fields, _ in ROBUST.values())
+    for key in raw["provenance"]:
+        kind = (source_of(raw, key) or "").split(":")[0]
+        if kind in ("synthesised", "choice"):
+            named = re.search(rf"(^|[ ,]){re.escape(key)}($|[ ,(])", swept)
+            assert named or key in NOT_SWEPT, key
+    assert set(NOT_SWEPT) <= set(raw["provenance"])
+
+
+def test_the_arrival_rate_point_rescales_the_pattern_not_the_load() -> None:
+    """``arrival_rate`` scales the Alibaba-like pattern's rate (how many of its ticks the run
+    spans) and leaves the requests and the duration alone."""
+    from edgegym.scenarios import load
+
+    data = load("srs-edge-5apps").data
+    for f in (0.5, 2.0):
+        scaled = copy.deepcopy(data)
+        srs._sweep_scenario(scaled, "arrival_rate", f)
+        assert scaled["arrival"] == {**data["arrival"], "rate": data["arrival"]["rate"] * f}
+        assert (scaled["requests"], scaled["duration_s"]) == (data["requests"], data["duration_s"])

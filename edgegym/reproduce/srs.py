@@ -106,6 +106,8 @@ def _sweep_scenario(data: dict[str, Any], key: str, f: float) -> None:
         data["duration_s"] *= f
     elif key == "arrival":
         data["arrival"] = {"kind": "poisson", "rate": data["requests"] / data["duration_s"]}
+    elif key == "arrival_rate":  # the pattern is time-scaled to the run's requests
+        data["arrival"]["rate"] *= f
     elif key == "a_min":
         data["a_min"] *= f
     elif key == "pass_period":

@@ -26,6 +26,7 @@ from edgegym.reproduce.srs_setup import (
     BASELINES,
     BINS,
     LABEL,
+    NOT_SWEPT,
     POLICIES,
     PROG,
     ROBUST,
@@ -514,7 +515,10 @@ def _robustness_section(rows: dict[str, Any]) -> list[str]:
         "sweeps (the other claims; one seed). A held-out claim counts as holding only if it "
         "holds on the default scenario and at every point. Not swept: the DAG shapes (the "
         "edges' structure has no scale), the models' floors (no model reaches its floor in "
-        "a run at the default drift) and theta (its own sweep, Fig. 14). " + _theta_note(rows),
+        "a run at the default drift) and, of the inputs marked synthesised or a choice, "
+        + "; ".join(f"`{k}` ({why})" for k, why in NOT_SWEPT.items())
+        + ". "
+        + _theta_note(rows),
         "",
         "| point | scales | MRS acc | baselines' acc | acc gain | MRS compl (s) | "
         "baselines' compl (s) | compl cut | claims holding |",
