@@ -524,10 +524,16 @@ def _on_mig_section(f: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _swept_factors(f: dict[str, Any], label: str, factors) -> list[float]:
+    """The factors of the ``label x...`` sweep points this run has (a run from before those
+    points has none)."""
+    return [k for k in factors if f"{label} x{k:g}" in f["sweeps"]]
+
+
 def _split_points(f: dict[str, Any]) -> list[float]:
     """The library-load factors of the overhead-split points this run swept (a run from before
     those points has none)."""
-    return [k for k in mw.OVERHEAD_SPLIT_SWEEP if f"library load x{k:g}" in f["sweeps"]]
+    return _swept_factors(f, "library load", mw.OVERHEAD_SPLIT_SWEEP)
 
 
 def _split_sentence(f: dict[str, Any]) -> str:
@@ -544,16 +550,11 @@ def _split_sentence(f: dict[str, Any]) -> str:
     )
 
 
-def _dataset_points(f: dict[str, Any], label: str, factors) -> list[float]:
-    """The factors of the ``label`` points (accuracy model) this run swept."""
-    return [k for k in factors if f"{label} x{k:g}" in f["sweeps"]]
-
-
 def _dataset_sentence(f: dict[str, Any]) -> str:
     """What the robustness section says of the accuracy model's points, where the run has
     them (a run from before those points has none)."""
-    hard = _dataset_points(f, "class difficulty", mw.DIFFICULTY_SWEEP)
-    data = _dataset_points(f, "retraining data", mw.DATA_SWEEP)
+    hard = _swept_factors(f, "class difficulty", mw.DIFFICULTY_SWEEP)
+    data = _swept_factors(f, "retraining data", mw.DATA_SWEEP)
     parts = []
     if hard:
         parts.append(
@@ -738,7 +739,7 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
         + (
             "; the new-class accuracy model's difficulty and the retraining data the paper "
             "does not give are swept (robustness table)"
-            if _dataset_points(f, "class difficulty", mw.DIFFICULTY_SWEEP)
+            if _swept_factors(f, "class difficulty", mw.DIFFICULTY_SWEEP)
             else ""
         )
         + "; pre-initialisation hides a reconfiguration's whole overhead only where it "

@@ -41,6 +41,7 @@ from edgegym.reproduce.srs_setup import (
     APPS,
     BINS,
     DEFAULT_APPS,
+    EIGHT_APPS,
     LABEL,
     POLICIES,
     PROG,
@@ -48,6 +49,7 @@ from edgegym.reproduce.srs_setup import (
     ROBUST_APPS,
     ROBUST_SERVERS,
     ROBUST_THETAS,
+    SCENARIO,
     SERVERS,
     SWEEP_POLICIES,
     THETA_POLICIES,
@@ -301,7 +303,7 @@ def _run_all(
         jobs = _jobs(name, changes, policies, seeds, args.first_seed)
         return runner.map(run_one, jobs, label=label, journal=journal)
 
-    five, eight = "srs-edge-5apps", "srs-edge-8apps"
+    five, eight = SCENARIO, EIGHT_APPS
     rows = {
         "main": runs(five, [base], POLICIES, args.seeds, "default"),
         "apps": runs(
@@ -359,7 +361,7 @@ def _robustness(
     """Every robustness point's episodes (one map over all of them): point -> part -> rows.
     Per point, the default scenario with MRS and the three baselines (``seeds`` seeds from
     ``first``) and the ends of the applications, servers and theta sweeps (seed ``first``)."""
-    five, eight = "srs-edge-5apps", "srs-edge-8apps"
+    five, eight = SCENARIO, EIGHT_APPS
     jobs = []
     for key in keys:
         for f in ROBUST[key][2]:

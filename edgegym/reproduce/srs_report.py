@@ -31,6 +31,7 @@ from edgegym.reproduce.srs_setup import (
     PROG,
     ROBUST,
     ROBUST_APPS,
+    SCENARIO,
     SERVERS,
     SWEEP_POLICIES,
     THETA_POLICIES,
@@ -467,7 +468,7 @@ def _theta_note(rows: dict[str, Any]) -> str:
     completion stay those at the scenario's theta."""
     from edgegym.scenarios import load
 
-    default = float(load("srs-edge-5apps")["theta"])
+    default = float(load(SCENARIO)["theta"])
     th = rows["theta"]
     if default not in THETAS or THETAS.index(default) in (0, len(THETAS) - 1):
         return ""

@@ -6,6 +6,8 @@ report (:mod:`edgegym.reproduce.srs_report`) read them here."""
 from __future__ import annotations
 
 PROG = "python -m edgegym.reproduce.srs"
+#: The default scenario (the headline claims and every sweep) and its eight-application variant.
+SCENARIO, EIGHT_APPS = "srs-edge-5apps", "srs-edge-8apps"
 
 #: The paper's comparison: MRS against AdaInf, Ekya and PASS (+ edgegym's SRS and list), then
 #: ablations of Algorithm 2's rule inside MRS: pricing on the DAG instead of the chain of line

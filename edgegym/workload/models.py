@@ -11,7 +11,7 @@ says so.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,12 +193,19 @@ def model_with(name: str, profile: Mapping[str, Any] | None = None) -> ModelProf
         profile: ``{field: value}`` of :data:`PROFILE_FIELDS`; ``None`` values and a missing
             mapping keep the catalogue's numbers.
     """
-    model = get_model(name)
-    given = {k: float(v) for k, v in (profile or {}).items() if v is not None}
-    unknown = sorted(set(given) - set(PROFILE_FIELDS))
+    given = {k: None if v is None else float(v) for k, v in (profile or {}).items()}
+    return with_fields(get_model(name), given, PROFILE_FIELDS, "profile")
+
+
+def with_fields(base: Any, fields: Mapping[str, Any] | None, allowed: Sequence[str], where: str):
+    """A bundled record (a frozen dataclass with a ``source``) with the fields a scenario's
+    section ``where`` sets replaced, its ``source`` naming them; ``None`` values and a missing
+    mapping keep the bundled numbers, a field outside ``allowed`` is a ``KeyError``."""
+    given = {k: v for k, v in (fields or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(allowed))
     if unknown:
-        raise KeyError(f"unknown profile field(s) {unknown}; valid: {', '.join(PROFILE_FIELDS)}")
+        raise KeyError(f"unknown {where} field(s) {unknown}; valid: {', '.join(allowed)}")
     if not given:
-        return model
-    note = f"scenario profile ({', '.join(sorted(given))}); the rest: {model.source}"
-    return dataclasses.replace(model, **given, source=note)
+        return base
+    note = f"scenario {where} ({', '.join(sorted(given))}); the rest: {base.source}"
+    return dataclasses.replace(base, **given, source=note)

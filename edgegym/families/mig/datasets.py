@@ -37,12 +37,12 @@ here is synthesised from them (and says so in every scenario that uses it):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from edgegym.workload.continual import ContinualProfile
-from edgegym.workload.models import ModelProfile
+from edgegym.workload.models import ModelProfile, with_fields
 
 __all__ = [
     "DATASET_FIELDS",
@@ -163,17 +163,7 @@ DATASET_FIELDS = ("samples_per_class", "epochs", "difficulty")
 def dataset_with(name: str, fields: dict[str, float] | None = None) -> NCDataset:
     """The bundled dataset ``name`` with the fields a scenario's ``datasets`` section sets
     replaced (``None`` values and a missing mapping keep the bundled numbers)."""
-    dataset = get_dataset(name)
-    given = {k: v for k, v in (fields or {}).items() if v is not None}
-    unknown = sorted(set(given) - set(DATASET_FIELDS))
-    if unknown:
-        raise KeyError(f"unknown dataset field(s) {unknown}; valid: {', '.join(DATASET_FIELDS)}")
-    if not given:
-        return dataset
-    if "samples_per_class" in given:
-        given["samples_per_class"] = int(given["samples_per_class"])
-    note = f"scenario datasets.{name} ({', '.join(sorted(given))}); the rest: {dataset.source}"
-    return replace(dataset, **given, source=note)
+    return with_fields(get_dataset(name), fields, DATASET_FIELDS, f"datasets.{name}")
 
 
 def post_accuracy(pre: np.ndarray, target: np.ndarray, data_fraction: float) -> np.ndarray:
