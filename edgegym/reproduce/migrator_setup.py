@@ -9,6 +9,7 @@ from edgegym.reproduce.migrator_workloads import (
     CEILING_ERROR_SWEEP,
     DATA_SWEEP,
     DIFFICULTY_SWEEP,
+    DROP_SWEEP,
     OVERHEAD_SPLIT_SWEEP,
     SLO_SWEEP,
     WORKLOADS,
@@ -57,8 +58,9 @@ STATIC_PARIS = "paris:static=true"
 #: ``slo_x`` scales every model's synthesised SLO and ``ceiling_error_x`` the error its
 #: synthesised accuracy ceiling leaves (1 - ceiling); the paper publishes neither. The
 #: ``library load`` points move Fig. 5's synthesised components with their calibrated total
-#: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`). The ``class difficulty``
-#: and ``retraining data`` points scale the new-class accuracy model's synthesised numbers
+#: kept (:func:`~edgegym.reproduce.migrator_workloads.overhead_split`). The ``class difficulty``,
+#: ``retraining data`` and ``class drop`` points scale the new-class accuracy model's
+#: synthesised or extrapolated numbers
 #: (:func:`~edgegym.reproduce.migrator_workloads.dataset_overrides`).
 SWEEPS: dict[str, dict[str, float]] = {
     "load x0.5": {"load_x": 0.5},
@@ -77,15 +79,17 @@ SWEEPS: dict[str, dict[str, float]] = {
     **{f"library load x{k:g}": overhead_split(k) for k in OVERHEAD_SPLIT_SWEEP},
     **{f"class difficulty x{k:g}": dataset_overrides(difficulty_x=k) for k in DIFFICULTY_SWEEP},
     **{f"retraining data x{k:g}": dataset_overrides(data_x=k) for k in DATA_SWEEP},
+    **{f"class drop x{k:g}": dataset_overrides(drop_x=k) for k in DROP_SWEEP},
 }
 #: The workload files' swept inputs (every provenance entry marked synthesised or a choice, the
 #: trace level, edgegym's reading of Fig. 3, and the MPS slowdowns, measured on another GPU)
 #: -> the sweep points that move them;
 #: ``tests/test_reproduce_migrator.py`` checks that every such entry is here and every point is
 #: in :data:`SWEEPS`. Inputs that are not fields of the files (the notes name them): the
-#: new-class accuracy model's numbers (``class difficulty``, ``retraining data``) and the
-#: latencies per instance size, which are not swept on their own (scaling them moves which
-#: instances meet the SLO, the SLO sweep, and the requests an instance serves, the load sweep).
+#: new-class accuracy model's numbers (``class difficulty``, ``retraining data``, ``class
+#: drop``) and the latencies per instance size, which are not swept on their own (scaling them
+#: moves which instances meet the SLO, the SLO sweep, and the requests an instance serves, the
+#: load sweep).
 SWEPT_INPUTS: dict[str, tuple[str, ...]] = {
     "overhead.destroy_s": ("library load x0.5", "library load x1.5"),
     "overhead.create_s": ("library load x0.5", "library load x1.5"),
@@ -110,6 +114,7 @@ ALL_POLICY_SWEEPS = (
     *(f"library load x{k:g}" for k in OVERHEAD_SPLIT_SWEEP),
     *(f"class difficulty x{k:g}" for k in DIFFICULTY_SWEEP),
     *(f"retraining data x{k:g}" for k in DATA_SWEEP),
+    *(f"class drop x{k:g}" for k in DROP_SWEEP),
 )
 #: Sweep points of the batch-4 claim (Fig. 9) and of the basis claims (Fig. 10, on
 #: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level and

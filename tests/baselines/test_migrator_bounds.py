@@ -85,11 +85,11 @@ def test_bounds_are_at_least_every_plans_brute_force_optimum(seed, tiny_plan_pro
 
 
 def test_bounds_hold_and_chain_is_tighter_on_a_real_window():
-    """A 30 s W1 window whose arrivals change every step: thousands of plans, each bounded
+    """A 36 s W1 window whose arrivals change every step: thousands of plans, each bounded
     from above by both bounds, and the chained bound (the switches between stretches priced)
     is tight on some plans and tighter than the scalar one on most (the solver takes the
     smaller of the two)."""
-    env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
+    env = MIGReconfigEnv("migrator-w1", window_s=36, windows=1, data_fraction=0.2)
     env.reset(seed=1)
     snap = env.sim_state(oracle=True)
     p = build_problem(snap, snap.window_arrivals)
@@ -186,7 +186,7 @@ def test_group_bounds_are_at_least_their_plans_brute_force_optima(seed, length, 
 
 
 def test_group_bounds_hold_on_a_real_window():
-    env = MIGReconfigEnv("migrator-w1", window_s=30, windows=1, data_fraction=0.2)
+    env = MIGReconfigEnv("migrator-w1", window_s=36, windows=1, data_fraction=0.2)
     env.reset(seed=1)
     snap = env.sim_state(oracle=True)
     p = build_problem(snap, snap.window_arrivals)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.families.mig.datasets import NC_DATASETS, get_dataset, nc_profile, retrain_gpu_seconds
+from edgegym.families.mig.datasets import (
+    NC_DATASETS,
+    dataset_with,
+    get_dataset,
+    nc_profile,
+    retrain_gpu_seconds,
+)
 from edgegym.workload.models import get_model
 
 
@@ -15,19 +21,40 @@ def test_schedules_match_the_paper():
         "nc-core50": 9,
         "nc-20news": 9,
     }
-    cifar = get_dataset("nc-cifar10")
-    np.testing.assert_allclose(cifar.new_fraction(), [1 / 2, 1 / 3, 1 / 4, 1 / 5])
-    # Average drop on NC-CIFAR-10: 32% (the paper reports 32.5% for Bert and ViT in W1).
-    assert cifar.new_fraction().mean() == pytest.approx(0.32, abs=0.01)
+    # §5.2: Bert and ViT lose 32.5% on average when new classes arrive (W1).
+    assert {d.drop for d in NC_DATASETS.values()} == {0.325}
 
 
 def test_profile_drop_and_gain():
-    p = nc_profile([get_model("vit")], [get_dataset("nc-cifar10")], [0.97])
-    assert p.start_acc[0] == pytest.approx(0.97 / 2)
-    assert np.all(p.post_acc[0, :, 0] > p.start_acc[0] + 0.3)  # retraining restores ~30+ pts
+    ceil = 0.97
+    ds = get_dataset("nc-cifar10")
+    p = nc_profile([get_model("vit")], [ds], [ceil])
+    target = ceil - ds.difficulty * np.log2(ds.classes() / ds.pretrain_classes)
+    # Every window starts at (1 - drop) of the accuracy on the classes seen before: the
+    # ceiling in window 1, the previous window's retrained accuracy after it.
+    assert p.start_acc[0] == pytest.approx(ceil * (1 - 0.325))
+    np.testing.assert_allclose(p.drift[0, 1:], 0.325 * target[:-1])
+    # Retraining on the whole window's data reaches the target (more classes: lower).
+    np.testing.assert_allclose(p.post_acc[0, :, 0], target)
+    pre = np.concatenate([[ceil], target[:-1]]) * (1 - 0.325)
+    gain = p.post_acc[0, :, 0] - pre
+    assert np.all((gain > 0.25) & (gain < 0.33))  # retraining restores ~30 points (§5.2)
     assert np.all(p.floor[0] <= p.post_acc[0, :, 0])
     with pytest.raises(ValueError, match="windows"):
-        nc_profile([get_model("vit")], [get_dataset("nc-cifar10")], [0.97], windows=5)
+        nc_profile([get_model("vit")], [ds], [0.97], windows=5)
+
+
+def test_drop_never_below_the_pretraining_classes():
+    """A drop larger than the new classes' share would leave a model below what the model that
+    knows only the pre-training classes answers; the floor holds it there."""
+    ds = dataset_with("nc-cifar10", {"drop": 0.9})
+    p = nc_profile([get_model("vit")], [ds], [0.97])
+    known = 0.97 * ds.pretrain_classes / ds.classes()
+    assert p.start_acc[0] == pytest.approx(known[0])  # 0.97 / 2, not 0.97 x 0.1
+    target = 0.97 - ds.difficulty * np.log2(ds.classes() / ds.pretrain_classes)
+    np.testing.assert_allclose(
+        p.drift[0, 1:], target[:-1] - np.maximum(0.1 * target[:-1], known[1:])
+    )
 
 
 def test_training_cost_is_three_times_inference():

@@ -120,13 +120,15 @@ class MIGTenant(Record):
 class NCDatasetOverride(Record):
     """One entry of a MIG scenario's ``datasets`` (dataset name -> numbers replacing the bundled
     dataset's, :func:`edgegym.families.mig.datasets.dataset_with`): the frames or documents
-    per class a window trains on, the epochs (passes over them; fractional allowed) and the
-    accuracy lost per doubling of the classes. Every field is optional; a missing one keeps
-    the bundled number."""
+    per class a window trains on, the epochs (passes over them; fractional allowed), the
+    accuracy lost per doubling of the classes and the fraction of its accuracy a model loses
+    when a window's new classes arrive. Every field is optional; a missing one keeps the
+    bundled number."""
 
     samples_per_class: Annotated[int, Range(1, 10**6)] | None = None
     epochs: Annotated[float, Range(0.0, 1000.0, lo_open=True)] | None = None
     difficulty: Annotated[float, Range(0.0, 1.0)] | None = None
+    drop: Annotated[float, Range(0.0, 1.0, hi_open=True)] | None = None
 
 
 class MIGScenario(ScenarioModel):
