@@ -229,7 +229,12 @@ def test_the_accuracy_model_points_scale_its_synthesised_numbers_only() -> None:
     from edgegym.reproduce.migrator_setup import ALL_POLICY_SWEEPS, SWEEPS
     from edgegym.scenarios import load as load_scenario
 
-    for name in ("class difficulty x0.5", "class difficulty x2", "retraining data x2"):
+    for name in (
+        "class difficulty x0.5",
+        "class difficulty x2",
+        "retraining data x2",
+        "class drop x0.5",
+    ):
         assert name in SWEEPS and name in ALL_POLICY_SWEEPS
 
     def profile(key: str, point: str | None = None):
@@ -254,6 +259,15 @@ def test_the_accuracy_model_points_scale_its_synthesised_numbers_only() -> None:
     np.testing.assert_allclose(less.gpu_seconds[0], 0.5 * base.gpu_seconds[0])  # Bert, epochs
     np.testing.assert_array_equal(less.gpu_seconds[1], base.gpu_seconds[1])  # ViT, NC-CIFAR-10
 
+    # The new-class drop x0.5: every window starts with half the loss (no floor binds there),
+    # the retrained accuracies and the jobs stay.
+    base, half = profile("w3"), profile("w3", "class drop x0.5")
+    np.testing.assert_allclose(half.drift[:, 1:], 0.5 * base.drift[:, 1:])
+    ceil = base.start_acc / (1 - NC_DATASETS["nc-cifar10"].drop)
+    np.testing.assert_allclose(half.start_acc, ceil * (1 - NC_DATASETS["nc-cifar10"].drop / 2))
+    np.testing.assert_array_equal(half.post_acc, base.post_acc)
+    np.testing.assert_array_equal(half.gpu_seconds, base.gpu_seconds)
+
 
 def test_a_scenarios_datasets_section_is_checked() -> None:
     """``datasets`` keys are the bundled datasets and its fields are ranged: a typo or a bad
@@ -267,6 +281,7 @@ def test_a_scenarios_datasets_section_is_checked() -> None:
         ("datasets.nc-cifar10.difficulty", -0.1, "difficulty"),
         ("datasets.nc-core50.samples_per_class", 0, "samples_per_class"),
         ("datasets.nc-20news.epochs", ".nan", "epochs"),
+        ("datasets.nc-cifar10.drop", 1.0, "drop"),
     ):
         with pytest.raises(ScenarioError, match=words):
             load_scenario("migrator-w1", **{key: value})
