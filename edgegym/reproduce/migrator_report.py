@@ -566,6 +566,24 @@ def _split_sentence(f: dict[str, Any]) -> str:
     )
 
 
+#: The new-class accuracy model's sweep points: label, factors, what they scale.
+_ACCURACY_SWEEPS = (
+    ("class difficulty", mw.DIFFICULTY_SWEEP, "difficulty"),
+    ("class drop", mw.DROP_SWEEP, "drop when new classes arrive"),
+    ("retraining data", mw.DATA_SWEEP, "retraining data the paper does not give"),
+)
+
+
+def _accuracy_model_clause(f: dict[str, Any]) -> str:
+    """``; the new-class accuracy model's difficulty, ... are swept``, naming the accuracy
+    model's sweeps this run has (none in a run from before them)."""
+    names = [what for label, k, what in _ACCURACY_SWEEPS if _swept_factors(f, label, k)]
+    if not names:
+        return ""
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"; the new-class accuracy model's {listed} are swept (robustness table)"
+
+
 def _dataset_sentence(f: dict[str, Any]) -> str:
     """What the robustness section says of the accuracy model's points, where the run has
     them (a run from before those points has none)."""
@@ -759,12 +777,7 @@ def _differences_section(f: dict[str, Any], oracle_w) -> list[str]:
             if _split_points(f)
             else "and this run does not sweep the split"
         )
-        + (
-            "; the new-class accuracy model's difficulty, its drop when new classes arrive "
-            "and the retraining data the paper does not give are swept (robustness table)"
-            if _swept_factors(f, "class drop", mw.DROP_SWEEP)
-            else ""
-        )
+        + _accuracy_model_clause(f)
         + "; pre-initialisation hides a reconfiguration's whole overhead only where it "
         "applies, on slices left idle. MPS interference is applied as a "
         "uniform slowdown of co-located work measured with ResNet50 and ViT-B/16 on an H200 "
