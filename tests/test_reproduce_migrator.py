@@ -197,6 +197,46 @@ def test_the_slo_and_ceiling_sweeps_rewrite_only_their_own_field() -> None:
     assert np.all(one_gpc[0] > 0) and np.all(one_gpc[1] == 0)
 
 
+def test_the_dispersion_sweep_scales_every_log_std_of_both_traces() -> None:
+    """``dispersion_x`` scales the Azure-like trace's ``sigma`` and ``jitter`` and the
+    Alibaba-like trace's ``level_sigma`` and ``sigma`` from the generators' defaults, leaves the
+    level and recurrence as the files have them, and the counts of an episode swing more."""
+    from edgegym.families.mig import MIGReconfigEnv
+    from edgegym.scenarios import load
+    from edgegym.workload.generators import AlibabaLike, AzureLike, trace_stats
+
+    file_tenants = load("migrator-w1")["tenants"]
+    wide = migrator.scenario_overrides("w1", "paris", {"dispersion_x": 2.0})["tenants"]
+    base = {"alibaba": AlibabaLike(), "azure": AzureLike()}
+    for t, f in zip(wide, file_tenants, strict=True):
+        kind = f["arrival"]["kind"]
+        fields = migrator_workloads.DISPERSION_FIELDS[kind]
+        for name in fields:
+            assert t["arrival"][name] == pytest.approx(2.0 * getattr(base[kind], name))
+        rest = {k: v for k, v in t["arrival"].items() if k not in fields}
+        assert rest == f["arrival"]
+    cv = []
+    for ov in ({}, {"tenants": wide}):
+        procs = MIGReconfigEnv("migrator-w1", **ov).params.spec.arrivals
+        rng = np.random.default_rng(0)
+        cv.append([trace_stats(p.counts(20_000, 1.0, rng))["cv"] for p in procs])
+    assert np.all(np.array(cv[1]) > 1.3 * np.array(cv[0]))
+
+
+def test_fig3_counts_every_second_of_a_window_once() -> None:
+    """Fig. 3's check assigns each of a window's 200 seconds to its best splits (ties share a
+    second), and its distance is 0 on the paper's own table and 1 on a table with no split in
+    common; at the workloads' level every split is best for some seconds, as in Fig. 3."""
+    from edgegym.reproduce import migrator_calibration as mc
+
+    best = mc.fig3_best(windows=4)
+    assert sum(best.values()) == pytest.approx(200.0)
+    assert min(best.values()) > 0
+    assert mc._fig3_distance(dict(mc.FIG3_BEST)) == 0.0
+    lopsided = dict.fromkeys(mc.FIG3_BEST, 0.0)
+    assert mc._fig3_distance({**lopsided, "6-1": 200.0}) == pytest.approx(1 - 16 / 200)
+
+
 @pytest.mark.parametrize("library_x", [1.0, *migrator_workloads.OVERHEAD_SPLIT_SWEEP])
 def test_the_overhead_split_points_keep_a_new_placements_cost(library_x: float) -> None:
     """The robustness sweep moves Fig. 5's synthesised split, not its calibrated total: an

@@ -74,7 +74,8 @@ ENV_ID = "edgegym/MIGReconfig-v0"
 
 def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The environment overrides of one job: the reproduction's own keys (``load_x``,
-    ``persistence``, ``share_alpha_x``, ``slo_x``, ``ceiling_error_x``, ``mps_x``, ``mps_abs``)
+    ``persistence``, ``share_alpha_x``, ``slo_x``, ``ceiling_error_x``, ``dispersion_x``,
+    ``mps_x``, ``mps_abs``)
     turned into scenario fields;
     then the policy's paper setup (:func:`edgegym.baselines.paper_setup`, as
     :func:`edgegym.evaluate` applies it): the MPS-based baselines hold :data:`MPS_SHARES` MPS
@@ -83,7 +84,14 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
     MIG instances)."""
     from edgegym.reproduce import migrator_workloads as mw
 
-    per_tenant = ("load_x", "persistence", "share_alpha_x", "slo_x", "ceiling_error_x")
+    per_tenant = (
+        "load_x",
+        "persistence",
+        "share_alpha_x",
+        "slo_x",
+        "ceiling_error_x",
+        "dispersion_x",
+    )
     own = (*per_tenant, "mps_x", "mps_abs")
     out = {k: v for k, v in overrides.items() if k not in own}
     if set(per_tenant) & set(overrides):
@@ -93,6 +101,7 @@ def scenario_overrides(workload: str, policy: str, overrides: dict[str, Any]) ->
             persistence=float(overrides.get("persistence", mw.PERSISTENCE)),
             slo_x=float(overrides.get("slo_x", 1.0)),
             ceiling_error_x=float(overrides.get("ceiling_error_x", 1.0)),
+            dispersion_x=float(overrides.get("dispersion_x", 1.0)),
         )
         if "share_alpha_x" in overrides:
             x = float(overrides["share_alpha_x"])

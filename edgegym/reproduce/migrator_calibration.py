@@ -55,16 +55,31 @@ FIG2_ACC = {
     "4-3": (90.5, 81.61, 80.38, 81.28),
     "3-4": (91.27, 81.86, 80.99, 82.15),
 }
+#: Fig. 3's table: Inception (Azure trace) and ResNet50 (Alibaba trace) share the 7 GPCs; the
+#: seconds of one 200 s window in which each split (Inception's GPCs - ResNet50's) gives the
+#: best SLO attainment.
+FIG3_BEST = {"6-1": 16, "5-2": 42, "4-3": 55, "3-4": 40, "2-5": 28, "1-6": 19}
+#: The instances of k inference GPCs (MIG has no 6g or 5g profile), as in :data:`SPLITS`.
+GPC_INSTANCES = {6: (4, 2), 5: (4, 1), 4: (4,), 3: (3,), 2: (2,), 1: (1,)}
+#: Windows drawn for the Fig. 3 check, and the largest share of the window's seconds whose
+#: best split may differ from the paper's (total variation distance) for the row to agree.
+FIG3_WINDOWS = 50
+FIG3_TOLERANCE = 0.15
 RATE_GRID = tuple(range(150, 351, 10))
 SCALE_GRID = tuple(round(x, 2) for x in np.arange(0.15, 1.001, 0.05))
 SEEDS = 3
 
 
-def fig2_scenario(rate: float, retrain_scale: float) -> dict[str, Any]:
+def fig2_scenario(rate: float, retrain_scale: float, dispersion_x: float = 1.0) -> dict[str, Any]:
     """Fig. 2's experiment as a one-tenant ``migrator`` scenario mapping, with every other
-    input as the bundled scenarios have it (:mod:`edgegym.reproduce.migrator_workloads`)."""
+    input as the bundled scenarios have it (:mod:`edgegym.reproduce.migrator_workloads`); the
+    trace's log-stds ``dispersion_x`` times the generator's (the reproduction's dispersion
+    sweep)."""
     from edgegym.reproduce import migrator_workloads as mw
 
+    arrival = {"kind": "alibaba", "rate": float(rate)}
+    if dispersion_x != 1.0:
+        arrival.update(mw.dispersion("alibaba", dispersion_x))
     return {
         "name": "migrator-fig2",
         "family": "mig",
@@ -81,13 +96,15 @@ def fig2_scenario(rate: float, retrain_scale: float) -> dict[str, Any]:
                 "dataset": "nc-cifar10",
                 "slo_ms": mw.SLO_MS["resnet50"],
                 "ceiling": mw.CEILING[("resnet50", "nc-cifar10")],
-                "arrival": {"kind": "alibaba", "rate": float(rate)},
+                "arrival": arrival,
             }
         ],
     }
 
 
-def fig2(rate: float, retrain_scale: float, seeds: int = SEEDS) -> dict[str, np.ndarray]:
+def fig2(
+    rate: float, retrain_scale: float, seeds: int = SEEDS, dispersion_x: float = 1.0
+) -> dict[str, np.ndarray]:
     """ResNet50 under each static split of Fig. 2: split -> (2, 4) SLO attainment and accuracy
     (%) per window, means over ``seeds`` episodes. The split holds while the job is pending or
     running; after it the retraining GPCs stay idle (released), as in the paper's experiment."""
@@ -96,7 +113,7 @@ def fig2(rate: float, retrain_scale: float, seeds: int = SEEDS) -> dict[str, np.
     out: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "migrator-fig2.yaml"
-        path.write_text(yaml.safe_dump(fig2_scenario(rate, retrain_scale)))
+        path.write_text(yaml.safe_dump(fig2_scenario(rate, retrain_scale, dispersion_x)))
         env = MIGReconfigEnv(str(path))
         cat = env.spec_.catalogue
         for name, (infer, retrain) in SPLITS.items():
@@ -156,14 +173,146 @@ def calibration_claims(seeds: int = SEEDS) -> tuple[list[Claim], dict[str, np.nd
     from edgegym.reproduce import migrator_workloads as mw
 
     res = fig2(mw.FIG2_RATE, mw.RETRAIN_SCALE, seeds)
-    claims = [*_fig2_claims(res), *_overhead_claims(), *_new_class_claims()]
+    claims = [
+        *_fig2_claims(res, seeds),
+        _fig3_claim(),
+        *_overhead_claims(),
+        *_new_class_claims(),
+    ]
     return claims, res
 
 
-def _fig2_claims(res: dict[str, np.ndarray]) -> list[Claim]:
+def fig3_best(load_x: float = 1.0, windows: int = FIG3_WINDOWS) -> dict[str, float]:
+    """Fig. 3's experiment on the workloads' traces: Inception on the Azure-like trace and
+    ResNet50 on the Alibaba-like trace, both at the workloads' level (times ``load_x``) and
+    recurrence; for every second of ``windows`` 200 s windows the split of the 7 GPCs whose
+    instances serve the most of that second's requests within the SLO (each tenant serves at
+    most its instances' rate, the fluid queue's limit over a second; tied splits share the
+    second). Returns split -> mean seconds per window."""
+    from edgegym.families.mig import MIGReconfigEnv
+    from edgegym.reproduce import migrator_workloads as mw
+
+    arrival = {"rate": mw.RATE * load_x, "recur_s": mw.WINDOW_S, "persistence": mw.PERSISTENCE}
+    tenants = [
+        {
+            "name": model,
+            "model": model,
+            "dataset": "nc-cifar10",
+            "slo_ms": mw.SLO_MS[model],
+            "ceiling": mw.CEILING[(model, "nc-cifar10")],
+            "arrival": {"kind": kind, **arrival},
+        }
+        for model, kind in (("inception", "azure"), ("resnet50", "alibaba"))
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "migrator-fig3.yaml"
+        sc = {**fig2_scenario(mw.RATE, mw.RETRAIN_SCALE), "name": "migrator-fig3"}
+        path.write_text(yaml.safe_dump({**sc, "tenants": tenants}))
+        spec = MIGReconfigEnv(str(path)).spec_
+    size = {z: i for i, z in enumerate(spec.catalogue.sizes)}
+    cap = np.array(  # (splits, 2): requests/s each tenant's instances serve within the SLO
+        [
+            [
+                sum(spec.size_rate[0, size[z]] for z in GPC_INSTANCES[k]),
+                sum(spec.size_rate[1, size[z]] for z in GPC_INSTANCES[7 - k]),
+            ]
+            for k in (int(sp.split("-")[0]) for sp in FIG3_BEST)
+        ]
+    )
+    rng = np.random.default_rng(0)
+    n = int(mw.WINDOW_S)
+    best = np.zeros(len(FIG3_BEST))
+    for _ in range(windows):
+        counts = np.stack([proc.counts(n, 1.0, rng) for proc in spec.arrivals], axis=1)
+        served = np.minimum(counts[:, None, :], cap[None]).sum(axis=2)  # (seconds, splits)
+        top = served >= served.max(axis=1, keepdims=True) - 1e-9
+        best += (top / top.sum(axis=1, keepdims=True)).sum(axis=0)
+    return dict(zip(FIG3_BEST, best / windows, strict=True))
+
+
+def _fig3_distance(best: dict[str, float]) -> float:
+    """Total variation distance between a best-split table and Fig. 3's (share of seconds)."""
+    total = sum(FIG3_BEST.values())
+    return 0.5 * sum(abs(best[sp] / total - FIG3_BEST[sp] / total) for sp in FIG3_BEST)
+
+
+def _fig3_claim() -> Claim:
+    """Fig. 3's table: how often each split is the best, against the workloads' traces at their
+    level (and at the load sweep's points, in the reason)."""
+    from edgegym.reproduce import migrator_workloads as mw
+
+    best = fig3_best()
+    tv = _fig3_distance(best)
+    swept = {x: _fig3_distance(fig3_best(x)) for x in mw.RATE_SWEEP}
+    ok = tv <= FIG3_TOLERANCE
+    return Claim(
+        paper="migrator",
+        figure="Fig. 3",
+        claim=(
+            "Inception (Azure trace) and ResNet50 (Alibaba trace): the best split of the 7 GPCs "
+            "changes from second to second over all six splits"
+        ),
+        metric=(
+            "seconds of a 200 s window each split 6-1 ... 1-6 is best (both traces at "
+            f"{mw.RATE} req/s, mean of {FIG3_WINDOWS} windows)"
+        ),
+        paper_value=" / ".join(str(v) for v in FIG3_BEST.values()),
+        edgegym_value=" / ".join(f"{v:.0f}" for v in best.values()),
+        role="calibration",
+        holds=ok,
+        test=(
+            f"at most {FIG3_TOLERANCE:.0%} of the seconds assigned differently (total "
+            f"variation distance {tv:.2f}); at load "
+            + ", ".join(f"x{x:g} {d:.2f}" for x, d in swept.items())
+            + ": the check of the workloads' level, edgegym's reading of Fig. 3's axis"
+        ),
+        why="" if ok else "the workloads' traces do not spread the best split as Fig. 3 does",
+    )
+
+
+def _split_errors(res: dict[str, np.ndarray]) -> dict[str, float]:
+    """Split -> edgegym's window-mean SLO attainment minus Fig. 2's (points)."""
+    return {s: float(res[s][0].mean() - np.mean(FIG2_SLO[s])) for s in SPLITS}
+
+
+def dispersion_fit(x: float, seeds: int = SEEDS) -> tuple[float, dict[str, float]]:
+    """The trace level that fits Fig. 2's SLO attainment best with the Alibaba-like trace's
+    log-stds ``x`` times the generator's, on :data:`RATE_GRID`: ``(rate, split -> error)``."""
+    from edgegym.reproduce import migrator_workloads as mw
+
+    best: tuple[float, float, dict[str, float]] = (np.inf, 0.0, {})
+    for rate in RATE_GRID:
+        err = _split_errors(fig2(rate, mw.RETRAIN_SCALE, seeds, dispersion_x=x))
+        rms = float(np.sqrt(np.mean(np.square(list(err.values())))))
+        best = min(best, (rms, float(rate), err), key=lambda b: b[0])
+    return best[1], best[2]
+
+
+def _slo_miss_reason(seeds: int) -> str:
+    """Why a split's SLO attainment misses Fig. 2's, measured: the fit again with the trace's
+    dispersion at the reproduction's x2 point."""
+    from edgegym.reproduce import migrator_workloads as mw
+
+    x = max(mw.DISPERSION_SWEEP)
+    rate, err = dispersion_fit(x, seeds)
+    worst = max(abs(e) for e in err.values())
+    fits = "puts every split within 5 points" if worst <= 5.0 else "still misses"
+    return (
+        "one trace level cannot fit every split with the generator's per-second dispersion: "
+        f"with the trace's log-stds x{x:g} (the dispersion sweep's point) the best level, "
+        f"{rate:g} req/s, {fits} ("
+        + ", ".join(f"{s} {e:+.1f}" for s, e in err.items())
+        + "), so Fig. 2's trace swings more per second than the generator, which is "
+        "synthesised from Fig. 3's look"
+    )
+
+
+def _fig2_claims(res: dict[str, np.ndarray], seeds: int = SEEDS) -> list[Claim]:
     """Fig. 2: SLO attainment per split (the trace level's fit) and the accuracies (the
     retraining scale's fit)."""
     claims: list[Claim] = []
+    errors = _split_errors(res)
+    miss = _slo_miss_reason(seeds) if max(map(abs, errors.values())) > 5.0 else ""
     for s in SPLITS:
         paper, ours = float(np.mean(FIG2_SLO[s])), float(res[s][0].mean())
         claims.append(
@@ -177,12 +326,7 @@ def _fig2_claims(res: dict[str, np.ndarray]) -> list[Claim]:
                 role="calibration",
                 holds=abs(ours - paper) <= 5.0,
                 test="within 5 points (trace level fitted to the four splits together)",
-                why=(
-                    ""
-                    if abs(ours - paper) <= 5.0
-                    else "one trace level cannot fit every split: the synthesised trace's "
-                    "tail is lighter than the real one's (the fit's residual, this report)"
-                ),
+                why="" if abs(ours - paper) <= 5.0 else miss,
             )
         )
     err = acc_error(res)

@@ -9,6 +9,7 @@ from edgegym.reproduce.migrator_workloads import (
     CEILING_ERROR_SWEEP,
     DATA_SWEEP,
     DIFFICULTY_SWEEP,
+    DISPERSION_SWEEP,
     DROP_SWEEP,
     OVERHEAD_SPLIT_SWEEP,
     SLO_SWEEP,
@@ -49,7 +50,8 @@ STATIC_PARIS = "paris:static=true"
 #: Robustness sweeps of the inputs that stay synthesised or unstated (a held-out claim must hold at
 #: all of them): name -> reproduction overrides (:func:`scenario_overrides`). ``load_x`` scales both
 #: traces' level (the paper states none), ``persistence`` sets how much of the per-second shape
-#: recurs (synthesised), ``mps_x`` scales the measured MPS slowdowns and ``mps_abs`` sets both to a
+#: recurs (synthesised), ``dispersion_x`` scales the traces' per-second log-stds (synthesised from
+#: Fig. 3's look), ``mps_x`` scales the measured MPS slowdowns and ``mps_abs`` sets both to a
 #: published memory-contention value (the MPS points rerun only the MPS-based baselines).
 #: ``share_alpha_x`` scales every model's synthesised inference share exponent (throughput of an
 #: instance of s of the GPU is s^alpha; ``edgegym.workload.models``), capped at 1 (linear, as the
@@ -67,6 +69,7 @@ SWEEPS: dict[str, dict[str, float]] = {
     "load x2": {"load_x": 2.0},
     "persistence x0.5": {"persistence": 0.25},
     "persistence x2": {"persistence": 1.0},
+    **{f"dispersion x{k:g}": {"dispersion_x": k} for k in DISPERSION_SWEEP},
     "share exponent x0.5": {"share_alpha_x": 0.5},
     "share exponent linear": {"share_alpha_x": 100.0},  # every exponent capped at 1
     "MPS x0.5": {"mps_x": 0.5},
@@ -98,6 +101,7 @@ SWEPT_INPUTS: dict[str, tuple[str, ...]] = {
     "tenants.ceiling": ("ceiling error x0.5", "ceiling error x2"),
     "tenants.arrival.rate": ("load x0.5", "load x2"),
     "tenants.arrival.persistence": ("persistence x0.5", "persistence x2"),
+    "tenants.arrival.kind": tuple(f"dispersion x{k:g}" for k in DISPERSION_SWEEP),
     "mps.inference_slowdown": ("MPS x0.5", "MPS x2", "MPS 30%"),
     "mps.retrain_slowdown": ("MPS x0.5", "MPS x2", "MPS 30%"),
 }
@@ -107,6 +111,7 @@ ALL_POLICY_SWEEPS = (
     "load x2",
     "persistence x0.5",
     "persistence x2",
+    *(f"dispersion x{k:g}" for k in DISPERSION_SWEEP),
     "share exponent x0.5",
     "share exponent linear",
     *(f"SLO x{k:g}" for k in SLO_SWEEP),
@@ -117,7 +122,7 @@ ALL_POLICY_SWEEPS = (
     *(f"class drop x{k:g}" for k in DROP_SWEEP),
 )
 #: Sweep points of the batch-4 claim (Fig. 9) and of the basis claims (Fig. 10, on
-#: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level and
-#: shape, the inputs those two claims turn on.
-BATCH4_SWEEPS = ALL_POLICY_SWEEPS[:4]
-BASIS_SWEEPS = ALL_POLICY_SWEEPS[:4]
+#: :data:`ORACLE_WORKLOADS`: the 0.5 s basis costs about 7x a 1 s run): the traces' level,
+#: recurrence and dispersion, the inputs those two claims turn on.
+BATCH4_SWEEPS = ALL_POLICY_SWEEPS[:6]
+BASIS_SWEEPS = ALL_POLICY_SWEEPS[:6]
