@@ -136,7 +136,7 @@ def fig2(
 
 def slo_error(res: dict[str, np.ndarray]) -> float:
     """RMS error (points) of the window-mean SLO attainment per split against Fig. 2."""
-    return float(np.sqrt(np.mean([(res[s][0].mean() - np.mean(FIG2_SLO[s])) ** 2 for s in SPLITS])))
+    return float(np.sqrt(np.mean(np.square(list(_split_errors(res).values())))))
 
 
 def acc_error(res: dict[str, np.ndarray]) -> float:
@@ -192,16 +192,8 @@ def fig3_best(load_x: float = 1.0, windows: int = FIG3_WINDOWS) -> dict[str, flo
     from edgegym.families.mig import MIGReconfigEnv
     from edgegym.reproduce import migrator_workloads as mw
 
-    arrival = {"rate": mw.RATE * load_x, "recur_s": mw.WINDOW_S, "persistence": mw.PERSISTENCE}
     tenants = [
-        {
-            "name": model,
-            "model": model,
-            "dataset": "nc-cifar10",
-            "slo_ms": mw.SLO_MS[model],
-            "ceiling": mw.CEILING[(model, "nc-cifar10")],
-            "arrival": {"kind": kind, **arrival},
-        }
+        mw.tenant(model, "nc-cifar10", kind, rate=mw.RATE * load_x)
         for model, kind in (("inception", "azure"), ("resnet50", "alibaba"))
     ]
     with tempfile.TemporaryDirectory() as tmp:
@@ -280,12 +272,9 @@ def dispersion_fit(x: float, seeds: int = SEEDS) -> tuple[float, dict[str, float
     log-stds ``x`` times the generator's, on :data:`RATE_GRID`: ``(rate, split -> error)``."""
     from edgegym.reproduce import migrator_workloads as mw
 
-    best: tuple[float, float, dict[str, float]] = (np.inf, 0.0, {})
-    for rate in RATE_GRID:
-        err = _split_errors(fig2(rate, mw.RETRAIN_SCALE, seeds, dispersion_x=x))
-        rms = float(np.sqrt(np.mean(np.square(list(err.values())))))
-        best = min(best, (rms, float(rate), err), key=lambda b: b[0])
-    return best[1], best[2]
+    runs = {rate: fig2(rate, mw.RETRAIN_SCALE, seeds, dispersion_x=x) for rate in RATE_GRID}
+    rate = min(runs, key=lambda r: slo_error(runs[r]))
+    return float(rate), _split_errors(runs[rate])
 
 
 def _slo_miss_reason(seeds: int) -> str:

@@ -393,24 +393,41 @@ def tenants(
     scaled, :data:`DISPERSION_FIELDS`); the reproduction's sweeps override the whole list with
     it."""
     m1, d1, m2, d2 = WORKLOADS[key]
-    out = []
-    for model, data, kind in ((m1, d1, "alibaba"), (m2, d2, "azure")):
-        arrival: dict = {"kind": kind, "rate": float(rate)}
-        if dispersion_x != 1.0:
-            arrival.update(dispersion(kind, dispersion_x))
-        if persistence > 0:
-            arrival.update(recur_s=WINDOW_S, persistence=float(persistence))
-        out.append(
-            {
-                "name": model,
-                "model": model,
-                "dataset": data,
-                "slo_ms": SLO_MS[model] * float(slo_x),
-                "ceiling": 1.0 - (1.0 - CEILING[(model, data)]) * float(ceiling_error_x),
-                "arrival": arrival,
-            }
-        )
-    return out
+    knobs = {
+        "rate": rate,
+        "persistence": persistence,
+        "slo_x": slo_x,
+        "ceiling_error_x": ceiling_error_x,
+        "dispersion_x": dispersion_x,
+    }
+    return [tenant(m1, d1, "alibaba", **knobs), tenant(m2, d2, "azure", **knobs)]
+
+
+def tenant(
+    model: str,
+    dataset: str,
+    kind: str,
+    rate: float = RATE,
+    persistence: float = PERSISTENCE,
+    slo_x: float = 1.0,
+    ceiling_error_x: float = 1.0,
+    dispersion_x: float = 1.0,
+) -> dict:
+    """One tenant of a workload file: ``model`` on ``dataset`` with a ``kind`` trace
+    (``alibaba`` or ``azure``), at the knobs of :func:`tenants`."""
+    arrival: dict = {"kind": kind, "rate": float(rate)}
+    if dispersion_x != 1.0:
+        arrival.update(dispersion(kind, dispersion_x))
+    if persistence > 0:
+        arrival.update(recur_s=WINDOW_S, persistence=float(persistence))
+    return {
+        "name": model,
+        "model": model,
+        "dataset": dataset,
+        "slo_ms": SLO_MS[model] * float(slo_x),
+        "ceiling": 1.0 - (1.0 - CEILING[(model, dataset)]) * float(ceiling_error_x),
+        "arrival": arrival,
+    }
 
 
 def dispersion(kind: str, x: float) -> dict[str, float]:
