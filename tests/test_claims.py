@@ -8,11 +8,14 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from edgegym.outputs import is_edgegym_output
 from edgegym.reproduce import __main__ as reproduce_main
 from edgegym.reproduce import ekya, etf, migrator, srs
 from edgegym.reproduce.claims import (
+    ROBUSTNESS_FIGURE,
     Claim,
     holds_cell,
     in_smoke_run,
@@ -23,6 +26,7 @@ from edgegym.reproduce.claims import (
     update,
     verdict_changes,
 )
+from edgegym.reproduce.claims_figure import verdict_grid
 
 
 def _claim(paper: str, holds: bool, value: float = 1.0, role: str = "held-out") -> Claim:
@@ -372,3 +376,49 @@ def test_a_run_says_which_verdicts_changed_against_the_table(tmp_path: Path, cap
     assert "'srs claim 2.0' holds now" in err
     assert "'srs claim 4.0' is new (holds)" in err and "'srs claim 1.0' is gone" in err
     assert verdict_changes(load(tmp_path), [dataclasses.replace(flipped, smoke=True)]) == ""
+
+
+def test_a_claims_sweep_points_are_recorded_and_bind_its_verdict(tmp_path: Path) -> None:
+    """``points`` holds a claim's verdict at each sweep point: a claim that holds must hold at
+    every one, the records keep them (and leave them out where a claim has none), and a
+    claims table written with them draws them as a grid."""
+    with pytest.raises(ValueError, match="fails at sweep points: load x2"):
+        dataclasses.replace(_claim("srs", True), points={"default": True, "load x2": False})
+    with pytest.raises(ValueError, match="booleans"):
+        dataclasses.replace(_claim("srs", True), points={"default": 1})
+    swept = dataclasses.replace(
+        _claim("srs", False), points={"default": True, "load x0.5": True, "load x2": False}
+    )
+    assert record(swept)["points"] == {"default": True, "load x0.5": True, "load x2": False}
+    assert "points" not in record(_claim("srs", True))
+    update("srs", [swept, _claim("srs", True, 2.0)], tmp_path)
+    assert load(tmp_path)[0].points == swept.points
+    assert is_edgegym_output(tmp_path / ROBUSTNESS_FIGURE, "figure")
+    assert f"]({ROBUSTNESS_FIGURE})" in (tmp_path / "README.md").read_text()
+
+
+def test_the_verdict_grid_puts_the_default_first_and_leaves_unjudged_points_empty() -> None:
+    one_point = _claim("ekya", False)  # judged at the inputs as given only
+    swept = dataclasses.replace(
+        _claim("ekya", True, 2.0), points={"drift x2": True, "default": True}
+    )
+    other = dataclasses.replace(
+        _claim("ekya", False, 3.0), points={"default": False, "demand x0.8": True}
+    )
+    names, grid = verdict_grid([one_point, swept, other])
+    assert names == ["default", "drift x2", "demand x0.8"]
+    expected = np.array([[0, np.nan, np.nan], [1, 1, np.nan], [0, np.nan, 1]])
+    np.testing.assert_array_equal(grid, expected)
+
+
+def test_the_committed_table_holds_a_claim_only_where_it_holds_at_every_point() -> None:
+    """Every held-out claim of ``docs/reproduction/claims.json`` judged across a sweep carries
+    its verdict per point, the inputs as given among them (the robustness rule of the claims
+    table); the ones judged at one point are those whose inputs no sweep moves."""
+    claims = load(Path(__file__).resolve().parents[1] / "docs" / "reproduction")
+    held = [c for c in claims if c.role == "held-out"]
+    swept = [c for c in held if c.points]
+    assert {c.paper for c in swept} == {"ekya", "etf", "migrator", "srs"}
+    assert all("default" in c.points and len(c.points) > 1 for c in swept)
+    assert all(c.holds == all(c.points.values()) for c in swept)
+    assert all(not c.points for c in claims if c.role == "calibration")

@@ -101,6 +101,10 @@ class Claim:
         why: Where it does not hold: the measured reason (a sweep or an ablation in the report).
         smoke: Judged in a smoke run (a reduced sample): shown, never counted as holding. By
             default, whether the claim is made inside :func:`smoke_run`.
+        points: Where the claim is judged across a robustness sweep, its verdict at each
+            point by the same rule (:data:`DEFAULT_POINT` for the inputs as given), in the
+            sweep's order; a claim that holds holds at every point. Empty where the claim is
+            judged at one point (calibration rows, claims whose inputs are not swept).
     """
 
     paper: str
@@ -114,6 +118,7 @@ class Claim:
     test: str = ""
     why: str = ""
     smoke: bool = field(default_factory=in_smoke_run)
+    points: dict[str, bool] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
@@ -126,12 +131,25 @@ class Claim:
                 raise ValueError(f"claim {self.claim!r}: {name} must be finite, got {v}")
         if not isinstance(self.holds, bool):
             object.__setattr__(self, "holds", bool(self.holds))
+        if not all(isinstance(k, str) and isinstance(v, bool) for k, v in self.points.items()):
+            raise ValueError(f"claim {self.claim!r}: points must map point names to booleans")
+        if self.holds and not all(self.points.values()):
+            bad = ", ".join(k for k, v in self.points.items() if not v)
+            raise ValueError(f"claim {self.claim!r} holds but fails at sweep points: {bad}")
         if not self.holds and not self.why:
             raise ValueError(f"claim {self.claim!r} does not hold: say why (a measured reason)")
 
 
-#: Files every reproduction writes into its folder besides its own: the claims table.
-CLAIMS_OUTPUTS = {"claims.json": "claims", "README.md": "report"}
+#: The name of the inputs as given among a claim's ``points``.
+DEFAULT_POINT = "default"
+
+#: The claims table's figure: each held-out claim's verdict at each sweep point
+#: (:mod:`edgegym.reproduce.claims_figure`).
+ROBUSTNESS_FIGURE = "robustness.png"
+
+#: Files every reproduction writes into its folder besides its own: the claims table and its
+#: figure.
+CLAIMS_OUTPUTS = {"claims.json": "claims", "README.md": "report", ROBUSTNESS_FIGURE: "figure"}
 
 
 def add_output_arguments(
@@ -322,17 +340,21 @@ def load(out: str | Path) -> list[Claim]:
         raise ValueError(f"{path}: not a claims table ({exc}); delete it to start afresh") from exc
 
 
-def record(claim: Claim) -> dict[str, Value]:
-    """``claim`` as a JSON record; ``smoke`` only where it is set (a full run's records stay
-    as they were before smoke runs were marked)."""
+def record(claim: Claim) -> dict[str, Any]:
+    """``claim`` as a JSON record; ``smoke`` and ``points`` only where they are set (a full
+    run's records stay as they were before smoke runs were marked)."""
     rec = asdict(claim)
-    if not rec["smoke"]:
-        del rec["smoke"]
+    for key in ("smoke", "points"):
+        if not rec[key]:
+            del rec[key]
     return rec
 
 
 def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
-    """Replace ``paper``'s records in ``<out>/claims.json`` and re-render ``<out>/README.md``."""
+    """Replace ``paper``'s records in ``<out>/claims.json`` and re-render ``<out>/README.md``
+    and its figure (:data:`ROBUSTNESS_FIGURE`)."""
+    from edgegym.reproduce.claims_figure import plot_robustness
+
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
     wrong = [c.claim for c in claims if c.paper != paper]
@@ -349,6 +371,7 @@ def update(paper: str, claims: Sequence[Claim], out: str | Path) -> Path:
     path = out / "claims.json"
     write_json(path, {"claims": [record(c) for c in kept]}, "claims", indent=1)
     write_text(out / "README.md", render(kept, variant_runs(out)), "report")
+    plot_robustness(kept, out / ROBUSTNESS_FIGURE)
     return path
 
 
@@ -508,6 +531,16 @@ def render(claims: Sequence[Claim], variants: Sequence[tuple[str, Sequence[Claim
         lines.append(
             f"| [{TITLES[paper]}]({REPORTS[paper]}) | {len(held)} | {hold} | {len(cal)} | {agree} |"
         )
+    if any(c.role == "held-out" for c in claims):
+        lines += [
+            "",
+            f"![Each held-out claim at each point of its robustness sweep]({ROBUSTNESS_FIGURE})",
+            "",
+            "Each held-out claim at each point of its robustness sweep (the inputs as given "
+            "first): green where it holds there by its rule, red where it fails, grey where it "
+            "is not judged at that point; a claim holds only where its whole row is green. "
+            "`points` in [claims.json](claims.json) holds the same verdicts.",
+        ]
     if variants:
         lines += [
             "",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from edgegym.reproduce.claims import Claim
+from edgegym.reproduce.claims import DEFAULT_POINT, Claim
 
 #: One row of the power-disparity sweep (Fig. 6): A2's clock, the disparity and the runs of
 #: TF, EF and ETF(0.7).
@@ -247,9 +247,10 @@ def judge_across(base: list[Claim], swept: dict[str, list[Claim]]) -> list[Claim
             continue
         fails = [f"{name} ({cs[i].edgegym_value})" for name, cs in swept.items() if not cs[i].holds]
         test = f"{c.test}; in the base run and all {len(swept)} sweep variants"
+        points = {DEFAULT_POINT: c.holds} | {name: cs[i].holds for name, cs in swept.items()}
         if c.holds and fails:
             why = f"holds in the base run, fails under {', '.join(fails)} (robustness sweep)"
-            judged.append(dataclasses.replace(c, holds=False, test=test, why=why))
+            judged.append(dataclasses.replace(c, holds=False, test=test, why=why, points=points))
         else:
-            judged.append(dataclasses.replace(c, test=test))
+            judged.append(dataclasses.replace(c, test=test, points=points))
     return judged

@@ -250,11 +250,13 @@ def _points(f: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     return pts
 
 
-def _across(f: dict[str, Any], key: str, judge) -> tuple[bool, str, bool]:
-    """Judge ``judge(value)`` at every point: (holds everywhere, where it fails, swept)."""
-    pts = _points(f, key)
-    fails = [name for name, v in pts if not judge(v)]
-    return not fails, ", ".join(fails), len(pts) > 1
+def _across(f: dict[str, Any], key: str, judge) -> tuple[bool, str, bool, dict[str, bool]]:
+    """Judge ``judge(value)`` at every point: (holds everywhere and swept, where it fails,
+    swept, the verdict per point)."""
+    verdicts = {name: bool(judge(v)) for name, v in _points(f, key)}
+    fails = [name for name, ok in verdicts.items() if not ok]
+    swept = len(verdicts) > 1
+    return not fails and swept, ", ".join(fails), swept, verdicts
 
 
 def _not_swept(swept: bool) -> str:
@@ -289,10 +291,9 @@ def _gain_claims(f: dict[str, Any], scope: str) -> list[Claim]:
     for key, gains, figure, what, how, rule in gain_claims:
         for p, paper in gains.items():
             ours = _gain(f[key], "migrator", p)
-            ok, fails, swept = _across(
+            ok, fails, swept, points = _across(
                 f, key, lambda t, p=p, paper=paper: _half_rule(paper, _gain(t, "migrator", p))
             )
-            ok = ok and swept
             claims.append(
                 Claim(
                     paper="migrator",
@@ -303,6 +304,7 @@ def _gain_claims(f: dict[str, Any], scope: str) -> list[Claim]:
                     edgegym_value=round(ours, 1),
                     role="held-out",
                     holds=ok,
+                    points=points,
                     test=HALF + SWEPT,
                     why=""
                     if ok
@@ -325,8 +327,7 @@ def _accuracy_claims(f: dict[str, Any], scope: str) -> list[Claim]:
         else:
             judge = lambda t, p=p, paper=paper: _half_rule(paper, _gain(t, "migrator", p))  # noqa: E731
             test = HALF
-        ok, fails, swept = _across(f, "acc", judge)
-        ok = ok and swept
+        ok, fails, swept, points = _across(f, "acc", judge)
         per_point = "; ".join(f"{n} {_gain(t, 'migrator', p):+.1f}%" for n, t in _points(f, "acc"))
         claims.append(
             Claim(
@@ -342,6 +343,7 @@ def _accuracy_claims(f: dict[str, Any], scope: str) -> list[Claim]:
                 edgegym_value=round(ours, 1),
                 role="held-out",
                 holds=ok,
+                points=points,
                 test=test + SWEPT,
                 why=(
                     ""
@@ -420,8 +422,7 @@ def _ablation_text(f: dict[str, Any], p: str, key: str) -> str:
 
 def _preinit_claim(f: dict[str, Any]) -> Claim:
     """§5.2: pre-initialisation's reduction of the reconfiguration overhead."""
-    ok, fails, swept = _across(f, "red_paired", lambda v: abs(v - PAPER_PREINIT) <= 10.0)
-    ok = ok and swept
+    ok, fails, swept, points = _across(f, "red_paired", lambda v: abs(v - PAPER_PREINIT) <= 10.0)
     per_point = "; ".join(f"{n} {v:.0f}%" for n, v in _points(f, "red_paired"))
     idle = "; ".join(f"{n} {v * 100:.1f}%" for n, v in _points(f, "idle"))
     return Claim(
@@ -433,6 +434,7 @@ def _preinit_claim(f: dict[str, Any]) -> Claim:
         edgegym_value=round(f["red_paired"], 1),
         role="held-out",
         holds=ok,
+        points=points,
         test="within 10 points" + SWEPT,
         why=(
             ""
@@ -452,8 +454,7 @@ def _preinit_claim(f: dict[str, Any]) -> Claim:
 def _batch4_claim(f: dict[str, Any], workloads) -> Claim:
     """Fig. 9: MIGRator highest in every workload at batch 4."""
     n = len(workloads)
-    ok, fails, swept = _across(f, "wins4", lambda v: v == n)
-    ok = ok and swept
+    ok, fails, swept, points = _across(f, "wins4", lambda v: v == n)
     per_point = "; ".join(f"{name} {v}" for name, v in _points(f, "wins4"))
     seeds = dict(_points(f, "good4_seeds")) if "good4_seeds" in f else {}
     losses = "; ".join(
@@ -470,6 +471,7 @@ def _batch4_claim(f: dict[str, Any], workloads) -> Claim:
         edgegym_value=f["wins4"],
         role="held-out",
         holds=ok,
+        points=points,
         test="all of them" + SWEPT,
         why=""
         if ok
@@ -482,11 +484,13 @@ def _basis_claims(f: dict[str, Any]) -> list[Claim]:
     """Fig. 10: the best reconfiguration basis, and the cost of a coarse one."""
     b = f["basis"]
     best = max(b, key=lambda k: b[k])
-    ok_best, fails_best, swept = _across(f, "basis", lambda v: v[0.5] >= max(v.values()) - 0.001)
-    ok_best = ok_best and swept
+    ok_best, fails_best, swept, points_best = _across(
+        f, "basis", lambda v: v[0.5] >= max(v.values()) - 0.001
+    )
     drop = 100.0 * (b[1.0] - b[10.0])
-    ok_drop, fails_drop, _ = _across(f, "basis", lambda v: 100.0 * (v[1.0] - v[10.0]) >= 1.0)
-    ok_drop = ok_drop and swept
+    ok_drop, fails_drop, _, points_drop = _across(
+        f, "basis", lambda v: 100.0 * (v[1.0] - v[10.0]) >= 1.0
+    )
     pts = _points(f, "basis")
     per_seed = dict(_points(f, "basis_seeds")) if "basis_seeds" in f else {}
     best_pp = "; ".join(
@@ -505,6 +509,7 @@ def _basis_claims(f: dict[str, Any]) -> list[Claim]:
             edgegym_value=best,
             role="held-out",
             holds=ok_best,
+            points=points_best,
             test="0.5 s highest (ties within 0.1 point count)" + SWEPT + sweep_note,
             why=(
                 ""
@@ -524,6 +529,7 @@ def _basis_claims(f: dict[str, Any]) -> list[Claim]:
             edgegym_value=round(drop, 2),
             role="held-out",
             holds=ok_drop,
+            points=points_drop,
             test="at least 1 point" + SWEPT + sweep_note,
             why=(
                 ""

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from edgegym.reproduce.claims import Claim
+from edgegym.reproduce.claims import DEFAULT_POINT, Claim
 from edgegym.reproduce.srs_setup import (
     ACC_TOL,
     BASELINES,
@@ -164,6 +164,7 @@ def _judged(rows: dict[str, Any]) -> list[Claim]:
                 c,
                 holds=c.holds and not fails,
                 why=why,
+                points={DEFAULT_POINT: c.holds} | {pid: cl[i].holds for pid, cl in points.items()},
                 test=f"{c.test}; on the default scenario and at each of the {len(points)} "
                 "robustness points",
             )
