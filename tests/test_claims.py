@@ -26,7 +26,7 @@ from edgegym.reproduce.claims import (
     update,
     verdict_changes,
 )
-from edgegym.reproduce.claims_figure import verdict_grid
+from edgegym.reproduce.claims_figure import row_label, verdict_grid
 
 
 def _claim(paper: str, holds: bool, value: float = 1.0, role: str = "held-out") -> Claim:
@@ -409,6 +409,19 @@ def test_the_verdict_grid_puts_the_default_first_and_leaves_unjudged_points_empt
     assert names == ["default", "drift x2", "demand x0.8"]
     expected = np.array([[0, np.nan, np.nan], [1, 1, np.nan], [0, np.nan, 1]])
     np.testing.assert_array_equal(grid, expected)
+
+
+def test_a_long_claims_row_keeps_its_end_so_claims_that_differ_there_stay_apart() -> None:
+    text = "Ekya's accuracy advantage over the uniform baselines grows to 29 points with more "
+    one, two = (
+        dataclasses.replace(_claim("ekya", False), figure="Fig. 6, §6.1", claim=text + end)
+        for end in ("streams on 1 GPU", "streams on 2 GPUs")
+    )
+    assert row_label(one) != row_label(two)
+    assert row_label(one).startswith("fails | Fig. 6: Ekya's accuracy")
+    assert row_label(two).endswith("on 2 GPUs") and "..." in row_label(two)
+    short = dataclasses.replace(_claim("ekya", True), claim="MRS decides in milliseconds")
+    assert row_label(short) == "holds | Fig. 1: MRS decides in milliseconds"
 
 
 def test_the_committed_table_holds_a_claim_only_where_it_holds_at_every_point() -> None:

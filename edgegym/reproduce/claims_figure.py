@@ -10,7 +10,6 @@ holding only where its whole row is green (:class:`~edgegym.reproduce.claims.Cla
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import numpy as np
 from edgegym.outputs import save_figure
 from edgegym.reproduce.claims import DEFAULT_POINT, PAPERS, TITLES, Claim
 
-_LABEL_CHARS = 58  # a row label's width before it is cut
+_LABEL_CHARS = 64  # a row label's width: a longer claim loses its middle
 
 
 def verdict_grid(claims: Sequence[Claim]) -> tuple[list[str], np.ndarray]:
@@ -37,9 +36,15 @@ def verdict_grid(claims: Sequence[Claim]) -> tuple[list[str], np.ndarray]:
     return names, grid
 
 
-def _label(c: Claim) -> str:
-    text = f"{c.figure}: {c.claim}"
-    return textwrap.shorten(text, _LABEL_CHARS, placeholder="...")
+def row_label(c: Claim) -> str:
+    """A claim's row: its verdict, where the paper makes it (up to the first comma) and the
+    claim, its middle cut where it is long, so that claims that differ at their end (1 or 2
+    GPUs) stay apart."""
+    text = f"{c.figure.split(',')[0]}: {c.claim}"
+    if len(text) > _LABEL_CHARS:
+        half = (_LABEL_CHARS - 3) // 2
+        text = f"{text[:half].rstrip()}...{text[-half:].lstrip()}"
+    return f"{'holds' if c.holds else 'fails'} | {text}"
 
 
 def plot_robustness(claims: Sequence[Claim], path: str | Path) -> Path | None:
@@ -74,7 +79,7 @@ def plot_robustness(claims: Sequence[Claim], path: str | Path) -> Path | None:
         ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
         ax.set_yticks(
             range(len(held)),
-            [f"{'holds' if c.holds else 'fails'} | {_label(c)}" for c in held],
+            [row_label(c) for c in held],
             fontsize=7,
         )
         ax.set_xticks(np.arange(-0.5, len(names)), minor=True)
