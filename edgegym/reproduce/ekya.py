@@ -51,7 +51,12 @@ from edgegym.reproduce import claims as claims_table
 from edgegym.reproduce.claims import Claim
 from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS, judge, noise_drop
 from edgegym.reproduce.ekya_figures import LABELS, draw, figure_inputs
-from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS, SYNTHESISED, table1_variants
+from edgegym.reproduce.ekya_inputs import (
+    SCENARIO_POINT,
+    SWEEP_FACTORS,
+    SYNTHESISED,
+    table1_variants,
+)
 from edgegym.reproduce.ekya_report import REPORT
 from edgegym.reproduce.ekya_tables import section_texts, table
 from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
@@ -81,7 +86,7 @@ CALIBRATION_SEEDS = 300  # sample episodes of the calibration rows
 CAPACITY_TARGET = 0.75
 #: (f): the micro-profiler's mechanics, each switched off alone, then all of them.
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "as in the scenario": {},
+    SCENARIO_POINT: {},
     "exact estimates (error 0)": {"profiler.error": 0.0},
     "no pruning": {"profiler.prune_every": 0},
     "no profiling cost": {"profiler.cost_s": 0.0},
@@ -320,7 +325,7 @@ def synthesised_sweep(scenario: str, episodes: int, log: Any) -> dict[str, Any]:
     GPU counts wherever the input is not one of the micro-profiler's, which that setting does
     not have."""
     sc = load(scenario)
-    variants: dict[str, dict[str, Any]] = {"as in the scenario": {}}
+    variants: dict[str, dict[str, Any]] = {SCENARIO_POINT: {}}
     swept: dict[str, list[str]] = {}  # input -> its variants' names, x0.5 first
     for label, scale in SYNTHESISED.items():
         for factor in SWEEP_FACTORS:

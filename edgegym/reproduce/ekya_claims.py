@@ -8,12 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from edgegym.reproduce.claims import DEFAULT_POINT, Claim
-from edgegym.reproduce.ekya_inputs import table1_label
+from edgegym.reproduce.ekya_inputs import SCENARIO_POINT, table1_label
 
 __all__ = ["FIXEDCONFIG", "UNIFORMS", "gain_over_each", "judge", "noise_drop", "pct"]
 
-#: The sweep (g)'s point with the scenario's inputs as given.
-SCENARIO_POINT = "as in the scenario"
 #: Fig. 10a's Ekya-FixedConfig: the thief with the uniform baselines' fixed Cfg 2.
 FIXEDCONFIG = "ekya-fixedconfig:config=2"
 #: The uniform baselines of Fig. 6, Fig. 8 and Table 2 (retraining configuration, inference
@@ -89,10 +87,10 @@ class _Context:
         g, ga = self.g, self.g["gain"]
         return (
             f"measured (g, {gpus} GPU{'s' if gpus > 1 else ''}, 10 streams): gain over the best "
-            f"uniform {100 * ga['as in the scenario'][gpus]:+.1f} points with the scenario's "
+            f"uniform {100 * ga[SCENARIO_POINT][gpus]:+.1f} points with the scenario's "
             f"inputs, {100 * g['min'][gpus]:+.1f} to {100 * g['max'][gpus]:+.1f} across the "
             f"synthesised inputs x0.5 and x2; the thief is "
-            f"{100 * g['worth']['as in the scenario'][gpus]:+.1f} points above no retraining"
+            f"{100 * g['worth'][SCENARIO_POINT][gpus]:+.1f} points above no retraining"
         )
 
     def points(self, values: dict[str, Any], holds: Any, default: bool) -> dict[str, bool]:
@@ -330,7 +328,7 @@ def _saving_claim(ctx: _Context, b: dict) -> Claim:
 def _ablation_claim(ctx: _Context, b: dict) -> Claim:
     """Fig. 10a: adaptive allocation and configuration selection both contribute."""
     acc4 = b["acc"]
-    err4 = ctx.fa[4]["exact estimates (error 0)"] - ctx.fa[4]["as in the scenario"]
+    err4 = ctx.fa[4]["exact estimates (error 0)"] - ctx.fa[4][SCENARIO_POINT]
     factor = acc4["thief"][4][0] - max(acc4["ekya-fixedres"][4][0], acc4[FIXEDCONFIG][4][0])
     swept = ctx.failing("ablation", lambda v: v > 0)
     points = ctx.points(ctx.g["ablation"], lambda v: v > 0, factor > 0)
@@ -405,7 +403,7 @@ def _noise_claim(ctx: _Context, e: dict) -> Claim:
         why=swept
         if drop <= 3.0
         else f"measured (e, f; 4 GPUs): exact estimates {pct(exact)}%, the scenario's "
-        f"5.8-point error {pct(fa[4]['as in the scenario'])}%, noise of std 20% "
+        f"5.8-point error {pct(fa[4][SCENARIO_POINT])}%, noise of std 20% "
         f"{pct(at20)}%, the best uniform variant (no estimates) "
         f"{pct(fa[4]['best uniform'])}%: the thief's gain is all configuration choice from "
         "the estimates, and noise of that size removes it",

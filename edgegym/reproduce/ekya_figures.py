@@ -18,7 +18,7 @@ import numpy as np
 from edgegym.outputs import save_figure
 from edgegym.plotting import plot_lines
 from edgegym.reproduce.ekya_claims import FIXEDCONFIG, UNIFORMS
-from edgegym.reproduce.ekya_inputs import SWEEP_FACTORS
+from edgegym.reproduce.ekya_inputs import SCENARIO_POINT, SWEEP_FACTORS
 
 #: How the schedulers are named in the report's tables and figures.
 LABELS = {
@@ -130,14 +130,14 @@ def _plot_sweep(
     import matplotlib.pyplot as plt
 
     labels = list(swept)
-    gpu_counts = list(gain["as in the scenario"])
+    gpu_counts = list(gain[SCENARIO_POINT])
     y = np.arange(len(labels))[::-1]
     fig, axes = plt.subplots(
         1, len(gpu_counts), figsize=(11, 0.42 * len(labels) + 1.6), sharey=True
     )
     axes = np.atleast_1d(axes)
     for ax, g in zip(axes, gpu_counts, strict=True):
-        base = 100 * gain["as in the scenario"][g]
+        base = 100 * gain[SCENARIO_POINT][g]
         for yi, label in zip(y, labels, strict=True):
             pts = [100 * gain[n][g] for n in swept[label]]
             ax.plot([min(pts), max(pts)], [yi, yi], color="0.6", lw=1)

@@ -15,6 +15,8 @@ from edgegym.scenarios import Scenario
 
 #: (g): the synthesised inputs swept, each scaled by these factors (the scenario's is 1).
 SWEEP_FACTORS = (0.5, 2.0)
+#: The sweep (g)'s point with the scenario's inputs as given (and the ablation (f)'s).
+SCENARIO_POINT = "as in the scenario"
 
 #: Fig. 4's example (``ekya-table1``): one of its two synthesised inputs is the share a full-rate
 #: stream needs (1 GPU). Fig. 4 pins it to (0.75, 1.5] GPU: at the uniform share of 0.75 GPU

@@ -14,7 +14,7 @@ from typing import Any
 
 from edgegym.reproduce.ekya_claims import UNIFORMS, gain_over_each, pct, search_worth
 from edgegym.reproduce.ekya_figures import LABELS
-from edgegym.reproduce.ekya_inputs import table1_label
+from edgegym.reproduce.ekya_inputs import SCENARIO_POINT, table1_label
 
 #: Table 2 (Table 3 in the arXiv version): the streams each scheduler keeps at accuracy >= 0.75
 #: on 1 and 2 GPUs.
@@ -143,8 +143,8 @@ def sweep_text(g: Mapping[str, Any]) -> str:
     GPUs, the thief's gain, that gain in the authors' simulator's setting on each of Fig. 8's
     GPU counts ("-" where the input is one of the micro-profiler's, which that setting does not
     have), and on 4 GPUs Fig. 10a's margin and Fig. 11b's drop (points)."""
-    gpus = list(g["gain"]["as in the scenario"])
-    sim_gpus = list(g["gain_sim"]["as in the scenario"])
+    gpus = list(g["gain"][SCENARIO_POINT])
+    sim_gpus = list(g["gain_sim"][SCENARIO_POINT])
     rows = []
     for name, by_g in g["acc"].items():
         row = [name]
@@ -189,7 +189,7 @@ def search_text(h: Mapping[str, Any], g: Mapping[str, Any]) -> str:
     retraining adds to each search and what the exact search finds above the steals."""
     gpus = list(h["acc"])
     rows = [[label] + [pct(*h["acc"][n][p]) for n in gpus] for p, label in _SEARCH_LABELS.items()]
-    base = g["acc"]["as in the scenario"]
+    base = g["acc"][SCENARIO_POINT]
     rows.append(["no retraining, even split"] + [pct(base[n]["none"]) for n in gpus])
     rows.append(["best uniform variant"] + [pct(base[n]["best"]) for n in gpus])
     worth = search_worth(h)
