@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from edgegym.baselines.mig import MPS_SHARES
-from edgegym.reproduce.claims import Claim
+from edgegym.reproduce.claims import DEFAULT_POINT, Claim
 from edgegym.reproduce.migrator_setup import (
     ALL_POLICY_SWEEPS,
     BASELINES,
@@ -245,7 +245,7 @@ SWEPT = "; at the default inputs and at every sweep point that ran (robustness t
 
 def _points(f: dict[str, Any], key: str) -> list[tuple[str, Any]]:
     """(label, value of ``key``) at the default inputs, then at every sweep point that has it."""
-    pts = [("default", f[key])]
+    pts = [(DEFAULT_POINT, f[key])]
     pts += [(n, pt[key]) for n, pt in f["sweeps"].items() if key in pt]
     return pts
 
