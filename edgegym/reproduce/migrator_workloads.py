@@ -380,26 +380,11 @@ SLO_SWEEP = (0.5, 2.0)
 CEILING_ERROR_SWEEP = (0.5, 2.0)
 
 
-def tenants(
-    key: str,
-    rate: float = RATE,
-    persistence: float = PERSISTENCE,
-    slo_x: float = 1.0,
-    ceiling_error_x: float = 1.0,
-    dispersion_x: float = 1.0,
-) -> list[dict]:
-    """The ``tenants`` of one workload's file, at another trace level, persistence, SLO scale,
-    ceiling (its error ``1 - ceiling`` scaled) or trace dispersion (the generators' log-stds
-    scaled, :data:`DISPERSION_FIELDS`); the reproduction's sweeps override the whole list with
-    it."""
+def tenants(key: str, **knobs: float) -> list[dict]:
+    """The ``tenants`` of one workload's file; ``knobs`` are :func:`tenant`'s (trace level,
+    persistence, SLO scale, ceiling error scale, trace dispersion), the same for both tenants.
+    The reproduction's sweeps override the whole list with it."""
     m1, d1, m2, d2 = WORKLOADS[key]
-    knobs = {
-        "rate": rate,
-        "persistence": persistence,
-        "slo_x": slo_x,
-        "ceiling_error_x": ceiling_error_x,
-        "dispersion_x": dispersion_x,
-    }
     return [tenant(m1, d1, "alibaba", **knobs), tenant(m2, d2, "azure", **knobs)]
 
 
@@ -414,7 +399,9 @@ def tenant(
     dispersion_x: float = 1.0,
 ) -> dict:
     """One tenant of a workload file: ``model`` on ``dataset`` with a ``kind`` trace
-    (``alibaba`` or ``azure``), at the knobs of :func:`tenants`."""
+    (``alibaba`` or ``azure``), at another trace level (``rate``), persistence, SLO scale,
+    ceiling (its error ``1 - ceiling`` scaled) or trace dispersion (the generators' log-stds
+    scaled, :data:`DISPERSION_FIELDS`)."""
     arrival: dict = {"kind": kind, "rate": float(rate)}
     if dispersion_x != 1.0:
         arrival.update(dispersion(kind, dispersion_x))
