@@ -513,8 +513,9 @@ def _robustness_section(rows: dict[str, Any]) -> list[str]:
         "choice) is scaled by x0.5 and x2 (one at a time; bounded where the scale would leave "
         "its range, as named). At each point MRS and the three baselines run the default "
         "scenario (the headline claims) and the ends of the applications, servers and theta "
-        "sweeps (the other claims; one seed). A held-out claim counts as holding only if it "
-        "holds on the default scenario and at every point. Not swept: the DAG shapes (the "
+        "sweeps (the other claims), on the seeds per sweep point of the run line above. A "
+        "held-out claim counts as holding only if it holds on the default scenario and at "
+        "every point. Not swept: the DAG shapes (the "
         "edges' structure has no scale), the models' floors (no model reaches its floor in "
         "a run at the default drift) and, of the inputs marked synthesised or a choice, "
         + "; ".join(f"`{k}` ({why})" for k, why in NOT_SWEPT.items())
