@@ -21,12 +21,13 @@ from edgegym.reproduce.claims import (
     in_smoke_run,
     load,
     record,
+    row_label,
     smoke_run,
     summary,
     update,
     verdict_changes,
+    verdict_grid,
 )
-from edgegym.reproduce.claims_figure import row_label, verdict_grid
 
 
 def _claim(paper: str, holds: bool, value: float = 1.0, role: str = "held-out") -> Claim:
