@@ -145,6 +145,39 @@ def test_a_claim_holds_only_across_the_robustness_sweeps(monkeypatch):
     assert held.holds and "2 robustness points" in held.test
 
 
+def test_every_sweep_point_runs_as_many_episodes_as_the_default(monkeypatch):
+    """A claim that must hold at every point is judged at each on the default's seeds: the
+    figure sweeps and every part of every robustness point run the same seeds as the default
+    scenario."""
+    import argparse
+
+    ran: dict[str, list[tuple]] = {}
+
+    class Recording:
+        def __init__(self, **_):
+            pass
+
+        def map(self, fn, jobs, label, journal=None):
+            ran[label] = list(jobs)
+            return []
+
+        def describe(self):
+            return "recording"
+
+    monkeypatch.setattr(srs, "Runner", Recording)
+    args = argparse.Namespace(seeds=3, first_seed=7, quick=False, workers=1, ray=False)
+    srs._run_all(args)
+    seeds = {7, 8, 9}
+    for label, jobs in ran.items():
+        settings: dict[tuple, set[int]] = {}
+        for name, changes, policy, seed in jobs:
+            key = (name, tuple(sorted((k, repr(v)) for k, v in changes.items())), policy)
+            settings.setdefault(key, set()).add(seed)
+        assert settings and all(s == seeds for s in settings.values()), label
+    parts = {c["part"] for _, c, _, _ in ran["robustness"]}
+    assert parts == {"main", "apps", "servers", "theta"}
+
+
 def test_the_theta_sweep_spans_where_algorithm_2_trades_accuracy_for_time(monkeypatch):
     """Fig. 14's sweep must reach the exchange rate at which Eq. 11's accuracy term changes
     Algorithm 2's choice; below it every theta picks the same configurations (the first sweep,

@@ -1,7 +1,7 @@
 """Reproduce the SRS/MRS evaluation (INFOCOM'25, Fig. 8-15) and write ``docs/reproduction/srs.md``.
 
 Run ``python -m edgegym.reproduce.srs [--seeds 3] [--first-seed N] [--workers 2] [--out DIR]``
-(about 16 minutes on two cores; ``--quick`` for a smoke run, written to
+(about 45 minutes on two cores; ``--quick`` for a smoke run, written to
 ``runs/reproduction-quick`` with its claims marked ``smoke`` and not counted; ``--first-seed N``
 for a seed check on seeds N, N+1, ..., written to ``docs/reproduction/seeds-N``;
 ``--render-only`` to rewrite the report from the saved ``srs-runs.json``). Every number in the
@@ -359,8 +359,8 @@ def _robustness(
     first: int = 0,
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every robustness point's episodes (one map over all of them): point -> part -> rows.
-    Per point, the default scenario with MRS and the three baselines (``seeds`` seeds from
-    ``first``) and the ends of the applications, servers and theta sweeps (seed ``first``)."""
+    Per point, the default scenario with MRS and the three baselines and the ends of the
+    applications, servers and theta sweeps, each on ``seeds`` seeds from ``first``."""
     five, eight = SCENARIO, EIGHT_APPS
     jobs = []
     for key in keys:
@@ -369,11 +369,11 @@ def _robustness(
             at = {**base, "sweep": [key, f], "point": pid}
             jobs += _jobs(five, [{**at, "part": "main"}], SWEEP_POLICIES, seeds, first)
             apps = [{**at, "part": "apps", "apps": n, "per_app": True} for n in ROBUST_APPS]
-            jobs += _jobs(eight, apps, SWEEP_POLICIES, 1, first)
+            jobs += _jobs(eight, apps, SWEEP_POLICIES, seeds, first)
             srv = [{**at, "part": "servers", "count": n} for n in ROBUST_SERVERS]
-            jobs += _jobs(five, srv, SWEEP_POLICIES, 1, first)
+            jobs += _jobs(five, srv, SWEEP_POLICIES, seeds, first)
             thetas = [{**at, "part": "theta", "theta": t} for t in ROBUST_THETAS]
-            jobs += _jobs(five, thetas, ["mrs"], 1, first)
+            jobs += _jobs(five, thetas, ["mrs"], seeds, first)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in runner.map(run_one, jobs, label="robustness", journal=journal):
         parts = out.setdefault(
