@@ -178,6 +178,18 @@ def test_every_sweep_point_runs_as_many_episodes_as_the_default(monkeypatch):
     assert parts == {"main", "apps", "servers", "theta"}
 
 
+def test_the_report_names_the_seeds_each_part_of_the_robustness_points_ran():
+    def part(seeds):
+        return [{"seed": s} for s in seeds]
+
+    same = {"p": {k: part([4, 5, 6]) for k in ("main", "apps", "servers", "theta")}}
+    assert srs_report._robust_seeds_text(same) == "each on 3 seeds (4..6)"
+    older = {"p": {"main": part([0, 1]), **{k: part([0]) for k in ("apps", "servers", "theta")}}}
+    assert srs_report._robust_seeds_text(older) == (
+        "the default scenario on 2 seeds (0..1), the sweeps' ends on 1 seed (0)"
+    )
+
+
 def test_the_theta_sweep_spans_where_algorithm_2_trades_accuracy_for_time(monkeypatch):
     """Fig. 14's sweep must reach the exchange rate at which Eq. 11's accuracy term changes
     Algorithm 2's choice; below it every theta picks the same configurations (the first sweep,

@@ -1,7 +1,7 @@
 """Reproduce the SRS/MRS evaluation (INFOCOM'25, Fig. 8-15) and write ``docs/reproduction/srs.md``.
 
 Run ``python -m edgegym.reproduce.srs [--seeds 3] [--first-seed N] [--workers 2] [--out DIR]``
-(about 45 minutes on two cores; ``--quick`` for a smoke run, written to
+(about 32 minutes on two cores; ``--quick`` for a smoke run, written to
 ``runs/reproduction-quick`` with its claims marked ``smoke`` and not counted; ``--first-seed N``
 for a seed check on seeds N, N+1, ..., written to ``docs/reproduction/seeds-N``;
 ``--render-only`` to rewrite the report from the saved ``srs-runs.json``). Every number in the

@@ -48,6 +48,25 @@ def _seeds_text(n: int, first: int = 0) -> str:
     return f"1 seed ({first})" if n == 1 else f"{n} seeds ({first}..{first + n - 1})"
 
 
+def _robust_seeds_text(robust: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """How many seeds each part of the robustness points ran, read from the rows (a run saved
+    before every part ran the default's seeds ran the sweeps' ends on one)."""
+    seeds = {
+        part: sorted({r["seed"] for parts in robust.values() for r in parts[part]})
+        for part in ("main", "apps", "servers", "theta")
+    }
+
+    def text(part: str) -> str:
+        return _seeds_text(len(seeds[part]), seeds[part][0])
+
+    if len({tuple(s) for s in seeds.values()}) == 1:
+        return f"each on {text('main')}"
+    ends = ("apps", "servers", "theta")
+    if len({tuple(seeds[p]) for p in ends}) == 1:
+        return f"the default scenario on {text('main')}, the sweeps' ends on {text('apps')}"
+    return ", ".join(f"{part} on {text(part)}" for part in seeds)
+
+
 def _header(meta: dict[str, Any]) -> list[str]:
     """The report's title and run line (what ran, where, with which seeds)."""
     first = meta.get("first_seed", 0)  # runs saved before --first-seed started at 0
@@ -513,9 +532,9 @@ def _robustness_section(rows: dict[str, Any]) -> list[str]:
         "choice) is scaled by x0.5 and x2 (one at a time; bounded where the scale would leave "
         "its range, as named). At each point MRS and the three baselines run the default "
         "scenario (the headline claims) and the ends of the applications, servers and theta "
-        "sweeps (the other claims), on the seeds per sweep point of the run line above. A "
-        "held-out claim counts as holding only if it holds on the default scenario and at "
-        "every point. Not swept: the DAG shapes (the "
+        f"sweeps (the other claims): {_robust_seeds_text(rows['robust'])}. A held-out claim "
+        "counts as holding only if it holds on the default scenario and at every point. Not "
+        "swept: the DAG shapes (the "
         "edges' structure has no scale), the models' floors (no model reaches its floor in "
         "a run at the default drift) and, of the inputs marked synthesised or a choice, "
         + "; ".join(f"`{k}` ({why})" for k, why in NOT_SWEPT.items())
