@@ -293,7 +293,6 @@ def _run_all(
     """Every experiment's episodes (rows per experiment) and what the run was (meta);
     ``journal`` keeps the finished ones (a stopped run resumes)."""
     base = {"requests": 300, "duration_s": 90.0} if args.quick else {}
-    sweep_seeds = args.seeds  # every point judged on as many episodes as the default
     t0 = time.time()
     runner = Runner(workers=args.workers, ray=args.ray)
 
@@ -310,17 +309,17 @@ def _run_all(
             eight,
             [{**base, "apps": n, "per_app": True} for n in APPS],
             SWEEP_POLICIES,
-            sweep_seeds,
+            args.seeds,
             "applications",
         ),
         "apps_same": runs(
-            eight, [{**base, "apps": n} for n in ROBUST_APPS], ["mrs"], sweep_seeds, "same rate"
+            eight, [{**base, "apps": n} for n in ROBUST_APPS], ["mrs"], args.seeds, "same rate"
         ),
         "servers": runs(
-            five, [{**base, "count": n} for n in SERVERS], SWEEP_POLICIES, sweep_seeds, "servers"
+            five, [{**base, "count": n} for n in SERVERS], SWEEP_POLICIES, args.seeds, "servers"
         ),
         "theta": runs(
-            five, [{**base, "theta": t} for t in THETAS], THETA_POLICIES, sweep_seeds, "theta"
+            five, [{**base, "theta": t} for t in THETAS], THETA_POLICIES, args.seeds, "theta"
         ),
         "light": runs(
             five,
@@ -334,11 +333,11 @@ def _run_all(
         ),
     }
     keys = list(ROBUST)[:2] if args.quick else list(ROBUST)
-    rows["robust"] = _robustness(runner, base, keys, sweep_seeds, journal, args.first_seed)
+    rows["robust"] = _robustness(runner, base, keys, args.seeds, journal, args.first_seed)
     meta = {
         "seeds": args.seeds,
         "first_seed": args.first_seed,
-        "sweep_seeds": sweep_seeds,
+        "sweep_seeds": args.seeds,  # every point runs the default's seeds (older runs: fewer)
         "workers": args.workers,
         "runner": runner.describe(),
         "quick": args.quick,
