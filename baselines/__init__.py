@@ -9,7 +9,7 @@ import inspect
 import math
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +267,42 @@ def env_family(env: gym.Env) -> str | None:
 def _env_name(env: gym.Env) -> str:
     spec = env.spec or env.unwrapped.spec
     return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def policies_for(env_id: str) -> list[str]:
+    """Every built-in policy that schedules ``env_id``: its family's published schedulers,
+    baselines and ``random`` (on a ``-Flat`` view ``random`` alone, where the others do not
+    act); none outside edgegym. What ``all`` stands for in a list of policies."""
+    from edgegym.core.registry import ENV_IDS, FLAT_IDS
+
+    base = FLAT_IDS.get(env_id, env_id)
+    if base not in ENV_IDS:
+        return []
+    family = ENV_IDS[base][1]
+    flat = env_id in FLAT_IDS
+    return [
+        n for n, (_, fams, _) in POLICIES.items() if family in fams and (n == "random" or not flat)
+    ]
+
+
+def expand_all(specs: Iterable[Any], env_id: str) -> list[Any]:
+    """``specs`` with each ``"all"`` replaced by :func:`policies_for` ``env_id``, minus the
+    names already listed (other specs, objects included, stay as they are, in order).
+
+    Raises:
+        ValueError: ``"all"`` for an environment outside edgegym (no built-in policy
+            schedules it; the message says what does).
+    """
+    out: list[Any] = []
+    for spec in specs:
+        if isinstance(spec, str) and spec.strip() == "all":
+            names = policies_for(env_id)
+            if not names:
+                raise ValueError(not_edgegym(env_id))
+            out += [n for n in names if n not in out]
+        else:
+            out.append(spec)
+    return out
 
 
 def not_edgegym(env_id: str, policy: str | None = None) -> str:

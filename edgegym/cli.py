@@ -162,26 +162,18 @@ def _default_policy(env_id: str) -> str:
 
 
 def expand_policies(specs: Sequence[str], env_id: str) -> list[str]:
-    """Expand ``all`` into every registered policy applicable to the env's family; dedupe."""
-    from edgegym.baselines import POLICIES
+    """Expand ``all`` into every built-in policy of the env's family; dedupe.
 
-    family = _env_family(env_id)
-    out: list[str] = []
-    for spec in specs:
-        names = (
-            [
-                n
-                for n, (_, fams, _) in POLICIES.items()
-                if (family is None or family in fams)
-                and (n == "random" or not _is_flat_view(env_id))
-            ]
-            if spec.strip() == "all"
-            else [spec]
-        )
-        out += [n for n in names if n not in out]
-    if not out:
-        raise UsageError(f"no policies apply to {env_id}")
-    return out
+    Raises:
+        UsageError: ``all`` for an environment outside edgegym.
+    """
+    from edgegym.baselines import expand_all
+
+    try:
+        specs = expand_all(specs, env_id)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return list(dict.fromkeys(specs))
 
 
 def _check_outputs(

@@ -528,9 +528,12 @@ def _check_arguments(
         not isinstance(policies, Mapping | Sequence) and hasattr(policies, "predict")
     ):
         policies = [policies]
-    items = (
-        list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
-    )
+    if isinstance(policies, Mapping):
+        items = list(policies.items())
+    else:
+        from edgegym.baselines import expand_all
+
+        items = [(None, p) for p in expand_all(policies, env_id)]
     if not items:
         raise ValueError("no policies to evaluate")
     seeds = [int(seed) + i for i in range(int(episodes))]
@@ -752,7 +755,8 @@ def evaluate(
     Args:
         env_id: A registered environment id (see ``edgegym.core.registry.ENV_IDS``).
         policies: Policy specs: names with optional parameters for
-            :func:`edgegym.baselines.make_policy` (``"thief:delta=0.2,oracle=true"``),
+            :func:`edgegym.baselines.make_policy` (``"thief:delta=0.2,oracle=true"``;
+            ``"all"``: every built-in policy of the family, as on the command line),
             ``FILE.py:NAME`` / ``MODULE:NAME`` (your own scheduler, docs/own-scheduler.md),
             objects with SB3's ``predict``, classes or factories ``env -> policy``. A mapping
             gives the names to report them under. A ``predict`` that declares

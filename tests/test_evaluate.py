@@ -348,3 +348,24 @@ def test_the_table_shows_only_reported_columns_and_says_when_seeds_change_nothin
     one = evaluate("edgegym/EnergyFairShare-v0", ["etf"], episodes=1, overrides={"quanta": 4},
                    progress=False)  # fmt: skip
     assert "same episode" not in one.table()  # one seed says nothing about the others
+
+
+def test_all_stands_for_every_builtin_policy_of_the_family_as_on_the_command_line():
+    from edgegym.baselines import POLICIES
+
+    energy = "edgegym/EnergyFairShare-v0"
+    family = {n for n, (_, fams, _) in POLICIES.items() if "energy" in fams}
+    result = evaluate(energy, "all", episodes=1, overrides={"quanta": 5}, progress=False)
+    assert {r["policy"] for r in result.results} == family
+    # Names already listed keep their place and are not run twice.
+    result = evaluate(energy, ["tf", "all"], episodes=1, overrides={"quanta": 5}, progress=False)
+    names = [r["policy"] for r in result.results]
+    assert names[0] == "tf" and sorted(names) == sorted(family)
+    # On a -Flat view only random acts.
+    flat = evaluate("edgegym/EnergyFairShare-Flat-v0", ["all"], episodes=1, progress=False)
+    assert [r["policy"] for r in flat.results] == ["random"]
+
+
+def test_all_on_an_environment_outside_edgegym_says_what_runs_there():
+    with pytest.raises(ValueError, match=r"not an edgegym environment.*own scheduler"):
+        evaluate("CartPole-v1", ["all"], episodes=1, progress=False)
