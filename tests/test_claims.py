@@ -20,7 +20,9 @@ from edgegym.reproduce.claims import (
     holds_cell,
     in_smoke_run,
     load,
+    panel_title,
     record,
+    robustness_figure,
     row_label,
     smoke_run,
     summary,
@@ -436,3 +438,43 @@ def test_the_committed_table_holds_a_claim_only_where_it_holds_at_every_point() 
     assert all("default" in c.points and len(c.points) > 1 for c in swept)
     assert all(c.holds == all(c.points.values()) for c in swept)
     assert all(not c.points for c in claims if c.role == "calibration")
+
+
+def test_a_smoke_runs_grid_counts_no_claim() -> None:
+    """A quick run's grid says smoke where a full run's says holds or fails, in every row and
+    every panel title, as its table does."""
+    with smoke_run():
+        claims = [_claim("etf", True), _claim("etf", False, 2.0)]
+    assert [row_label(c).split(" | ")[0] for c in claims] == ["smoke", "smoke"]
+    assert panel_title("etf", claims).endswith("2 held-out claims, smoke run (not counted)")
+    full = [_claim("etf", True), _claim("etf", False, 2.0)]
+    assert [row_label(c).split(" | ")[0] for c in full] == ["holds", "fails"]
+    assert panel_title("etf", full).endswith("1 of 2 held-out claims hold at every point")
+
+
+@pytest.mark.parametrize("points", [1, 2, 30])
+def test_the_grids_texts_fit_inside_the_figure_however_few_its_points(points: int) -> None:
+    """The figure is as wide as its titles and row labels need, also for a single paper judged
+    at one or two points (a quick run of one paper), where the grid alone is narrow."""
+    import matplotlib.pyplot as plt
+
+    names = ["default", *(f"input {i} x2" for i in range(points - 1))]
+    long = "With three tenants the low-power A3 gets a disproportionately high time share"
+    claims = [
+        dataclasses.replace(
+            _claim("etf", k % 2 == 0, float(k)),
+            claim=f"{long} ({k})",
+            points={n: True for n in names} if points > 1 else {},
+        )
+        for k in range(3)
+    ]
+    fig = robustness_figure(claims)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    texts = [fig._suptitle, *(ax.title for ax in fig.axes)]
+    texts += [t for ax in fig.axes for t in ax.get_yticklabels()]
+    for text in texts:
+        extent = text.get_window_extent(renderer)
+        assert extent.x0 >= box.x0 - 1 and extent.x1 <= box.x1 + 1, text.get_text()
+    plt.close(fig)

@@ -621,12 +621,34 @@ def row_label(c: Claim) -> str:
     if len(text) > _LABEL_CHARS:
         half = (_LABEL_CHARS - 3) // 2
         text = f"{text[:half].rstrip()}...{text[-half:].lstrip()}"
-    return f"{'holds' if c.holds else 'fails'} | {text}"
+    verdict = "smoke" if c.smoke else "holds" if c.holds else "fails"
+    return f"{verdict} | {text}"
+
+
+def panel_title(paper: str, held: Sequence[Claim]) -> str:
+    """The title of one paper's grid: how many of its held-out claims hold at every point, or,
+    in a smoke run, that none is counted."""
+    if any(c.smoke for c in held):
+        return f"{TITLES[paper]}: {len(held)} held-out claims, smoke run (not counted)"
+    count = sum(c.holds for c in held)
+    return f"{TITLES[paper]}: {count} of {len(held)} held-out claims hold at every point"
 
 
 def plot_robustness(claims: Sequence[Claim], path: str | Path) -> Path | None:
     """Draw the grid of every paper's held-out ``claims`` to ``path``; ``None`` (nothing
     drawn) where there is no held-out claim."""
+    fig = robustness_figure(claims)
+    if fig is None:
+        return None
+    import matplotlib.pyplot as plt
+
+    out = save_figure(fig, path, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def robustness_figure(claims: Sequence[Claim]) -> Any:
+    """The figure of :func:`plot_robustness` (a matplotlib ``Figure``), or ``None``."""
     panels = []
     for paper in PAPERS:
         held = [c for c in claims if c.paper == paper and c.role == "held-out"]
@@ -642,15 +664,26 @@ def plot_robustness(claims: Sequence[Claim], path: str | Path) -> Path | None:
 
     cmap = ListedColormap(["#d62728", "#2ca02c"])
     cmap.set_bad("#dddddd")
+    smoke = any(c.smoke for _, held, _, _ in panels for c in held)
+    suptitle = (
+        "Each held-out claim at each robustness point: green holds, red fails, grey not judged"
+        + (" (smoke run: not counted)" if smoke else "")
+    )
+    titles = [panel_title(paper, held) for paper, held, _, _ in panels]
     widest = max(len(names) for _, _, names, _ in panels)
+    # inches: the row labels (4.2) beside a grid of 0.26 a column, wide enough for the titles
+    # (about 0.085 in a character at 10 pt, 0.075 at 9 pt; a panel's title starts where its
+    # grid does, right of the labels)
+    width = max(
+        4.2 + 0.26 * widest, 0.085 * len(suptitle) + 0.4, 4.2 + 0.075 * max(map(len, titles))
+    )
     # a panel's height in rows: its claims, its title and its column labels (a character of
     # a label at 7 pt is about a fifth of a row)
     heights = [len(held) + 2 + 0.2 * max(map(len, names)) for _, held, names, _ in panels]
-    fig = plt.figure(figsize=(4.2 + 0.26 * widest, 0.24 * sum(heights) + 0.6), layout="constrained")
+    fig = plt.figure(figsize=(width, 0.24 * sum(heights) + 0.6), layout="constrained")
     subfigs = fig.subfigures(len(panels), 1, height_ratios=heights, squeeze=False)[:, 0]
     axes = [sub.add_subplot() for sub in subfigs]
-    smoke = any(c.smoke for _, held, _, _ in panels for c in held)
-    for ax, (paper, held, names, grid) in zip(axes, panels, strict=True):
+    for ax, title, (_, held, names, grid) in zip(axes, titles, panels, strict=True):
         ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
         ax.set_xlim(-0.5, widest - 0.5)
         ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
@@ -665,17 +698,6 @@ def plot_robustness(claims: Sequence[Claim], path: str | Path) -> Path | None:
         ax.tick_params(which="minor", length=0)
         for side in ("top", "right", "bottom", "left"):
             ax.spines[side].set_visible(False)
-        count = sum(c.holds for c in held)
-        ax.set_title(
-            f"{TITLES[paper]}: {count} of {len(held)} held-out claims hold at every point",
-            fontsize=9,
-            loc="left",
-        )
-    fig.suptitle(
-        "Each held-out claim at each robustness point: green holds, red fails, grey not judged"
-        + (" (smoke run: not counted)" if smoke else ""),
-        fontsize=10,
-    )
-    out = save_figure(fig, path, dpi=110)
-    plt.close(fig)
-    return out
+        ax.set_title(title, fontsize=9, loc="left")
+    fig.suptitle(suptitle, fontsize=10)
+    return fig

@@ -260,22 +260,22 @@ def _uniform(
     return rng.uniform(lo, hi, size=size) if hi > lo else np.full(size, lo)
 
 
-def first_streams(table: np.ndarray, streams: int) -> np.ndarray:
-    """The first ``streams`` rows of a per-stream table that holds more (any other table as it
-    is): Ekya adds streams in a fixed order, so k streams are the first k of every larger set
-    (NSDI'22 §6.1)."""
-    if table.ndim >= 1 and table.shape[0] > streams:
-        return table[:streams]
-    return table
+def first_part(table: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """The part of a table spanning ``[streams, windows, configs][:table.ndim]`` that an
+    episode of ``shape`` runs on: its first ``shape[0]`` streams and first ``shape[1]`` windows
+    where it holds more (its configurations as they are; a scalar as it is). Ekya adds streams
+    in a fixed order, so k streams are the first k of every larger set (NSDI'22 §6.1), and a
+    measured table lists its windows in the order they come, so k windows are its first k."""
+    if table.ndim != len(shape):
+        return table
+    index = tuple(slice(0, want) for want in shape[:2])
+    return table[index]
 
 
 def _table(value: object, shape: tuple[int, ...]) -> np.ndarray:
-    """Broadcast a scalar or nested list from a scenario file to ``shape`` (a per-stream table
-    with more streams than ``shape[0]`` gives its first rows, :func:`first_streams`)."""
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == len(shape):
-        arr = first_streams(arr, shape[0])
-    return np.broadcast_to(arr, shape).copy()
+    """Broadcast a scalar or nested list from a scenario file to ``shape`` (a table with more
+    streams or windows than ``shape`` gives its first ones, :func:`first_part`)."""
+    return np.broadcast_to(first_part(np.asarray(value, dtype=float), shape), shape).copy()
 
 
 def config_quality(

@@ -171,3 +171,20 @@ def test_uniform_inference_configuration_is_fixed(policy: str) -> None:
         seen.update(cfg.tolist())
     # One configuration all episode long, whatever the models' accuracy and the demand.
     assert len(seen) == 1
+
+
+def test_a_table_of_more_windows_serves_a_shorter_episode() -> None:
+    """A measured profile table lists its windows in order: an episode of k windows runs on the
+    table's first k, as an episode of k streams runs on its first k rows (the authors' profiles
+    hold 10 of each). More windows than the table holds stay an error that says so."""
+    name = "ekya-cityscapes-authors-profiles"
+    full = gym.make(ENV, scenario=name).unwrapped
+    short = gym.make(ENV, scenario=name, windows=2, streams=3).unwrapped
+    full.reset(seed=4)
+    short.reset(seed=4)
+    for field in ("post_acc", "gpu_seconds"):
+        want = getattr(full.profile, field)[:3, :2]
+        np.testing.assert_array_equal(getattr(short.profile, field), want)
+    np.testing.assert_array_equal(short.profile.start_acc, full.profile.start_acc[:3])
+    with pytest.raises(ValueError, match=r"post_accuracy.*10 windows.*runs 12"):
+        gym.make(ENV, scenario=name, windows=12)

@@ -34,7 +34,7 @@ from edgegym.scenarios import (
     unique_names,
 )
 from edgegym.workload.checks import Flag, Range, Text, check, rule
-from edgegym.workload.continual import MAE_PER_STD, first_streams
+from edgegym.workload.continual import MAE_PER_STD, first_part
 
 #: Most share levels ``gpus / share_quantum`` an allocation may have: the action space has
 #: that many levels per job, and the thief and the dynamics hold arrays of that length (at 64
@@ -116,10 +116,11 @@ class TableDrift(Record):
     """``drift`` with ``kind: table``: explicit tables, broadcast to their shapes (checked by
     :class:`ContinualScenario`, which knows the streams, windows and configurations).
 
-    A table may hold more streams than the scenario runs: the first ``streams`` rows are used
-    (:func:`edgegym.workload.continual.first_streams`), the way Ekya adds streams in a fixed
-    order so that any k streams are the first k of every larger set (§6.1), so one table serves
-    a sweep over the stream count."""
+    A table may hold more streams or windows than the scenario runs: the first ``streams``
+    rows and the first ``windows`` columns are used (:func:`edgegym.workload.continual.
+    first_part`). Ekya adds streams in a fixed order, so any k streams are the first k of every
+    larger set (§6.1), and a measured table lists its windows as they come, so one table serves
+    a sweep over the stream count and a shorter episode."""
 
     #: field -> (axes of [streams, windows, configs] it spans, upper bound of its values).
     SHAPES: ClassVar[dict[str, tuple[int, float | None]]] = {
@@ -160,16 +161,29 @@ class TableDrift(Record):
             try:
                 if arr.ndim not in (0, len(want)):
                     raise ValueError
-                np.broadcast_to(first_streams(arr, want[0]), want)
+                np.broadcast_to(first_part(arr, want), want)
             except ValueError:
-                raise rule(
-                    f"shape {list(arr.shape)} does not fit [streams, windows, configs] = "
-                    f"{list(want)}",
-                    field=key,
-                ) from None
+                raise rule(_misfit(arr.shape, want), field=key) from None
             bounds = Range(0, upper)
             if np.any(bounds.outside(arr)):
                 raise rule(f"values must be finite numbers {bounds.text()}", field=key)
+
+
+def _misfit(have: tuple[int, ...], want: tuple[int, ...]) -> str:
+    """Why a table of shape ``have`` does not fit an episode of ``want`` = ``[streams, windows,
+    configs][:len(want)]``, naming the axis that falls short where it is one."""
+    axes = ("streams", "windows", "configs")
+    text = f"shape {list(have)} does not fit [{', '.join(axes[: len(want)])}] = {list(want)}"
+    if len(have) != len(want):
+        return text
+    why = [
+        f"it holds {n} {axis}, the scenario runs {w}"
+        for axis, n, w in zip(axes[:2], have, want, strict=False)
+        if 1 < n < w
+    ]
+    if why:
+        return f"{text}: {'; '.join(why)} (a table may hold more streams or windows, not fewer)"
+    return text
 
 
 class Profiler(Record):
