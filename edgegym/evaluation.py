@@ -183,6 +183,7 @@ class EvalResult:
         """Aligned text table: return, the family's headline metrics, and accuracy, energy and
         retrainings where a policy reports them, and decision time."""
         present = set().union(*(r.get("metrics", {}).keys() for r in self.results))
+        energy_unit, energy_scale = _energy_unit(self.results)
         # Family-specific headline metrics, then the common ones, each shown when reported.
         columns: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
             (label, lambda m, k=k: _pm(m.get(k, {}).get("mean"), m.get(k, {}).get("std"), 3))
@@ -192,7 +193,8 @@ class EvalResult:
         common = [
             ("accuracy", "accuracy", lambda m: _pm(m["accuracy"].get("mean"),
                                                    m["accuracy"].get("std"), 3)),
-            ("energy_j", "energy (kJ)", lambda m: _num(_scale(m["energy_j"].get("mean"), 1e-3), 1)),
+            ("energy_j", f"energy ({energy_unit})",
+             lambda m: _num(_scale(m["energy_j"].get("mean"), energy_scale), 1)),
             ("retrainings", "retrainings", lambda m: _num(m["retrainings"].get("mean"), 1)),
         ]  # fmt: skip
         columns += [
@@ -243,6 +245,19 @@ class EvalResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _energy_unit(results: list[dict[str, Any]]) -> tuple[str, float]:
+    """The energy column's unit and the scale from joules: kJ where the largest mean energy
+    is 10 kJ or more, J below (an energy-family episode of a few hundred joules keeps its
+    digits)."""
+    means = [
+        m["energy_j"].get("mean")
+        for r in results
+        if isinstance(m := r.get("metrics", {}), dict) and isinstance(m.get("energy_j"), dict)
+    ]
+    largest = max((abs(v) for v in means if isinstance(v, int | float)), default=0.0)
+    return ("kJ", 1e-3) if largest >= 1e4 else ("J", 1.0)
 
 
 def _setup_notes(results: list[dict[str, Any]]) -> list[str]:

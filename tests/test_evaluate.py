@@ -369,3 +369,29 @@ def test_all_stands_for_every_builtin_policy_of_the_family_as_on_the_command_lin
 def test_all_on_an_environment_outside_edgegym_says_what_runs_there():
     with pytest.raises(ValueError, match=r"not an edgegym environment.*own scheduler"):
         evaluate("CartPole-v1", ["all"], episodes=1, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("joules", "label", "shown"),
+    [(412.34, "energy (J)", "412.3"), (551_040.0, "energy (kJ)", "551.0")],
+)
+def test_the_energy_column_keeps_its_digits_in_joules_or_kilojoules(joules, label, shown) -> None:
+    """An energy-family episode spends a few hundred joules: in kJ with one decimal its
+    policies would read 0.4 and 0.3; the column is in J below 10 kJ, in kJ above."""
+    import re
+
+    res = EvalResult(env=ENV, scenario="x", overrides={}, seeds=[0])
+    res.results = [
+        {
+            "policy": "a",
+            "mean_return": 1.0,
+            "std_return": 0.0,
+            "metrics": {"energy_j": {"mean": joules, "std": 0.0}},
+            "decision_time_s": 0.001,
+        }
+    ]
+    header, _, row = res.table().splitlines()[1:4]
+    cells = dict(
+        zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", row.strip()), strict=True)
+    )
+    assert cells[label] == shown
