@@ -273,15 +273,16 @@ def policies_for(env_id: str) -> list[str]:
     """Every built-in policy that schedules ``env_id``: its family's published schedulers,
     baselines and ``random`` (on a ``-Flat`` view ``random`` alone, where the others do not
     act); none outside edgegym. What ``all`` stands for in a list of policies."""
-    from edgegym.core.registry import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import FLAT_IDS, family_of_id
 
-    base = FLAT_IDS.get(env_id, env_id)
-    if base not in ENV_IDS:
+    family = family_of_id(env_id)
+    if family is None:
         return []
-    family = ENV_IDS[base][1]
     flat = env_id in FLAT_IDS
     return [
-        n for n, (_, fams, _) in POLICIES.items() if family in fams and (n == "random" or not flat)
+        n
+        for n, (_, fams, _) in POLICIES.items()
+        if family.name in fams and (n == "random" or not flat)
     ]
 
 

@@ -132,10 +132,10 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
 
 def _env_family(env_id: str) -> str | None:
     """The family of an edgegym id (a ``-Flat`` view has its base id's), else ``None``."""
-    from edgegym.core.registry import ENV_IDS, FLAT_IDS
+    from edgegym.core.registry import family_of_id
 
-    env_id = FLAT_IDS.get(env_id, env_id)
-    return ENV_IDS[env_id][1] if env_id in ENV_IDS else None
+    family = family_of_id(env_id)
+    return family.name if family is not None else None
 
 
 def _is_flat_view(env_id: str) -> bool:
