@@ -387,7 +387,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         note = _train_stopped(args, out, runs_before)
         print(f"{PROG}: {word}" + (f"; {note}" if note else ""), file=sys.stderr)
         return code
-    print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s")
+    asked = args.timesteps
+    more = (
+        f" (asked for {asked}: training runs whole rollouts of n_steps x n_envs steps)"
+        if asked is not None and result.timesteps > asked
+        else ""
+    )
+    print(f"trained {result.timesteps} timesteps in {result.wall_s:.1f} s{more}")
     if result.evaluations:
         last = result.evaluations[-1]
         line = f"evaluation ({last['episodes']} episodes): PPO return {last['ppo_return']:.3f}"

@@ -385,3 +385,17 @@ def test_the_shipped_agent_on_a_flat_view_says_where_it_acts(env_id, capsys):
     assert err.startswith(head), err
     assert "wrappers.discrete_actions=true" in err and "thief" not in err
     assert len(err.strip().splitlines()) == 1 and len(err) < 400, err
+
+
+def test_train_says_when_it_ran_more_timesteps_than_asked(tmp_path, capsys):
+    """PPO trains whole rollouts: 100 asked with rollouts of 64 steps in one env trains 128,
+    and the run says why; a request that is a whole number of rollouts says nothing more."""
+    hp = ["--hp", "ppo.n_steps=64", "--hp", "eval.freq=0", "--hp", "train.scenarios=[]"]
+    base = ["train", "edgegym/EnergyFairShare-v0", "--set", "quanta=10", "--n-envs", "1"]
+    for asked, trained in ((100, 128), (64, 64)):
+        out = tmp_path / f"run{asked}"
+        argv = [*base, "--timesteps", str(asked), *hp, "--out", str(out), "--no-progress"]
+        assert main(argv) == 0
+        line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("trained"))
+        assert line.startswith(f"trained {trained} timesteps in ")
+        assert ("asked for 100: training runs whole rollouts" in line) == (asked != trained)
