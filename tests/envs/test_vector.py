@@ -236,3 +236,33 @@ def test_flat_vector_same_step_autoreset(fam) -> None:
             assert obs in vec.observation_space
             return
     raise AssertionError("no episode ended")
+
+
+#: Each family's overrides that shorten a bundled scenario's episode (and its scenario prefix).
+SHORTER = {
+    "continual": ("ekya-", {"windows": 2}),
+    "mig": ("migrator-", {"window_s": 15, "windows": 2}),
+    "energy": ("etf-", {"quanta": 40}),
+    "dag": ("srs-", {"requests": 25}),
+}
+
+
+def _bundled_cases() -> list[Any]:
+    from edgegym.scenarios import bundled
+
+    out = []
+    for fam in VECTOR_FAMILIES:
+        prefix, short = SHORTER.get(fam.name, (None, {}))
+        for name in bundled():
+            if prefix and name.startswith(prefix):
+                out.append(pytest.param(fam, name, short, id=f"{fam.name}-{name}"))
+    return out
+
+
+@pytest.mark.parametrize(("fam", "scenario", "short"), _bundled_cases())
+def test_every_bundled_scenario_steps_alike_in_the_vector_env(fam, scenario, short) -> None:
+    """Every bundled scenario, its episode shortened (a measured table's first windows), gives
+    in the vector env exactly what single envs give."""
+    if scenario == "ekya-table1":
+        short = {}  # its two windows are the example
+    assert_vector_matches_singles(fam, {"scenario": scenario, **short}, seed=3, n=3)
