@@ -117,10 +117,11 @@ class TableDrift(Record):
     :class:`ContinualScenario`, which knows the streams, windows and configurations).
 
     A table may hold more streams or windows than the scenario runs: the first ``streams``
-    rows and the first ``windows`` columns are used (:func:`edgegym.workload.continual.
-    first_part`). Ekya adds streams in a fixed order, so any k streams are the first k of every
-    larger set (§6.1), and a measured table lists its windows as they come, so one table serves
-    a sweep over the stream count and a shorter episode."""
+    rows and the first ``windows`` columns are used
+    (:func:`~edgegym.workload.continual.first_part`). Ekya adds streams in a fixed order, so
+    any k streams are the first k of every larger set (§6.1), and a measured table lists its
+    windows as they come, so one table serves a sweep over the stream count and a shorter
+    episode."""
 
     #: field -> (axes of [streams, windows, configs] it spans, upper bound of its values).
     SHAPES: ClassVar[dict[str, tuple[int, float | None]]] = {
