@@ -122,10 +122,26 @@ def _module(source: str, spec: str) -> Any:
         return importlib.import_module(source)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (source == exc.name or source.startswith(exc.name + ".")):
-            raise ValueError(f"policy {spec!r}: cannot import {source!r} ({exc})") from None
+            raise ValueError(
+                f"policy {spec!r}: cannot import {source!r} ({exc}){_in_working_folder(source)}"
+            ) from None
         raise ValueError(user_failure(spec, f"importing {source}", exc)) from exc
     except (Exception, SystemExit) as exc:
         raise ValueError(user_failure(spec, f"importing {source}", exc)) from exc
+
+
+def _in_working_folder(source: str) -> str:
+    """A hint where the module ``source`` lies in the working folder, which a console script
+    (``edgegym``) does not search, unlike ``python -m``; else nothing."""
+    top = Path(source.split(".")[0])
+    here = (top / "__init__.py").is_file() or top.with_suffix(".py").is_file()
+    if not here or "" in sys.path or str(Path.cwd()) in sys.path:
+        return ""
+    as_file = Path(*source.split(".")).with_suffix(".py")
+    return (
+        f"; {str(top)!r} is in the working folder, which is not searched for modules: run "
+        f"with PYTHONPATH=. or name the file ({as_file.as_posix()}:NAME)"
+    )
 
 
 def _offered(name: str, value: Any, module: str) -> bool:

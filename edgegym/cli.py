@@ -698,7 +698,8 @@ def _add_evaluate(sub: Any) -> None:
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="scenario override, e.g. gpus=4 or drift.drift=[0.1,0.2]; repeatable",
+        help="scenario override, e.g. gpus=4, drift.drift=[0.1,0.2] or tenants[1].slo_ms=80 "
+        "(a list entry by its index); repeatable",
     )
     ev.add_argument("--max-streams", type=int_in(1), help="stream slots of the env (padding)")
     ev.add_argument(

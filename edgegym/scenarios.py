@@ -440,13 +440,35 @@ def parse_value(value: Any, what: str) -> Any:
         raise ScenarioError(f"{what}: nested too deeply") from None
 
 
+def _override_path(key: str) -> list[str | int]:
+    """The parts of an override key: ``tenants[1].slo_ms`` and ``tenants.1.slo_ms`` both give
+    ``["tenants", 1, "slo_ms"]`` (a whole number is a list entry's index)."""
+    path: list[str | int] = []
+    for part in key.split("."):
+        name, *indices = part.replace("]", "").split("[")
+        for text in [name, *indices] if name else indices:
+            path.append(int(text) if text.isdigit() else text)
+    return path
+
+
+def _entry(node: list[Any], index: str | int, key: str, src: str, where: str) -> int:
+    """``index`` as an index of the list ``node`` (the entries of ``where``), or the error."""
+    if not isinstance(index, int) or index >= len(node):
+        raise ScenarioError(
+            f"{src}: override {key!r}: {where} is a list of {len(node)} entries; name one by "
+            f"its index, 0 to {len(node) - 1} ({where}[0].field or {where}.0.field)"
+        )
+    return index
+
+
 def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str) -> dict[str, Any]:
-    """Apply ``key=value`` overrides (dotted paths; bare hardware keys such as ``gpus`` work)."""
+    """Apply ``key=value`` overrides: dotted paths, list entries by index (``tenants[1].slo_ms``
+    or ``tenants.1.slo_ms``); bare hardware keys such as ``gpus`` work."""
     out = copy.deepcopy(raw)
     schema = _family(out, src).schema
     top, hardware, sections = schema.top, schema.hardware, schema.sections
     for key, value in overrides.items():
-        path = key.split(".")
+        path = _override_path(key)
         if len(path) == 1 and path[0] not in out and path[0] in hardware:
             path = [schema.hardware_key, path[0]]
         if len(path) == 1 and path[0] not in top and path[0] not in sections:
@@ -456,10 +478,14 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
                 key,
                 allowed,
             )
-        node = out
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
+        node: Any = out
+        for depth, part in enumerate(path[:-1]):
+            where = ".".join(map(str, path[:depth]))
+            if isinstance(node, list):
+                node = node[_entry(node, part, key, src, where)]
+            else:
+                node = node.setdefault(str(part), {})
+            if not isinstance(node, (dict, list)):
                 raise ScenarioError(f"{src}: override {key!r}: {part} is not a section")
         parsed = parse_value(value, f"{src}: override {key!r}")
         if path == ["family"] and parsed != out["family"]:
@@ -467,7 +493,10 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
                 f"{src}: override 'family': a scenario's family cannot be changed (it is "
                 f"{out['family']!r}, got {shown(parsed)}); load a scenario of that family"
             )
-        node[path[-1]] = parsed
+        if isinstance(node, list):
+            node[_entry(node, path[-1], key, src, ".".join(map(str, path[:-1])))] = parsed
+        else:
+            node[str(path[-1])] = parsed
     return out
 
 

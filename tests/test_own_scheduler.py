@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -70,6 +71,31 @@ def test_parameters_reach_the_class_and_unknown_ones_are_named(tmp_path, capsys)
     assert main([*base, "--policy", f"{spec}:limit=5"]) == 2
     err = capsys.readouterr().err
     assert "unknown parameter 'limit'" in err and "cap" in err
+    assert main([*base, "--policy", f"{spec}:cap=abc"]) == 2  # the page's own example message
+    assert "cap must be a whole number, got 'abc'" in capsys.readouterr().err
+
+
+def test_the_any_family_example_runs_without_a_mask_on_a_foreign_id(tmp_path, capsys):
+    code = {e[0]: e[3] for e in _examples()}["masked_random.py"]
+    (tmp_path / "masked_random.py").write_text(code)
+    spec = f"{tmp_path / 'masked_random.py'}:MaskedRandom"
+    assert main(["evaluate", "CartPole-v1", "--policy", spec, "--episodes", "1"]) == 0, (
+        capsys.readouterr().err
+    )
+
+
+def test_a_module_in_the_working_folder_gets_a_hint(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "schedulers.py").write_text("class Greedy:\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    base = ["evaluate", "edgegym/EnergyFairShare-v0", "--episodes", "1", "--no-progress"]
+    assert main([*base, "--policy", "mypkg.schedulers:Greedy"]) == 2
+    err = capsys.readouterr().err
+    assert "PYTHONPATH=." in err and "mypkg/schedulers.py:NAME" in err
+    assert main([*base, "--policy", "otherpkg.schedulers:Greedy"]) == 2
+    assert "PYTHONPATH" not in capsys.readouterr().err
 
 
 def test_bad_specs_say_what_is_wrong(tmp_path, capsys):

@@ -73,6 +73,18 @@ def test_other_overrides():
     assert load("ekya-table1", gpus="2")["hardware"]["gpus"] == 2  # CLI-style strings parse
 
 
+def test_a_list_entry_is_overridden_by_its_index_as_messages_name_it():
+    base = [t["slo_ms"] for t in load("migrator-w1")["tenants"]]
+    sc = load("migrator-w1", **{"tenants[1].slo_ms": 7, "tenants.0.slo_ms": "9"})
+    assert [t["slo_ms"] for t in sc["tenants"]] == [9, 7] != base
+    assert load("ekya-cityscapes", **{"drift.drift[1]": 0.2})["drift"]["drift"][1] == 0.2
+    for key in ("tenants[2].slo_ms", "tenants.x.slo_ms"):
+        with pytest.raises(ScenarioError, match=r"tenants is a list of 2 entries.*0 to 1"):
+            load("migrator-w1", **{key: 7})
+    with pytest.raises(ScenarioError, match=r"tenants\[1\]\.slo_ms: must be a finite number"):
+        load("migrator-w1", **{"tenants[1].slo_ms": "nan"})
+
+
 def test_valid_tmp_file_loads(write_scenario, table_scenario):
     sc = load(write_scenario(table_scenario))
     assert sc.name == "tiny-table"
