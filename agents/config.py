@@ -71,6 +71,7 @@ included.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -78,7 +79,7 @@ from typing import Any
 
 import yaml
 
-from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
+from edgegym.inputs import InputError, load_yaml, quoted, read_text, yaml_problem
 
 #: Folder of the per-family hyperparameter files.
 HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
@@ -154,6 +155,20 @@ LR_SCHEDULES = ("constant", "linear")
 VEC_ENVS = ("auto", "native", "dummy", "subproc")
 
 
+#: Widest layer ``policy_kwargs.net_arch`` may give (the shipped agents use 64 to 256).
+MAX_LAYER_WIDTH = 65_536
+#: Most weights between consecutive layers of ``policy_kwargs.net_arch`` (the sum of
+#: ``w[i] * w[i + 1]`` over its list, or over each of ``pi`` and ``vf``): 2^26, 256 MB of
+#: float32 and as much again for each of Adam's two moments (``[8192, 8192]`` is at it).
+MAX_HIDDEN_WEIGHTS = 1 << 26
+#: Most transitions one rollout holds, ``ppo.n_steps x train.n_envs`` (and most of
+#: ``ppo.batch_size``, ``bc.batch_size``): SB3 allocates its rollout buffer (observations,
+#: actions, masks) for all of them when the model is made. 2^22: 2,048 steps on 2,048 envs.
+MAX_ROLLOUT = 1 << 22
+#: Most environments one run steps (``train.n_envs``): each is a process or a vector slot.
+MAX_ENVS = 1024
+
+
 class ConfigError(ValueError):
     """A bad hyperparameter file or override (the message names the file and the key)."""
 
@@ -181,15 +196,24 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def _key_text(path: str, key: Any) -> str:
+    """``path + key`` as a message quotes it: ``'ppo.learnin_rate'``; a key that is no short
+    name (the file's content) by its length only (``ppo.<a 40-character text>``)."""
+    text = quoted(key)
+    return repr(f"{path}{key}") if text == repr(key) else f"{path}{text}"
+
+
 def _merge(base: dict[str, Any], extra: Mapping[str, Any], source: str, path: str = "") -> None:
     for key, value in extra.items():
-        where = f"{path}{key}"
         if key not in base:
             allowed = ", ".join(base)
-            raise ConfigError(f"{source}: unknown key {where!r} (allowed here: {allowed})")
+            raise ConfigError(
+                f"{source}: unknown key {_key_text(path, key)} (allowed here: {allowed})"
+            )
+        where = f"{path}{key}"
         if isinstance(base[key], dict) and key != "net_arch":
             if not isinstance(value, Mapping):
-                raise ConfigError(f"{source}: {where} must be a mapping, got {value!r}")
+                raise ConfigError(f"{source}: {where} must be a mapping, got {quoted(value)}")
             _merge(base[key], value, source, where + ".")
         else:
             base[key] = copy.deepcopy(value)
@@ -211,7 +235,7 @@ def _check(cfg: dict[str, Any], source: str, family: str | None = None) -> None:
     _check_bc(cfg["bc"], cfg["wrappers"], bad)
     ev = cfg["eval"]
     if ev["baseline"] is not None and not isinstance(ev["baseline"], str):
-        raise bad("eval.baseline", f"must be a policy name or null, got {ev['baseline']!r}")
+        raise bad("eval.baseline", f"must be a policy name or null, got {quoted(ev['baseline'])}")
 
 
 #: ``bad(key, what)``: the error naming the file, the key and what is wrong.
@@ -220,17 +244,42 @@ Bad = Callable[[str, str], ConfigError]
 
 def _check_policy(cfg: dict[str, Any], bad: Bad) -> None:
     """``algo``, ``policy`` and ``policy_kwargs``."""
-    if cfg["algo"] not in ALGOS:
-        raise bad("algo", f"must be one of {', '.join(ALGOS)}, got {cfg['algo']!r}")
-    if cfg["policy"] not in POLICIES:
-        raise bad("policy", f"must be one of {', '.join(POLICIES)}, got {cfg['policy']!r}")
+    if not isinstance(cfg["algo"], str) or cfg["algo"] not in ALGOS:
+        raise bad("algo", f"must be one of {', '.join(ALGOS)}, got {quoted(cfg['algo'])}")
+    if not isinstance(cfg["policy"], str) or cfg["policy"] not in POLICIES:
+        raise bad("policy", f"must be one of {', '.join(POLICIES)}, got {quoted(cfg['policy'])}")
     pk = cfg["policy_kwargs"]
-    if pk["activation_fn"] not in ACTIVATIONS:
+    if not isinstance(pk["activation_fn"], str) or pk["activation_fn"] not in ACTIVATIONS:
         raise bad("policy_kwargs.activation_fn", f"must be one of {', '.join(ACTIVATIONS)}")
-    arch = pk["net_arch"]
-    widths = list(arch.get("pi", [])) + list(arch.get("vf", [])) if isinstance(arch, dict) else arch
-    if not isinstance(widths, list) or not all(isinstance(w, int) and w > 0 for w in widths):
-        raise bad("policy_kwargs.net_arch", f"must list positive layer widths, got {arch!r}")
+    _check_net_arch(pk["net_arch"], bad)
+
+
+def _check_net_arch(arch: Any, bad: Bad) -> None:
+    """``policy_kwargs.net_arch``: a list of layer widths (or ``{pi: [...], vf: [...]}``),
+    each in ``[1, MAX_LAYER_WIDTH]``, with at most :data:`MAX_HIDDEN_WEIGHTS` weights between
+    consecutive layers of each list."""
+    key = "policy_kwargs.net_arch"
+    if isinstance(arch, dict) and set(arch) <= {"pi", "vf"}:
+        lists = [arch.get("pi", []), arch.get("vf", [])]
+    else:
+        lists = [arch]
+    for widths in lists:
+        if not isinstance(widths, list) or not all(
+            isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in widths
+        ):
+            raise bad(key, f"must list positive layer widths, got {quoted(arch)}")
+        if any(w > MAX_LAYER_WIDTH for w in widths):
+            raise bad(
+                key,
+                f"must list layer widths in [1, {MAX_LAYER_WIDTH}], got {max(widths):,}",
+            )
+        weights = sum(a * b for a, b in itertools.pairwise(widths))
+        if weights > MAX_HIDDEN_WEIGHTS:
+            raise bad(
+                key,
+                f"gives {weights:,} weights between its layers, over the {MAX_HIDDEN_WEIGHTS:,} "
+                "allowed (the sum of each width times the next); narrow its layers",
+            )
 
 
 def _check_wrappers(cfg: dict[str, Any], bad: Bad, family: str | None) -> None:
@@ -238,10 +287,11 @@ def _check_wrappers(cfg: dict[str, Any], bad: Bad, family: str | None) -> None:
     w = cfg["wrappers"]
     for key in ("flatten_obs", "discrete_actions"):
         if not isinstance(w[key], bool):
-            raise bad(f"wrappers.{key}", f"must be true or false, got {w[key]!r}")
+            raise bad(f"wrappers.{key}", f"must be true or false, got {quoted(w[key])}")
     if w["teacher"] is not None:
         if not isinstance(w["teacher"], str) or not w["teacher"]:
-            raise bad("wrappers.teacher", f"must be a policy name or null, got {w['teacher']!r}")
+            teacher = quoted(w["teacher"])
+            raise bad("wrappers.teacher", f"must be a policy name or null, got {teacher}")
         if not w["discrete_actions"] and family not in DISCRETE_FAMILIES:
             raise bad(
                 "wrappers.teacher", "adds a Discrete action: needs wrappers.discrete_actions true"
@@ -298,7 +348,7 @@ def _check_range(
         else:
             where = f"{'>' if open_lo else '>='} {lo:g}"
         what = f"must be a finite number {where}" + (f" {extra}" if extra else "")
-        raise bad(key, f"{what}, got {value!r}")
+        raise bad(key, f"{what}, got {quoted(value)}")
 
 
 def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
@@ -328,16 +378,16 @@ def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
     }
     for key, value in positive_ints.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise bad(key, f"must be an integer >= 1, got {value!r}")
+            raise bad(key, f"must be an integer >= 1, got {quoted(value)}")
     for key, value in non_negative_ints.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise bad(key, f"must be an integer >= 0, got {value!r}")
+            raise bad(key, f"must be an integer >= 0, got {quoted(value)}")
+    _check_rollout(ppo, train, bad)
     for key, (lo, hi, open_lo) in PPO_RANGES.items():
         _check_range(f"ppo.{key}", ppo[key], lo, hi, open_lo, bad)
     if not isinstance(ppo["normalize_advantage"], bool):
-        raise bad(
-            "ppo.normalize_advantage", f"must be true or false, got {ppo['normalize_advantage']!r}"
-        )
+        got = quoted(ppo["normalize_advantage"])
+        raise bad("ppo.normalize_advantage", f"must be true or false, got {got}")
     if ppo["target_kl"] is not None:
         _check_range("ppo.target_kl", ppo["target_kl"], 0.0, None, True, bad, "or null")
     if ppo["lr_schedule"] not in LR_SCHEDULES:
@@ -346,10 +396,30 @@ def _check_numbers(cfg: dict[str, Any], bad: Bad) -> None:
         raise bad("train.vec_env", f"must be one of {', '.join(VEC_ENVS)}")
 
 
+def _check_rollout(ppo: Mapping[str, Any], train: Mapping[str, Any], bad: Bad) -> None:
+    """The counts that size the rollout buffer (checked as integers >= 1 before):
+    ``train.n_envs`` at most :data:`MAX_ENVS`; ``ppo.n_steps x train.n_envs`` and
+    ``ppo.batch_size`` at most :data:`MAX_ROLLOUT`."""
+    n_steps, n_envs = ppo["n_steps"], train["n_envs"]
+    if n_envs > MAX_ENVS:
+        raise bad("train.n_envs", f"must be an integer in [1, {MAX_ENVS}], got {n_envs:,}")
+    if n_steps * n_envs > MAX_ROLLOUT:
+        raise bad(
+            "ppo.n_steps",
+            f"x train.n_envs must be at most {MAX_ROLLOUT:,} (the transitions of one rollout, "
+            f"all kept in memory), got {n_steps:,} x {n_envs:,}",
+        )
+    if ppo["batch_size"] > MAX_ROLLOUT:
+        raise bad(
+            "ppo.batch_size",
+            f"must be an integer in [1, {MAX_ROLLOUT:,}], got {ppo['batch_size']:,}",
+        )
+
+
 def _check_scenarios(scenarios: Any, bad: Bad) -> None:
     """``train.scenarios``: names, or ``{scenario, overrides}`` mappings."""
     if not isinstance(scenarios, list):
-        raise bad("train.scenarios", f"must be a list, got {scenarios!r}")
+        raise bad("train.scenarios", f"must be a list, got {quoted(scenarios)}")
     for i, item in enumerate(scenarios):
         ok = isinstance(item, str) or (
             isinstance(item, Mapping)
@@ -360,7 +430,8 @@ def _check_scenarios(scenarios: Any, bad: Bad) -> None:
         if not ok:
             raise bad(
                 f"train.scenarios[{i}]",
-                f"must be a scenario name or {{scenario: NAME, overrides: {{...}}}}, got {item!r}",
+                "must be a scenario name or {scenario: NAME, overrides: {...}}, got "
+                + quoted(item),
             )
 
 
@@ -368,7 +439,7 @@ def _check_bc(bc: dict[str, Any], w: dict[str, Any], bad: Bad) -> None:
     """``bc``: the teacher (and how it fits the wrappers) and the cloning settings."""
     if bc["teacher"] is not None:
         if not isinstance(bc["teacher"], str):
-            raise bad("bc.teacher", f"must be a policy name or null, got {bc['teacher']!r}")
+            raise bad("bc.teacher", f"must be a policy name or null, got {quoted(bc['teacher'])}")
         if w["discrete_actions"] and bc["teacher"] != w["teacher"]:
             raise bad(
                 "bc.teacher",
@@ -376,15 +447,19 @@ def _check_bc(bc: dict[str, Any], w: dict[str, Any], bad: Bad) -> None:
                 "same scheduler as wrappers.teacher (then cloning teaches its hint action)",
             )
     if not isinstance(bc["balance"], bool):
-        raise bad("bc.balance", f"must be true or false, got {bc['balance']!r}")
+        raise bad("bc.balance", f"must be true or false, got {quoted(bc['balance'])}")
     for key in ("episodes", "epochs", "batch_size"):
         value = bc[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise bad(f"bc.{key}", f"must be an integer >= 1, got {value!r}")
+            raise bad(f"bc.{key}", f"must be an integer >= 1, got {quoted(value)}")
+    if bc["batch_size"] > MAX_ROLLOUT:
+        raise bad(
+            "bc.batch_size", f"must be an integer in [1, {MAX_ROLLOUT:,}], got {bc['batch_size']:,}"
+        )
     _check_range("bc.learning_rate", bc["learning_rate"], 0.0, None, False, bad)
     seed = bc["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise bad("bc.seed", f"must be an integer >= 0, got {seed!r}")
+        raise bad("bc.seed", f"must be an integer >= 0, got {quoted(seed)}")
 
 
 def dotted(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -442,25 +517,85 @@ def load_hyperparams(
         raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply (not a hyperparameter file)") from None
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a hyperparameter file must be a mapping")
     data = dict(data)
     family = family or data.get("family")
+    if family is not None and not isinstance(family, str):
+        raise ConfigError(f"{path}: family must be a family name, got {quoted(family)}")
     data.pop("family", None)  # informational
-    _merge(cfg, data, str(path))
-    _check(cfg, str(path), family)
-    extra = dotted(overrides)
-    if extra:
-        _merge(cfg, extra, "hyperparameter override")
-        _check(cfg, "hyperparameter override", family)
+    try:
+        _merge(cfg, data, str(path))
+        _check(cfg, str(path), family)
+        extra = dotted(overrides)
+        if extra:
+            _merge(cfg, extra, "hyperparameter override")
+            _check(cfg, "hyperparameter override", family)
+    except RecursionError:  # a value nested too deeply for copying or quoting
+        raise ConfigError(f"{path}: a value is nested too deeply") from None
     return cfg
+
+
+#: The keys every saved run's ``hyperparams`` holds (those of the first edgegym that saved
+#: runs; later keys such as ``bc`` or ``train.scenarios`` are read with their defaults).
+SAVED_KEYS: dict[str, tuple[str, ...]] = {
+    "algo": (),
+    "policy": (),
+    "wrappers": ("flatten_obs", "discrete_actions", "max_actions"),
+    "policy_kwargs": ("net_arch", "activation_fn", "ortho_init"),
+    "ppo": tuple(k for k in DEFAULTS["ppo"] if k != "lr_schedule"),
+    "train": ("timesteps", "n_envs", "vec_env", "torch_threads", "device"),
+    "eval": ("freq", "episodes", "seed", "baseline"),
+    "checkpoint": ("freq", "keep"),
+}
+
+
+def check_saved(hp: Any, source: str | Path, family: str | None = None) -> None:
+    """Check the ``hyperparams`` of a saved run of ``family`` (``--resume``): every key of
+    :data:`SAVED_KEYS` there, and the values as :func:`load_hyperparams` checks a file's
+    (keys it lacks count at their defaults).
+
+    Raises:
+        ConfigError: One line naming ``source`` and the first missing or bad key.
+    """
+    if not isinstance(hp, Mapping):
+        raise ConfigError(f"{source}: hyperparams is not a mapping")
+    for section, keys in SAVED_KEYS.items():
+        if section not in hp:
+            raise ConfigError(
+                f"{source}: hyperparams has no {section} (not a complete edgegym training config)"
+            )
+        value = hp[section]
+        if keys and not isinstance(value, Mapping):
+            raise ConfigError(f"{source}: hyperparams.{section} is not a mapping")
+        for key in keys:
+            if key not in value:
+                raise ConfigError(
+                    f"{source}: hyperparams.{section} has no {key} (not a complete edgegym "
+                    "training config)"
+                )
+    cfg = copy.deepcopy(DEFAULTS)
+    family = family if isinstance(family, str) else None
+    try:
+        _merge(cfg, hp, f"{source}: hyperparams")
+        _check(cfg, f"{source}: hyperparams", family)
+    except RecursionError:
+        raise ConfigError(f"{source}: hyperparams is nested too deeply") from None
 
 
 __all__ = [
     "DEFAULTS",
     "HYPERPARAMS_DIR",
+    "MAX_ENVS",
+    "MAX_HIDDEN_WEIGHTS",
+    "MAX_LAYER_WIDTH",
+    "MAX_ROLLOUT",
     "PPO_RANGES",
+    "SAVED_KEYS",
     "ConfigError",
+    "check_saved",
     "dotted",
     "families",
     "hyperparams_path",

@@ -29,6 +29,7 @@ from edgegym.agents.policy import (
     open_weights,
     read_config,
 )
+from edgegym.agents.shapes import NetworkMismatch, check_fits, network_shapes, stored_shapes
 from edgegym.inputs import InputError
 from edgegym.parallel import RayMissingError, require_ray
 
@@ -158,9 +159,11 @@ def _find_checkpoint(path: Path) -> tuple[Path, Path]:
         return p / MODULE_SUBDIR, p
     if (p / "module_state.pkl").exists() or (p / "module_state.pt").exists():
         return p, p  # an RLModule checkpoint itself
+    sb3 = p.suffix == ".zip" or (p / "model.zip").is_file() or p.with_suffix(".zip").is_file()
     raise PolicyLoadError(
         f"{p} is not an RLlib checkpoint (expected a run folder with model/, an Algorithm "
         f"checkpoint with {MODULE_SUBDIR.as_posix()}/, or an RLModule checkpoint)"
+        + ("; it holds an SB3 model: score it with ppo:PATH" if sb3 else "")
     )
 
 
@@ -183,7 +186,8 @@ def _rebuilt_module(config: dict[str, Any], ckpt: Path) -> Any:
         PolicyLoadError: ``rllib.env`` is not an edgegym id (checked before anything is made:
             ``gymnasium.make("module:Id")`` imports ``module``), no tensor copy (a checkpoint
             edgegym did not write, or an older one) or one that is not a regular file within
-            ``MAX_WEIGHTS_BYTES``, or weights that do not fit the module the config describes.
+            ``MAX_WEIGHTS_BYTES``, or weights that do not fit the module the config describes
+            (checked on the ``meta`` device before the module is built).
     """
     import torch
 
@@ -214,7 +218,17 @@ def _rebuilt_module(config: dict[str, Any], ckpt: Path) -> Any:
         ) from None
     probe = make_masked(settings["env"], **settings["env_config"])
     try:
-        module = ppo_config(settings, 0).get_rl_module_spec(env=probe).build()
+        spec = ppo_config(settings, 0).get_rl_module_spec(env=probe)
+        # The layers config.yaml describes (fcnet_hiddens, a size-free policy's widths) are
+        # checked against the stored tensors on the meta device first: a description of
+        # layers 30,000 wide allocated 7.5 GB before load_state_dict found it did not fit.
+        try:
+            check_fits(network_shapes(spec.build), stored_shapes(state, WEIGHTS_NAME), WEIGHTS_NAME)
+        except NetworkMismatch as exc:
+            raise PolicyLoadError(
+                f"RLlib checkpoint {ckpt}: {exc}; refused before building it"
+            ) from None
+        module = spec.build()
     finally:
         probe.close()
     module.load_state_dict(state)

@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 from gymnasium import spaces
 
-from edgegym.agents.config import ConfigError, dotted, load_hyperparams
+from edgegym.agents.config import ConfigError, check_saved, dotted, load_hyperparams
 from edgegym.core.registry import ENV_IDS
 from edgegym.evaluation import check_env_id, default_scenario, make_env
 from edgegym.outputs import write_atomic
@@ -184,6 +184,10 @@ def _resume_config(request: TrainRequest, backend: str) -> dict[str, Any]:
     try:
         cfg = read_config(out / CONFIG_NAME)
     except PolicyLoadError as exc:
+        raise ConfigError(f"--resume: {exc}") from None
+    try:  # every section and setting the run reads, with values in their ranges
+        check_saved(cfg["hyperparams"], out / CONFIG_NAME, cfg.get("family"))
+    except ConfigError as exc:
         raise ConfigError(f"--resume: {exc}") from None
     if cfg.get("backend", "sb3") != backend:
         raise ConfigError(

@@ -28,11 +28,17 @@ def save_model(model: Any, path: Path) -> None:
 
 
 def intact(path: Path) -> bool:
-    """Whether a saved model's zip file reads through (a truncated one does not)."""
+    """Whether a saved model's zip file reads through (a truncated one does not), holding
+    only what SB3 writes within the caps a model is loaded with (checked on the zip's
+    directory first, so a zip bomb is not unpacked to find out:
+    :func:`edgegym.agents.sb3.artifacts.check_zip`)."""
+    from edgegym.agents.sb3.artifacts import UntrustedArtifact, check_zip
+
     try:
+        check_zip(path)
         with zipfile.ZipFile(path) as z:
             return z.testzip() is None
-    except (OSError, zipfile.BadZipFile, EOFError):
+    except (OSError, zipfile.BadZipFile, EOFError, UntrustedArtifact):
         return False
 
 
