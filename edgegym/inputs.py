@@ -32,23 +32,35 @@ _MB = 1 << 20
 
 #: Largest file of each kind read, in bytes. The caps sit far above any file of that kind
 #: edgegym ships or writes, and low enough that reading one whole stays cheap:
-#: - scenario: the largest bundled scenario is about 10 kB; a generated one with inline
-#:   tables stays under a megabyte.
-#: - config: hyperparameter files and run records are a few kB.
-#: - trace: an arrival-count trace is parsed in memory as Python ints (about 30 bytes each);
+#: - scenario: the largest bundled scenario is 40 kB. YAML is parsed in pure Python at about
+#:   25-45 s and 0.3-0.5 GB per MB of short values, so the cap is 1 MB (a 16 MB file took
+#:   minutes and gigabytes).
+#: - config: hyperparameter files and training configs are under 8 kB; a run's
+#:   ``evaluations.json`` (JSON, parsed fast) grows by about 250 bytes per evaluation, so 2 MB
+#:   holds some 8,000 evaluations.
+#: - trace: a counts trace is parsed a piece at a time into int64 counts (about 5 bytes of
+#:   memory per byte of file), an Azure Functions file into Python ints (about 30 bytes each);
 #:   one day of the Azure Functions 2019 invocation counts is a few hundred MB of CSV.
 #: - result: a JSON output read back (an evaluation of 16 policies over long episodes with
 #:   timelines is a few MB; a leaderboard, a run's records).
 #: - weights: a model or weights file (an SB3 ``model.zip``, an RLlib checkpoint's tensor
 #:   copy): the shipped agents are under 500 kB; a network this large is no scheduler's.
 LIMITS: dict[str, int] = {
-    "scenario": 16 * _MB,
-    "config": 16 * _MB,
+    "scenario": 1 * _MB,
+    "config": 2 * _MB,
     "trace": 1024 * _MB,
     "journal": 1024 * _MB,  # a long run's finished jobs (edgegym.journal)
     "result": 64 * _MB,
     "weights": 2048 * _MB,
 }
+
+
+def _megabytes(size: int) -> str:
+    """A size as a message gives it: ``640 bytes``, ``1 MB``, ``1.24 MB``, ``1024 MB``."""
+    if size < _MB // 10:
+        return f"{size:,} bytes"
+    mb = size / _MB
+    return f"{mb:.3g} MB" if mb < 100 else f"{mb:.0f} MB"
 
 
 class InputError(ValueError):
@@ -90,7 +102,7 @@ def check_file(path: str | Path, what: str, kind: str) -> int:
     limit = LIMITS[kind]
     if st.st_size > limit:
         raise InputError(
-            f"{p}: {what} is {st.st_size / _MB:.0f} MB, over the {limit // _MB} MB read for a "
+            f"{p}: {what} is {_megabytes(st.st_size)}, over the {_megabytes(limit)} read for a "
             f"{kind} file (it is read into memory whole)"
         )
     return st.st_size
@@ -98,15 +110,17 @@ def check_file(path: str | Path, what: str, kind: str) -> int:
 
 def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
     """The bytes of a regular file within its kind's cap (:func:`check_file`)."""
-    check_file(path, what, kind)
+    size = check_file(path, what, kind)
     limit = LIMITS[kind]
     try:
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = fh.read(size + 1)  # not read(limit + 1): that allocates the cap up front
+            if len(data) > size:  # it grew after the check: read on, to the cap
+                data += fh.read(limit + 1 - len(data))
     except OSError as exc:
         raise InputError(f"{path}: {what} cannot be read ({exc.strerror})") from None
     if len(data) > limit:  # it grew after the check
-        raise InputError(f"{path}: {what} is over the {limit // _MB} MB read for a {kind} file")
+        raise InputError(f"{path}: {what} is over the {_megabytes(limit)} read for a {kind} file")
     return data
 
 
@@ -204,12 +218,38 @@ def load_json(text: str, where: str | Path) -> Any:
 
 def yaml_problem(exc: Exception) -> str:
     """A YAML parser error as its position and kind, without the excerpt of the file PyYAML
-    quotes (``line 3, column 5: mapping values are not allowed here``)."""
+    quotes (``line 3, column 5: mapping values are not allowed here``; a character the
+    reader refuses, a NUL byte say, as ``character 135: unacceptable character #x0000: ...``
+    where :func:`load_yaml` did not give it a line and column)."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or type(exc).__name__
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"character {exc.position + 1}: {_unacceptable(exc)}"
     if mark is None:
         return str(problem)
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def _unacceptable(exc: yaml.reader.ReaderError) -> str:
+    """What the YAML reader refused, in PyYAML's words, without the file's name or text."""
+    code = exc.character
+    what = f"#x{code:04x}" if isinstance(code, int) else "a byte"
+    return f"unacceptable character {what}: {exc.reason}"
+
+
+#: Line breaks as PyYAML counts lines.
+_YAML_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
+def _marked(exc: yaml.reader.ReaderError, text: str) -> yaml.MarkedYAMLError:
+    """A reader error of ``text`` (it refuses a character before parsing starts, giving its
+    offset only) as a parser error with that character's line and column."""
+    position = min(max(int(exc.position), 0), len(text))
+    line, start = 0, 0
+    for match in _YAML_BREAK.finditer(text, 0, position):
+        line, start = line + 1, match.end()
+    mark = yaml.Mark(exc.name, position, line, position - start, None, None)
+    return yaml.MarkedYAMLError(None, None, _unacceptable(exc), mark)
 
 
 #: Most values (scalars, lists and mappings) that aliases (``*name``) may add to a YAML file
@@ -304,11 +344,15 @@ def load_yaml(text: str) -> Any:
     than :data:`MAX_ALIAS_VALUES` values.
 
     Raises:
-        yaml.YAMLError: Not valid YAML; :class:`StrictYAMLError` for a duplicate key or an
-            alias bomb (each with the line and column, for :func:`yaml_problem`).
+        yaml.YAMLError: Not valid YAML (a character YAML does not allow, a NUL byte say,
+            included); :class:`StrictYAMLError` for a duplicate key or an alias bomb (each
+            with the line and column, for :func:`yaml_problem`).
         RecursionError: Nested too deeply.
     """
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)  # the reader checks every character here
+    except yaml.reader.ReaderError as exc:
+        raise _marked(exc, text) from None
     try:
         return loader.get_single_data()
     finally:

@@ -410,3 +410,70 @@ def test_a_scenario_error_quotes_names_and_numbers_but_not_other_text(tmp_path, 
         load(_write(tmp_path, raw))
     msg = str(err.value)
     assert msg.endswith(f", got {shown}") and "SECRET" not in msg and "hunter" not in msg
+
+
+# ------------------------------------------------------------------ YAML the reader refuses
+def test_a_nul_byte_gives_its_line_and_column_not_the_readers_class_name(tmp_path):
+    """Before: ``not valid YAML: ReaderError``, with no position."""
+    path = tmp_path / "nul.yaml"
+    path.write_text(resolve(ETF).read_text().replace("\nquanta: 200\n", "\nquanta: 2\x0000\n"))
+    line = path.read_text().splitlines().index("quanta: 2\x0000") + 1
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    assert str(err.value) == (
+        f"{path}: not valid YAML: line {line}, column 10: unacceptable character #x0000: "
+        "special characters are not allowed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: 1\r\nb: [1, \x01]\n", "line 2, column 8"),  # \r\n is one break, as PyYAML counts
+        ("a: 1\rb: \ufffe\n", "line 2, column 4"),
+        ("\x00", "line 1, column 1"),
+    ],
+)
+def test_load_yaml_gives_a_refused_characters_position(text, where):
+    with pytest.raises(yaml.YAMLError) as err:
+        load_yaml(text)
+    assert yaml_problem(err.value).startswith(f"{where}: unacceptable character #x")
+
+
+def test_yaml_problem_of_pyyamls_own_reader_error_gives_the_offset():
+    with pytest.raises(yaml.YAMLError) as err:
+        yaml.safe_load("a: 1\nb: secret\x00")
+    assert yaml_problem(err.value) == (
+        "character 15: unacceptable character #x0000: special characters are not allowed"
+    )
+
+
+# ------------------------------------------------------------------ 1e9 is text in YAML 1.1
+@pytest.mark.parametrize(
+    ("field", "value", "hint"),
+    [
+        ("quanta", "1e2", "write 100"),  # an integer field: the digits
+        ("quanta", "2.5e3", "write 2500"),
+        ("quantum_s", "5e-2", "write 5.0e-2"),  # a number field: a YAML 1.1 float
+        ("quantum_s", "1.0e9", "write 1.0e+9"),
+        ("quantum_s", "-3E1", "write -3.0e+1"),
+    ],
+)
+def test_a_number_written_as_1e9_gets_a_hint_that_parses(tmp_path, field, value, hint):
+    raw = _raw(ETF)
+    raw[field] = value  # dumped quoted: YAML 1.1 reads it back as the text it is
+    path = _write(tmp_path, raw)
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    msg = str(err.value)
+    assert msg.endswith(f", got '{value}' ({hint}: YAML reads {value} as text)"), msg
+    written = load_yaml(hint.removeprefix("write "))
+    assert written == float(value) and isinstance(written, int if field == "quanta" else float)
+
+
+def test_text_that_is_no_number_gets_no_hint(tmp_path):
+    raw = _raw(ETF)
+    raw["quanta"] = "lots"
+    with pytest.raises(ScenarioError) as err:
+        load(_write(tmp_path, raw))
+    assert str(err.value).endswith("got 'lots'")

@@ -156,3 +156,59 @@ def test_weights_over_the_cap_are_refused_before_reading(tmp_path, monkeypatch):
     monkeypatch.undo()
     with open_weights(tmp_path / "w.pt", "weights file") as fh:
         assert len(fh.read()) == 200
+
+
+# ------------------------------------------------------------------ caps in proportion
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _largest(*patterns: str) -> int:
+    return max(p.stat().st_size for pattern in patterns for p in ROOT.glob(pattern))
+
+
+def test_scenario_and_config_caps_are_in_proportion_to_real_files():
+    """PyYAML parses in pure Python (a 1 MB scenario of short values took 27-45 s and about
+    0.5 GB): the caps were 16 MB, minutes and gigabytes of parsing."""
+    assert 10 * _largest("scenarios/*.yaml") <= LIMITS["scenario"] <= 2 << 20
+    assert 10 * _largest("agents/**/*.yaml", "agents/**/*.yml") <= LIMITS["config"] <= 2 << 20
+
+
+def test_a_scenario_over_the_cap_is_refused_before_it_is_read(tmp_path):
+    from edgegym.scenarios import ScenarioError, load
+
+    path = tmp_path / "big.yaml"
+    with open(path, "wb") as fh:
+        fh.truncate(LIMITS["scenario"] + 1)  # sparse; PyYAML would refuse its NULs
+    with pytest.raises(ScenarioError) as err:
+        load(path)
+    _one_line(err.value, str(path), "over the 1 MB read for a scenario file")
+
+
+def test_reading_a_small_input_does_not_allocate_its_kinds_cap(tmp_path):
+    """Before, every read asked for ``cap + 1`` bytes up front: 1 GB for a 1 kB trace."""
+    import tracemalloc
+
+    from edgegym.inputs import read_text
+
+    path = tmp_path / "t.csv"
+    path.write_text("1\n" * 500)
+    tracemalloc.start()
+    try:
+        assert read_text(path, "arrival trace file", "trace") == "1\n" * 500
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_a_file_that_grows_after_its_check_is_read_to_the_cap_only(tmp_path, monkeypatch):
+    from edgegym import inputs
+
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"1\n" * 25)  # 50 bytes; the check saw 10
+    monkeypatch.setattr(inputs, "check_file", lambda *args: 10)
+    monkeypatch.setitem(LIMITS, "trace", 64)
+    assert inputs.read_bytes(path, "trace", "trace") == b"1\n" * 25
+    path.write_bytes(b"1\n" * 40)  # 80 bytes: over the cap
+    with pytest.raises(InputError, match="over the 64 bytes read for a trace file"):
+        inputs.read_bytes(path, "trace", "trace")

@@ -20,9 +20,11 @@ infinities are never numbers here, ``True`` is not ``1`` and ``"30"`` is not ``3
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
 import numbers
+import re
 import reprlib
 import types
 import typing
@@ -384,11 +386,40 @@ def _follow(root: Any, loc: tuple[int | str, ...]) -> tuple[str, Any, Any]:
     return path, parent, tp
 
 
+#: A number in exponent form that YAML 1.1 (PyYAML) reads as text: ``1e9``, ``5E-3``,
+#: ``1.0e9`` (its floats need a dot and a signed exponent: ``1.0e+9``).
+_YAML_TEXT_NUMBER = re.compile(r"([-+]?)([0-9]+)(?:\.([0-9]*))?[eE]([-+]?)([0-9]{1,3})")
+
+
+def _yaml_number_hint(err: Mapping[str, Any]) -> str:
+    """For a number field given a text like ``1e9`` (YAML 1.1 reads it as text), how to write
+    it: `` (write 1.0e+9: YAML reads 1e9 as text)``, or for an integer field
+    `` (write 1000000000: ...)``; ``""`` for any other error."""
+    value = err.get("input")
+    expected = str((err.get("ctx") or {}).get("expected", ""))
+    if not isinstance(value, str) or len(value) > 16:
+        return ""
+    match = _YAML_TEXT_NUMBER.fullmatch(value)
+    if match is None:
+        return ""
+    sign, whole, frac, exp_sign, exp = match.groups()
+    if expected.startswith("an integer"):
+        number = decimal.Decimal(value)
+        if number != number.to_integral_value() or abs(number) >= 10**16:
+            return ""
+        text = str(int(number))
+    elif expected.startswith("a finite number"):
+        text = f"{sign}{whole}.{frac or '0'}e{exp_sign or '+'}{exp}"
+    else:
+        return ""
+    return f" (write {text}: YAML reads {value} as text)"
+
+
 def _problem(err: Mapping[str, Any], parent: Any, here: Any) -> str:
     kind = err["type"]
     got = _got(err.get("input"))
     if kind == "expected":  # the types of this module: "must be <what>, got <value>"
-        return f"{err['msg']}, got {got}"
+        return f"{err['msg']}, got {got}{_yaml_number_hint(err)}"
     if kind == "problem":
         return str(err["ctx"]["problem"])
     if kind == "missing":

@@ -22,22 +22,26 @@ Units: time in seconds, counts in requests.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import math
 import numbers
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, NamedTuple
 
 import numpy as np
 
-from edgegym.inputs import read_text, token
+from edgegym.inputs import quoted, read_text, token
 from edgegym.workload.checks import Range, check
 
 __all__ = [
     "AZURE_FUNCTIONS_ID_COLUMNS",
     "AZURE_FUNCTIONS_MINUTES",
+    "MAX_COUNT",
+    "MAX_REQUEST_LOG_SPAN_S",
     "REQUEST_LOG_FORMATS",
     "AzureFunctionsTable",
     "CountsTrace",
@@ -63,6 +67,42 @@ class CountsTrace(NamedTuple):
 AZURE_FUNCTIONS_ID_COLUMNS: tuple[str, ...] = ("HashOwner", "HashApp", "HashFunction", "Trigger")
 #: Minute columns (``1`` .. ``1440``) of an Azure Functions 2019 invocation-count file.
 AZURE_FUNCTIONS_MINUTES = 1440
+#: Most requests a trace file may give, in one interval and over the whole file (counts
+#: traces, Azure Functions files): 2**53, the largest count float64 holds exactly. No trace
+#: is near it (replays are capped at 10^6 requests/s), and with it every int64 sum of a
+#: trace's counts is exact (larger counts wrapped to negative sums, or failed with Python's
+#: ``OverflowError``).
+MAX_COUNT = 2**53
+#: Longest time a per-request log may span, first to last request, in seconds: 10^7 s (about
+#: 116 days; the public Azure and Alibaba logs cover hours to two weeks). Its requests are
+#: counted per second in memory, so a span bounds that array (80 MB): a 29-byte log of two
+#: requests 10^8 s apart took 2.5 GB, 10^12 s apart failed allocating terabytes.
+MAX_REQUEST_LOG_SPAN_S = 10_000_000
+
+
+def _check_total(counts: np.ndarray, where: str) -> None:
+    """Refuse counts (each at most :data:`MAX_COUNT`) that add up to more than
+    :data:`MAX_COUNT` (summed in float64, which cannot wrap)."""
+    total = float(counts.sum(dtype=np.float64))
+    if total > MAX_COUNT:
+        raise ValueError(
+            f"{where}: the counts add up to {total:.3g} requests, over the {MAX_COUNT:,} "
+            "(2**53) a trace may hold"
+        )
+
+
+def _short(number: str) -> str:
+    """A text that parsed as a number, as it is if short, else its length (:func:`token`)."""
+    return number if len(number) <= 16 else token(number)
+
+
+def _too_large(text: str, where: str) -> ValueError:
+    """The error of a count over :data:`MAX_COUNT`."""
+    return ValueError(
+        f"{where}: count {token(text)} is too large (counts must be whole numbers from 0 to "
+        f"2**53 = {MAX_COUNT:,})"
+    )
+
 
 # --------------------------------------------------------------------------------------------
 # counts-per-interval traces
@@ -87,7 +127,11 @@ def _parse_count(text: str, path: Path, lineno: int) -> int:
             ) from None
         value = int(as_float)
     if value < 0:
-        raise ValueError(f"{path}, line {lineno}: count {value} is negative (counts must be >= 0)")
+        raise ValueError(
+            f"{path}, line {lineno}: count {_short(str(value))} is negative (counts must be >= 0)"
+        )
+    if value > MAX_COUNT:
+        raise _too_large(text, f"{path}, line {lineno}")
     return value
 
 
@@ -124,20 +168,47 @@ def load_counts_trace(path: str | os.PathLike[str]) -> CountsTrace:
     Raises:
         FileNotFoundError: If the file does not exist (the message names it).
         ValueError: On a malformed file: non-integer or negative count, wrong number of columns,
-            no ``count`` column, inconsistent ``interval_s``, or no counts at all. The message
-            names the file and the line.
+            no ``count`` column, inconsistent ``interval_s``, or no counts at all; a count over
+            :data:`MAX_COUNT`, or counts adding up to more. The message names the file and
+            the line.
     """
     p = Path(path)
     text = read_text(p, "arrival trace file", "trace")
     parser = _CountsParser(p)
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        parser.line(raw.strip(), lineno)
+    lineno = 0
+    for piece in _pieces(text):
+        if parser.digits_only(piece):  # the bulk of a trace: whole lines of digits
+            lineno += parser.bulk(piece)
+            continue
+        for raw in piece.splitlines():
+            lineno += 1
+            parser.line(raw.strip(), lineno)
     if not parser.counts:
         raise ValueError(
             f"{p}: no counts found (expected one integer per line, or a CSV with a header row "
             "containing a 'count' column)"
         )
-    return CountsTrace(np.asarray(parser.counts, dtype=np.int64), parser.interval)
+    counts = np.array(parser.counts, dtype=np.int64)
+    _check_total(counts, str(p))
+    return CountsTrace(counts, parser.interval)
+
+
+#: Characters per piece :func:`load_counts_trace` reads at a time.
+_PIECE = 1 << 16
+#: A piece of a counts trace that is whole lines of digits, each a count under 10**15.
+_DIGIT_LINES = re.compile(r"[0-9\r\n]*")
+_LONG_DIGITS = re.compile(r"[0-9]{16}")
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about :data:`_PIECE` characters, each but the last ending with a
+    ``\\n``: the lines of the pieces (``str.splitlines``) are the lines of ``text``."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + _PIECE)
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
 
 
 class _CountsParser:
@@ -152,7 +223,7 @@ class _CountsParser:
         self.interval_col: int | None = None
         self.n_cols = 1
         self.first_data = True
-        self.counts: list[int] = []
+        self.counts = array.array("q")  # int64, 8 bytes a count (a list of ints takes 36)
 
     def set_interval(self, value: float, lineno: int) -> None:
         if self.interval is not None and not math.isclose(value, self.interval, rel_tol=1e-9):
@@ -162,6 +233,22 @@ class _CountsParser:
             )
         if self.interval is None:
             self.interval, self.interval_line = value, lineno
+
+    def digits_only(self, piece: str) -> bool:
+        """Whether ``piece`` is lines of digits only (each a count under 10**15, or blank)
+        in a one-column layout: :meth:`bulk` reads it as :meth:`line` would, line by line."""
+        return (
+            not self.first_data
+            and self.n_cols == 1
+            and _DIGIT_LINES.fullmatch(piece) is not None
+            and _LONG_DIGITS.search(piece) is None
+        )
+
+    def bulk(self, piece: str) -> int:
+        """Add the counts of a :meth:`digits_only` piece; the number of its lines."""
+        self.counts.extend(map(int, piece.split()))
+        breaks = piece.count("\n") + piece.count("\r") - piece.count("\r\n")
+        return breaks + (not piece.endswith(("\n", "\r")))
 
     def line(self, line: str, lineno: int) -> None:
         """One stripped line: blank, a comment (maybe giving the interval), a header or a row."""
@@ -224,6 +311,7 @@ class _CountsParser:
 _FORMAT_HINT = "HashOwner,HashApp,HashFunction,Trigger,1,2,...,1440"
 _DIGITS_ROW = re.compile(r"[0-9]+(?:,[0-9]+)*\Z")
 _DIGITS = re.compile(r"[0-9]+\Z")
+_SMALL_COUNT = re.compile(r"[0-9]{1,15}\Z")  # under 10**15 < MAX_COUNT
 
 
 class AzureFunctionsTable(NamedTuple):
@@ -259,11 +347,12 @@ class AzureFunctionsTable(NamedTuple):
 
         Raises:
             ValueError: On an unknown hash, an index out of range, a ``function`` of another
-                type, or an unknown ``aggregate``.
+                type, an unknown ``aggregate``, or (``"sum"``) rows adding up to more than
+                :data:`MAX_COUNT`.
         """
         n = len(self.functions)
         if aggregate not in ("sum", "row"):
-            raise ValueError(f"aggregate: must be 'sum' or 'row', got {aggregate!r}")
+            raise ValueError(f"aggregate: must be 'sum' or 'row', got {quoted(aggregate)}")
         if function is None:
             rows = self.counts
         elif isinstance(function, numbers.Integral) and not isinstance(function, bool):
@@ -278,35 +367,44 @@ class AzureFunctionsTable(NamedTuple):
             want = function.strip().lower()
             hit = [i for i, h in enumerate(self.functions) if h.lower() == want]
             if not hit:
-                known = ", ".join(repr(h) for h in self.functions[:3])
                 raise ValueError(
-                    f"function: unknown function hash {function!r}: no row of {self.path} has "
-                    f"that HashFunction ({n} rows, e.g. {known}{', ...' if n > 3 else ''})"
+                    f"function: unknown function hash {quoted(function)}: no row of {self.path} "
+                    f"has that HashFunction (column 3; {n} row{'s' * (n != 1)})"
                 )
             rows = self.counts[hit]
         else:
             raise ValueError(
                 "function: must be a HashFunction string, a row index >= 0, or None for all "
-                f"rows, got {function!r}"
+                f"rows, got {quoted(function)}"
             )
-        return rows.sum(axis=0) if aggregate == "sum" else rows.copy()
+        if aggregate == "row":
+            return rows.copy()
+        _check_total(rows, f"function: the rows of {self.path}")
+        return rows.sum(axis=0)
 
 
 def _bad_count(text: str, path: Path, lineno: int, minute: int) -> int:
     """Parse a count that failed the fast path, or raise naming the file, line and minute."""
     where = f"{path}, line {lineno}, minute {minute}"
     if re.fullmatch(r"-[0-9]+", text):
-        raise ValueError(f"{where}: count {text} is negative (counts must be >= 0)")
+        raise ValueError(f"{where}: count {_short(text)} is negative (counts must be >= 0)")
+    if _DIGITS.match(text):
+        number = int(text)
+        if number > MAX_COUNT:
+            raise _too_large(text, where)
+        return number
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value.is_integer() and value >= 0):
         if math.isfinite(value) and value < 0:
-            raise ValueError(f"{where}: count {text} is negative (counts must be >= 0)")
+            raise ValueError(f"{where}: count {_short(text)} is negative (counts must be >= 0)")
         raise ValueError(
             f"{where}: count {token(text)} is not an integer (counts must be whole numbers >= 0)"
         )
+    if value > MAX_COUNT:
+        raise _too_large(text, where)
     return int(value)
 
 
@@ -327,7 +425,8 @@ def read_azure_functions(path: str | os.PathLike[str]) -> AzureFunctionsTable:
         FileNotFoundError: If the file does not exist (the message names it).
         ValueError: On an empty file, a header without the four id columns or without exactly
             the minute columns ``1`` .. ``1440``, a row with the wrong number of columns, a count
-            that is not a whole number >= 0, or no rows. The message names the file and line.
+            that is not a whole number >= 0 or is over :data:`MAX_COUNT` (or counts adding up
+            to more), or no rows. The message names the file and line.
     """
     p = Path(path)
     text = read_text(p, "Azure Functions trace file", "trace")
@@ -354,15 +453,13 @@ def read_azure_functions(path: str | os.PathLike[str]) -> AzureFunctionsTable:
                 f"({len(fields) - n_id} minute columns)"
             )
         minutes = fields[n_id:]
-        if _DIGITS_ROW.match(",".join(minutes)):
-            rows.append(list(map(int, minutes)))
-        else:
-            rows.append(
-                [
-                    int(f) if _DIGITS.match(f) else _bad_count(f, p, lineno, m)
-                    for m, f in enumerate(minutes, start=1)
-                ]
-            )
+        row = list(map(int, minutes)) if _DIGITS_ROW.match(",".join(minutes)) else None
+        if row is None or max(row) > MAX_COUNT:
+            row = [
+                int(f) if _SMALL_COUNT.match(f) else _bad_count(f, p, lineno, m)
+                for m, f in enumerate(minutes, start=1)
+            ]
+        rows.append(row)
         ids.append(fields[:n_id])
         lines.append(lineno)
     if not header_line:
@@ -372,13 +469,15 @@ def read_azure_functions(path: str | os.PathLike[str]) -> AzureFunctionsTable:
     if not rows:
         raise ValueError(f"{p}: no function rows after the header on line {header_line}")
     cols = list(zip(*ids, strict=True))
+    counts = np.asarray(rows, dtype=np.int64)
+    _check_total(counts, str(p))
     return AzureFunctionsTable(
         path=p,
         owners=tuple(cols[0]),
         apps=tuple(cols[1]),
         functions=tuple(cols[2]),
         triggers=tuple(cols[3]),
-        counts=np.asarray(rows, dtype=np.int64),
+        counts=counts,
         lines=tuple(lines),
     )
 
@@ -599,8 +698,9 @@ def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
     Raises:
         FileNotFoundError: If the file does not exist (the message names the path).
         ValueError: On an unknown format, an empty file, a header without the format's columns,
-            a row with too few columns, a time that does not parse, or no rows; the message
-            names the file and line.
+            a row with too few columns, a time that does not parse, no rows, or requests
+            spanning more than :data:`MAX_REQUEST_LOG_SPAN_S`; the message names the file (and
+            the line).
     """
     if fmt not in REQUEST_LOG_FORMATS:
         raise ValueError(
@@ -656,7 +756,21 @@ def read_request_log(path: str | os.PathLike[str], fmt: str) -> np.ndarray:
     if fmt == "alibaba-callgraph":
         t = _first_of_each_trace(t, np.asarray(traces))
     t = np.sort(t)
+    span = float(t[-1] - t[0])
+    if not span <= MAX_REQUEST_LOG_SPAN_S:  # an infinite span too
+        raise ValueError(
+            f"{p}: the requests span {_seconds(span)}, over the {MAX_REQUEST_LOG_SPAN_S:,} s "
+            f"({MAX_REQUEST_LOG_SPAN_S / 86400:.0f} days) a request log may cover; cut it to "
+            "the days you replay"
+        )
     return t - t[0]
+
+
+def _seconds(span: float) -> str:
+    """A time span in a message: ``1e+08 s (1.16e+03 days)``."""
+    if not math.isfinite(span):
+        return "more than 1e308 s"
+    return f"{span:.3g} s ({span / 86400:.3g} days)"
 
 
 def _log_columns(header: list[str], fmt: str, where: str) -> tuple[int, int]:
@@ -689,7 +803,9 @@ def request_counts(times: np.ndarray, interval_s: float = 1.0) -> np.ndarray:
     interval is the one that holds the last request.
 
     Raises:
-        ValueError: If ``interval_s`` is not > 0 or a time is negative or not finite.
+        ValueError: If ``interval_s`` is not > 0, a time is negative or not finite, or the
+            times span more than :data:`MAX_REQUEST_LOG_SPAN_S` intervals (the counts are an
+            array of one entry per interval).
     """
     interval_s = float(check(interval_s, Annotated[float, Range(0, lo_open=True)], "interval_s"))
     t = np.asarray(times, dtype=np.float64)
@@ -697,5 +813,11 @@ def request_counts(times: np.ndarray, interval_s: float = 1.0) -> np.ndarray:
         raise ValueError("times: must be finite seconds >= 0")
     if not t.size:
         return np.zeros(0, dtype=np.int64)
+    last = float(t.max()) / interval_s
+    if not last <= MAX_REQUEST_LOG_SPAN_S:  # checked before the cast to int64
+        raise ValueError(
+            f"times: the last request is {last:.3g} intervals of {interval_s:g} s after 0; at "
+            f"most {MAX_REQUEST_LOG_SPAN_S:,} intervals"
+        )
     bins = np.floor(t / interval_s).astype(np.int64)
     return np.bincount(bins, minlength=int(bins.max()) + 1).astype(np.int64)
