@@ -140,9 +140,13 @@ class EvalResult:
         Raises:
             FileNotFoundError: No such file.
             ValueError: Not a regular file (a FIFO, a device), too large, not JSON, or not an
-                evaluation result (one line; :class:`edgegym.inputs.InputError` for the file).
+                evaluation result (one line; :class:`edgegym.inputs.InputError` for the file),
+                a field of another kind than :meth:`table` reads included
+                (:class:`edgegym.jsonshape.ShapeError`: ``res.json:
+                results[0].policy: must be a text ..., got a mapping``).
         """
         from edgegym.inputs import load_json
+        from edgegym.jsonshape import check, check_depth
         from edgegym.outputs import read_output
 
         text = str(path_or_text)
@@ -158,6 +162,7 @@ class EvalResult:
             and "env" in data
         ):
             raise ValueError(f"{where}: not an edgegym evaluation result (EvalResult.to_json)")
+        check(check_depth(data, where), _result_shape(), where)
         results, timelines = [], {}
         for r in data["results"]:
             r = dict(r)
@@ -245,6 +250,35 @@ class EvalResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _result_shape() -> Any:
+    """What :meth:`EvalResult.table` and the plots read of a result file
+    (:meth:`EvalResult.to_dict`), by kind (:mod:`edgegym.jsonshape`)."""
+    from edgegym.jsonshape import INT, LIST, MAP, NUM, TEXT, ListOf, MapOf, Maybe, Record
+
+    stat = Record({"mean": Maybe(NUM), "std": Maybe(NUM)})
+    episode = Record({"return": Maybe(NUM)}, required=("return",))
+    row = Record(
+        {
+            "policy": TEXT,
+            **{k: Maybe(NUM) for k in ("mean_return", "std_return", "decision_time_s")},
+            "metrics": MapOf(stat),
+            "per_episode": Maybe(ListOf(episode)),
+            "setup": Maybe(MAP),
+            "timeline": Maybe(LIST),
+        },
+        required=("policy",),
+    )
+    return Record(
+        {
+            "env": TEXT,
+            "scenario": Maybe(TEXT),
+            "overrides": Maybe(MAP),
+            "seeds": Maybe(ListOf(INT)),
+            "results": ListOf(row),
+        }
+    )
 
 
 def _energy_unit(results: list[dict[str, Any]]) -> tuple[str, float]:

@@ -181,7 +181,8 @@ def _cell_table(cell: Mapping[str, Any], family: str) -> list[str]:
         notes.append(f"PPO − headroom reference ({ref['policy']}): {gap}.")
     for r in cell.get("results", []):
         if "error" in r:
-            notes.append(f"(!) {r['policy']} failed after {r['episodes']} episode(s): {r['error']}")
+            done = r.get("episodes", "?")
+            notes.append(f"(!) {r['policy']} failed after {done} episode(s): {r['error']}")
     for name, why in (cell.get("skipped") or {}).items():
         why = repo_relative(why)
         short = why if len(why) <= 400 else why[:399] + "…"
@@ -231,7 +232,7 @@ def _summary(data: Mapping[str, Any], fams: Sequence[str]) -> list[str]:
 
         def ret(name: str, rows: Mapping[str, Any] = rows) -> str:
             r = rows.get(name)
-            return "–" if r is None else _pm({"mean": r["mean_return"], "std": r["std_return"]})
+            return "–" if r is None else _pm({"mean": r["mean_return"], "std": r.get("std_return")})
 
         beats = []
         for ref in REFERENCES:

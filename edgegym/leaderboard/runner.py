@@ -4,7 +4,6 @@ Ray, and merging them into ``leaderboard.json``."""
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import platform
 import sys
@@ -13,6 +12,21 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from edgegym.inputs import load_json
+from edgegym.jsonshape import (
+    INT,
+    LIST,
+    LONG_TEXT,
+    MAP,
+    NUM,
+    TEXT,
+    ListOf,
+    MapOf,
+    Maybe,
+    Record,
+    check,
+    check_depth,
+)
 from edgegym.leaderboard.render import best_baseline, cell_rows, render
 from edgegym.leaderboard.selection import (
     JSON_NAME,
@@ -25,7 +39,7 @@ from edgegym.leaderboard.selection import (
     repo_relative,
     shipped_info,
 )
-from edgegym.outputs import MARKER, write_json
+from edgegym.outputs import MARKER, read_output, write_json
 
 
 # ----------------------------------------------------------------------------- running
@@ -269,32 +283,78 @@ def _with_agent(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any
     those of ``new`` (the same cell, ``ppo`` alone, for a retrained agent); the baselines'
     rows are kept, since their settings and seeds are the same."""
     cell = dict(old)
-    cell["results"] = [r for r in old["results"] if r["policy"] != "ppo"] + [
+    cell["results"] = [r for r in old.get("results", []) if r["policy"] != "ppo"] + [
         r for r in new["results"] if r["policy"] == "ppo"
     ]
-    cell["skipped"] = {k: v for k, v in old.get("skipped", {}).items() if k != "ppo"}
+    cell["skipped"] = {k: v for k, v in (old.get("skipped") or {}).items() if k != "ppo"}
     cell["skipped"].update(new.get("skipped", {}))
     cell["ppo"] = new["ppo"]
-    cell["wall_s"] = round(float(old.get("wall_s", 0.0)) + float(new.get("wall_s", 0.0)), 2)
+    cell["wall_s"] = round(float(old.get("wall_s") or 0.0) + float(new.get("wall_s", 0.0)), 2)
     cell["finished"] = new["finished"]
     cell["agent_refreshed"] = new["finished"]
     return cell
 
 
+#: What the renderer and ``--resume`` read of a ``leaderboard.json``
+#: (:func:`edgegym.jsonshape.check`): the fields they index or format, by kind.
+_STAT = Maybe(Record({"mean": Maybe(NUM), "std": Maybe(NUM)}))
+_ROW = Record(
+    {
+        "policy": TEXT,
+        "mean_return": Maybe(NUM),
+        "std_return": Maybe(NUM),
+        "metrics": Maybe(MapOf(_STAT)),
+        "decision_time_s": Maybe(NUM),
+    },
+    required=("policy",),
+)
+_SELECTED = Record({k: Maybe(NUM) for k in ("seed", "episodes", "timesteps", "return")})
+_PPO = Record(
+    {
+        "policy_class": Maybe(TEXT),
+        **{k: Maybe(NUM) for k in ("timesteps", "init_from", "size_bytes", "wall_s")},
+        "overrides": Maybe(MAP),
+        "hyperparam_overrides": Maybe(MAP),
+        "selected": Maybe(_SELECTED),
+        "notes": Maybe(LIST),
+    }
+)
+_CELL = Record(
+    {
+        "scenario": TEXT,
+        "family": Maybe(TEXT),
+        "results": ListOf(_ROW),
+        "seeds": Maybe(ListOf(INT)),
+        "overrides": Maybe(MAP),
+        "skipped": Maybe(MapOf(LONG_TEXT)),
+        "policies": Maybe(LIST),
+        "ppo": Maybe(_PPO),
+        "wall_s": Maybe(NUM),
+    },
+    required=("scenario",),
+)
+_LEADERBOARD = Record(
+    {"cells": MapOf(_CELL), "runs": ListOf(Record({"machine": Maybe(MAP)}))},
+    required=("cells",),
+)
+
+
 def load_results(path: Path) -> dict[str, Any]:
-    """A ``leaderboard.json`` (an empty one if the file does not exist).
+    """A ``leaderboard.json`` (an empty one if the file does not exist), read as an untrusted
+    input: a regular file within the cap of a result (:func:`edgegym.outputs.read_output`),
+    its fields of the kinds the renderer uses (:data:`_LEADERBOARD`).
 
     Raises:
-        LeaderboardError: The file exists but is not a leaderboard.
+        LeaderboardError: The file exists but is not a leaderboard (one line naming the file
+            and the field, never its content).
     """
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {"edgegym_leaderboard": SCHEMA, "cells": {}, "runs": []}
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LeaderboardError(f"{path}: not readable as JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), dict):
-        raise LeaderboardError(f"{path}: not a leaderboard.json (no 'cells')")
+        data = load_json(read_output(path, "leaderboard"), path)
+        check(check_depth(data, path), _LEADERBOARD, path)
+    except (OSError, ValueError) as exc:  # InputError and ShapeError are ValueErrors
+        raise LeaderboardError(str(exc)) from None  # it names the file
     data.setdefault("runs", [])
     return data
 

@@ -104,7 +104,9 @@ def natural_key(name: str) -> tuple[Any, ...]:
     """Sort key with numbers compared as numbers (migrator-w2 before migrator-w10)."""
     import re
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+    # The split's odd items are the runs of digits (ASCII only: int() takes every one).
+    parts = re.split(r"([0-9]+)", name)
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(parts))
 
 
 def family_policies(family: str) -> list[str]:

@@ -17,11 +17,11 @@ scenario whose numbers are measured rather than synthesised:
 The file keeps the base scenario's structure (streams, windows, configurations) and records
 the device, torch version, date and every measurement under ``provenance.measured``; its
 window length is stretched where needed so that the slowest measured job fits in a window at
-a full device. On a GPU that the hardware catalogue knows (:func:`catalogue_gpu`: H100 80 GB,
-A100 40/80 GB, V100 16 GB, A10G) its ``hardware.gpu`` names the measured GPU, so that the
-simulator models that GPU's power and clocks; otherwise (the CPU, an unknown GPU) the base
-scenario's GPU is kept and ``provenance.measured.hardware`` says so. The simulator runs it
-like any other scenario; ``backend="real"`` too.
+a full device. On a GPU that the hardware catalogue knows (:func:`catalogue_gpu`: H200
+141 GB, H100 80 GB, A100 40/80 GB, V100 16 GB, A10G) its ``hardware.gpu`` names the measured
+GPU, so that the simulator models that GPU's power and clocks; otherwise (the CPU, an
+unknown GPU) the base scenario's GPU is kept and ``provenance.measured.hardware`` says so. The
+simulator runs it like any other scenario; ``backend="real"`` too.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ import numpy as np
 import torch
 import yaml
 
-from edgegym.inputs import load_yaml
+from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
 from edgegym.real import TINY_SCENARIO
 from edgegym.real.data import DigitStream
 from edgegym.real.executor import DEFAULT_OPTIONS, check_device
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained, sync
-from edgegym.scenarios import load, resolve
+from edgegym.scenarios import ScenarioError, load, resolve
 from edgegym.workload.continual import RetrainConfig
 
 
@@ -203,11 +203,26 @@ def profile(
 
 def _read_base(base_scenario: str | Path) -> dict[str, Any]:
     """The base scenario's mapping, checked to be a loadable continual scenario before any
-    measuring."""
+    measuring. The file is an untrusted input: :func:`edgegym.scenarios.load` reads it first
+    (a regular file of bounded size, UTF-8, YAML without duplicate keys or alias bombs, not
+    nested too deeply, every field in range), so a bad one is one line naming it; its mapping
+    as written is then read the same way (:func:`edgegym.inputs.read_text`).
+
+    Raises:
+        ScenarioError: Not a loadable scenario (or changed while read), naming the file.
+        ValueError: A scenario of another family.
+    """
     base_path = resolve(base_scenario)  # a bundled name or a path; ScenarioError if neither
-    base = load_yaml(base_path.read_text())
     load(base_path)  # a clear message for a bad file before any measuring
-    if base.get("family") != "continual":
+    try:
+        base = load_yaml(read_text(base_path, "scenario file", "scenario"))
+    except (InputError, FileNotFoundError) as exc:  # it changed since load(): as load says
+        raise ScenarioError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{base_path}: not valid YAML: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise ScenarioError(f"{base_path}: nested too deeply to be a scenario file") from None
+    if not isinstance(base, dict) or base.get("family") != "continual":
         raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")
     return base
 

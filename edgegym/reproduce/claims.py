@@ -31,13 +31,37 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from edgegym.outputs import check_output_folder, hold_folder, save_figure, write_json, write_text
+from edgegym.inputs import load_json, quoted, read_text
+from edgegym.jsonshape import (
+    BOOL,
+    LONG_TEXT,
+    NULL,
+    NUM,
+    TEXT,
+    Choice,
+    ListOf,
+    MapOf,
+    OneOf,
+    Record,
+    Shape,
+    ShapeError,
+    check,
+    check_depth,
+)
+from edgegym.outputs import (
+    OutputWriteError,
+    check_output_folder,
+    hold_folder,
+    save_figure,
+    write_json,
+    write_text,
+)
 
 PAPERS = ("ekya", "migrator", "etf", "srs")
 TITLES = {
@@ -233,23 +257,86 @@ def open_run(
         return None
 
 
+class SavedRunsError(ValueError):
+    """Saved runs that ``--render-only`` cannot read or draw a report from (one line naming
+    the file, never its content)."""
+
+
+class ClaimsTableError(ValueError):
+    """A ``claims.json`` that is not a claims table, or one a smoke run may not write over
+    (one line naming the file, never its content)."""
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong with a saved runs file, without its content: a JSON parser's error
+    with its position, a missing key by name where it is a short one, else the kind of
+    error only (a ``ValueError``'s text may quote a value of the file)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{type(exc).__name__}: {exc}"  # a position, never the content
+    if isinstance(exc, KeyError) and exc.args:
+        return f"KeyError: {quoted(exc.args[0])}"
+    return type(exc).__name__
+
+
 def read_runs(
-    path: Path, pick: Callable[[Any], Any], object_pairs_hook: Callable | None = None
+    path: Path,
+    pick: Callable[[Any], Any],
+    object_pairs_hook: Callable | None = None,
+    shape: Shape | None = None,
 ) -> Any:
     """``pick(runs)`` of a saved runs file, for ``--render-only`` (its objects built by
-    ``object_pairs_hook`` where given, as :func:`json.loads` takes it).
+    ``object_pairs_hook`` where given, as :func:`json.loads` takes it). The file is an
+    untrusted input: a regular file within the cap of a result
+    (:func:`edgegym.inputs.read_text`), nested at most
+    :data:`~edgegym.jsonshape.MAX_DEPTH` deep and, where ``shape`` is given, of that
+    shape (:func:`edgegym.jsonshape.check`) before ``pick`` sees it.
 
     Raises:
-        ValueError: The file is missing, or not a saved run (``pick`` fails on it), with the
-            message to print.
+        SavedRunsError: The file is missing, or not a saved run (``pick`` fails on it), with
+            the one-line message to print.
     """
-    if not path.is_file():
-        raise ValueError(f"--render-only: {path} does not exist; run without it first")
+    if not path.exists():
+        raise SavedRunsError(f"--render-only: {path} does not exist; run without it first")
     try:
-        return pick(json.loads(path.read_text(), object_pairs_hook=object_pairs_hook))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        raise ValueError(f"--render-only: cannot read the saved runs in {path} ({why})") from exc
+        text = read_text(path, "saved runs file", "result")
+    except (OSError, ValueError) as exc:  # InputError: a FIFO, too large, not UTF-8
+        raise SavedRunsError(f"--render-only: {exc}") from None
+    cannot = f"--render-only: cannot read the saved runs in {path}"
+    try:
+        data = json.loads(text, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        raise SavedRunsError(f"{cannot} (nested too deeply)") from None
+    except ValueError as exc:
+        raise SavedRunsError(f"{cannot} ({_why(exc)})") from None
+    try:
+        check_depth(data, path)
+        if shape is not None:
+            check(data, shape, path)
+    except ShapeError as exc:
+        raise SavedRunsError(f"--render-only: {exc}") from None
+    try:
+        return pick(data)
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise SavedRunsError(f"{cannot} ({_why(exc)})") from None
+
+
+@contextmanager
+def rendering(path: Path, saved: bool = True) -> Iterator[None]:
+    """Around drawing a report from the saved runs in ``path`` (``saved``: with
+    ``--render-only``): values of the right kinds that do not make a run (a policy's rows
+    missing, lists of unequal lengths) end in one :class:`SavedRunsError` line naming the
+    file, not a traceback from deep in the report. A run's own results pass through."""
+    if not saved:
+        yield
+        return
+    try:
+        yield
+    except (OutputWriteError, ClaimsTableError):  # a message of its own, naming its file
+        raise
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise SavedRunsError(
+            f"--render-only: cannot draw the report from the saved runs in {path} ({_why(exc)})"
+        ) from None
 
 
 def out_folder(args: argparse.Namespace) -> str:
@@ -319,27 +406,62 @@ def _refuse_full_table(out: Path) -> None:
     """A smoke run may not replace records of a full run (the committed table)."""
     full = [c for c in load(out) if not c.smoke]
     if full:
-        raise ValueError(
+        raise ClaimsTableError(
             f"{out / 'claims.json'} holds the claims of a full run ({len(full)} records); a "
             "quick (smoke) run does not overwrite them: pass another --out (--quick writes to "
             f"{QUICK_OUT} by default)"
         )
 
 
+#: What :func:`load` reads of a ``claims.json`` record (:func:`record` writes them).
+_VALUE = OneOf(NUM, LONG_TEXT, BOOL, NULL)
+_RECORD = Record(
+    {
+        "paper": Choice(*PAPERS),
+        "role": Choice("held-out", "calibration"),
+        **{k: TEXT for k in ("figure", "claim", "metric")},
+        **{k: LONG_TEXT for k in ("test", "why")},
+        "paper_value": _VALUE,
+        "edgegym_value": _VALUE,
+        "holds": BOOL,
+        "smoke": BOOL,
+        "points": MapOf(BOOL),
+    },
+    required=tuple(
+        f.name for f in fields(Claim) if f.default is MISSING and f.default_factory is MISSING
+    ),
+)
+_TABLE = Record({"claims": ListOf(_RECORD)}, required=("claims",))
+
+
 def load(out: str | Path) -> list[Claim]:
-    """The claims recorded in ``<out>/claims.json`` (none when the file is absent)."""
+    """The claims recorded in ``<out>/claims.json`` (none when the file is absent), read as an
+    untrusted input: a regular file within the cap of a result, of the shape :func:`record`
+    writes.
+
+    Raises:
+        ClaimsTableError: Not a claims table, in one line naming the file and the field.
+    """
     path = Path(out) / "claims.json"
     if not path.exists():
         return []
+    again = "delete it to start afresh"
     try:
-        data = json.loads(path.read_text())
-        names = {f.name for f in fields(Claim)}
-        return [
-            Claim(**{"smoke": False, **{k: v for k, v in rec.items() if k in names}})
-            for rec in data["claims"]
-        ]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a claims table ({exc}); delete it to start afresh") from exc
+        data = load_json(read_text(path, "claims table", "result"), path)
+        check(check_depth(data, path), _TABLE, path)
+    except (OSError, ValueError) as exc:  # InputError and ShapeError are ValueErrors
+        raise ClaimsTableError(f"{exc} (not a claims table; {again})") from None
+    names = {f.name for f in fields(Claim)}
+    claims = []
+    for i, rec in enumerate(data["claims"]):
+        try:
+            claims.append(Claim(**{"smoke": False, **{k: v for k, v in rec.items() if k in names}}))
+        except ValueError:  # its message quotes the claim
+            raise ClaimsTableError(
+                f"{path}: claims[{i}]: not a claims table record (it holds but fails at a "
+                f"sweep point, or fails without saying why); {again}"
+            ) from None
+    return claims
 
 
 def record(claim: Claim) -> dict[str, Any]:

@@ -20,17 +20,22 @@ import copy
 import datetime as dt
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from edgegym.jsonshape import BOOL, INT, NUM, TEXT, ListOf, MapOf, Maybe, Record
 from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
+    ClaimsTableError,
+    SavedRunsError,
     open_run,
     read_runs,
+    rendering,
     run_parser,
     smoke_run,
     update,
@@ -281,10 +286,62 @@ def _plot_theta(rows, path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- main
+#: What the report reads of a saved run's episode (:func:`run_one`).
+_ROW = Record(
+    {
+        **{k: NUM for k in ("objective", "completion_s", "accuracy", "retrainings")},
+        **{k: NUM for k in ("energy_j", "wall_s", "decide_ms", "duration_s")},
+        "scenario": TEXT,
+        "policy": TEXT,
+        "seed": INT,
+        # the swept values are compared, sorted and looked up
+        "changes": Record({"apps": NUM, "count": NUM, "theta": NUM}),
+        "bins": Record(
+            {k: ListOf(NUM) for k in ("count", "completion_s", "accuracy")},
+            required=("count", "completion_s", "accuracy"),
+        ),
+    },
+    required=(
+        "objective", "completion_s", "accuracy", "retrainings", "decide_ms", "duration_s",
+        "policy", "seed", "changes", "bins",
+    ),
+)  # fmt: skip
+_PARTS = ("main", "apps", "servers", "theta")
+#: What the report reads of ``srs-runs.json`` (a missing part is the pick's ``KeyError``).
+_SAVED = Record(
+    {
+        "rows": Record(
+            {
+                **{k: ListOf(_ROW) for k in (*_PARTS, "apps_same", "light", "fixed")},
+                "robust": MapOf(Record({k: ListOf(_ROW) for k in _PARTS}, required=_PARTS)),
+            }
+        ),
+        "meta": Record(
+            {
+                **{k: INT for k in ("seeds", "first_seed", "sweep_seeds")},
+                "cores": Maybe(INT),
+                "quick": BOOL,
+                "elapsed": NUM,
+            },
+        ),
+    }
+)
+
+
 def _load_runs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The rows and meta of the saved ``srs-runs.json`` in ``out``, for ``--render-only``
-    (:func:`edgegym.reproduce.claims.read_runs`)."""
-    return read_runs(out / "srs-runs.json", lambda saved: (saved["rows"], saved["meta"]))
+    (:func:`edgegym.reproduce.claims.read_runs`; the rows and meta of the shape the report
+    reads, :data:`_SAVED`)."""
+
+    def pick(saved: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        rows, meta = saved["rows"], saved["meta"]
+        for key in _PARTS:
+            rows[key]  # a missing one: not a saved run
+        for key in ("seeds", "sweep_seeds", "quick", "elapsed", "date", "machine"):
+            meta[key]
+        return rows, meta
+
+    return read_runs(out / "srs-runs.json", pick, shape=_SAVED)
 
 
 def _run_all(
@@ -405,6 +462,18 @@ def main(argv: list[str] | None = None) -> int:
         rows, meta = _run_all(args, journal)
         write_json(out / "srs-runs.json", {"meta": meta, "rows": rows}, "srs-runs", indent=0)
         journal.unlink(missing_ok=True)  # its episodes are in the runs file now
+    try:  # saved runs of the right kinds that do not make a run: one line
+        with rendering(out / "srs-runs.json", saved is not None):
+            _write_report(out, rows, meta)
+    except (SavedRunsError, ClaimsTableError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
+    return 0
+
+
+def _write_report(out: Path, rows: dict[str, Any], meta: dict[str, Any]) -> None:
+    """The figures, the report and the paper's claims, from the runs' rows and meta."""
     _plot_time(rows["main"], out / "srs-time.png")
     _plot_sweeps(rows["apps"], rows["servers"], out / "srs-sweeps.png")
     _plot_theta(rows["theta"], out / "srs-theta.png")
@@ -414,8 +483,6 @@ def main(argv: list[str] | None = None) -> int:
     with smoke_run(meta["quick"]):  # a quick run's claims are smoke checks, not results
         write_text(out / "srs.md", report(rows, meta), "report")
         update("srs", _judged(rows), out)
-    print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
-    return 0
 
 
 def _plot_robustness(rows: dict[str, Any], path: Path) -> None:

@@ -26,6 +26,7 @@ FLOORS: list[tuple[str, ...]] = [
         "edgegym.provenance",
         "edgegym.outputs",
         "edgegym.inputs",
+        "edgegym.jsonshape",
         "edgegym.parallel",
         "edgegym.journal",
         "edgegym.progress",
