@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -118,11 +119,36 @@ def init_ray(address: str | None = LOCAL, num_cpus: int | None = None) -> Any:
             kwargs["num_cpus"] = int(num_cpus)
         ray.init(**kwargs)
     else:
+        _probe(address)
         try:
             ray.init(address=address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ValueError(f"no Ray cluster at {address!r}: {exc}") from None
     return ray
+
+
+#: Seconds :func:`init_ray` waits for a ``host:port`` to answer before it gives up.
+PROBE_TIMEOUT_S = 5.0
+
+
+def _probe(address: str) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) where nothing answers: Ray itself
+    retries its connection for minutes there, repeating a log line, before it fails.
+
+    Raises:
+        ValueError: Nothing accepts a TCP connection at that host and port.
+    """
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto" or another form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ValueError(
+            f"no Ray cluster at {address!r}: nothing answers at {target} ({why})"
+        ) from None
 
 
 def _call(fn: Callable[[Any], Any], job: Any) -> Any:

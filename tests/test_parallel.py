@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 
 import pytest
 
 from edgegym import leaderboard as lb
 from edgegym.cli import main as cli_main
 from edgegym.evaluation import EpisodeJob, evaluate, run_episode_job, summarise_outcomes
-from edgegym.parallel import RAY_HINT, RayMissingError, Runner, ray_problem, require_ray
+from edgegym.parallel import (
+    RAY_HINT,
+    RayMissingError,
+    Runner,
+    _probe,
+    ray_problem,
+    require_ray,
+)
 
 #: A small scenario per family, and overrides that keep its episodes short.
 SMALL = {
@@ -202,6 +210,23 @@ def test_reproduction_jobs_on_ray_give_the_local_rows(ray_cluster):
         skip = {"decide_ms", "wall_s", "solve_s"}  # timings
         strip = [{k: v for k, v in r.items() if k not in skip} for r in local]
         assert [{k: v for k, v in r.items() if k not in skip} for r in on_ray] == strip
+
+
+def test_an_address_where_nothing_answers_is_refused_at_once():
+    """Ray itself retries a dead host:port for minutes; the probe says so in one line."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]  # closed below: nothing listens there
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(
+            ValueError, match=rf"no Ray cluster at .*nothing answers at 127.0.0.1:{port}"
+        ):
+            _probe(address)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        _probe(f"127.0.0.1:{listening.getsockname()[1]}")  # something answers: Ray's turn
+    _probe("auto")  # resolved by Ray
 
 
 def test_policy_objects_bound_to_one_env_are_refused_in_parallel():

@@ -799,8 +799,8 @@ def profile_family(
     raw = load_yaml(base_path.read_text())
     if raw.get("family") != family:
         raise ValueError(
-            f"{base_path.name}: a {raw.get('family')} scenario; --family {family} needs a "
-            f"{family} scenario as --base"
+            f"{base_path.name}: a scenario of the {raw.get('family')} family; --family "
+            f"{family} needs one of the {family} family as --base"
         )
     sc = copy.deepcopy(raw)
     sc["provenance"] = dict(raw.get("provenance") or {})

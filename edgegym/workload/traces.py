@@ -2,7 +2,7 @@
 synthetic generators' statistics against their targets::
 
     python -m edgegym.workload.traces --write-sample \
-        scenarios/traces/azure-functions-2019-sample.csv
+        scenarios/traces/azure-functions-2019-sample.csv --force
     python -m edgegym.workload.traces --stats
 
 The workloads themselves live by role: the synthetic MIGRator-style generators
