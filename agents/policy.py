@@ -37,6 +37,7 @@ from edgegym.inputs import (
     InputError,
     check_file,
     load_yaml,
+    quoted,
     read_text,
     token,
     yaml_problem,
@@ -66,7 +67,7 @@ def shipped_path(family: str) -> Path:
     return TRAINED_DIR / family / "model.zip"
 
 
-def algo_class(name: str) -> type:
+def algo_class(name: object) -> type:
     """The SB3 algorithm class of a config's ``algo`` (``ppo`` / ``maskable_ppo``)."""
     if name == "ppo":
         from stable_baselines3 import PPO
@@ -76,7 +77,19 @@ def algo_class(name: str) -> type:
         from sb3_contrib import MaskablePPO
 
         return MaskablePPO
-    raise PolicyLoadError(f"unknown algorithm {name!r} (ppo or maskable_ppo)")
+    raise PolicyLoadError(f"unknown algorithm {quoted(name)} (ppo or maskable_ppo)")
+
+
+def config_algo(config: Mapping[str, Any], path: Path) -> type:
+    """The SB3 algorithm class a training config (read from ``path``) names.
+
+    Raises:
+        PolicyLoadError: It names none, or another one, in one line naming the file.
+    """
+    try:
+        return algo_class(config["hyperparams"].get("algo"))
+    except PolicyLoadError as exc:
+        raise PolicyLoadError(f"training config {path}: hyperparams.algo: {exc}") from None
 
 
 def resolve_model_path(path: str | Path) -> Path:
@@ -538,8 +551,9 @@ def load_model(path: str | Path) -> tuple[Any, dict[str, Any], Path]:
         PolicyLoadError: A missing or corrupt model or config (the message names the file).
     """
     model_path = resolve_model_path(path)
-    config = read_config(config_path_for(model_path))
-    cls = algo_class(str(config["hyperparams"].get("algo")))
+    config_path = config_path_for(model_path)
+    config = read_config(config_path)
+    cls = config_algo(config, config_path)
     # One thread: these networks are tiny, and torch's default thread pool spin-waits; beside
     # another busy process it made each prediction ~10x slower on a 2-core machine.
     torch.set_num_threads(1)

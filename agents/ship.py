@@ -34,7 +34,7 @@ import yaml
 from edgegym.agents.policy import (
     TRAINED_DIR,
     PolicyLoadError,
-    algo_class,
+    config_algo,
     read_config,
     resolve_model_path,
 )
@@ -163,7 +163,7 @@ def ship(
     if not family:
         raise PolicyLoadError(f"{run / 'config.yaml'} names no family")
     dest = Path(dest) if dest is not None else TRAINED_DIR / str(family)
-    cls = algo_class(str(config["hyperparams"].get("algo")))
+    cls = config_algo(config, run / "config.yaml")
     try:
         loaded = artifacts.load(src, config, cls)
     except Exception as exc:

@@ -339,3 +339,19 @@ def test_an_sb3_run_named_as_rllib_says_to_score_it_with_ppo(tmp_path):
     with pytest.raises(PolicyLoadError) as info:
         _find_checkpoint(tmp_path / "empty")
     assert "ppo:PATH" not in str(info.value)
+
+
+@pytest.mark.parametrize("algo", [None, "a2c"])
+def test_a_config_naming_no_known_algorithm_names_the_file(tmp_path, algo):
+    folder = _copy(tmp_path)
+    config = yaml.safe_load((folder / "config.yaml").read_text())
+    if algo is None:
+        del config["hyperparams"]["algo"]
+    else:
+        config["hyperparams"]["algo"] = algo
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    with pytest.raises(PolicyLoadError) as info:
+        load_model(folder)
+    assert f"training config {folder / 'config.yaml'}: hyperparams.algo: unknown algorithm" in (
+        str(info.value)
+    )
