@@ -34,6 +34,19 @@ import gymnasium as gym
 import numpy as np
 
 from edgegym.core.registry import ENV_IDS, FAMILIES, FLAT_IDS, register_all
+from edgegym.jsonshape import (
+    INT,
+    LIST,
+    MAP,
+    NUM,
+    TEXT,
+    ListOf,
+    MapOf,
+    Maybe,
+    Record,
+    check,
+    check_depth,
+)
 
 #: A policy: a spec string for :func:`edgegym.baselines.make_policy`, an object with SB3's
 #: ``predict``, or a factory ``env -> object with predict`` (for policies bound to an env).
@@ -146,7 +159,6 @@ class EvalResult:
                 results[0].policy: must be a text ..., got a mapping``).
         """
         from edgegym.inputs import load_json
-        from edgegym.jsonshape import check, check_depth
         from edgegym.outputs import read_output
 
         text = str(path_or_text)
@@ -162,7 +174,7 @@ class EvalResult:
             and "env" in data
         ):
             raise ValueError(f"{where}: not an edgegym evaluation result (EvalResult.to_json)")
-        check(check_depth(data, where), _result_shape(), where)
+        check(check_depth(data, where), RESULT_SHAPE, where)
         results, timelines = [], {}
         for r in data["results"]:
             r = dict(r)
@@ -252,33 +264,30 @@ class EvalResult:
         return self.table()
 
 
-def _result_shape() -> Any:
-    """What :meth:`EvalResult.table` and the plots read of a result file
-    (:meth:`EvalResult.to_dict`), by kind (:mod:`edgegym.jsonshape`)."""
-    from edgegym.jsonshape import INT, LIST, MAP, NUM, TEXT, ListOf, MapOf, Maybe, Record
-
-    stat = Record({"mean": Maybe(NUM), "std": Maybe(NUM)})
-    episode = Record({"return": Maybe(NUM)}, required=("return",))
-    row = Record(
-        {
-            "policy": TEXT,
-            **{k: Maybe(NUM) for k in ("mean_return", "std_return", "decision_time_s")},
-            "metrics": MapOf(stat),
-            "per_episode": Maybe(ListOf(episode)),
-            "setup": Maybe(MAP),
-            "timeline": Maybe(LIST),
-        },
-        required=("policy",),
-    )
-    return Record(
-        {
-            "env": TEXT,
-            "scenario": Maybe(TEXT),
-            "overrides": Maybe(MAP),
-            "seeds": Maybe(ListOf(INT)),
-            "results": ListOf(row),
-        }
-    )
+_STAT = Record({"mean": Maybe(NUM), "std": Maybe(NUM)})
+#: What :meth:`EvalResult.table`, the plots and the leaderboard read of one policy's row of a
+#: result (:meth:`EvalResult.to_dict`), by kind (:mod:`edgegym.jsonshape`).
+RESULT_ROW = Record(
+    {
+        "policy": TEXT,
+        **{k: Maybe(NUM) for k in ("mean_return", "std_return", "decision_time_s")},
+        "metrics": MapOf(_STAT),
+        "per_episode": Maybe(ListOf(Record({"return": Maybe(NUM)}, required=("return",)))),
+        "setup": Maybe(MAP),
+        "timeline": Maybe(LIST),
+    },
+    required=("policy",),
+)
+#: What :meth:`EvalResult.from_json` reads of a result file.
+RESULT_SHAPE = Record(
+    {
+        "env": TEXT,
+        "scenario": Maybe(TEXT),
+        "overrides": Maybe(MAP),
+        "seeds": Maybe(ListOf(INT)),
+        "results": ListOf(RESULT_ROW),
+    }
+)
 
 
 def _energy_unit(results: list[dict[str, Any]]) -> tuple[str, float]:

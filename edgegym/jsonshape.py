@@ -16,7 +16,7 @@ short name shows as its length and place). Keys the description does not name ar
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -160,42 +160,47 @@ class Choice(Shape):
         return isinstance(value, str) and value in self.values
 
 
-class ListOf(Shape):
-    """A list whose every item is ``item``."""
+class _Each(Shape):
+    """A container whose every item is ``item``; :meth:`entries` names each one's place."""
+
+    #: The container's type, and the kind in words.
+    container: type = object
 
     def __init__(self, item: Shape) -> None:
         self.item = item
-        self.what = "a list"
 
     def fits(self, value: Any) -> bool:
-        return isinstance(value, list)
+        return isinstance(value, self.container)
+
+    def entries(self, value: Any, at: str) -> Iterator[tuple[str, Any]]:
+        """``(field path, item)`` of every item of ``value`` (at ``at``)."""
+        raise NotImplementedError
 
     def problem(self, value: Any, at: str) -> tuple[str, str] | None:
-        if not isinstance(value, list):
+        if not self.fits(value):
             return super().problem(value, at)
-        for i, v in enumerate(value):
-            if (found := self.item.problem(v, f"{at}[{i}]")) is not None:
+        for where, v in self.entries(value, at):
+            if (found := self.item.problem(v, where)) is not None:
                 return found
         return None
 
 
-class MapOf(Shape):
-    """A mapping whose every value is ``value`` (keys are texts in JSON)."""
+class ListOf(_Each):
+    """A list whose every item is ``item``."""
 
-    def __init__(self, value: Shape) -> None:
-        self.value = value
-        self.what = "a mapping"
+    container, what = list, "a list"
 
-    def fits(self, value: Any) -> bool:
-        return isinstance(value, Mapping)
+    def entries(self, value: Any, at: str) -> Iterator[tuple[str, Any]]:
+        return ((f"{at}[{i}]", v) for i, v in enumerate(value))
 
-    def problem(self, value: Any, at: str) -> tuple[str, str] | None:
-        if not isinstance(value, Mapping):
-            return super().problem(value, at)
-        for i, (k, v) in enumerate(value.items()):
-            if (found := self.value.problem(v, f"{at}{key_text(k, i)}")) is not None:
-                return found
-        return None
+
+class MapOf(_Each):
+    """A mapping whose every value is ``item`` (keys are texts in JSON)."""
+
+    container, what = Mapping, "a mapping"
+
+    def entries(self, value: Any, at: str) -> Iterator[tuple[str, Any]]:
+        return ((f"{at}{key_text(k, i)}", v) for i, (k, v) in enumerate(value.items()))
 
 
 class Record(Shape):

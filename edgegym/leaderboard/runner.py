@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from edgegym.evaluation import RESULT_ROW
 from edgegym.inputs import load_json
 from edgegym.jsonshape import (
     INT,
@@ -296,18 +297,8 @@ def _with_agent(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any
 
 
 #: What the renderer and ``--resume`` read of a ``leaderboard.json``
-#: (:func:`edgegym.jsonshape.check`): the fields they index or format, by kind.
-_STAT = Maybe(Record({"mean": Maybe(NUM), "std": Maybe(NUM)}))
-_ROW = Record(
-    {
-        "policy": TEXT,
-        "mean_return": Maybe(NUM),
-        "std_return": Maybe(NUM),
-        "metrics": Maybe(MapOf(_STAT)),
-        "decision_time_s": Maybe(NUM),
-    },
-    required=("policy",),
-)
+#: (:func:`edgegym.jsonshape.check`): the fields they index or format, by kind; a cell's rows
+#: are an evaluation's (:data:`edgegym.evaluation.RESULT_ROW`).
 _SELECTED = Record({k: Maybe(NUM) for k in ("seed", "episodes", "timesteps", "return")})
 _PPO = Record(
     {
@@ -323,7 +314,7 @@ _CELL = Record(
     {
         "scenario": TEXT,
         "family": Maybe(TEXT),
-        "results": ListOf(_ROW),
+        "results": ListOf(RESULT_ROW),
         "seeds": Maybe(ListOf(INT)),
         "overrides": Maybe(MAP),
         "skipped": Maybe(MapOf(LONG_TEXT)),
