@@ -6,8 +6,8 @@ be, a text where a list should be, or lists nested a thousand deep. The code tha
 indexes and formats its values, so a wrong type ends in a traceback far from the file
 (``AttributeError: 'int' object has no attribute 'get'``). :func:`check` walks a parsed file
 against a small description of what its readers use (:class:`Record`, :class:`ListOf`,
-:class:`MapOf`, :data:`NUM`, ...) and refuses the first value of another kind in one line that
-names the file and the field and says what was found, never the value itself
+:class:`MapOf`, :class:`Tree`, :data:`NUM`, ...) and refuses the first value of another kind
+in one line that names the file and the field and says what was found, never the value itself
 (``leaderboard.json: cells['energy/x']: must be a mapping, got a number``; a key that is not a
 short name shows as its length and place). Keys the description does not name are left alone;
 :func:`check_depth` bounds the nesting of the values it does not walk.
@@ -205,10 +205,16 @@ class MapOf(_Each):
 
 class Record(Shape):
     """A mapping whose named ``fields`` are of their shapes where present; those in
-    ``required`` must be present. Other keys are left alone."""
+    ``required`` must be present. Other keys are of the shape ``rest`` where it is given,
+    else left alone."""
 
-    def __init__(self, fields: Mapping[str, Shape], required: tuple[str, ...] = ()) -> None:
-        self.fields, self.required = dict(fields), required
+    def __init__(
+        self,
+        fields: Mapping[str, Shape],
+        required: tuple[str, ...] = (),
+        rest: Shape | None = None,
+    ) -> None:
+        self.fields, self.required, self.rest = dict(fields), required, rest
         self.what = "a mapping"
 
     def fits(self, value: Any) -> bool:
@@ -225,6 +231,34 @@ class Record(Shape):
                 found = shape.problem(value[name], f"{at}.{name}" if at else name)
                 if found is not None:
                     return found
+        if self.rest is not None:
+            others = {k: v for k, v in value.items() if k not in self.fields}
+            return MapOf(self.rest).problem(others, at)
+        return None
+
+
+class Tree(Shape):
+    """Mappings and lists nested to any depth (:func:`check_depth` bounds it) whose every
+    leaf, a value that is neither, is ``leaf``: measurements kept as the code that made them
+    nested them."""
+
+    def __init__(self, leaf: Shape) -> None:
+        self.leaf = leaf
+        self.what = f"a mapping or list of {leaf.what}"
+
+    def problem(self, value: Any, at: str) -> tuple[str, str] | None:
+        stack = [(value, at)]
+        while stack:
+            v, where = stack.pop()
+            if isinstance(v, Mapping):
+                items = [(x, f"{where}{key_text(k, i)}") for i, (k, x) in enumerate(v.items())]
+            elif isinstance(v, list):
+                items = [(x, f"{where}[{i}]") for i, x in enumerate(v)]
+            else:
+                if (found := self.leaf.problem(v, where)) is not None:
+                    return found
+                continue
+            stack.extend(reversed(items))  # the first bad leaf in the file's order
         return None
 
 

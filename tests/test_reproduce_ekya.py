@@ -196,7 +196,10 @@ def test_render_only_of_a_saved_run_without_a_tables_or_figures_data_writes_noth
     [
         (None, "does not exist; run without it first"),
         ("{not json", "cannot read the saved runs"),
-        ('{"run": {"scenario": "ekya-cityscapes"}, "below_a_min": {}, "sections": {}}', "KeyError"),
+        (
+            '{"run": {"scenario": "ekya-cityscapes"}, "below_a_min": {}, "sections": {}}',
+            "ekya-runs.json: run: has no 'episodes'",
+        ),
     ],
 )
 def test_render_only_without_a_saved_run_is_one_error_line(

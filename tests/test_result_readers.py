@@ -19,8 +19,9 @@ import pytest
 from edgegym import leaderboard as lb
 from edgegym.evaluation import EvalResult
 from edgegym.inputs import LIMITS
+from edgegym.jsonshape import INT, NUM, TEXT, ListOf, Record, ShapeError, Tree, check
 from edgegym.leaderboard.selection import natural_key
-from edgegym.reproduce import claims, srs
+from edgegym.reproduce import claims, ekya, migrator, srs
 from edgegym.reproduce.claims import load, read_runs, record
 from edgegym.reproduce.ekya import _int_keys
 from tests.test_untrusted_readers import _quickly
@@ -191,6 +192,100 @@ def test_read_runs_never_quotes_the_file(tmp_path):
         read_runs(path, lambda saved: saved, object_pairs_hook=_int_keys)
     _one_line(str(err.value), str(path), "ValueError")
     assert "\u00b2" not in str(err.value)
+
+
+def _saved(tmp_path: Path, paper: str, change: Any) -> Path:
+    """The committed saved runs of ``paper`` in ``tmp_path``, after ``change(runs)``."""
+    data = json.loads((DOCS / "reproduction" / f"{paper}-runs.json").read_text())
+    change(data)
+    path = tmp_path / f"{paper}-runs.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _paper_render_only(module: Any, tmp_path: Path, capsys) -> str:
+    assert module.main(["--render-only", "--out", str(tmp_path)]) == 2
+    assert not (tmp_path / f"{module.__name__.rsplit('.', 1)[1]}.md").exists()
+    return capsys.readouterr().err
+
+
+def _set(path: tuple, value: Any) -> Any:
+    def change(data: Any) -> None:
+        for key in path[:-1]:
+            data = data[key]
+        data[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("rows", "main", 0, "goodput"), SECRET, "rows['main'][0]['goodput']: must be a finite"),
+        (("rows", "main", 3), [SECRET], "rows['main'][3]: must be a mapping, got a list"),
+        (("rows", "oracle", 1, "solve_s"), [0.1, {}], "rows['oracle'][1].solve_s[1]: must be"),
+        (("rows", "calibration", "fig2"), {"6-1": [[SECRET]]}, "fig2['6-1'][0][0]: must be"),
+        (("rows", "calibration", "claims", 0, "holds"), "yes", ".claims[0].holds: must be true"),
+        (("workloads",), ["w1", 5], "workloads[1]: must be a text"),
+        (("elapsed",), None, "elapsed: must be a finite number, got null"),
+    ],
+)
+def test_migrator_render_only_refuses_saved_runs_of_another_shape(
+    tmp_path, capsys, path, value, says
+):
+    """A wrong kind anywhere the report reads is one line naming the field; before, it was a
+    ``TypeError`` traceback from numpy or the claims (found by mutating the committed run)."""
+    runs = _saved(tmp_path, "migrator", _set(path, value))
+    _one_line(_paper_render_only(migrator, tmp_path, capsys), str(runs), "--render-only", says)
+
+
+def test_migrator_render_only_of_runs_that_make_no_report_is_one_line(tmp_path, capsys):
+    """Values of the right kinds that are no run (no experiment's rows) stop in one line."""
+    runs = _saved(
+        tmp_path, "migrator", lambda d: d.update(rows={"calibration": d["rows"]["calibration"]})
+    )
+    out = _paper_render_only(migrator, tmp_path, capsys)
+    _one_line(out, str(runs), "cannot draw the report", "KeyError: 'main'")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("sections", "a", "acc", "1", "thief", "3"), [0.5, "x"], "['thief']['3'][1]: must be a"),
+        (("sections", "b", "margin"), {"1": [SECRET]}, "sections['b']['margin']['1'][0]: must be"),
+        (("sections", "g", "best"), ["x" * 1001], "sections.g['best'][0]: must be a finite"),
+        (("run", "episodes"), "3", "run.episodes: must be an integer, got a text"),
+        (("below_a_min", "thief"), [], "below_a_min['thief']: must be a finite number"),
+    ],
+)
+def test_ekya_render_only_refuses_saved_runs_of_another_shape(tmp_path, capsys, path, value, says):
+    runs = _saved(tmp_path, "ekya", _set(path, value))
+    _one_line(_paper_render_only(ekya, tmp_path, capsys), str(runs), "--render-only", says)
+
+
+def test_ekya_render_only_names_a_missing_section(tmp_path, capsys):
+    runs = _saved(tmp_path, "ekya", lambda d: d["sections"].pop("t1"))
+    _one_line(_paper_render_only(ekya, tmp_path, capsys), str(runs), "sections: has no 't1'")
+
+
+def test_a_tree_names_its_first_bad_leaf_in_the_files_order():
+    tree = Tree(NUM)
+    value = {"a": [1.0, {"b": 2}], "c": {"d": [3, "x"], "e": None}}
+    with pytest.raises(ShapeError, match=r"^f: \['c'\]\['d'\]\[1\]: must be a finite number"):
+        check(value, tree, "f")
+    assert check({"a": [[1, 2.5], {"b": -3}], "c": []}, tree, "f")
+    rec = Record({"n": TEXT}, rest=ListOf(INT))
+    assert check({"n": "x", "m": [1, 2]}, rec, "f")
+    with pytest.raises(ShapeError, match=r"^f: \['m'\]\[1\]: must be an integer"):
+        check({"n": "x", "m": [1, 2.5]}, rec, "f")
+
+
+def test_the_committed_saved_runs_are_of_the_shape_read():
+    for folder in (DOCS / "reproduction").glob("**/"):
+        if (folder / "migrator-runs.json").exists():
+            assert migrator._load_runs(folder)["rows"]["main"]
+        if (folder / "ekya-runs.json").exists():
+            assert ekya._load_runs(folder)["sections"]["t1"]
 
 
 # ----------------------------------------------------------------------------- claims.json

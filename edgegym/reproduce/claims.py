@@ -339,6 +339,19 @@ def rendering(path: Path, saved: bool = True) -> Iterator[None]:
         ) from None
 
 
+def write_report(prog: str, path: Path, saved: bool, write: Callable[[], None]) -> int:
+    """``write()`` the report of a run, under :func:`rendering` from the saved runs in
+    ``path`` where ``saved``; returns 0, or 2 after one ``prog: error:`` line where the saved
+    runs make no report or the claims table cannot be read."""
+    try:
+        with rendering(path, saved):
+            write()
+    except (SavedRunsError, ClaimsTableError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def out_folder(args: argparse.Namespace) -> str:
     """``--out`` as given, else :data:`QUICK_OUT` for a quick run, else
     ``DEFAULT_OUT/seeds-N`` for a run from ``--first-seed N`` > 0 (a seed check), else
@@ -413,9 +426,10 @@ def _refuse_full_table(out: Path) -> None:
         )
 
 
-#: What :func:`load` reads of a ``claims.json`` record (:func:`record` writes them).
+#: What :func:`load` reads of a ``claims.json`` record (:func:`record` writes them; MIGRator
+#: keeps its calibration rows so in its saved runs).
 _VALUE = OneOf(NUM, LONG_TEXT, BOOL, NULL)
-_RECORD = Record(
+CLAIM_SHAPE = Record(
     {
         "paper": Choice(*PAPERS),
         "role": Choice("held-out", "calibration"),
@@ -431,7 +445,7 @@ _RECORD = Record(
         f.name for f in fields(Claim) if f.default is MISSING and f.default_factory is MISSING
     ),
 )
-_TABLE = Record({"claims": ListOf(_RECORD)}, required=("claims",))
+_TABLE = Record({"claims": ListOf(CLAIM_SHAPE)}, required=("claims",))
 
 
 def load(out: str | Path) -> list[Claim]:

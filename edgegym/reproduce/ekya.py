@@ -45,6 +45,7 @@ from edgegym.baselines.ekya import MAX_EXACT_QUANTA
 from edgegym.evaluation import evaluate
 from edgegym.families.continual.dynamics import sample_estimates
 from edgegym.families.continual.params import ContinualSpec
+from edgegym.jsonshape import BOOL, INT, NUM, TEXT, MapOf, Maybe, OneOf, Record, Tree
 from edgegym.outputs import run_command, write_json, write_text
 from edgegym.parallel import add_parallel_arguments, ray_problem
 from edgegym.reproduce import claims as claims_table
@@ -723,10 +724,35 @@ def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
     return {int(k) if k.isdigit() else k: v for k, v in pairs}
 
 
+#: The sections of a run (:func:`_sections`; ``t1``: Table 1's example).
+SECTIONS = (*"abcdefgh", "t1")
+#: What the report reads of ``ekya-runs.json``: the run's facts (:func:`_run_facts`), the
+#: time below a_MIN per policy and each section's measurements, nested as the section keeps
+#: them, every leaf a number (the sweep's, ``g``, also names its points and best variants).
+_SAVED = Record(
+    {
+        "run": Record(
+            {
+                **{k: TEXT for k in ("scenario", "command", "date", "machine")},
+                **{k: INT for k in ("episodes", "first_seed")},
+                "cores": Maybe(INT),
+                "quick": BOOL,
+                "minutes": NUM,
+            },
+            required=RUN_KEYS,
+        ),
+        "below_a_min": MapOf(NUM),
+        "sections": Record({"g": Tree(OneOf(NUM, TEXT))}, required=SECTIONS, rest=Tree(NUM)),
+    },
+    required=("run", "below_a_min", "sections"),
+)
+
+
 def _load_runs(out: Path) -> dict[str, Any]:
     """The saved ``ekya-runs.json`` in ``out``, for ``--render-only``: the run's facts, the
     time below a_MIN, every section's measurements and the tables and figures drawn from them
-    (JSON text only, read by :func:`edgegym.reproduce.claims.read_runs`)."""
+    (JSON text only, read by :func:`edgegym.reproduce.claims.read_runs`, of the shape the
+    report reads, :data:`_SAVED`)."""
 
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
         run = {k: saved["run"][k] for k in RUN_KEYS}  # a missing one: not a saved run
@@ -740,7 +766,9 @@ def _load_runs(out: Path) -> dict[str, Any]:
             "figures": figure_inputs(sections),
         }
 
-    return claims_table.read_runs(out / "ekya-runs.json", pick, object_pairs_hook=_int_keys)
+    return claims_table.read_runs(
+        out / "ekya-runs.json", pick, object_pairs_hook=_int_keys, shape=_SAVED
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -780,13 +808,18 @@ def main(argv: list[str] | None = None) -> int:
         runs = {"run": run, "below_a_min": BELOW_A_MIN, "sections": r}
         write_json(out / "ekya-runs.json", runs, "ekya-runs", indent=0)
         texts, figures = section_texts(r), figure_inputs(r)
-    draw(figures, run["scenario"], out)
-    with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
-        seeds = _seeds_text(run["episodes"])
-        a, b, c, d, e, f, g, h = (r[k] for k in "abcdefgh")
-        claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, h, r["t1"])
-        write_text(out / "ekya.md", _report(r, texts, claims, run), "report")
-        claims_table.update("ekya", claims, out)
+
+    def write() -> None:
+        draw(figures, run["scenario"], out)
+        with claims_table.smoke_run(run["quick"]):  # a quick run's claims are smoke checks
+            seeds = _seeds_text(run["episodes"])
+            a, b, c, d, e, f, g, h = (r[k] for k in "abcdefgh")
+            claims = judge(run["scenario"], seeds, a, b, c, d, e, f, g, h, r["t1"])
+            write_text(out / "ekya.md", _report(r, texts, claims, run), "report")
+            claims_table.update("ekya", claims, out)
+
+    if claims_table.write_report(PROG, out / "ekya-runs.json", args.render_only, write):
+        return 2
     minutes = run["minutes"]
     took = f"from the saved run of {minutes:.1f} min" if args.render_only else f"{minutes:.1f} min"
     log(f"wrote {out / 'ekya.md'} and the ekya claims in {out / 'claims.json'} ({took})")

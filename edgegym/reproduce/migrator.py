@@ -28,15 +28,18 @@ import numpy as np
 
 from edgegym.baselines import paper_setup
 from edgegym.hardware.mig import MIG_TOTAL_GPCS
+from edgegym.jsonshape import BOOL, INT, NUM, TEXT, ListOf, MapOf, Maybe, OneOf, Record
 from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
+    CLAIM_SHAPE,
     open_run,
     read_runs,
     record,
     run_parser,
     smoke_run,
     update,
+    write_report,
 )
 from edgegym.reproduce.migrator_claims import _claims, _gain, _sweep_facts, _table
 from edgegym.reproduce.migrator_report import report
@@ -225,9 +228,54 @@ def _plot(tab, policies, workloads, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+#: The episode metrics every row of ``migrator-runs.json`` has (:func:`run_one`).
+_METRICS = (
+    "goodput", "slo_attainment", "accuracy", "min_tenant_goodput", "requests", "energy_j",
+    "retrainings", "reconfigurations", "reconfig_events", "downtime_s", "overhead_s",
+    "overhead_without_preinit_s", "idle_gpc_frac",
+)  # fmt: skip
+#: One episode's row of ``migrator-runs.json`` (:func:`run_one`): its other values are numbers
+#: or null (a mean over no retraining job), the planner's statistics lists.
+_ROW = Record(
+    {
+        **{k: TEXT for k in ("workload", "policy")},
+        **{k: INT for k in ("seed", "projected")},
+        "overrides": MapOf(OneOf(NUM, BOOL, TEXT)),
+        **{k: ListOf(NUM) for k in ("solve_s", "gap")},
+        "plans_solved": ListOf(INT),
+    },
+    required=(*_METRICS, "workload", "policy", "seed", "overrides"),
+    rest=Maybe(NUM),
+)
+#: What the report reads of ``migrator-runs.json``: the run's facts, the calibration (its
+#: claims and Fig. 2's measurements) and every experiment's rows.
+_SAVED = Record(
+    {
+        **{k: INT for k in ("seeds", "first_seed", "workers")},
+        **{k: ListOf(TEXT) for k in ("workloads", "basis_workloads", "oracle_workloads")},
+        "quick": BOOL,
+        "elapsed": NUM,
+        "elapsed_parts": MapOf(NUM),
+        "date": Maybe(TEXT),
+        "rows": Record(
+            {
+                "calibration": Record(
+                    {"claims": ListOf(CLAIM_SHAPE), "fig2": MapOf(ListOf(ListOf(NUM)))},
+                    required=("claims", "fig2"),
+                )
+            },
+            required=("calibration",),
+            rest=ListOf(_ROW),
+        ),
+    },
+    required=("seeds", "workers", "workloads", "basis_workloads", "elapsed", "rows"),
+)
+
+
 def _load_runs(out: Path) -> dict[str, Any]:
     """The saved ``migrator-runs.json`` in ``out``, for ``--render-only``: what ran (seeds,
-    workers, workloads, elapsed) and its rows (:func:`edgegym.reproduce.claims.read_runs`)."""
+    workers, workloads, elapsed) and its rows (:func:`edgegym.reproduce.claims.read_runs`, of
+    the shape the report reads, :data:`_SAVED`)."""
 
     def pick(saved: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -244,7 +292,7 @@ def _load_runs(out: Path) -> dict[str, Any]:
             "rows": saved["rows"],
         }
 
-    return read_runs(out / "migrator-runs.json", pick)
+    return read_runs(out / "migrator-runs.json", pick, shape=_SAVED)
 
 
 def _experiments(workloads, basis_w, oracle_w, seeds: Sequence[int]) -> dict[str, list]:
@@ -400,10 +448,15 @@ def main(argv: list[str] | None = None) -> int:
         if not args.render_only:
             runs_path = out / "migrator-runs.json"
             rows, timing = _run_and_save(args, workloads, basis_w, oracle_w, runs_path)
-        text = report(args, workloads, basis_w, oracle_w, rows, timing)
-        _plots(rows, workloads, out)
-        write_text(out / "migrator.md", text, "report")
-        update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
+
+        def write() -> None:
+            text = report(args, workloads, basis_w, oracle_w, rows, timing)
+            _plots(rows, workloads, out)
+            write_text(out / "migrator.md", text, "report")
+            update("migrator", _claims(workloads, basis_w, oracle_w, rows), out)
+
+        if write_report(PROG, out / "migrator-runs.json", saved is not None, write):
+            return 2
     print(f"wrote {out / 'migrator.md'} and the claims in {timing['total']:.0f} s")
     return 0
 

@@ -20,7 +20,6 @@ import copy
 import datetime as dt
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,14 +30,12 @@ from edgegym.jsonshape import BOOL, INT, NUM, TEXT, ListOf, MapOf, Maybe, Record
 from edgegym.outputs import run_command, save_figure, write_json, write_text
 from edgegym.parallel import Runner
 from edgegym.reproduce.claims import (
-    ClaimsTableError,
-    SavedRunsError,
     open_run,
     read_runs,
-    rendering,
     run_parser,
     smoke_run,
     update,
+    write_report,
 )
 from edgegym.reproduce.srs_claims import _claims, _headline, _judged, _mean, _point_claims, _series
 from edgegym.reproduce.srs_report import report
@@ -462,11 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         rows, meta = _run_all(args, journal)
         write_json(out / "srs-runs.json", {"meta": meta, "rows": rows}, "srs-runs", indent=0)
         journal.unlink(missing_ok=True)  # its episodes are in the runs file now
-    try:  # saved runs of the right kinds that do not make a run: one line
-        with rendering(out / "srs-runs.json", saved is not None):
-            _write_report(out, rows, meta)
-    except (SavedRunsError, ClaimsTableError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    runs = out / "srs-runs.json"
+    if write_report(PROG, runs, saved is not None, lambda: _write_report(out, rows, meta)):
         return 2
     print(f"wrote {out / 'srs.md'} ({meta['elapsed']:.0f} s of runs) and {out / 'claims.json'}")
     return 0
