@@ -146,11 +146,12 @@ class DictFlattener:
         return {k: flat[self.slices[k]].reshape(self.shapes[k]) for k in self.keys}
 
 
-class FlatObservation(gym.ObservationWrapper):
+class FlatObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """One flat ``float32`` ``Box`` observation (see the module docstring for the order)."""
 
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)  # env.spec rebuilds the wrapper
+        gym.ObservationWrapper.__init__(self, env)
         self.flattener = DictFlattener(env.observation_space)
         self.observation_space = self.flattener.space
         self.keys = self.flattener.keys
@@ -405,7 +406,7 @@ def joint_actions(env: gym.Env, max_actions: int = DEFAULT_MAX_ACTIONS) -> Joint
 
 
 # ----------------------------------------------------------------------------- action wrapper
-class DiscreteActions(gym.Wrapper):
+class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """``Discrete`` actions over a ``MultiDiscrete`` environment (module docstring).
 
     ``action_masks()`` and ``info["action_mask"]`` are the ``Discrete`` mask;
@@ -427,7 +428,10 @@ class DiscreteActions(gym.Wrapper):
         joint: JointActions | None = None,
         teacher: str | None = None,
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, max_actions=max_actions, joint=joint, teacher=teacher
+        )
+        gym.Wrapper.__init__(self, env)
         self.joint = joint if joint is not None else joint_actions(env, max_actions)
         self.hint = TeacherHint(env, teacher) if teacher else None
         self.action_space = spaces.Discrete(len(self.joint) + (self.hint is not None))
@@ -490,7 +494,7 @@ class DiscreteActions(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-class TeacherAction(gym.Wrapper):
+class TeacherAction(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """A published scheduler's decision as the extra last index of a ``Discrete`` environment
     (MIG's allocation signatures): ``Discrete(n)`` becomes ``Discrete(n + 1)``; indices below
     ``n`` are the environment's own, index ``n`` plays what ``teacher`` would do now (always
@@ -508,7 +512,8 @@ class TeacherAction(gym.Wrapper):
     def __init__(self, env: gym.Env, teacher: str) -> None:
         if not isinstance(env.action_space, spaces.Discrete):
             raise ValueError(f"TeacherAction needs a Discrete action space, got {env.action_space}")
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, teacher=teacher)
+        gym.Wrapper.__init__(self, env)
         self.n = int(env.action_space.n)
         self.hint = TeacherHint(env, teacher)
         self.action_space = spaces.Discrete(self.n + 1)
@@ -612,7 +617,7 @@ def make_flat(env_id: str, max_actions: int = DEFAULT_MAX_ACTIONS, **kwargs: Any
     return flatten_env(gym.make(env_id, **kwargs), max_actions=max_actions)
 
 
-class MaskInObservation(gym.ObservationWrapper):
+class MaskInObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """The action mask carried inside the observation, as RLlib's action-masking RLModule
     (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``)
     and most hand-written masking networks read it: a one-level ``Dict`` of
@@ -631,7 +636,8 @@ class MaskInObservation(gym.ObservationWrapper):
     """
 
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
         obs, act = env.observation_space, env.action_space
         if not (isinstance(obs, spaces.Box) and len(obs.shape) == 1):
             raise ValueError(

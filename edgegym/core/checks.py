@@ -179,6 +179,19 @@ def check_real_options(options: Any, backend: str, defaults: str) -> dict[str, A
     return dict(options)
 
 
+def check_max_episode_steps(steps: Any) -> int | None:
+    """``max_episode_steps`` of a vector env: ``None`` or an integer >= 1.
+
+    Raises:
+        ValueError: On anything else, naming it.
+    """
+    if steps is None:
+        return None
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
+        raise ValueError(f"max_episode_steps must be an integer >= 1 or None, got {steps!r}")
+    return int(steps)
+
+
 def check_render_mode(render_mode: str | None) -> str | None:
     """Every edgegym environment renders ``"ansi"`` text, ``"rgb_array"`` frames, a
     ``"human"`` window (:mod:`edgegym.core.render`) or nothing (``None``).
@@ -297,6 +310,9 @@ def check_action(space: spaces.Space, action: Any, what: str = "action", hint: s
     if not (int_box or isinstance(space, spaces.Discrete | spaces.MultiDiscrete)):
         return action
     name = _space_text(space)
+    if action is None:
+        wanted = "one integer" if isinstance(space, spaces.Discrete) else f"shape {space.shape}"
+        raise ValueError(f"{what} is None; {name} expects {wanted}{hint}")
     try:
         a = np.asarray(action)
     except Exception:
@@ -307,6 +323,10 @@ def check_action(space: spaces.Space, action: Any, what: str = "action", hint: s
         a = a.reshape(())
     elif a.shape != space.shape:
         raise ValueError(f"{what} has shape {a.shape}; {name} expects {space.shape}{hint}")
+    if a.dtype.kind == "O" and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in a.reshape(-1).tolist()
+    ):  # Python integers past int64
+        raise ValueError(f"{what} holds an integer outside {name} (past 64 bits){hint}")
     if a.dtype.kind not in "iu":
         raise ValueError(
             f"{what} must hold integers for {name}, got dtype {a.dtype}"

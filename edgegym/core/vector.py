@@ -22,7 +22,14 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from edgegym.core.checks import check_action, check_reset_options, env_arguments, scenario_for
+from edgegym.core.checks import (
+    check_action,
+    check_max_episode_steps,
+    check_render_mode,
+    check_reset_options,
+    env_arguments,
+    scenario_for,
+)
 from edgegym.core.dynamics import Dynamics, Record, batch_put, batch_take, weighted_reward
 from edgegym.core.registry import family_of_id
 from edgegym.scenarios import Scenario
@@ -127,10 +134,19 @@ class EdgeVectorEnv(VectorEnv):
     in ``info["final_obs"]`` / ``info["final_info"]``, its ``info`` rows are its reset's, and the
     other envs keep their step's, as Gymnasium's ``SyncVectorEnv``).
 
+    ``max_episode_steps`` (what ``gymnasium.make_vec(id, N, max_episode_steps=k)`` passes, also
+    from a spec registered with one) truncates each env's episode after ``k`` steps, as
+    Gymnasium's ``TimeLimit`` on each single env: ``truncated`` is set on its ``k``-th step
+    (``terminated`` too where the episode also ended there), and the env is reset as on an end.
+    ``episode_metrics`` come only with a natural end (``terminated``), as from the single env.
+
     Args:
         num_envs: N (>= 1).
         scenario: As for the single env (default: the family's default scenario).
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` or ``AutoresetMode.SAME_STEP``.
+        max_episode_steps: Steps after which an episode is truncated (``None``: never).
+        render_mode: ``None`` only: the batched env draws no frames (each env of
+            ``vectorization_mode="sync"`` renders its own).
         **overrides: Scenario overrides, as for the single env.
     """
 
@@ -143,12 +159,22 @@ class EdgeVectorEnv(VectorEnv):
         num_envs: int = 1,
         scenario: str | Scenario | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer):
             raise TypeError(f"num_envs must be an integer, got {num_envs!r}")
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if render_mode is not None:
+            check_render_mode(render_mode)
+            raise ValueError(
+                f"render_mode={render_mode!r}: the native vector env draws no frames; make it "
+                "with gymnasium.make_vec(..., vectorization_mode='sync') to render each env"
+            )
+        self.render_mode = None
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         mode = AutoresetMode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError(
@@ -173,6 +199,7 @@ class EdgeVectorEnv(VectorEnv):
         self.state: Any = None
         self._mask: np.ndarray | None = None
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._elapsed = np.zeros(self.num_envs, dtype=np.int64)  # steps into each episode
 
     # ------------------------------------------------------------------ family hooks
     def _build(self, scenario: Scenario) -> tuple[Any, Dynamics, spaces.Space, spaces.Space]:
@@ -235,9 +262,11 @@ class EdgeVectorEnv(VectorEnv):
                     self.rngs[i] = seeding.np_random(s)[0]
         self.state = self.dynamics.initial(self.params, self.rngs)
         self._autoreset[:] = False
+        self._elapsed[:] = 0
         return self.dynamics.observation(self.params, self.state), self._reset_rows_info()
 
     def _reinit(self, idx: np.ndarray) -> None:
+        self._elapsed[idx] = 0
         fresh = self.dynamics.initial(self.params, [self.rngs[i] for i in idx])
         if len(idx) == self.num_envs:
             self.state = fresh
@@ -273,6 +302,9 @@ class EdgeVectorEnv(VectorEnv):
             rewards[go] = weighted_reward(rec.terms, self.params.term_weights)
         terminated = dyn.done(p, self.state) & stepped
         truncated = np.zeros(n_envs, dtype=bool)
+        if self.max_episode_steps is not None:
+            self._elapsed += stepped
+            truncated = stepped & (self._elapsed >= self.max_episode_steps)
         obs = dyn.observation(p, self.state)
         info = self._base_info()
         if rec is not None:
@@ -285,23 +317,24 @@ class EdgeVectorEnv(VectorEnv):
             ended = np.flatnonzero(terminated)
             info["episode_metrics"] = self._metrics_info(ended)
             info["_episode_metrics"] = terminated.copy()
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
+        done = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and done.any():
             final_obs = np.full(n_envs, None, dtype=object)
             final_info: dict[str, Any] = {}
-            for i in ended:
+            for i in np.flatnonzero(done):
                 final_obs[i] = obs_row(obs, int(i))
                 final_info = self._add_info(final_info, env_info(info, int(i)), int(i))
-            self._reinit(ended)
+            self._reinit(np.flatnonzero(done))
             obs = dyn.observation(p, self.state)
             # As Gymnasium's SyncVectorEnv: the envs that ended hold their reset's entries, the
             # others keep this step's.
-            info = replace_rows(info, self._reset_rows_info(), terminated)
+            info = replace_rows(info, self._reset_rows_info(), done)
             info["final_obs"] = final_obs
-            info["_final_obs"] = terminated.copy()
+            info["_final_obs"] = done.copy()
             info["final_info"] = final_info
-            info["_final_info"] = terminated.copy()
+            info["_final_info"] = done.copy()
         else:
-            self._autoreset = terminated | truncated
+            self._autoreset = done
         return obs, rewards, terminated, truncated, info
 
     def _add_record(

@@ -20,9 +20,11 @@ from edgegym.wrappers import (
     DiscreteActions,
     FlatObservation,
     JointActions,
+    TeacherAction,
     generic_catalogue,
     joint_actions,
     make_flat,
+    make_masked,
 )
 
 CONT = "edgegym/ContinualLearning-v0"
@@ -242,6 +244,39 @@ def test_flat_ids_pass_the_checkers_and_pickle(flat_id):
             done = term or trunc
         runs.append(np.concatenate(traj))
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+_REBUILT = {
+    "make_flat": lambda: make_flat(CONT, **SMALL[CONT]),
+    "make_masked": lambda: make_masked(MIG, **SMALL[MIG]),
+    "teacher": lambda: DiscreteActions(gym.make(ENERGY, **SMALL[ENERGY]), teacher="etf"),
+    "TeacherAction": lambda: TeacherAction(gym.make(MIG, **SMALL[MIG]), "migrator"),
+}
+
+
+@pytest.mark.parametrize("build", sorted(_REBUILT))
+def test_wrapped_envs_are_rebuilt_from_their_spec(build):
+    """Gymnasium rebuilds an env from ``env.spec`` (``check_env`` does, with each render mode):
+    the same wrappers with the same arguments, the same episode. Before, every edgegym wrapper
+    made ``gym.make(env.spec)`` fail ("does not inherit from RecordConstructorArgs")."""
+    env = _REBUILT[build]()
+    gym_check_env(env)  # it remakes the env from its spec
+    again = gym.make(env.spec)
+    assert _wrapper_types(again) == _wrapper_types(env)
+    for e in (env, again):
+        e.reset(seed=4)
+    mask = env.get_wrapper_attr("action_masks")()
+    np.testing.assert_array_equal(mask, again.get_wrapper_attr("action_masks")())
+    action = int(np.flatnonzero(mask)[-1])  # the teacher's index where there is one
+    a, b = env.step(action), again.step(action)
+    assert _same_step(a, b)
+
+
+def _same_step(a: tuple, b: tuple) -> bool:
+    obs_a, obs_b = a[0], b[0]
+    if isinstance(obs_a, dict):
+        return all(np.array_equal(obs_a[k], obs_b[k]) for k in obs_a) and a[1:4] == b[1:4]
+    return np.array_equal(obs_a, obs_b) and a[1:4] == b[1:4]
 
 
 def test_discrete_actions_needs_multidiscrete():

@@ -107,6 +107,15 @@ def test_check_action_names_entry_and_range():
     assert check_action(d, np.int32(6)) == 6
     np.testing.assert_array_equal(check_action(md, [2, 3]), [2, 3])
     assert check_action(gym.spaces.Box(0, 1, (2,)), "passes through") == "passes through"
+    # None and integers past int64 are named as such (they read "shape ()" and "dtype object")
+    with pytest.raises(
+        ValueError, match=r"action is None; MultiDiscrete\(\[3, 4\]\) expects shape"
+    ):
+        check_action(md, None)
+    with pytest.raises(ValueError, match=r"integer outside Discrete\(5\) starting at 2 \(past"):
+        check_action(d, 2**70)
+    with pytest.raises(ValueError, match=r"integer outside MultiDiscrete.*past 64 bits"):
+        check_action(md, [1, 2**64])
 
 
 @pytest.mark.parametrize("dims", [(3, 4, 2, 5), (2**40, 2**40, 3)])  # the second overflows int64

@@ -154,12 +154,17 @@ def _assert_infos_equal(native: dict, sync: dict, family: str, strict: bool, whe
             _assert_rows_equal(_translated(n_fin, s_fin, family), s_fin, f"{where} final {i}")
 
 
+@pytest.mark.parametrize("limit", [None, 7])
 @pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])
 @pytest.mark.parametrize("env_id", IDS)
-def test_native_vector_info_equals_sync(env_id: str, mode: AutoresetMode) -> None:
+def test_native_vector_info_equals_sync(
+    env_id: str, mode: AutoresetMode, limit: int | None
+) -> None:
+    """``limit``: ``max_episode_steps``, which the native env applies itself and ``sync`` by a
+    ``TimeLimit`` on each env (the native envs refused it before)."""
     family = FAMILY_OF[env_id].name
     strict = family not in LAYOUT
-    kwargs = _kwargs(env_id)
+    kwargs = {**_kwargs(env_id), "max_episode_steps": limit}
     native = gym.make_vec(
         env_id, N, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs
     )
@@ -186,7 +191,10 @@ def test_native_vector_info_equals_sync(env_id: str, mode: AutoresetMode) -> Non
         ends += done
         partial += bool(done.any() and not done.all())
         assert steps < 5_000, "runaway episode"
-    if family in STAGGERED:
+    if limit is not None:
+        resets = mode == AutoresetMode.NEXT_STEP  # the step that resets the first episode
+        assert steps == 2 * limit + resets, "not truncated at the limit"
+    elif family in STAGGERED:
         assert partial, "no step where some envs ended and others went on"
     native.close()
     sync.close()
@@ -282,3 +290,16 @@ def test_replace_rows_is_what_gymnasium_add_info_builds() -> None:
             assert list(got[key].ravel()) == list(want[key].ravel()), key
     every = np.ones(3, dtype=bool)
     assert replace_rows(build(rows), build(fresh), every).keys() == build(fresh).keys()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_native_vector_refuses_frames_and_bad_limits_in_one_message(env_id: str) -> None:
+    """A render mode (Gymnasium passes one through ``make_vec``) says where frames come from;
+    before, every id refused it as an unknown scenario override."""
+    with pytest.raises(ValueError, match="vectorization_mode='sync'"):
+        gym.make_vec(env_id, 2, render_mode="rgb_array", **_kwargs(env_id))
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        gym.make_vec(env_id, 2, render_mode="movie", **_kwargs(env_id))
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="max_episode_steps must be an integer >= 1"):
+            gym.make_vec(env_id, 2, max_episode_steps=bad, **_kwargs(env_id))

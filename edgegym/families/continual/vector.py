@@ -42,6 +42,7 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` or ``AutoresetMode.SAME_STEP``.
         max_streams: Stream slots, as for the single env (:func:`make_params`; padding beyond
             the scenario's streams; default: the scenario's streams).
+        max_episode_steps, render_mode: As for :class:`~edgegym.core.vector.EdgeVectorEnv`.
         **overrides: Scenario overrides, as for the single env.
     """
 
@@ -54,10 +55,14 @@ class ContinualLearningVectorEnv(EdgeVectorEnv):
         scenario: str | Scenario | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_streams: int | None = None,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
         self._slots = max_streams  # read by _build, which the base class's __init__ calls
-        super().__init__(num_envs, scenario, autoreset_mode, **overrides)
+        super().__init__(
+            num_envs, scenario, autoreset_mode, max_episode_steps, render_mode, **overrides
+        )
         self.max_streams = self.params.max_streams
 
     def _build(
