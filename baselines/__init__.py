@@ -323,6 +323,8 @@ def unknown_policy(spec: str) -> str:
     name, colon, rest = spec.strip().partition(":")
     name = name.strip()
     text = f"unknown policy {name!r}"
+    if "," in name:  # thief,uniform: two policies meant
+        text += " (one policy per --policy: repeat it for more, --policy thief --policy uniform)"
     attr = rest.partition(":")[0].strip()
     if colon and attr and "=" not in attr:  # NAME:Attr: meant as a module spec
         text += " (a module spec is pkg.module:NAME or FILE.py:NAME"

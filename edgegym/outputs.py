@@ -186,6 +186,9 @@ def check_output_path(
             such as a name too long, included).
     """
     what = f"{flag} {path}" if flag else str(path)
+    if not folder and isinstance(path, str) and path.endswith(("/", os.sep)):
+        # Path() drops the slash: the file would be written under the folder's name.
+        raise ValueError(f"{what}: names a folder (it ends in '/'), expected a file path")
     try:
         return _check_output_path(Path(path), what, folder, kind, force, inputs)
     except OSError as exc:

@@ -109,6 +109,7 @@ def test_policy_all_covers_every_family_policy(tmp_path):
             "unknown policy 'mysched' (a module spec is pkg.module:NAME or FILE.py:NAME",
         ),
         (["evaluate", ENV, "--policy", "os:system"], "unknown policy 'os'"),
+        (["evaluate", ENV, "--policy", "thief,uniform"], "repeat it for more"),
         (["evaluate", ENV, "--policy", "uniform-c1-30:x=1"], "unknown parameter 'x'"),
         (["evaluate", ENV, "--set", "gpus=abc"], "must be an integer"),
         (["evaluate", "edgegym/MIGReconfig-v0", "--policy", "migrator:gap=-1"], "gap=-1"),
@@ -252,6 +253,8 @@ def test_default_policy_is_the_family_scheduler(env_id, expected, monkeypatch):
     [
         (["evaluate", ENV, "--json", "{file}/x.json"], "is a file, not a folder"),
         (["evaluate", ENV, "--plot", "{dir}"], "is a folder, expected a file path"),
+        # a folder not made yet: the slash was dropped and a file of the folder's name written
+        (["evaluate", ENV, "--json", "{dir}/new/"], "names a folder (it ends in '/')"),
         (["profile", "--out", "{file}/p.yaml"], "is a file, not a folder"),
         (["fidelity", "edgegym/ContinualLearning-v0", "--json", "{dir}"], "is a folder"),
         (["train", "edgegym/MIGReconfig-v0", "--out", "{file}"], "expected a folder"),

@@ -246,13 +246,21 @@ def check_mixture(cfg: Mapping[str, Any], probe: gym.Env, mixture: Sequence[Any]
 
     wrappers = cfg["hyperparams"]["wrappers"]
     n_envs = int(cfg["hyperparams"]["train"]["n_envs"])
+    alone = "or --hp 'train.scenarios=[]' to train on the run's scenario alone"
     if len(mixture) > n_envs:
         raise ConfigError(
             f"train.scenarios: {len(mixture)} scenarios need train.n_envs >= {len(mixture)} "
-            f"(one environment per scenario at least), got {n_envs}"
+            f"(one environment per scenario at least), got {n_envs}: pass --n-envs "
+            f"{len(mixture)} (n_envs= in Python), {alone}"
         )
     for j, (scenario, overrides) in enumerate(mixture[1:]):
-        env = wrap(make_env(cfg["env_id"], scenario, overrides), wrappers)
+        try:
+            env = wrap(make_env(cfg["env_id"], scenario, overrides), wrappers)
+        except ValueError as exc:  # a ScenarioError: the run's --set does not fit it
+            raise ConfigError(
+                f"train.scenarios[{j}] ({scenario}) with the run's overrides does not build "
+                f"({exc}); drop it from the mixture, {alone}"
+            ) from None
         try:
             diff = space_difference(env, probe)
             if diff is None:
@@ -266,7 +274,7 @@ def check_mixture(cfg: Mapping[str, Any], probe: gym.Env, mixture: Sequence[Any]
                     f"{have} differs from {want} of the run's scenario ({cfg['scenario']}) "
                     f"({exc}); every scenario of a mixture needs the same spaces (pad the "
                     "streams with max_streams; a pooled policy's catalogue may differ in its "
-                    "configurations)"
+                    f"configurations), {alone}"
                 ) from None
         finally:
             env.close()

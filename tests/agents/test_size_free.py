@@ -225,9 +225,16 @@ def test_training_on_a_mixture_of_scenarios(tmp_path):
               progress=False)  # fmt: skip
     assert not (tmp_path / "bad").exists()
     few = [*hp[:3], "train.n_envs=1", mix]
-    with pytest.raises(ConfigError, match="n_envs >= 2"):
+    with pytest.raises(ConfigError, match=r"n_envs >= 2.*--n-envs 2.*train.scenarios=\[\]"):
         train(CONT, overrides=SMALL, timesteps=64, out=tmp_path / "few", hyperparams=few,
               progress=False)  # fmt: skip
+    # A mixture scenario that the run's --set cannot build is named, with the way out (it was
+    # the scenario's own message, naming a file the user never chose).
+    small_table = "train.scenarios=[{scenario: ekya-table1}]"
+    with pytest.raises(ConfigError, match=r"train.scenarios\[0\] \(ekya-table1\) with the "
+                       r"run's overrides does not build.*train.scenarios=\[\]"):  # fmt: skip
+        train(CONT, overrides={**SMALL, "streams": 3}, timesteps=64, out=tmp_path / "t",
+              hyperparams=[*hp, small_table], progress=False)  # fmt: skip
 
 
 def test_mixture_environments_play_their_own_scenarios():
