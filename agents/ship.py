@@ -224,4 +224,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from edgegym.outputs import run_command
+
+    sys.exit(run_command(main, "python -m edgegym.agents.ship"))

@@ -377,18 +377,30 @@ class MRSPolicy(SRSPolicy):
         return _admit_action(snap, choice)
 
 
-def _baseline_arg(env, key: str, given: float | None) -> float:
+def _baseline_arg(env, key: str, given: float | None, name: str) -> float:
     """A published scheduler's parameter: ``given``, else the scenario's ``baselines.<key>``
-    (where its source is named), else the schema's default."""
+    (where its source is named), else the schema's default. ``given`` is checked against the
+    range the schema declares for ``baselines.<key>`` (the one rule for both), so a bad value
+    is refused when the policy is made, not mid-episode.
+
+    Raises:
+        ValueError: ``given`` is outside that range; the message names the policy's
+            parameter ``name``, the range, the value and the field.
+    """
+    from edgegym.families.dag.schema import DAGBaselines
+    from edgegym.workload.checks import check
+
+    field = DAGBaselines.model_fields[key]
     if given is not None:
-        return float(given)
+        try:
+            return float(check(given, field.rebuild_annotation(), name))
+        except ValueError as exc:
+            raise ValueError(f"{exc} (the range of the scenario's baselines.{key})") from None
     sc = getattr(env, "scenario", None)
     section = sc.get("baselines") if sc is not None else None
     if section and key in section:
         return float(section[key])
-    from edgegym.families.dag.schema import DAGBaselines
-
-    return float(DAGBaselines.model_fields[key].default)
+    return float(field.default)
 
 
 def _first_of_model(app: DAGApp) -> list[bool]:
@@ -450,14 +462,15 @@ class PASSPolicy(PlannedDAGPolicy):
 
     Args:
         env: A ``DAGOffload-v0`` environment.
-        period_s: The retraining period; ``None``: the scenario's ``baselines.pass_period_s``.
+        period_s: The retraining period (s); ``None``: the scenario's
+            ``baselines.pass_period_s``. Given, it must lie in that field's range.
     """
 
     name = "pass"
 
     def __init__(self, env, period_s: float | None = None) -> None:
         super().__init__(env)
-        self.period_s = _baseline_arg(self.unwrapped, "pass_period_s", period_s)
+        self.period_s = _baseline_arg(self.unwrapped, "pass_period_s", period_s, "period_s")
 
     def choose(self, snap) -> list[int]:
         """Periodic retraining with the most accurate configuration."""
@@ -520,15 +533,15 @@ class EkyaDAGPolicy(PlannedDAGPolicy):
 
     Args:
         env: A ``DAGOffload-v0`` environment.
-        window_s: The retraining window; ``None``: the scenario's ``baselines.ekya_window_s``
-            (Ekya §5: 200 s).
+        window_s: The retraining window (s); ``None``: the scenario's
+            ``baselines.ekya_window_s`` (Ekya §5: 200 s). Given, it must lie in that field's range.
     """
 
     name = "ekya-dag"
 
     def __init__(self, env, window_s: float | None = None) -> None:
         super().__init__(env)
-        self.window_s = _baseline_arg(self.unwrapped, "ekya_window_s", window_s)
+        self.window_s = _baseline_arg(self.unwrapped, "ekya_window_s", window_s, "window_s")
         self.decided: dict[str, int] = {}  # model -> the last window it was decided in
 
     def reset(self, seed: int | None = None) -> None:
@@ -634,14 +647,16 @@ class AdaInfPolicy(PlannedDAGPolicy):
         env: A ``DAGOffload-v0`` environment.
         slo_factor: A request's SLO as a multiple of its inference DAG's makespan on idle
             servers (:func:`idle_makespan`); ``None``: the scenario's
-            ``baselines.adainf_slo_factor``.
+            ``baselines.adainf_slo_factor``. Given, it must lie in that field's range.
     """
 
     name = "adainf"
 
     def __init__(self, env, slo_factor: float | None = None) -> None:
         super().__init__(env)
-        self.slo_factor = _baseline_arg(self.unwrapped, "adainf_slo_factor", slo_factor)
+        self.slo_factor = _baseline_arg(
+            self.unwrapped, "adainf_slo_factor", slo_factor, "slo_factor"
+        )
         self._idle: dict[int, float] = {}  # application -> idle makespan (this episode)
 
     def reset(self, seed: int | None = None) -> None:

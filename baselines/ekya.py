@@ -43,6 +43,7 @@ again when they exist) and reads a job's refined estimate at its checkpoints
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -458,7 +459,9 @@ def thief_schedule(
     Returns:
         The allocation (on the quantum grid) and its estimated mean accuracy.
     """
-    step = _steal_steps(delta, snap.quantum, snap.capacity)
+    # Checked against all the GPUs, as the policy checks Delta when it is made: the capacity
+    # (less the micro-profiler's share) varies by window and must not refuse it mid-episode.
+    step = _steal_steps(delta, snap.quantum, float(snap.gpus))
     est = StreamEstimator(snap, oracle, configs)
     n = snap.streams
     INF, TRAIN = 0, 1
@@ -685,11 +688,12 @@ def thief_work_bound(streams: int, n_quanta: int, step: int) -> int:
 
 def steal_increment(env: gym.Env, delta: float | None) -> float:
     """The thief's Delta on ``env``: ``delta``, checked to be a positive multiple of the
-    scenario's share quantum, or (``None``) the multiple nearest :data:`PAPER_DELTA`.
+    scenario's share quantum and at most its GPUs, or (``None``) the multiple nearest
+    :data:`PAPER_DELTA`.
 
     Raises:
-        ValueError: ``delta`` is not a positive multiple of the quantum, or so small that the
-            GPUs hold more than :data:`MAX_STEPS` steps of it.
+        ValueError: ``delta`` is not a positive multiple of the quantum, more than the GPUs, or
+            so small that the GPUs hold more than :data:`MAX_STEPS` steps of it.
     """
     spec = env.unwrapped.spec_
     quantum = float(spec.quantum)
@@ -700,8 +704,16 @@ def steal_increment(env: gym.Env, delta: float | None) -> float:
 
 
 def _steal_steps(delta: float, quantum: float, gpus: float) -> int:
-    """Delta in quanta, checked: a positive multiple of the quantum, and at most
-    :data:`MAX_STEPS` of it over the GPUs (refused before any work)."""
+    """Delta in quanta, checked: a positive multiple of the quantum, at most the GPUs (a steal
+    never moves more than they hold), and at most :data:`MAX_STEPS` of it over the GPUs
+    (refused before any work)."""
+    if not (math.isfinite(delta) and delta > 0):  # before the division: no inf or NaN steps
+        raise ValueError(f"delta={delta} must be a positive multiple of the quantum {quantum}")
+    if delta > gpus + 1e-9:
+        raise ValueError(
+            f"delta={delta:g} is out of range (allowed: a multiple of the quantum {quantum:g} "
+            f"in (0, {gpus:g}], the scenario's GPUs: a steal moves at most what they hold)"
+        )
     step = int(round(delta / quantum))
     if step < 1 or abs(step * quantum - delta) > 1e-9:
         raise ValueError(f"delta={delta} must be a positive multiple of the quantum {quantum}")
@@ -719,7 +731,8 @@ class ThiefPolicy(_SnapshotPolicy):
     Args:
         env: A ``ContinualLearning`` environment.
         delta: Stealing increment Delta in GPUs, a multiple of the scenario's share quantum
-            (default: the multiple nearest :data:`PAPER_DELTA`, at least one quantum).
+            and at most its GPUs (default: the multiple nearest :data:`PAPER_DELTA`, at least
+            one quantum).
         oracle: Decide from the true profiles rather than the micro-profiler's estimates.
         partial: Let a victim holding less than Delta above its floor give up what it holds
             (default); False runs Algorithm 1 literally. Both keep the floors of
@@ -795,6 +808,17 @@ class FixedConfigPolicy(ThiefPolicy):
         return thief_schedule(snap, self.delta, self.oracle, configs=[cfg], partial=self.partial)[0]
 
 
+def _infer_fraction(infer: float) -> float:
+    """The uniform split's inference fraction (``uniform`` and ``ekya-fixedres``), checked.
+
+    Raises:
+        ValueError: ``infer`` is not a fraction in [0, 1].
+    """
+    if not 0.0 <= infer <= 1.0:  # NaN fails too
+        raise ValueError(f"infer must be a fraction in [0, 1], got {infer}")
+    return float(infer)
+
+
 class UniformPolicy(_WithoutProfiler):
     """Ekya's uniform baseline: Config 1 or 2, a fixed inference share (30/50/90%).
 
@@ -810,9 +834,7 @@ class UniformPolicy(_WithoutProfiler):
         super().__init__(env)
         if config not in (1, 2):
             raise ValueError(f"config must be 1 or 2, got {config}")
-        if not 0.0 <= infer <= 1.0:
-            raise ValueError(f"infer must be a fraction in [0, 1], got {infer}")
-        self.config, self.infer = int(config), float(infer)
+        self.config, self.infer = int(config), _infer_fraction(infer)
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
         """The fixed split."""
@@ -820,13 +842,20 @@ class UniformPolicy(_WithoutProfiler):
 
 
 class FixedResPolicy(_SnapshotPolicy):
-    """Ekya-FixedRes: the uniform baseline's resource split, configurations by PickConfigs."""
+    """Ekya-FixedRes: the uniform baseline's resource split, configurations by PickConfigs.
+
+    Args:
+        env: A ``ContinualLearning`` environment.
+        infer: Fraction in [0, 1] of each stream's GPUs given to inference while it retrains
+            (as :class:`UniformPolicy`).
+        oracle: Choose configurations from the true profiles rather than the estimates.
+    """
 
     name = "ekya-fixedres"
 
     def __init__(self, env: gym.Env, infer: float = 0.5, oracle: bool = False) -> None:
         super().__init__(env)
-        self.infer, self.oracle = float(infer), bool(oracle)
+        self.infer, self.oracle = _infer_fraction(infer), bool(oracle)
 
     def decide(self, snap: ContinualSnapshot) -> Allocation:
         """Uniform shares; PickConfigs chooses retraining and inference configurations."""

@@ -319,14 +319,26 @@ class EkyaMIGPolicy(_OnMPS, _StaticTarget):
 class AstraeaPolicy(_OnMPS, Policy):
     """Astraea's logic on MIG: every decision, the allocation that serves the most requests at
     the last second's arrival rate (SLO chasing), ignoring retraining benefit; retraining gets
-    the smallest instance that works at the window start. A switch must promise more than
-    ``hysteresis`` extra requests served (Astraea reallocates SM shares, which is cheap; MIG
-    reconfiguration is not)."""
+    the smallest instance that works at the window start. A switch must promise to serve more
+    than ``1 + hysteresis`` times the requests the current allocation serves (Astraea
+    reallocates SM shares, which is cheap; MIG reconfiguration is not).
+
+    Args:
+        env: A ``MIGReconfig-v0`` environment.
+        hysteresis: The relative margin a switch must promise, >= 0 (0: switch to any
+            allocation that serves more; a negative margin would switch to one that serves no
+            more, even a tie).
+    """
 
     name = "astraea"
 
     def __init__(self, env: gym.Env, hysteresis: float = 0.05) -> None:
         super().__init__(env)
+        if not hysteresis >= 0.0:  # NaN fails too
+            raise ValueError(
+                f"hysteresis={hysteresis} is out of range (allowed: >= 0, a relative margin: "
+                f"a switch must serve that fraction more requests)"
+            )
         self.hysteresis = float(hysteresis)
 
     def act(self) -> np.ndarray:

@@ -280,6 +280,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     except EvaluationInterrupted as stop:
         done = sum(len(r.get("per_episode", [])) for r in stop.result.results)
         word, code = stopped()
+        if done:  # the finished episodes' table, as a run that ends prints it
+            print(stop.result.table())
         if args.json and done:
             try:
                 stop.result.to_json(args.json, flag="--json")
@@ -287,6 +289,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       file=sys.stderr)  # fmt: skip
             except OutputWriteError as exc:  # the episodes are in the rescue file it names
                 print(f"{PROG}: {word}; {exc}", file=sys.stderr)
+        elif done:
+            print(f"{PROG}: {word}; the table above holds the {done} finished episode(s) "
+                  "(--json keeps them in a file)", file=sys.stderr)  # fmt: skip
         else:
             print(f"{PROG}: {word}", file=sys.stderr)
         return code

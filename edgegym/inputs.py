@@ -124,6 +124,11 @@ def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
     return data
 
 
+def _article(word: str) -> str:
+    """``a`` or ``an`` before ``word`` (by its first letter)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 def read_text(path: str | Path, what: str, kind: str) -> str:
     """The UTF-8 text (a byte-order mark dropped) of a regular file within its kind's cap.
 
@@ -136,7 +141,7 @@ def read_text(path: str | Path, what: str, kind: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{path}: not a text file (a {what} is UTF-8; byte {exc.start} is not)"
+            f"{path}: not a text file ({_article(what)} {what} is UTF-8; byte {exc.start} is not)"
         ) from None
 
 

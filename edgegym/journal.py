@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from edgegym.inputs import InputError, read_text
-from edgegym.outputs import MARKER, check_output_path
+from edgegym.outputs import MARKER, CommandError, check_output_path
 
 #: The :data:`edgegym.outputs.MARKER` kind of a journal's first line.
 KIND = "journal"
@@ -73,6 +73,10 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+class JournalError(CommandError):
+    """A journal a run cannot resume from (one line: the file, why, and to remove it)."""
+
+
 class Journal:
     """The finished jobs of one run in ``path`` (JSON lines; the first names the code).
 
@@ -80,13 +84,16 @@ class Journal:
         path: The journal file (created on the first result).
 
     Raises:
-        ValueError: ``path`` is not a place for a journal (a folder, a FIFO, a file edgegym did
-            not write as a journal), or a journal of other code or an unreadable one (the
+        JournalError: ``path`` is not a place for a journal (a folder, a FIFO, a file edgegym
+            did not write as a journal), or a journal of other code or an unreadable one (the
             message says to remove it to start over).
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = check_output_path(path, kind=KIND, flag="journal")
+        try:
+            self.path = check_output_path(path, kind=KIND, flag="journal")
+        except ValueError as exc:
+            raise JournalError(str(exc)) from None
         self.fingerprint = code_fingerprint()
         self.done: dict[str, Any] = self._read() if self.path.exists() else {}
 
@@ -95,7 +102,9 @@ class Journal:
         try:
             lines = read_text(self.path, "journal", "journal").splitlines()
         except InputError as exc:
-            raise ValueError(f"cannot resume from {exc}; remove it to start the run over") from None
+            raise JournalError(
+                f"cannot resume from {exc}; remove it to start the run over"
+            ) from None
         try:
             head = json.loads(lines[0]) if lines else {}
             if not isinstance(head, dict) or head.get(MARKER) != KIND:
@@ -115,7 +124,7 @@ class Journal:
                         break
                     raise ValueError(f"line {n} is not a journal entry") from None
         except ValueError as exc:
-            raise ValueError(
+            raise JournalError(
                 f"cannot resume from {self.path}: {exc}; remove it to start the run over"
             ) from None
         return done

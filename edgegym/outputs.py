@@ -330,6 +330,12 @@ def replacing(path: Path) -> Iterator[str]:
         raise
 
 
+class CommandError(ValueError):
+    """An error found after a command's arguments were checked whose message says it all (a
+    resume journal of other code): :func:`run_command` prints it as one ``prog: error:``
+    line and exits 2, where another exception would be a traceback."""
+
+
 class OutputWriteError(ValueError):
     """An output could not be written (an ``OSError`` after the work that made it: a full
     disk, a read-only file system, a folder that cannot be made). Its one-line message names
@@ -617,13 +623,13 @@ def run_command(main: Callable[[], Any], prog: str) -> int:
     """``main()``'s exit code (0 unless it returns an int); Ctrl-C ends it with one line and
     130, SIGTERM with one line and 143 (what was written before stays whole: every writer
     here replaces its file in one rename); an output that could not be written
-    (:class:`OutputWriteError`, its content kept in a rescue file) ends it with one
-    ``prog: error:`` line and 2."""
+    (:class:`OutputWriteError`, its content kept in a rescue file) or a
+    :class:`CommandError` ends it with one ``prog: error:`` line and 2."""
     with sigterm_as_interrupt():
         try:
             code = main()
             return code if isinstance(code, int) else 0
-        except OutputWriteError as exc:
+        except (OutputWriteError, CommandError) as exc:
             print(f"{prog}: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:

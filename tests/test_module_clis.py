@@ -335,3 +335,18 @@ def test_ekya_report_names_the_command_that_regenerates_it():
     assert ekya.regenerate_command("ekya-cityscapes", 3, "docs/reproduction") == ekya.PROG
     cmd = ekya.regenerate_command("ekya-waymo", 2, "docs/reproduction/waymo")
     assert cmd == f"{ekya.PROG} --scenario ekya-waymo --episodes 2 --out docs/reproduction/waymo"
+
+
+def test_every_python_dash_m_entry_ends_through_run_command():
+    """A module run as ``python -m`` ends through :func:`edgegym.outputs.run_command`, so an
+    output it cannot write (kept in a rescue file), Ctrl-C and SIGTERM are one line each; the
+    ``edgegym`` console script (``cli.main``) has its own handler. Found with
+    ``python -m edgegym.workload.traces --write-sample`` to an unwritable place: a traceback."""
+    missing = []
+    for folder in ("edgegym", "agents", "baselines", "benchmarks"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            text = path.read_text()
+            main_block = text.partition('if __name__ == "__main__":')[2]
+            if main_block and "run_command(" not in main_block and path.name != "cli.py":
+                missing.append(str(path.relative_to(REPO)))
+    assert not missing, missing

@@ -144,8 +144,20 @@ def test_interrupted_evaluate_keeps_the_episodes_it_finished(tmp_path, monkeypat
     argv = ["evaluate", "edgegym/EnergyFairShare-v0", "--policy", "etf", "--policy", "random"]
     rc = main([*argv, "--episodes", "2", "--json", str(out), "--no-progress"])
     assert rc == 130
-    err = capsys.readouterr().err.strip().splitlines()
+    printed = capsys.readouterr()
+    err = printed.err.strip().splitlines()
     assert err == [f"edgegym: interrupted; kept 2 finished episode(s) in {out}"]
+    rows = [line.split()[0] for line in printed.out.splitlines() if line.strip()]
+    assert "etf" in rows and "random" not in rows  # the finished ones' table
+    # Without --json the table is all there is (it was nothing but "interrupted").
+    calls.clear()
+    assert main([*argv, "--episodes", "2", "--no-progress"]) == 130
+    printed = capsys.readouterr()
+    assert "etf" in [line.split()[0] for line in printed.out.splitlines() if line.strip()]
+    assert printed.err.strip() == (
+        "edgegym: interrupted; the table above holds the 2 finished episode(s) (--json keeps "
+        "them in a file)"
+    )
     data = json.loads(out.read_text())
     assert data["edgegym_output"] == "evaluation"
     assert [r["policy"] for r in data["results"]] == ["etf"]

@@ -282,6 +282,21 @@ def test_a_stopped_map_resumes_from_its_journal_running_only_what_is_left(tmp_pa
         Journal(path)
 
 
+def test_a_reproduction_resuming_from_a_journal_of_other_code_is_one_line(tmp_path, capsys):
+    """Found resuming an interrupted run after the code changed: a traceback and exit 1."""
+    from edgegym.outputs import run_command
+    from edgegym.reproduce import srs
+
+    head = {"edgegym_output": "journal", "code": "0" * 16}
+    (tmp_path / "srs-journal.jsonl").write_text(json.dumps(head) + "\n")
+    argv = ["--quick", "--out", str(tmp_path), "--workers", "1"]
+    assert run_command(lambda: srs.main(argv), srs.PROG) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "error:" in x]
+    assert line.startswith(f"{srs.PROG}: error: cannot resume from") and "remove it" in line
+
+
 def test_a_journal_of_other_code_or_not_a_journal_is_refused(tmp_path):
     import json as json_
 

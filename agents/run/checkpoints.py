@@ -138,14 +138,12 @@ class Checkpoints(ABC):
         Raises:
             ConfigError: Neither exists.
         """
-        found = self.listing()
+        found, skipped = self.listing(), 0
         while found and (problem := self._unusable(found[-1][1], cfg)):
-            print(
-                f"edgegym train: --resume: {found[-1][1]} {problem}; using the checkpoint "
-                "before it",
-                file=sys.stderr,
-            )
+            then = "using the checkpoint before it" if len(found) > 1 else "no older checkpoint"
+            print(f"edgegym train: --resume: {found[-1][1]} {problem}; {then}", file=sys.stderr)
             found.pop()
+            skipped += 1
         newest = found[-1] if found else None
         final = self.out / self.final_name
         if final.exists() and (problem := self._unusable(final, cfg)):
@@ -155,10 +153,14 @@ class Checkpoints(ABC):
             if newest is None or steps > newest[0]:
                 newest = (steps, final)
         if newest is None:
+            why = (
+                f"its {skipped} checkpoint(s) cannot be used, as said above"
+                if skipped
+                else "the run stopped before its first checkpoint"
+            )
             raise ConfigError(
                 f"--resume: {self.out} has no intact checkpoint or {self.final_name} to resume "
-                f"from (the run stopped before its first checkpoint); delete {self.out} to "
-                "start it again, or train into another --out"
+                f"from ({why}); delete {self.out} to start it again, or train into another --out"
             )
         return newest[1], newest[0]
 

@@ -119,13 +119,27 @@ def run_config(
         source, start = store.resume_source(cfg)
         set_goal(request.out, cfg, start, request.timesteps)
         return cfg, source, start
-    cfg = new_config(request, family, store)
+    cfg = new_config(request, family, store, backend)
     if backend != "sb3":
         cfg = {"edgegym_train_config": cfg.pop("edgegym_train_config"), "backend": backend, **cfg}
     return cfg, None, 0
 
 
-def new_config(request: TrainRequest, family: str, store: Checkpoints) -> dict[str, Any]:
+def _other_backend(out: Path, backend: str) -> str | None:
+    """The backend of the run in ``out`` where it is not ``backend`` (its ``config.yaml``
+    says; ``None`` where it is the same, or the config cannot be read)."""
+    from edgegym.agents.policy import PolicyLoadError, read_config
+
+    try:
+        saved = read_config(out / CONFIG_NAME, loading=False).get("backend", "sb3")
+    except (PolicyLoadError, OSError, ValueError, AttributeError):
+        return None
+    return str(saved) if saved != backend and saved in ("sb3", "rllib") else None
+
+
+def new_config(
+    request: TrainRequest, family: str, store: Checkpoints, backend: str = "sb3"
+) -> dict[str, Any]:
     """The configuration of a new run (the first keys of ``config.yaml``).
 
     Raises:
@@ -134,6 +148,12 @@ def new_config(request: TrainRequest, family: str, store: Checkpoints) -> dict[s
     """
     out, final = request.out, store.final_name
     if (out / CONFIG_NAME).exists() or (out / final).exists():
+        other = _other_backend(out, backend)
+        if other is not None:
+            raise ConfigError(
+                f"{out} already holds a training run of --backend {other}; choose another "
+                f"--out (--resume --backend {other} continues it)"
+            )
         if not (out / final).exists() and not store.listing():
             raise ConfigError(
                 f"{out} holds a training run that stopped before its first checkpoint (only "

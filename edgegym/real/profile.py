@@ -222,8 +222,13 @@ def _read_base(base_scenario: str | Path) -> dict[str, Any]:
         raise ScenarioError(f"{base_path}: not valid YAML: {yaml_problem(exc)}") from None
     except RecursionError:
         raise ScenarioError(f"{base_path}: nested too deeply to be a scenario file") from None
-    if not isinstance(base, dict) or base.get("family") != "continual":
-        raise ValueError(f"{base_scenario}: the profiler writes continual scenarios")
+    family = base.get("family") if isinstance(base, dict) else None
+    if family != "continual":
+        hint = f"; pass --family {family}" if family in ("mig", "energy", "dag") else ""
+        raise ValueError(
+            f"{base_scenario}: not a continual scenario, the family --family names (the "
+            f"default){hint}"
+        )
     return base
 
 

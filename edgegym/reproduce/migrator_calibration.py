@@ -433,4 +433,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from edgegym.outputs import run_command
+
+    sys.exit(run_command(main, "python -m edgegym.reproduce.migrator_calibration"))

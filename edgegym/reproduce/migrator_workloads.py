@@ -460,4 +460,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from edgegym.outputs import run_command
+
+    sys.exit(run_command(main, "python -m edgegym.reproduce.migrator_workloads"))

@@ -103,4 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from edgegym.outputs import run_command  # an output that cannot be written: one line
+
+    sys.exit(run_command(main, "python -m edgegym.workload.traces"))

@@ -238,6 +238,13 @@ def test_resume_continues_to_more_timesteps(rllib_run, tmp_path):
     assert main(["train", MIG, "--out", str(run), "--resume", "--no-progress"]) == 2
 
 
+def test_a_new_run_into_a_finished_run_of_the_other_backend_names_it(rllib_run, capsys):
+    """It said the run "stopped before its first checkpoint" and to delete it."""
+    assert main(["train", MIG, "--out", str(rllib_run), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "already holds a training run of --backend rllib" in err and "delete" not in err
+
+
 def test_rllib_policy_errors_name_the_file(rllib_run, tmp_path, monkeypatch):
     from edgegym.agents.policy import PolicyLoadError
     from edgegym.baselines import make_policy

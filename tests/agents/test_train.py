@@ -104,6 +104,15 @@ def test_resume_falls_back_past_a_truncated_checkpoint(trained, tmp_path, capsys
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     assert cfg["runs"][-1]["resumed_from"].endswith(found[-2][1].name)
     assert not list((run / "checkpoints").glob(".tmp-*"))  # saves go through a rename
+    # Every checkpoint damaged: the last note and the error say so (they said "using the
+    # checkpoint before it" where there was none, and that the run had no checkpoint).
+    (run / "model.zip").unlink()
+    for _, path in ModelFiles(run).listing():
+        path.write_bytes(path.read_bytes()[:200])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-2].endswith("is damaged; no older checkpoint")
+    assert "checkpoint(s) cannot be used, as said above" in err[-1]
 
 
 def test_a_run_that_stopped_before_its_first_checkpoint_says_how_to_restart(

@@ -435,6 +435,11 @@ def test_max_streams_padding(env_id):
         assert info_p["allocation"] == info_u["allocation"]
     with pytest.raises(ScenarioError, match="max_streams"):
         gym.make(env_id, scenario="ekya-table1", max_streams=1)
+    # Bounded and typed (10^8 slots allocated 12 GB; "abc" and 2.9 were int()'s traceback)
+    for bad, says in [(10**8, "to 1024 slots"), ("abc", "whole number"), (2.9, "whole number")]:
+        with pytest.raises(ScenarioError, match=says):
+            gym.make(env_id, scenario="ekya-table1", max_streams=bad)
+    assert gym.make(env_id, scenario="ekya-table1", max_streams="3").unwrapped.max_streams == 3
 
 
 # ------------------------------------------------------------------------------ energy

@@ -66,3 +66,9 @@ def test_the_tiny_real_scenario_is_still_a_base():
     from edgegym.real import TINY_SCENARIO
 
     assert _read_base(TINY_SCENARIO)["family"] == "continual"
+
+
+def test_a_base_of_another_family_names_the_flag_that_takes_it():
+    """It said "the profiler writes continual scenarios", where --family mig profiles it."""
+    with pytest.raises(ValueError, match=r"not a continual scenario.*; pass --family mig$"):
+        _read_base("migrator-w1")

@@ -17,6 +17,7 @@ from edgegym.core.executor import Executor, SimulatedExecutor
 from edgegym.families.continual.reward import term_weights
 from edgegym.hardware.gpus import GPUSpec, PowerModel, get_gpu, speed_factor
 from edgegym.hardware.mps import slowdowns
+from edgegym.inputs import quoted
 from edgegym.scenarios import Scenario, ScenarioError
 from edgegym.workload.continual import (
     InferenceConfig,
@@ -30,6 +31,9 @@ from edgegym.workload.models import ModelProfile, get_model
 
 _STD_SAMPLES = 16  # sample episodes whose accuracies set the profiler error's deviation
 QUANTA_EPS = 1e-9  # hardware.mps.quantize_shares's tolerance on whole quanta
+#: Most stream slots an env may pad to (``max_streams``): 16x the most streams a scenario runs
+#: (64); each slot is a row of the observation and of the action mask.
+MAX_SLOTS = 1024
 
 #: Builds an env's executor from its simulated executor and its generator (real backend).
 ExecutorFactory = Callable[[SimulatedExecutor, np.random.Generator], Executor]
@@ -184,13 +188,20 @@ def make_params(
         make_executor: Builds each env's executor at reset (``None``: the simulator).
 
     Raises:
-        ScenarioError: ``max_streams`` is below the scenario's streams.
+        ScenarioError: ``max_streams`` is not a whole number from the scenario's streams to
+            :data:`MAX_SLOTS`.
     """
     spec = ContinualSpec.from_scenario(sc)
-    if max_streams is not None and int(max_streams) < spec.streams:
-        raise ScenarioError(
-            f"max_streams={int(max_streams)} is smaller than the scenario's {spec.streams} streams"
-        )
+    if isinstance(max_streams, str) and max_streams.strip().isdecimal():  # from --set
+        max_streams = int(max_streams)
+    if max_streams is not None:
+        if isinstance(max_streams, bool) or not isinstance(max_streams, int | np.integer):
+            raise ScenarioError(f"max_streams must be a whole number, got {quoted(max_streams)}")
+        if not spec.streams <= max_streams <= MAX_SLOTS:
+            raise ScenarioError(
+                f"max_streams={int(max_streams)} is out of range (allowed: {spec.streams}, the "
+                f"scenario's streams, to {MAX_SLOTS} slots)"
+            )
     c, l_inf, q = len(spec.retrain_configs), len(spec.inference_configs), spec.levels
     power = PowerModel.from_spec(spec.gpu)
     clock = np.full(spec.gpus, spec.clock_mhz)
