@@ -7,7 +7,8 @@ of every family at N = 1, 16, 256 beside CartPole's numpy vector env
 benchmark (decision time and optimality on W1), the MRS scheduling time for 1000 DAG requests
 and the MIGRator decomposition on every window of W1-W16 with HiGHS's MILP on a sample of them
 (:mod:`benchmarks.migrator_sweep`; not with ``--quick``), prints readable tables and optionally
-writes every number with machine information to a JSON file.
+writes every number with machine information to a JSON file. Ctrl-C (or SIGTERM) keeps the
+sections finished so far in that file, marked ``"partial"``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchmarks import env_throughput, migrator, migrator_sweep, mrs, thief, vector_envs
-from benchmarks.common import add_json_arguments, json_problem, machine_info, pinned_to_one_core
+from benchmarks.common import (
+    Interrupted,
+    Parser,
+    add_json_arguments,
+    fail,
+    json_problem,
+    keep_partial,
+    machine_info,
+    pinned_to_one_core,
+)
 from edgegym.outputs import run_command, write_json
 
 PROG = "python -m benchmarks"
@@ -59,7 +69,7 @@ QUICK = Settings(
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="edgegym speed benchmarks: environment step throughput (against "
         "CartPole-v1), vector env throughput per family at N = 1, 16, 256 (against CartPole's "
@@ -78,8 +88,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     if problem := json_problem(args):
-        print(f"{PROG}: error: {problem}", file=sys.stderr)
-        raise SystemExit(2)
+        fail(PROG, problem)
     return args
 
 
@@ -139,7 +148,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ``SystemExit(2)`` before anything is measured. A ``--json`` write that fails after the
     measuring (a full disk) keeps the numbers in a rescue file and raises
     :class:`~edgegym.outputs.OutputWriteError`, which ``run_command`` prints as one ``error:``
-    line naming the rescue file (exit code 2).
+    line naming the rescue file (exit code 2). Ctrl-C or SIGTERM in the middle writes the
+    sections finished so far to ``--json``, with ``"partial": {"stopped": ..., "missing":
+    [sections]}``, says so in one line and raises ``SystemExit`` (130, or 143 for SIGTERM).
     """
     args = _parse(argv)
     cfg = QUICK if args.quick else FULL
@@ -150,14 +161,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"{info['cpu_count']} CPUs, Python {info['python']}, numpy {info['numpy']}, "
         f"{info['date']}"
     )
-    if args.no_pin:
-        results = _run(cfg, core=None)
-    else:
-        with pinned_to_one_core() as core:
-            results = _run(cfg, core)
-    results["machine"] = info
-    results["settings"] = {**cfg.__dict__, "quick": args.quick}
-    results["wall_s"] = time.perf_counter() - started
+    try:
+        if args.no_pin:
+            results = _run(cfg, core=None)
+        else:
+            with pinned_to_one_core() as core:
+                results = _run(cfg, core)
+    except Interrupted as stop:
+        done = {**stop.done, **_about(info, cfg, args.quick, started)}
+        kept = len(SECTIONS) - len(stop.missing)
+        raise SystemExit(
+            keep_partial(PROG, args.json, done, kept, stop.missing, ("section", "sections"))
+        ) from None
+    results.update(_about(info, cfg, args.quick, started))
     print(f"\ntotal {results['wall_s']:.1f} s")
     if args.json is not None:
         write_json(args.json, results, "benchmark", flag="--json")
@@ -165,39 +181,86 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return results
 
 
-def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
-    print("pinned to CPU core", core if core is not None else "(not pinned)")
-    throughput = env_throughput.compare(cfg.env_steps, cfg.yardstick_steps, cfg.repeats, cfg.warmup)
-    print()
-    print(_format_throughput(throughput))
-    thief_res = thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS)
-    print()
-    print(_format_thief(thief_res))
-    vec = vector_envs.run(env_steps=cfg.env_steps * 2, repeats=cfg.repeats)
-    print()
-    print(vector_envs.format_result(vec))
-    mig = migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3))
-    print()
-    print(migrator.format_result(mig))
-    mrs_res = mrs.run(requests=200 if cfg is QUICK else 1000)
-    print()
-    print(mrs.format_result(mrs_res))
-    sweep: dict[str, Any] | None = None
-    print()
-    if cfg is QUICK:
-        print(f"MIGRator planners on W1-W16: skipped by --quick ({migrator_sweep.PROG})")
-    else:
-        sweep = migrator_sweep.run(**migrator_sweep.BENCHMARK)
-        print(migrator_sweep.format_result(sweep))
+def _about(info: dict[str, Any], cfg: Settings, quick: bool, started: float) -> dict[str, Any]:
+    """The machine, the settings and the wall time of a run (finished or not)."""
     return {
-        "pinned_core": core,
-        "mrs": mrs_res,
-        "migrator_sweep": sweep,
-        "throughput": throughput,
-        "thief": thief_res,
-        "migrator": mig,
-        "vector_envs": vec,
+        "machine": info,
+        "settings": {**cfg.__dict__, "quick": quick},
+        "wall_s": time.perf_counter() - started,
     }
+
+
+#: The sections of a run, in the order they run (the keys of their numbers in the JSON).
+SECTIONS = ("throughput", "thief", "vector_envs", "migrator", "mrs", "migrator_sweep")
+
+
+def _sections(
+    cfg: Settings, so_far: dict[str, Any]
+) -> dict[str, tuple[Callable[[], Any], Callable[[Any], str]]]:
+    """Each section's measuring and its table, by :data:`SECTIONS` name. The W1-W16 sweep
+    keeps its finished workloads in ``so_far`` as it goes (it takes about 20 minutes)."""
+
+    def sweep() -> dict[str, Any] | None:
+        if cfg is QUICK:
+            return None
+
+        def save(part: dict[str, Any]) -> None:  # a copy: the sweep goes on adding workloads
+            so_far.update(part, workloads=dict(part["workloads"]))
+
+        return migrator_sweep.run(**migrator_sweep.BENCHMARK, save=save)
+
+    def sweep_table(res: dict[str, Any] | None) -> str:
+        if res is None:
+            return f"MIGRator planners on W1-W16: skipped by --quick ({migrator_sweep.PROG})"
+        return migrator_sweep.format_result(res)
+
+    return {
+        "throughput": (
+            lambda: env_throughput.compare(
+                cfg.env_steps, cfg.yardstick_steps, cfg.repeats, cfg.warmup
+            ),
+            _format_throughput,
+        ),
+        "thief": (
+            lambda: thief.run_all(cfg.thief_seeds, cfg.thief_repeats, DELTAS, GPU_COUNTS),
+            _format_thief,
+        ),
+        "vector_envs": (
+            lambda: vector_envs.run(env_steps=cfg.env_steps * 2, repeats=cfg.repeats),
+            vector_envs.format_result,
+        ),
+        "migrator": (
+            lambda: migrator.run(seeds=cfg.thief_seeds[:2], repeats=min(cfg.thief_repeats, 3)),
+            migrator.format_result,
+        ),
+        "mrs": (lambda: mrs.run(requests=200 if cfg is QUICK else 1000), mrs.format_result),
+        "migrator_sweep": (sweep, sweep_table),
+    }
+
+
+def _run(cfg: Settings, core: int | None) -> dict[str, Any]:
+    """Every section in turn, its table printed as it finishes; their numbers.
+
+    Raises:
+        Interrupted: Ctrl-C or SIGTERM; it holds the finished sections' numbers (and the
+            finished workloads of a W1-W16 sweep cut short, still named as missing).
+    """
+    print("pinned to CPU core", core if core is not None else "(not pinned)")
+    results: dict[str, Any] = {"pinned_core": core}
+    sweep_so_far: dict[str, Any] = {}
+    sections = _sections(cfg, sweep_so_far)
+    try:
+        for name in SECTIONS:
+            measure, table = sections[name]
+            results[name] = measure()
+            print()
+            print(table(results[name]))
+    except KeyboardInterrupt:
+        missing = [n for n in SECTIONS if n not in results]
+        if sweep_so_far and "migrator_sweep" not in results:
+            results["migrator_sweep"] = sweep_so_far
+        raise Interrupted(results, missing) from None
+    return results
 
 
 if __name__ == "__main__":

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime as _dt
 import os
 import platform
 import statistics
 import sys
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -70,8 +72,6 @@ def machine_info() -> dict[str, Any]:
 
 def add_json_arguments(parser: Any) -> None:
     """``--json PATH`` and ``--force`` of every benchmark."""
-    from pathlib import Path
-
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the numbers here")
     parser.add_argument(
         "--force", action="store_true", help="overwrite a --json file edgegym did not write"
@@ -90,3 +90,82 @@ def json_problem(args: Any) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose bad arguments print one ``PROG: error:`` line and raise
+    ``SystemExit(2)`` (no usage block), as every edgegym command does."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(self.prog, message)
+
+
+def fail(prog: str, message: str) -> NoReturn:
+    """Print ``PROG: error: MESSAGE`` (one line) and raise ``SystemExit(2)``."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def names_in(flag: str, text: str, known: Iterable[str], what: str) -> list[str]:
+    """The comma-separated names of ``text`` (``--families mig,dag``), each of ``known``, in
+    the order given and each once.
+
+    Raises:
+        ValueError: Naming the flag, the first unknown name (or a name given twice, or no name
+            at all) and the known ones, for a one-line ``error:``.
+    """
+    known = list(known)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    listed = ", ".join(known)
+    if not names:
+        raise ValueError(f"{flag} {text!r}: names no {what}; known: {listed}")
+    for n in names:
+        if n not in known:
+            raise ValueError(f"{flag} {text}: unknown {what} {n!r}; known: {listed}")
+        if names.count(n) > 1:
+            raise ValueError(f"{flag} {text}: {what} {n!r} is named twice")
+    return names
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, :func:`edgegym.outputs.sigterm_as_interrupt`) in the middle of a
+    benchmark: ``done`` holds what was measured before it, ``missing`` names the parts (sections,
+    families, runs) that were not finished."""
+
+    def __init__(self, done: dict[str, Any], missing: Sequence[str]) -> None:
+        super().__init__("benchmark interrupted")
+        self.done = done
+        self.missing = list(missing)
+
+
+def keep_partial(
+    prog: str,
+    path: Path | None,
+    data: dict[str, Any],
+    kept: int,
+    missing: Sequence[str],
+    what: tuple[str, str],
+) -> int:
+    """What an interrupted benchmark does: write ``data`` (``kept`` finished ``what``, named
+    singular and plural: ``("section", "sections")``) to ``--json`` ``path``, marked
+    ``"partial": {"stopped": "interrupted", "missing": [...]}``, and print one line saying what
+    was kept (``PROG: interrupted; kept 2 finished sections in b.json (not finished: ...)``);
+    return the exit code (130 for Ctrl-C, 143 for SIGTERM, :func:`edgegym.outputs.stopped`).
+    Nothing finished, or no ``--json``: the line alone. A write that fails keeps the numbers in
+    the rescue file the line names."""
+    from edgegym.outputs import OutputWriteError, stopped, write_json
+
+    word, code = stopped()
+    if path is None or not kept:
+        print(f"{prog}: {word}", file=sys.stderr)
+        return code
+    partial = {**data, "partial": {"stopped": word, "missing": list(missing)}}
+    try:
+        write_json(path, partial, "benchmark", flag="--json")
+    except OutputWriteError as exc:  # the numbers are in the rescue file it names
+        print(f"{prog}: {word}; {exc}", file=sys.stderr)
+        return code
+    left = f" (not finished: {', '.join(missing)})" if missing else ""
+    noun = what[0] if kept == 1 else what[1]
+    print(f"{prog}: {word}; kept {kept} finished {noun} in {path}{left}", file=sys.stderr)
+    return code

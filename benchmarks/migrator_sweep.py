@@ -27,7 +27,10 @@ Run: ``python -m benchmarks.migrator_sweep [--workloads 1-16] [--seeds 0,1] [--w
 core; ``--merge A.json B.json`` prints sweeps run apart, say one per core, as one table).
 HiGHS takes half a minute to a few minutes a window (its root LP alone 25-35 s), so the full
 sweep of both seeds, 208 windows, takes hours: ``--milp-windows`` runs it on a sample of each
-episode's windows and the decomposition on all of them.
+episode's windows and the decomposition on all of them. Window indices are checked against
+each workload's window count (W1-W8: 4, W9-W16: 9) before any work. With ``--json`` the results
+so far are written after every workload (marked ``"partial"`` until the sweep ends), so Ctrl-C
+or SIGTERM keeps every finished workload.
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import add_json_arguments, json_problem, median, pinned_to_one_core
+from benchmarks.common import (
+    Parser,
+    add_json_arguments,
+    json_problem,
+    keep_partial,
+    median,
+    pinned_to_one_core,
+)
 from benchmarks.migrator import window_problems
 from edgegym.outputs import run_command, write_json
 
@@ -280,7 +290,15 @@ def _workloads(text: str) -> list[int]:
         if not 1 <= first <= last <= 16:
             raise argparse.ArgumentTypeError(f"workloads are 1..16, got {part!r}")
         out += range(first, last + 1)
+    _once(out, text, "workload")
     return out
+
+
+def _once(items: list[int], text: str, what: str) -> None:
+    """Refuse an item listed twice (its windows would be solved and counted twice)."""
+    twice = sorted({k for k in items if items.count(k) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{what} {twice[0]} is listed twice in {text!r}")
 
 
 def _seeds(text: str) -> list[int]:
@@ -298,20 +316,66 @@ def _ints(text: str, what: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"not a {what} list: {text!r} (e.g. 0,1)") from None
     if any(k < 0 for k in out):
         raise argparse.ArgumentTypeError(f"{what}s are 0 or more, got {text!r}")
+    _once(out, text, what)
     return out
+
+
+def window_counts(workloads: Sequence[int]) -> dict[int, int]:
+    """How many windows an episode of each workload has (its scenario's ``windows``)."""
+    from edgegym.scenarios import load
+
+    return {w: int(load(f"migrator-w{w}")["windows"]) for w in workloads}
+
+
+def windows_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--windows`` / ``--milp-windows`` would select a window that no episode of a
+    selected workload has (no rows: no table; or HiGHS silently run on no window), or
+    ``None``."""
+    counts = window_counts(args.workloads)
+    for flag, chosen in (("--windows", args.windows), ("--milp-windows", args.milp_windows)):
+        if chosen is None:
+            continue
+        for k in chosen:
+            short = [w for w, n in counts.items() if k >= n]
+            if short:
+                n = counts[short[0]]
+                return (
+                    f"{flag} {','.join(map(str, chosen))}: migrator-w{short[0]} has {n} windows "
+                    f"(0-{n - 1}), no window {k}"
+                )
+        if flag == "--windows" and not chosen:
+            return "--windows none: selects no window (leave --windows out for every window)"
+    if args.windows is not None and args.milp_windows:
+        outside = [k for k in args.milp_windows if k not in args.windows]
+        if outside:
+            return (
+                f"--milp-windows {','.join(map(str, args.milp_windows))}: window {outside[0]} "
+                f"is not among --windows {','.join(map(str, args.windows))}, so HiGHS would "
+                "never run on it"
+            )
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Parse, run pinned to one core, print the table, write JSON on request."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workloads", type=_workloads, default=list(range(1, 17)))
-    parser.add_argument("--seeds", type=_seeds, default=[0])
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--workloads",
+        type=_workloads,
+        default=list(range(1, 17)),
+        metavar="N-M,K",
+        help="MIGRator workloads, 1..16 (default: 1-16)",
+    )
+    parser.add_argument(
+        "--seeds", type=_seeds, default=[0], metavar="S,S", help="episode seeds (default: 0)"
+    )
     parser.add_argument(
         "--windows",
         type=_windows,
         default=None,
         metavar="K,K",
-        help="only these window indices of each episode (default: every one)",
+        help="only these window indices of each episode, from 0 (W1-W8 have 4 windows, "
+        "W9-W16 9; default: every one)",
     )
     parser.add_argument(
         "--milp-windows",
@@ -321,7 +385,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="run HiGHS only on these window indices, or 'none' (the decomposition on every "
         "window)",
     )
-    parser.add_argument("--milp-time-limit", type=float, default=10.0, metavar="S")
+    parser.add_argument(
+        "--milp-time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="HiGHS's time limit per window, seconds (default: 10)",
+    )
     parser.add_argument(
         "--milp-start",
         choices=("none", "decomposition"),
@@ -338,31 +408,45 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     add_json_arguments(parser)
     args = parser.parse_args(argv)
     if problem := json_problem(args):
-        print(f"{PROG}: error: {problem}", file=sys.stderr)
-        raise SystemExit(2)
+        parser.error(problem)
     if args.merge:
         try:
             res = merge([_read_sweep(path) for path in args.merge])
         except (OSError, ValueError, KeyError) as exc:
-            print(f"{PROG}: error: --merge: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+            parser.error(f"--merge: {exc}")
         print(format_result(res))
         if args.json is not None:
-            write_json(args.json, res, "benchmark")
+            write_json(args.json, res, "benchmark", flag="--json")
             print(f"wrote {args.json}")
         return res
-    if args.milp_time_limit <= 0:
-        print(f"{PROG}: error: --milp-time-limit must be positive", file=sys.stderr)
-        raise SystemExit(2)
-    with pinned_to_one_core():
-        seeded = args.milp_start == "decomposition"
-        save = None if args.json is None else (lambda so_far: write_json(args.json, so_far,
-                                                                          "benchmark"))  # fmt: skip
-        res = run(args.workloads, args.seeds, args.milp_time_limit, windows=args.windows,
-                  seeded=seeded, milp_windows=args.milp_windows, save=save)  # fmt: skip
+    if not args.milp_time_limit > 0:  # nan too
+        parser.error(f"--milp-time-limit must be positive, got {args.milp_time_limit}")
+    if problem := windows_problem(args):
+        parser.error(problem)
+    names = [f"W{w}" for w in args.workloads]
+    saved: dict[str, Any] = {}
+
+    def save(so_far: dict[str, Any]) -> None:
+        saved.clear()
+        saved.update(so_far, workloads=dict(so_far["workloads"]))
+        missing = [n for n in names if n not in saved["workloads"]]
+        if args.json is not None and missing:  # the end writes the whole sweep unmarked
+            write_json(args.json, {**saved, "partial": {"missing": missing}}, "benchmark",
+                       flag="--json")  # fmt: skip
+
+    try:
+        with pinned_to_one_core():
+            seeded = args.milp_start == "decomposition"
+            res = run(args.workloads, args.seeds, args.milp_time_limit, windows=args.windows,
+                      seeded=seeded, milp_windows=args.milp_windows, save=save)  # fmt: skip
+    except KeyboardInterrupt:
+        done = list(saved.get("workloads", {}))
+        missing = [n for n in names if n not in done]
+        code = keep_partial(PROG, args.json, saved, len(done), missing, ("workload", "workloads"))
+        raise SystemExit(code) from None
     print(format_result(res))
     if args.json is not None:
-        write_json(args.json, res, "benchmark")
+        write_json(args.json, res, "benchmark", flag="--json")
         print(f"wrote {args.json}")
     return res
 

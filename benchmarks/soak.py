@@ -6,7 +6,8 @@ autoreset) for ``--steps`` environment steps in all (default 10^6) with random v
 drawn from ``info["action_mask"]``, samples the process's resident memory (RSS) every
 ``--steps / 50`` steps, and reports steps/s, the RSS after a warm-up (the first 10 % of the
 steps) and the largest RSS after it, as growth in percent. Many episodes end and restart on
-the way, so memory that grows per episode or per request shows as growth.
+the way, so memory that grows per episode or per request shows as growth. Ctrl-C (or SIGTERM)
+keeps the families finished so far in ``--json``, marked ``"partial"``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import edgegym  # noqa: F401  (registers the ids)
-from benchmarks.common import add_json_arguments, json_problem, machine_info
+from benchmarks.common import (
+    Parser,
+    add_json_arguments,
+    json_problem,
+    keep_partial,
+    machine_info,
+    names_in,
+)
 from edgegym.core.registry import ENV_IDS
 from edgegym.outputs import run_command, write_json
 
@@ -111,49 +119,64 @@ def soak(env_id: str, steps: int, num_envs: int, seed: int = 0) -> dict[str, Any
     }
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad arguments: one ``error:`` line and exit code 2 (no usage block)."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+def families() -> list[str]:
+    """The families of the registered ids, in registry order."""
+    return list(dict.fromkeys(family for _, family, *_ in ENV_IDS.values()))
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     from edgegym.cli import int_in
 
-    ap = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int_in(1), default=1_000_000, help="steps per family")
     ap.add_argument("--num-envs", type=int_in(1, 4096), default=64, help="vector size")
-    ap.add_argument("--families", help="comma-separated ids' families (default: all)")
+    ap.add_argument(
+        "--families", help=f"comma-separated families (default: all: {','.join(families())})"
+    )
     add_json_arguments(ap)
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.families is not None:
+        try:
+            args.families = names_in("--families", args.families, families(), "family")
+        except ValueError as exc:
+            ap.error(str(exc))
+    if problem := json_problem(args):
+        ap.error(problem)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Soak every family; print a table; 0 when every growth is under 5 %."""
+    """Soak every family (or ``--families``); print a table; 0 when every growth is under 5 %.
+
+    Bad arguments (an unknown family, an unusable ``--json`` path) print one ``error:`` line
+    and return 2 before any work. Ctrl-C or SIGTERM writes the families finished so far to
+    ``--json`` (``"partial": {"stopped": ..., "missing": [ids]}``), says so in one line and
+    returns 130 (143 for SIGTERM).
+    """
     try:
         args = _parse(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    if problem := json_problem(args):
-        print(f"{PROG}: error: {problem}", file=sys.stderr)
-        return 2
-    wanted = None if not args.families else set(args.families.split(","))
-    rows = []
+    wanted = args.families
+    ids = [i for i, (_, family, *_) in ENV_IDS.items() if wanted is None or family in wanted]
+    rows: list[dict[str, Any]] = []
     print(f"{'env':34} {'steps':>9} {'episodes':>8} {'steps/s':>9} {'RSS MiB':>8} {'growth':>7}")
-    for env_id, (_, family, *_) in ENV_IDS.items():
-        if wanted is not None and family not in wanted:
-            continue
-        r = soak(env_id, args.steps, args.num_envs)
-        rows.append(r)
-        print(
-            f"{env_id:34} {r['steps']:>9,} {r['episodes']:>8,} {r['steps_per_s']:>9,.0f} "
-            f"{r['rss_warm_mb']:>8.1f} {r['growth_pct']:>6.2f}%",
-            flush=True,
-        )
+    try:
+        for env_id in ids:
+            r = soak(env_id, args.steps, args.num_envs)
+            rows.append(r)
+            print(
+                f"{env_id:34} {r['steps']:>9,} {r['episodes']:>8,} {r['steps_per_s']:>9,.0f} "
+                f"{r['rss_warm_mb']:>8.1f} {r['growth_pct']:>6.2f}%",
+                flush=True,
+            )
+    except KeyboardInterrupt:
+        missing = ids[len(rows) :]
+        data = {"soak": rows, "machine": machine_info()}
+        return keep_partial(PROG, args.json, data, len(rows), missing, ("family", "families"))
     if args.json is not None:
-        write_json(args.json, {"soak": rows, "machine": machine_info()}, kind="benchmark")
+        write_json(args.json, {"soak": rows, "machine": machine_info()}, "benchmark", flag="--json")
+        print(f"wrote {args.json}")
     return 0 if all(r["growth_pct"] < 5.0 for r in rows) else 1
 
 

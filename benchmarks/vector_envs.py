@@ -15,7 +15,6 @@ to ``docs/benchmarks.md``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,10 +24,11 @@ import gymnasium as gym
 import numpy as np
 
 import edgegym  # noqa: F401  (registers the ids)
-from benchmarks.common import machine_info, median, pinned_to_one_core
+from benchmarks.common import Parser, machine_info, median, names_in, pinned_to_one_core
 from edgegym.core.registry import FAMILIES
 from edgegym.outputs import run_command
 
+PROG = "python -m benchmarks.vector_envs"
 SIZES = (1, 16, 256)
 
 
@@ -131,13 +131,15 @@ def run(
     sizes: Sequence[int] = SIZES,
     env_steps: int = 20_000,
     repeats: int = 3,
+    out: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Measure every family (or ``families``) at every N; returns the numbers by family.
 
     ``env_steps`` env-steps per timing (divided by N for the step count, at least 20 steps, and
-    by 20 for families stepped as sync copies, which are slow at large N).
+    by 20 for families stepped as sync copies, which are slow at large N). ``out``: the dict
+    the finished families are put in as they finish (what an interrupted run still has).
     """
-    out: dict[str, Any] = {}
+    out = {} if out is None else out
     pole: dict[int, float] = {}
     for name in families or list(FAMILIES):
         fam = FAMILIES[name]
@@ -178,31 +180,44 @@ def format_result(res: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Command line: measure, print the table, return the numbers."""
-    ap = argparse.ArgumentParser(
-        prog="python -m benchmarks.vector_envs", description=__doc__.splitlines()[0]
-    )
+    """Command line: measure, print the table, return the numbers.
+
+    Bad arguments print one ``error:`` line and raise ``SystemExit(2)`` before any work.
+    Ctrl-C or SIGTERM prints the table of the families finished so far, then ends as
+    ``run_command`` ends it (130, or 143 for SIGTERM).
+    """
+    from edgegym.cli import int_in
+
+    ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--families", help=f"comma-separated (default: {','.join(FAMILIES)})")
     ap.add_argument("--sizes", default="1,16,256", help="comma-separated N (default 1,16,256)")
-    ap.add_argument("--env-steps", type=int, default=20_000, help="env-steps per timing")
+    ap.add_argument("--env-steps", type=int_in(1), default=20_000, help="env-steps per timing")
     args = ap.parse_args(argv)
-    families = args.families.split(",") if args.families else None
-    for f in families or []:
-        if f not in FAMILIES:
-            ap.error(f"unknown family {f!r}; known: {', '.join(FAMILIES)}")
+    families = None
+    if args.families is not None:
+        try:
+            families = names_in("--families", args.families, FAMILIES, "family")
+        except ValueError as exc:
+            ap.error(str(exc))
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
         ap.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
-    if any(s < 1 for s in sizes) or args.env_steps < 1:
-        ap.error("--sizes and --env-steps must be >= 1")
+    if any(s < 1 for s in sizes):
+        ap.error(f"--sizes must be >= 1, got {args.sizes!r}")
     info = machine_info()
+    res: dict[str, Any] = {}
     with pinned_to_one_core() as core:
-        res = run(families, sizes, args.env_steps)
+        try:
+            run(families, sizes, args.env_steps, out=res)
+        except KeyboardInterrupt:
+            if res:  # the families measured before it (the message is run_command's)
+                print(format_result(res), flush=True)
+            raise
     print(f"{info['cpu_model']}, pinned to core {core}, numpy {info['numpy']}, {info['date']}")
     print(format_result(res))
     return {"machine": info, "core": core, "families": res}
 
 
 if __name__ == "__main__":
-    sys.exit(run_command(main, "python -m benchmarks.vector_envs"))
+    sys.exit(run_command(main, PROG))
