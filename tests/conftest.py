@@ -109,10 +109,12 @@ def write_scenario(tmp_path: Path) -> Callable[..., Path]:
 
 
 def _check_schedule(cluster, scheds) -> None:
-    """Precedence + transfer, arrival + input transfer, and capacity at every instant."""
+    """Every task placed, precedence + transfer, arrival + input transfer, and capacity at
+    every instant."""
     events = []
     for s in scheds:
         app = s.app
+        assert sorted(s.tasks) == list(range(app.n)), "a task was not placed"
         for i, p in s.tasks.items():
             dur = cluster.exec_time(app.workload[i], app.demand[i], p.server)
             assert p.finish == pytest.approx(p.start + dur)

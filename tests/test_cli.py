@@ -136,7 +136,9 @@ def test_listing_commands(capsys):
     assert "thief" in capsys.readouterr().out
 
 
-def test_evaluation_is_reproducible_and_policies_share_episodes():
+def test_evaluation_is_reproducible_and_numbers_episodes_from_its_seed():
+    """(That policies face the same episodes: test_evaluate.py::test_policies_face_identical_
+    episodes.)"""
     a = evaluate(
         ENV,
         ["thief", "random"],

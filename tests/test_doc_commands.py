@@ -10,6 +10,7 @@ The ``run`` blocks are kept small: together well under a minute on 2 cores (pyte
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import re
@@ -81,21 +82,48 @@ def _commands(code: str) -> list[list[str]]:
     return out
 
 
+class _Parsed(Exception):
+    """Raised once a module's argument parser has read the documented arguments."""
+
+
 def _parses(words: list[str]) -> None:
-    """``edgegym ...`` through the CLI's parser; ``python -m MOD ...`` as ``MOD --help``."""
+    """``edgegym ...`` through the CLI's parser; ``python -m MOD ARGS`` through MOD's own
+    parser with the documented ``ARGS`` (stopped once they parse, before any work), and
+    ``MOD --help`` prints a usage."""
     if words[0] == "edgegym":
         from edgegym.cli import build_parser
 
         build_parser().parse_args(words[1:])  # SystemExit(2) on an unknown flag or bad value
     elif words[:2] == ["python", "-m"] and len(words) > 2:
-        argv, out = sys.argv, io.StringIO()
-        sys.argv = [words[2], "--help"]
-        try:
-            with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
-                runpy.run_module(words[2], run_name="__main__", alter_sys=True)
-        finally:
-            sys.argv = argv
-        assert stop.value.code in (0, None) and "usage" in out.getvalue().lower(), words
+        real = argparse.ArgumentParser.parse_args
+
+        def parsed(self, *a, **k):
+            real(self, *a, **k)  # SystemExit(2) on an unknown flag or bad value
+            raise _Parsed
+
+        ours = words[2].split(".")[0] in ("edgegym", "benchmarks")  # not pytest's own
+        for args in (["--help"], words[3:]) if ours else (["--help"],):
+            argv, out, err = sys.argv, io.StringIO(), io.StringIO()
+            sys.argv = [words[2], *args]
+            try:
+                with (
+                    contextlib.redirect_stdout(out),
+                    contextlib.redirect_stderr(err),
+                    pytest.MonkeyPatch.context() as mp,
+                ):
+                    if args != ["--help"]:
+                        mp.setattr(argparse.ArgumentParser, "parse_args", parsed)
+                    runpy.run_module(words[2], run_name="__main__", alter_sys=True)
+                stop: BaseException | None = None
+            except (SystemExit, _Parsed) as exc:
+                stop = exc
+            finally:
+                sys.argv = argv
+            if args == ["--help"]:
+                assert isinstance(stop, SystemExit) and stop.code in (0, None), words
+                assert "usage" in out.getvalue().lower(), words
+            else:  # parsed, or (no parser run: a bare module) nothing refused
+                assert isinstance(stop, _Parsed) or stop is None, (words, err.getvalue()[-500:])
 
 
 LONG = [b for b in BLOCKS if b[1] == "bash" and b[2] in ("long", "gpu")]

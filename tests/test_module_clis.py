@@ -328,6 +328,7 @@ def test_ekya_sweep_scales_what_a_table_scenario_runs_on():
     scaled = ekya_inputs._scaled_costs(sc, 2.0)
     assert np.allclose(scaled["drift.gpu_seconds"], np.asarray(sc["drift"]["gpu_seconds"]) * 2)
     assert ekya_inputs._scaled_drift(sc, 0.5) == {"drift.drift": 0.5}
+    # the scenario's drift [0.04, 0.16] x 8, clipped to an accuracy of 1
     assert ekya_inputs._scaled_drift(load("ekya-cityscapes"), 8.0)["drift.drift"] == [0.32, 1.0]
 
 

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -188,7 +189,12 @@ def test_the_shipped_agents_still_load_and_act(tmp_path):
         env = gym.make(env_id)
         policy = load_policy(SHIPPED.parent / family, env)
         obs, _ = env.reset(seed=0)
-        env.step(policy.predict(obs)[0])
+        action = policy.predict(obs, deterministic=True)[0]
+        assert env.action_space.contains(np.asarray(action, dtype=np.int64).reshape(
+            env.action_space.shape)), (family, action)  # fmt: skip
+        again = policy.predict(obs, deterministic=True)[0]
+        np.testing.assert_array_equal(action, again)  # greedy: the same action twice
+        env.step(action)
 
 
 # ----------------------------------------------------------------------------- RLlib

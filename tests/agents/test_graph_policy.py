@@ -207,6 +207,9 @@ def test_save_load_and_seeded_training_are_reproducible(tmp_path):
     b.learn(128)
     for pa, pb in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
         torch.testing.assert_close(pa, pb)
+    untrained = _model(_env(), seed=5)  # the same start: learn() moved the weights from it
+    moved = zip(a.policy.parameters(), untrained.policy.parameters(), strict=True)
+    assert any(not torch.equal(pa, pu) for pa, pu in moved)
     a.save(tmp_path / "m.zip")
     loaded = MaskablePPO.load(tmp_path / "m.zip")
     assert isinstance(loaded.policy, GraphPolicy)

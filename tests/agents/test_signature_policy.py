@@ -137,6 +137,9 @@ def test_save_load_and_seeded_training_are_reproducible(tmp_path):
     b.learn(64)
     for pa, pb in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
         torch.testing.assert_close(pa, pb)
+    untrained = _model(gym.make(MIG, window_s=40), seed=5)  # learn() moved the weights
+    moved = zip(a.policy.parameters(), untrained.policy.parameters(), strict=True)
+    assert any(not torch.equal(pa, pu) for pa, pu in moved)
     a.save(tmp_path / "m.zip")
     loaded = MaskablePPO.load(tmp_path / "m.zip")
     obs, _ = env.reset(seed=2)

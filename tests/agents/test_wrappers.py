@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -191,10 +194,20 @@ def test_continual_catalogue_holds_the_uniform_and_no_retrain_actions(policy):
 
 
 def test_catalogues_are_deterministic():
-    for env_id in (CONT, ENERGY):
-        a = joint_actions(gym.make(env_id)).fingerprint()
-        b = joint_actions(gym.make(env_id)).fingerprint()
-        assert a == b
+    """The same catalogue in this process and in others with other string hashes (an order
+    taken from a set of names would differ there): a shipped agent's actions mean the same."""
+    script = (
+        "import gymnasium as gym, edgegym; from edgegym.wrappers import joint_actions; "
+        f"print(*(joint_actions(gym.make(i)).fingerprint() for i in {[CONT, ENERGY]!r}))"
+    )
+    here = [joint_actions(gym.make(env_id)).fingerprint() for env_id in (CONT, ENERGY)]
+    assert here == [joint_actions(gym.make(env_id)).fingerprint() for env_id in (CONT, ENERGY)]
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.split() == [str(f) for f in here], hash_seed
 
 
 # ----------------------------------------------------------------------------- flat envs

@@ -85,7 +85,7 @@ def test_make_vec_takes_max_streams_as_the_single_env_does() -> None:
     np.testing.assert_array_equal(info["action_mask"][0], inf["action_mask"])
     vec.close()
     # The same check, the same message, and the default: the scenario's streams.
-    with pytest.raises(ScenarioError, match="max_streams=2 is smaller"):
+    with pytest.raises(ScenarioError, match="max_streams=2 is out of range"):
         ContinualLearningVectorEnv(num_envs=2, max_streams=2, **SMALL)
     assert ContinualLearningVectorEnv(num_envs=2, **SMALL).max_streams == 3
 

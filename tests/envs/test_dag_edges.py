@@ -139,16 +139,18 @@ def test_a_retraining_with_gain_one_keeps_the_gap_to_the_ceiling_non_negative():
     )
     obs, _ = env.reset(seed=0)
     e, h = env.params.e, len(env.params.options)
-    seen, done = [obs], False
+    seen, done, retrained = [obs], False, 0
     while not done:  # retrain whenever the mask allows it
         mask = env.action_masks()
         cfg = mask[e : e + h + 1]
         action = np.zeros(1 + env.params.n_nodes, dtype=np.int64)
         action[1] = 1 if cfg[1] else 0
-        obs, _, term, trunc, _ = env.step(action)
+        obs, _, term, trunc, info = env.step(action)
         seen.append(obs)
+        retrained += len(info.get("retrained", ()))
         done = term or trunc
     assert 0.3 + (0.9 - 0.3) > 0.9  # the rounding this test relies on
+    assert retrained > 0  # the case the test is about happened
     assert all(env.observation_space.contains(obs) for obs in seen)
 
 

@@ -61,13 +61,17 @@ def test_a_min_is_never_violated():
         record_timeline=True, requests=60, duration_s=3000.0, a_min=0.7, pool_from_inputs=False
     )
     env.reset(seed=0)
-    term = False
+    term, below_seen = False, 0
     while not term:
-        # "never retrain" everywhere: the projection must retrain models below A_min
+        snap = env.sim_state()
+        # "never retrain" everywhere: the projection must retrain every task whose model is
+        # below A_min (each one: the request's mean accuracy could hide one)
         _, _, term, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
-        if info["epoch"] == "admit":
-            assert info["accuracy"] >= 0.7 - 1e-9 or info["retrained"]
-    assert info["episode_metrics"]["retrainings"] > 0
+        if snap.kind == "admit":
+            below = {int(v) for v in np.flatnonzero(snap.acc_now < 0.7 - 1e-9)}
+            assert below <= set(info["retrained"]), (below, info["retrained"])
+            below_seen += len(below)
+    assert below_seen > 0 and info["episode_metrics"]["retrainings"] > 0
 
 
 @pytest.mark.parametrize("name", ["list", "srs", "mrs"])

@@ -24,6 +24,7 @@ def _reference(shares, quantum, capacity):
 
 
 def test_examples():
+    # by hand: floor(0.35 / 0.1) = 3 quanta each, 9 <= C = 10: on the grid, returned as is
     np.testing.assert_allclose(quantize_shares([0.35, 0.35, 0.35], 0.1), [0.3, 0.3, 0.3])
     np.testing.assert_array_equal(quantize_shares([0.3, 0.7], 0.1, as_quanta=True), [3, 7])
     np.testing.assert_array_equal(quantize_shares([0.6, 0.6], 0.1, as_quanta=True), [5, 5])
@@ -84,6 +85,7 @@ def test_quantize_validation():
 
 def test_share_speedup():
     s = np.array([0.0, 0.25, 0.5, 1.0, 1.5, 3.0])
+    # by hand: min(s, 1) + max(s - 1, 0) x 0.9 (the default multi-GPU efficiency)
     np.testing.assert_allclose(share_speedup(s), [0.0, 0.25, 0.5, 1.0, 1.45, 2.8])
     np.testing.assert_allclose(share_speedup(s, alpha=0.5)[:4], [0.0, 0.5, np.sqrt(0.5), 1.0])
     np.testing.assert_allclose(share_speedup(s, multi_gpu_efficiency=1.0)[4:], [1.5, 3.0])
