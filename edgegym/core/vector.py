@@ -321,10 +321,11 @@ class EdgeVectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP and done.any():
             final_obs = np.full(n_envs, None, dtype=object)
             final_info: dict[str, Any] = {}
-            for i in np.flatnonzero(done):
+            done_idx = np.flatnonzero(done)  # terminated or truncated
+            for i in done_idx:
                 final_obs[i] = obs_row(obs, int(i))
                 final_info = self._add_info(final_info, env_info(info, int(i)), int(i))
-            self._reinit(np.flatnonzero(done))
+            self._reinit(done_idx)
             obs = dyn.observation(p, self.state)
             # As Gymnasium's SyncVectorEnv: the envs that ended hold their reset's entries, the
             # others keep this step's.

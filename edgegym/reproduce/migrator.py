@@ -228,14 +228,9 @@ def _plot(tab, policies, workloads, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-#: The episode metrics every row of ``migrator-runs.json`` has (:func:`run_one`).
-_METRICS = (
-    "goodput", "slo_attainment", "accuracy", "min_tenant_goodput", "requests", "energy_j",
-    "retrainings", "reconfigurations", "reconfig_events", "downtime_s", "overhead_s",
-    "overhead_without_preinit_s", "idle_gpc_frac",
-)  # fmt: skip
-#: One episode's row of ``migrator-runs.json`` (:func:`run_one`): its other values are numbers
-#: or null (a mean over no retraining job), the planner's statistics lists.
+#: One episode's row of ``migrator-runs.json`` (:func:`run_one`): what it ran, its episode
+#: metrics (named by the family's dynamics) and other values numbers or null (a mean over no
+#: retraining job), the planner's statistics lists.
 _ROW = Record(
     {
         **{k: TEXT for k in ("workload", "policy")},
@@ -244,7 +239,7 @@ _ROW = Record(
         **{k: ListOf(NUM) for k in ("solve_s", "gap")},
         "plans_solved": ListOf(INT),
     },
-    required=(*_METRICS, "workload", "policy", "seed", "overrides"),
+    required=("workload", "policy", "seed", "overrides"),
     rest=Maybe(NUM),
 )
 #: What the report reads of ``migrator-runs.json``: the run's facts, the calibration (its
