@@ -228,19 +228,15 @@ def build_problem(
     if snap.signature >= 0:
         for i in range(m):
             prev[i] = u_index[i].get(cat.signatures[snap.signature][i], -1)
-    expected = None
+    per_step = None
     if samples is not None and samples.ndim == 3:
         k_n = samples.shape[1]
         flat = samples.astype(float).reshape(m * k_n, samples.shape[2])
-        a = _arrivals_per_step(flat, edges).reshape(m, 1, k_n, t_n)  # (M,1,K,T)
-        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
-        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
+        per_step = _arrivals_per_step(flat, edges).reshape(m, k_n, t_n)  # (M, K, T)
     elif samples is not None:
-        a = samples.astype(float)[:, None, :, None] * dt[None, None, None, :]  # (M,1,K,T)
-        c = cap[:, :, None, None] * dt[None, None, None, :]  # (M,U,1,T)
-        expected = np.minimum(a, c).mean(axis=2)  # (M, U, T)
+        per_step = samples.astype(float)[:, :, None] * dt[None, None, :]  # (M, K, T)
     prob = PlanProblem(
-        expected_served=expected,
+        samples=per_step,
         arrivals=_arrivals_per_step(arrivals_per_s, edges),
         dt=dt,
         sig_u=sig_u,

@@ -416,7 +416,8 @@ def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.nda
     """The class of every inference option and the entry loss ``l[i, t, u]``, when the
     problem's switch losses have Eq. 11's shape: options fall into classes (a switch inside a
     class is free) and ``loss[i, t, u', u]`` is ``l[i, t, u]`` whenever ``u'``'s class differs
-    from ``u``'s, whatever ``u'`` is (checked exactly, over the options the signatures use).
+    from ``u``'s, whatever ``u'`` is (checked exactly, over the options the signatures use and
+    the one held before step 0).
 
     Returns:
         (M, U) class index per tenant and option and (M, T, U) the loss of entering option u
@@ -428,7 +429,10 @@ def change_classes(p: PlanProblem, loss: np.ndarray) -> tuple[np.ndarray, np.nda
     cls = np.zeros((m, n_u), dtype=np.int64)
     enter = np.zeros((m, t_n, n_u))
     for i in range(m):
-        used = np.unique(p.sig_u[:, i])
+        # The options the signatures use and the one held before step 0 (a switch from it
+        # can be free, so it joins a class like any other).
+        held = p.sig_u[:, i] if p.prev_u[i] < 0 else np.append(p.sig_u[:, i], p.prev_u[i])
+        used = np.unique(held)
         free = (p.added[i] == 0) & (p.added[i].T == 0)  # switching costs nothing either way
         label = np.arange(n_u)  # an option no signature uses keeps a class of its own
         for u in used:  # classes: connected components of the free switches
@@ -648,12 +652,11 @@ def _table_breaks(p: PlanProblem, served: np.ndarray, loss: np.ndarray) -> np.nd
     Inside a stretch where gains and transition costs do not change, a path that stays on one
     option is optimal whenever the costs satisfy the triangle inequality (any detour can be
     replaced by its best option, entered and left directly, at no greater cost). The inequality
-    is checked on each stretch's loss table: the added capacity of a multiset difference is
-    subadditive and ``min(., D)`` keeps it so; Eq. 10's cost (the whole new capacity, charged
-    only when the instance or GPC count changes) can violate it (a switch to an option with the
-    same counts is free), unless the arrivals during Psi cap every charge, as they usually do.
-    Inside a stretch whose table violates it every step is its own stretch, so the path stays
-    exact.
+    is checked on each stretch's loss table, and it can fail: Eq. 10's cost (what the whole new
+    option would serve during Psi, charged only when the instance or GPC count changes) breaks
+    it wherever a dear option is entered through a cheaper one of its class (a switch to an
+    option with the same counts is free). Inside a stretch whose table violates it every step
+    is its own stretch, so the path stays exact.
     """
     t_n = p.shape[1]
     brk = np.ones(t_n, dtype=bool)

@@ -12,9 +12,19 @@ ends, ``post[m]`` from then on. The objective is
     sum_t sum_m acc[m, t] * (min(a[m, t], cap[m, u_t] * dt_t) - loss[m, t])
 
 where ``loss[m, t]`` is charged when the inference option changes at t: a capacity
-``added[m, u', u]`` is down for the tenant's ``psi[m]`` seconds (``min(added * psi, arrivals
-during the overhead)``, the overhead spread over the seconds it lasts instead of clipped to one
-step). :func:`~edgegym.baselines.migrator.build_problem` fills ``added`` and ``psi`` with the
+``added[m, u', u]`` of the new option is down for the tenant's ``psi[m]`` seconds from the
+step's start, the overhead spread over the seconds it lasts instead of clipped to one step. In
+each step k it covers a fraction ``f_k`` of, the option serves at the remaining rate
+``cap[u] - added`` and the arrivals beyond it are lost (nothing is ready to queue them within
+their SLO), so
+
+    loss[m, t] = sum_k f_k * (min(a_k, cap[u] dt_k) - min(a_k, (cap[u] - added) dt_k))
+
+which never exceeds what the option would have served over the overhead. Where the arrivals
+saturate the option this is Eq. 10's ``cap dt - Psi cap``; below saturation Eq. 10 read
+literally lets the arrivals of the overhead wait and prices the switch lower, where the
+environment's SLO admission turns them away (docs/design-notes.md, MIGRator planner).
+:func:`~edgegym.baselines.migrator.build_problem` fills ``added`` and ``psi`` with the
 cost rule the environment applies (``overhead.rule``,
 :func:`edgegym.families.mig.reconfig.reconfigure`), so the planner's model is the environment's:
 
@@ -123,8 +133,10 @@ class PlanProblem:
         pending: (M,) the tenant still has to retrain in this window.
         prev_u: (M,) inference option before step 0 (-1: none, no transition cost).
         must_launch: Enforce Formula 4 (a pending tenant launches if any size fits).
-        expected_served: optional (M, U, T) requests each option serves in each step, when the
-            forecast is a distribution (``E[min(A, cap dt)]``) rather than a point.
+        samples: optional (M, K, T) sampled arrivals of each step, when the forecast is a
+            distribution rather than a point: every ``min(a, rate dt)`` of the model (what an
+            option serves, and serves while part of it is down) is then ``E[min(A, rate dt)]``
+            over the samples.
         option_sizes: optional (M, U, Z) instances of each size in each inference option.
         layouts: optional (C, Z) instances of each size in each maximal MIG layout of the GPU.
             With ``option_sizes`` they let the MILP write the allocation per tenant (the
@@ -145,7 +157,7 @@ class PlanProblem:
     pending: np.ndarray
     prev_u: np.ndarray
     must_launch: bool = True
-    expected_served: np.ndarray | None = None
+    samples: np.ndarray | None = None
     option_sizes: np.ndarray | None = None
     layouts: np.ndarray | None = None
 
@@ -156,26 +168,42 @@ class PlanProblem:
 
     def served(self) -> np.ndarray:
         """(M, U, T) requests served by each option in each step (no reconfiguration)."""
-        if self.expected_served is not None:
-            return self.expected_served
-        return np.minimum(self.arrivals[:, None, :], self.cap[:, :, None] * self.dt[None, None, :])
+        return self._serve(self.cap)
+
+    def _serve(self, rate: np.ndarray, tenant: int | None = None) -> np.ndarray:
+        """(M, R, T) requests served in each step at ``rate`` (M, R) requests/s: ``min(a, rate
+        dt)``, or its mean over the samples; (R, T) for one ``tenant`` at ``rate`` (R,)."""
+        rows = slice(None) if tenant is None else slice(tenant, tenant + 1)
+        rate = rate if tenant is None else rate[None]
+        c = rate[:, :, None] * self.dt[None, None, :]
+        if self.samples is None:
+            out = np.minimum(self.arrivals[rows, None, :], c)
+        else:
+            out = np.minimum(self.samples[rows, None], c[:, :, None]).mean(axis=2)
+        return out if tenant is None else out[0]
 
     def loss(self) -> np.ndarray:
-        """(M, T, U, U) requests lost when switching from option u' to u at step t."""
+        """(M, T, U, U) requests lost when switching from option u' to u at step t: in each step
+        the overhead covers, what u serves less what it serves with ``added[u', u]`` down."""
         m, t_n = self.shape
+        n_u = self.added.shape[1]
         ends = np.cumsum(np.concatenate([[0.0], self.dt]))
-        out = np.zeros((m, t_n, *self.added.shape[1:]))
+        served = self.served()
+        out = np.zeros((m, t_n, n_u, n_u))
         for i in range(m):
-            # Arrivals during the psi seconds after the start of each step.
-            during = np.zeros(t_n)
-            for t in range(t_n):
-                horizon = ends[t] + self.psi[i]
-                k = t
-                while k < t_n and ends[k] < horizon - 1e-12:
-                    frac = min(1.0, (horizon - ends[k]) / self.dt[k])
-                    during[t] += self.arrivals[i, k] * frac
-                    k += 1
-            out[i] = np.minimum(self.added[i][None] * self.psi[i], during[:, None, None])
+            # cover[t, k]: the fraction of step k inside the psi seconds from step t's start.
+            lo = np.maximum(ends[:-1, None], ends[None, :-1])
+            hi = np.minimum(ends[:-1, None] + self.psi[i], ends[None, 1:])
+            cover = np.clip(hi - lo, 0.0, None) / self.dt[None, :]
+            left = np.clip(self.cap[i][None, :] - self.added[i], 0.0, None)  # (U', U) req/s
+            rates, r_of = np.unique(left, return_inverse=True)
+            kept = self._serve(rates, tenant=i)  # (R, T)
+            # Each distinct (remaining rate, option) once, so equal entries are equal bitwise.
+            pair = r_of.reshape(left.shape) * n_u + np.arange(n_u)[None, :]
+            keys, p_of = np.unique(pair, return_inverse=True)
+            short = served[i][keys % n_u] - kept[keys // n_u]  # (P, T)
+            per = (cover @ short.T)[:, p_of.reshape(left.shape)]  # (T, U', U)
+            out[i] = np.where(self.added[i] > 0, per, 0.0)  # nothing down: nothing lost
         return out
 
     def value(self, seq: np.ndarray) -> float:

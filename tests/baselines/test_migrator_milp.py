@@ -41,6 +41,26 @@ def test_milp_equals_brute_force_on_tiny_problems(seed, tiny_plan_problem):
     _assert_milp_equals_brute_force(tiny_plan_problem(seed, eq11=True))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_option_held_before_the_window_shares_the_class_of_its_free_switches(
+    seed, tiny_plan_problem
+):
+    # Tenant 0 held option 1 before the window, which none of this window's signatures use;
+    # options 1 and 2 have the same counts (Eq. 11: switching between them is free). Option 1
+    # must join option 2's class, or the MILP charges an entry into 2 at step 0 that the model
+    # (loss[0, 0, 1, 2] = 0) does not.
+    p = tiny_plan_problem(seed, eq11=True)
+    cls = np.array([[0, 1, 1], [0, 0, 1]])
+    added = np.where(cls[:, :, None] != cls[:, None, :], p.cap[:, None, :], 0.0)
+    sig_u = p.sig_u.copy()
+    sig_u[sig_u[:, 0] == 1, 0] = 2
+    sig_u[0, 0] = 2
+    p = dataclasses.replace(p, added=added, sig_u=sig_u, prev_u=np.array([1, p.prev_u[1]]))
+    classes, _ = change_classes(p, p.loss())
+    assert classes[0, 1] == classes[0, 2] != classes[0, 0]
+    _assert_milp_equals_brute_force(p)
+
+
 def _layout_problem(seed: int, tiny_plan_problem) -> PlanProblem:
     """A tiny problem whose allowed signatures are every combination of the tenants' options
     and retraining sizes whose instances fit one of two random layouts (as on a MIG GPU)."""
