@@ -13,10 +13,10 @@ ends, ``post[m]`` from then on. The objective is
 
 where ``loss[m, t]`` is charged when the inference option changes at t: a capacity
 ``added[m, u', u]`` of the new option is down for the tenant's ``psi[m]`` seconds from the
-step's start, the overhead spread over the seconds it lasts instead of clipped to one step. In
-each step k it covers a fraction ``f_k`` of, the option serves at the remaining rate
-``cap[u] - added`` and the arrivals beyond it are lost (nothing is ready to queue them within
-their SLO), so
+step's start, the overhead spread over the seconds it lasts instead of clipped to one step.
+Over the fraction ``f_k`` of step k that the overhead covers, the option serves at the
+remaining rate ``cap[u] - added`` and the arrivals beyond it are lost (nothing is ready to
+queue them within their SLO), so
 
     loss[m, t] = sum_k f_k * (min(a_k, cap[u] dt_k) - min(a_k, (cap[u] - added) dt_k))
 
@@ -183,8 +183,9 @@ class PlanProblem:
         return out if tenant is None else out[0]
 
     def loss(self) -> np.ndarray:
-        """(M, T, U, U) requests lost when switching from option u' to u at step t: in each step
-        the overhead covers, what u serves less what it serves with ``added[u', u]`` down."""
+        """(M, T, U, U) requests lost when switching from option u' to u at step t: over the
+        part of each step the overhead covers, what u serves less what it serves with
+        ``added[u', u]`` down."""
         m, t_n = self.shape
         n_u = self.added.shape[1]
         ends = np.cumsum(np.concatenate([[0.0], self.dt]))
@@ -202,8 +203,15 @@ class PlanProblem:
             pair = r_of.reshape(left.shape) * n_u + np.arange(n_u)[None, :]
             keys, p_of = np.unique(pair, return_inverse=True)
             short = served[i][keys % n_u] - kept[keys // n_u]  # (P, T)
-            per = (cover @ short.T)[:, p_of.reshape(left.shape)]  # (T, U', U)
-            out[i] = np.where(self.added[i] > 0, per, 0.0)  # nothing down: nothing lost
+            # per[t] = sum over k of cover[t, k] * short[:, k], added band by band (the overhead
+            # covers step t and the next few), elementwise: the same bits on every CPU.
+            per = np.zeros((t_n, keys.size))
+            for d in range(t_n):
+                c = np.diagonal(cover, offset=d)  # cover[t, t + d]
+                if not c.any():
+                    break  # the overhead ends before step t + d for every t
+                per[: t_n - d] += c[:, None] * short[:, d:].T
+            out[i] = np.where(self.added[i] > 0, per[:, p_of.reshape(left.shape)], 0.0)
         return out
 
     def value(self, seq: np.ndarray) -> float:
