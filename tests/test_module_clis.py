@@ -11,7 +11,6 @@ from __future__ import annotations
 import string
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +82,8 @@ def test_ekya_rejects_a_scenario_without_10_streams(capsys, tmp_path):
     assert "--scenario ekya-table1: has 2 streams, not 10" in line
     bundled = (
         "ekya-cityscapes, ekya-cityscapes-authors-profiles, ekya-cityscapes-fig2c-drift, "
-        "ekya-cityscapes-mps-interference, ekya-cityscapes-peak-throughput"
+        "ekya-cityscapes-interpolated-rates, ekya-cityscapes-mps-interference, "
+        "ekya-cityscapes-peak-throughput"
     )
     assert f"bundled: {bundled}, ekya-waymo" in line
 
@@ -283,13 +283,12 @@ def test_commands_exit_2_with_one_error_line(args, prog, needle):
 
 
 def test_benchmarks_check_the_json_path_before_measuring(a_file):
-    started = time.perf_counter()
     res = _command("benchmarks", "--quick", "--json", str(a_file / "x.json"), timeout=120)
-    elapsed = time.perf_counter() - started
     line = _error_line(res.returncode, res.stderr, "python -m benchmarks")
     assert f"--json {a_file / 'x.json'}: cannot be created" in line
-    assert res.stdout == ""  # nothing was measured (a --quick run takes ~40 s)
-    assert elapsed < 30
+    # nothing was measured: a measurement prints its table (no wall-clock bound here, which a
+    # loaded machine breaks)
+    assert res.stdout == ""
 
 
 def test_benchmarks_help_names_every_benchmark():
