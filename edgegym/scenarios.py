@@ -366,7 +366,7 @@ class Scenario:
     def with_overrides(self, **overrides: Any) -> Scenario:
         """A validated copy with field overrides (as :func:`load` applies them)."""
         path = Path(self.source)
-        src = path.name if path.parent == bundled_dir() else str(path)
+        src = _source(path)
         raw = apply_overrides(copy.deepcopy(self.data), overrides, src)
         return Scenario(self.name, validate(raw, src, path.parent), self.source)
 
@@ -500,21 +500,37 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any], src: str)
     return out
 
 
-def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
-    """Load, override and validate a scenario.
+#: The field of a scenario file that derives it from a bundled scenario (:func:`read_raw`).
+EXTENDS = "extends"
+#: Longest chain of derivations (a file extending one that extends another, ...).
+MAX_EXTENDS = 8
 
-    Args:
-        name_or_path: A bundled name (see :func:`bundled`) or a path to a YAML file.
-        **overrides: Field overrides, e.g. ``gpus=4`` or ``drift.drift=[0.1, 0.2]``.
 
-    Raises:
-        ScenarioError: The file is missing, unparsable (a duplicate key and an alias bomb
-            included), or a field is out of range.
-    """
-    path = resolve(name_or_path)
-    src = path.name if path.parent == bundled_dir() else str(path)
+def merge_patch(base: Any, patch: Any) -> Any:
+    """``patch`` applied to ``base`` as a JSON Merge Patch (RFC 7386): mappings merge key by
+    key, recursively; a key set to null (``~``) is removed; anything else (a number, a text, a
+    list) replaces the base's value whole. Neither argument is changed."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    out = dict(base) if isinstance(base, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _source(path: Path) -> str:
+    """How messages name a scenario file: a bundled one by its file name, others by path."""
+    return path.name if path.parent == bundled_dir() else str(path)
+
+
+def _parse(path: Path) -> Any:
+    """A scenario file's YAML, parsed as untrusted input (nothing validated yet)."""
+    src = _source(path)
     try:
-        raw = load_yaml(read_text(path, "scenario file", "scenario"))
+        return load_yaml(read_text(path, "scenario file", "scenario"))
     except (InputError, FileNotFoundError) as exc:
         raise ScenarioError(str(exc)) from None
     except StrictYAMLError as exc:  # a duplicate key, an alias bomb
@@ -523,6 +539,68 @@ def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
         raise ScenarioError(f"{src}: not valid YAML: {yaml_problem(exc)}") from None
     except RecursionError:
         raise ScenarioError(f"{src}: nested too deeply to be a scenario file") from None
+
+
+def read_raw(name_or_path: str | Path) -> Any:
+    """A scenario file's mapping as written, with its ``extends`` resolved; not validated.
+
+    A file may derive from a bundled scenario: ``extends: ekya-cityscapes`` takes that
+    scenario's mapping and applies the rest of the file to it as a merge patch
+    (:func:`merge_patch`: sections and ``provenance`` merge field by field, a list replaces the
+    base's list whole, ``~`` removes a field). A derived file names itself (``name``); it may
+    extend only a bundled scenario, by name, so a file never makes edgegym read a path it
+    names. Chains are followed up to :data:`MAX_EXTENDS` deep; a cycle is an error.
+
+    Raises:
+        ScenarioError: The file is missing or not YAML, or its ``extends`` names no bundled
+            scenario, forms a cycle or chains too deep, or it gives no ``name`` of its own.
+    """
+    path = resolve(name_or_path)
+    raw = _parse(path)
+    chain = [_source(path)]
+    patches = []
+    while isinstance(raw, dict) and EXTENDS in raw:
+        src = chain[-1]
+        base = raw[EXTENDS]
+        names = bundled()
+        if not isinstance(base, str) or base not in names:
+            raise ScenarioError(
+                f"{src}: {EXTENDS}: must name a bundled scenario ({', '.join(names)}), got "
+                f"{shown(base)}"
+            )
+        if "name" not in raw:
+            raise ScenarioError(f"{src}: a scenario that extends {base!r} needs a name of its own")
+        if f"{base}.yaml" in chain:
+            raise ScenarioError(
+                f"{src}: {EXTENDS}: a cycle ({' -> '.join([*chain, f'{base}.yaml'])})"
+            )
+        if len(chain) > MAX_EXTENDS:
+            raise ScenarioError(
+                f"{chain[0]}: {EXTENDS}: more than {MAX_EXTENDS} derivations ({' -> '.join(chain)})"
+            )
+        patches.append({k: v for k, v in raw.items() if k != EXTENDS})
+        chain.append(f"{base}.yaml")
+        raw = _parse(bundled_dir() / f"{base}.yaml")
+    for patch in reversed(patches):
+        raw = merge_patch(raw, patch)
+    return raw
+
+
+def load(name_or_path: str | Path, **overrides: Any) -> Scenario:
+    """Load, override and validate a scenario.
+
+    Args:
+        name_or_path: A bundled name (see :func:`bundled`) or a path to a YAML file (which may
+            extend a bundled scenario: :func:`read_raw`).
+        **overrides: Field overrides, e.g. ``gpus=4`` or ``drift.drift=[0.1, 0.2]``.
+
+    Raises:
+        ScenarioError: The file is missing, unparsable (a duplicate key and an alias bomb
+            included), extends no bundled scenario, or a field is out of range.
+    """
+    path = resolve(name_or_path)
+    src = _source(path)
+    raw = read_raw(path)
     try:
         if overrides:
             raw = apply_overrides(raw if isinstance(raw, dict) else {}, overrides, src)

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.baselines import make_policy
 from edgegym.core.registry import ENV_IDS, FAMILIES
-from edgegym.scenarios import ScenarioError, ScenarioModel, resolve
+from edgegym.scenarios import ScenarioError, ScenarioModel, read_raw
 from edgegym.workload.checks import Range
 
 #: Steps a drawn case runs.
@@ -156,7 +156,7 @@ def _run(env_id: str, raw: dict, where: str, policy: str, seed: int, tmp_path) -
 
 def _case(env_id: str, data: st.DataObject, tmp_path) -> None:
     family, _, scenario = ENV_IDS[env_id][1], None, ENV_IDS[env_id][2]
-    raw = yaml.safe_load(resolve(scenario).read_text())
+    raw = read_raw(scenario)
     fields = _fields(family)
     picked = data.draw(
         st.lists(st.sampled_from(range(len(fields))), min_size=1, max_size=2, unique=True),

@@ -19,7 +19,7 @@ import yaml
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.baselines import make_policy
 from edgegym.core.registry import ENV_IDS
-from edgegym.scenarios import resolve
+from edgegym.scenarios import read_raw, resolve
 
 #: Values a numeric (or any) field is replaced by.
 MUTANTS: tuple[tuple[str, Any], ...] = (
@@ -136,7 +136,7 @@ def _field_mutants(env_id: str, raw: Any, path: Any, under: tuple = ()) -> tuple
 
 @pytest.mark.parametrize(("env_id", "scenario"), _cases())
 def test_every_field_mutant_is_refused_in_one_line_or_runs_finite(env_id, scenario, tmp_path):
-    raw = yaml.safe_load(resolve(scenario).read_text())
+    raw = read_raw(scenario)
     path = tmp_path / "mutant.yaml"
     n, problems = _field_mutants(env_id, raw, path)
     # An unknown key beside every section's fields.

@@ -21,14 +21,21 @@ import yaml
 from edgegym import cli
 from edgegym.evaluation import make_env
 from edgegym.inputs import MAX_ALIAS_VALUES, StrictYAMLError, load_yaml, yaml_problem
-from edgegym.scenarios import MAX_LINE, ScenarioError, UnknownOverrideError, load, resolve
+from edgegym.scenarios import (
+    MAX_LINE,
+    ScenarioError,
+    UnknownOverrideError,
+    load,
+    read_raw,
+    resolve,
+)
 
 ENERGY = "edgegym/EnergyFairShare-v0"
 ETF = "etf-tx2-resnet50-mobilenetv2"
 
 
 def _raw(name: str) -> dict[str, Any]:
-    return copy.deepcopy(yaml.safe_load(resolve(name).read_text()))
+    return copy.deepcopy(read_raw(name))
 
 
 def _write(tmp_path: Path, raw: Any, name: str = "s.yaml") -> Path:

@@ -86,13 +86,13 @@ def default_scenario_of(family: str) -> str:
 
 def bundled_scenarios(family: str) -> list[str]:
     """The bundled scenarios of a family: its default first, then by name."""
-    from edgegym.scenarios import bundled, bundled_dir
+    from edgegym.scenarios import bundled, read_raw
 
     out = []
     for name in bundled():
         try:
-            data = load_yaml(read_text(bundled_dir() / f"{name}.yaml", "scenario", "scenario"))
-        except (OSError, ValueError, yaml.YAMLError):  # InputError is a ValueError
+            data = read_raw(name)
+        except (OSError, ValueError):  # ScenarioError is a ValueError
             continue
         if isinstance(data, dict) and data.get("family") == family:
             out.append(name)

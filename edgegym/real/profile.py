@@ -40,13 +40,12 @@ import numpy as np
 import torch
 import yaml
 
-from edgegym.inputs import InputError, load_yaml, read_text, yaml_problem
 from edgegym.real import TINY_SCENARIO
 from edgegym.real.data import DigitStream
 from edgegym.real.executor import DEFAULT_OPTIONS, check_device
 from edgegym.real.models import architecture_for
 from edgegym.real.retrain import RetrainJob, evaluate, pretrained, sync
-from edgegym.scenarios import ScenarioError, load, resolve
+from edgegym.scenarios import load, read_raw, resolve
 from edgegym.workload.continual import RetrainConfig
 
 
@@ -206,7 +205,8 @@ def _read_base(base_scenario: str | Path) -> dict[str, Any]:
     measuring. The file is an untrusted input: :func:`edgegym.scenarios.load` reads it first
     (a regular file of bounded size, UTF-8, YAML without duplicate keys or alias bombs, not
     nested too deeply, every field in range), so a bad one is one line naming it; its mapping
-    as written is then read the same way (:func:`edgegym.inputs.read_text`).
+    as written is then read the same way (:func:`edgegym.scenarios.read_raw`, which resolves
+    an ``extends``).
 
     Raises:
         ScenarioError: Not a loadable scenario (or changed while read), naming the file.
@@ -214,14 +214,7 @@ def _read_base(base_scenario: str | Path) -> dict[str, Any]:
     """
     base_path = resolve(base_scenario)  # a bundled name or a path; ScenarioError if neither
     load(base_path)  # a clear message for a bad file before any measuring
-    try:
-        base = load_yaml(read_text(base_path, "scenario file", "scenario"))
-    except (InputError, FileNotFoundError) as exc:  # it changed since load(): as load says
-        raise ScenarioError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{base_path}: not valid YAML: {yaml_problem(exc)}") from None
-    except RecursionError:
-        raise ScenarioError(f"{base_path}: nested too deeply to be a scenario file") from None
+    base = read_raw(base_path)  # as written, its extends resolved; changed since: as load says
     family = base.get("family") if isinstance(base, dict) else None
     if family != "continual":
         hint = f"; pass --family {family}" if family in ("mig", "energy", "dag") else ""

@@ -52,14 +52,13 @@ import yaml
 
 from edgegym.hardware.gpus import GPUS, PowerModel, get_gpu
 from edgegym.hardware.mig import MIG_TOTAL_GPCS, get_mig_profiles
-from edgegym.inputs import load_yaml
 from edgegym.real.energy import EnergyMeter
 from edgegym.real.executor import check_device, gpu_index
 from edgegym.real.models import architecture_for, build
 from edgegym.real.profile import _hardware, _latency_ms
 from edgegym.real.retrain import sync
 from edgegym.real.sharing import Sharing, detect
-from edgegym.scenarios import load, resolve
+from edgegym.scenarios import load, read_raw, resolve
 from edgegym.workload.models import get_model
 
 #: Families :func:`profile_family` writes (the continual family is :func:`profile.profile`).
@@ -796,7 +795,7 @@ def profile_family(
     check_device(s.device)
     base_path = resolve(base_scenario or REGISTERED[family].default_scenario)
     load(base_path)  # a clear message for a bad file before any measuring
-    raw = load_yaml(base_path.read_text())
+    raw = read_raw(base_path)  # as written, its extends resolved
     if raw.get("family") != family:
         raise ValueError(
             f"{base_path.name}: a scenario of the {raw.get('family')} family; --family "

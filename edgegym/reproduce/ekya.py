@@ -39,7 +39,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import yaml
 
 from edgegym.baselines.ekya import MAX_EXACT_QUANTA
 from edgegym.evaluation import evaluate
@@ -60,7 +59,14 @@ from edgegym.reproduce.ekya_inputs import (
 )
 from edgegym.reproduce.ekya_report import REPORT
 from edgegym.reproduce.ekya_tables import section_texts, table
-from edgegym.scenarios import ScenarioError, apply_overrides, bundled, load, validate
+from edgegym.scenarios import (
+    ScenarioError,
+    apply_overrides,
+    bundled,
+    load,
+    read_raw,
+    validate,
+)
 from edgegym.workload.continual import MAE_PER_STD
 
 PROG = "python -m edgegym.reproduce.ekya"
@@ -498,7 +504,7 @@ def scenario_problem(name: str) -> str | None:
     if sc["streams"] != STREAMS:
         return f"has {sc['streams']} streams, not {STREAMS}"
     src = Path(sc.source)
-    raw = yaml.safe_load(src.read_text())  # validated below as load() does with overrides
+    raw = read_raw(src)  # validated below as load() does with overrides
     for overrides in _scenario_overrides():
         try:
             validate(apply_overrides(raw, overrides, src.name), src.name, src.parent)
