@@ -478,9 +478,23 @@ def _scenario_shape(d: dict) -> tuple[str, str, str]:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    """``edgegym scenarios``: the bundled scenarios."""
+    """``edgegym scenarios``: the bundled scenarios; ``--show NAME``: one scenario whole, as the
+    environment gets it (its ``extends`` resolved, ``--set`` overrides applied, defaults
+    filled in, validated), as YAML."""
     from edgegym.scenarios import ScenarioError, bundled, load
 
+    if args.show is not None:
+        import yaml
+
+        try:
+            sc = load(args.show, **parse_sets(args.set))
+        except ScenarioError as exc:
+            raise UsageError(str(exc)) from None
+        print(f"# {sc.source}, as loaded (extends resolved, overrides applied, defaults filled)")
+        print(yaml.safe_dump(sc.data, sort_keys=False, width=100, allow_unicode=True), end="")
+        return 0
+    if args.set:
+        raise UsageError("--set needs --show NAME (the scenario to override)")
     rows = []
     for name in bundled():
         try:
@@ -820,7 +834,19 @@ def _add_listings(sub: Any) -> None:
     envs = sub.add_parser("envs", help="list the registered environment ids")
     envs.set_defaults(func=cmd_envs)
 
-    sc = sub.add_parser("scenarios", help="list the bundled scenarios")
+    sc = sub.add_parser("scenarios", help="list the bundled scenarios, or show one whole")
+    sc.add_argument(
+        "--show",
+        metavar="NAME",
+        help="print scenario NAME (a bundled name or a .yaml path) whole, as the environment "
+        "gets it: its extends resolved, --set overrides applied, defaults filled in",
+    )
+    sc.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with --show: a scenario override, e.g. gpus=4; repeatable",
+    )
     sc.set_defaults(func=cmd_scenarios)
 
 

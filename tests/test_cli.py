@@ -136,6 +136,35 @@ def test_listing_commands(capsys):
     assert "thief" in capsys.readouterr().out
 
 
+def test_scenarios_show_prints_a_derived_scenario_whole_and_it_loads_back(capsys, tmp_path):
+    from edgegym.scenarios import load
+
+    argv = ["scenarios", "--show", "ekya-cityscapes-fig2c-drift", "--set", "gpus=2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# ") and "\nextends:" not in out
+    shown = tmp_path / "shown.yaml"
+    shown.write_text(out)
+    expected = load("ekya-cityscapes-fig2c-drift", gpus=2).data
+    assert load(shown).data == expected  # the base's fields, the variant's and the override
+    assert expected["hardware"]["gpus"] == 2 and expected["drift"]["floor_gap"] == [0.03, 0.29]
+    assert expected["inference_configs"] == load("ekya-cityscapes")["inference_configs"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["scenarios", "--show", "no-such-scenario"], "unknown scenario 'no-such-scenario'"),
+        (["scenarios", "--show", "ekya-waymo", "--set", "streams=-1"], "streams"),
+        (["scenarios", "--set", "gpus=2"], "--set needs --show NAME"),
+    ],
+)
+def test_scenarios_show_refuses_bad_input_in_one_line(argv, needle, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and needle in captured.err and "Traceback" not in captured.err
+
+
 def test_evaluation_is_reproducible_and_numbers_episodes_from_its_seed():
     """(That policies face the same episodes: test_evaluate.py::test_policies_face_identical_
     episodes.)"""
