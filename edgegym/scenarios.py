@@ -549,7 +549,9 @@ def read_raw(name_or_path: str | Path) -> Any:
     (:func:`merge_patch`: sections and ``provenance`` merge field by field, a list replaces the
     base's list whole, ``~`` removes a field). A derived file names itself (``name``); it may
     extend only a bundled scenario, by name, so a file never makes edgegym read a path it
-    names. Chains are followed up to :data:`MAX_EXTENDS` deep; a cycle is an error.
+    names. Chains are followed up to :data:`MAX_EXTENDS` deep; a cycle is an error. A relative
+    trace ``path`` resolves beside the file loaded, inherited or not (no bundled scenario
+    names a trace file).
 
     Raises:
         ScenarioError: The file is missing or not YAML, or its ``extends`` names no bundled

@@ -172,3 +172,21 @@ def test_a_chain_of_derivations_is_followed_to_a_depth(monkeypatch, tmp_path: Pa
     assert raw["streams"] == base["streams"]
     with pytest.raises(ScenarioError, match=f"more than {MAX_EXTENDS} derivations"):
         read_raw(f"s{MAX_EXTENDS + 1}")
+
+
+def _trace_paths(node: object) -> list[str]:
+    if isinstance(node, dict):
+        own = [str(node["path"])] if "kind" in node and "path" in node else []
+        return own + [p for v in node.values() for p in _trace_paths(v)]
+    if isinstance(node, list):
+        return [p for v in node for p in _trace_paths(v)]
+    return []
+
+
+def test_no_bundled_scenario_names_a_trace_file_a_derived_file_would_resolve_elsewhere() -> None:
+    # A relative trace path resolves beside the file loaded (read_raw's docstring): a bundled
+    # scenario with one would break every user file in another folder that extends it.
+    assert _trace_paths({"kind": "trace", "path": "x.csv"}) == ["x.csv"]
+    assert {n: _trace_paths(read_raw(n)) for n in scenarios.bundled()} == {
+        n: [] for n in scenarios.bundled()
+    }
